@@ -1,0 +1,488 @@
+//! OpenAI Chat Completions request bodies.
+//!
+//! Leading `system`/`developer` messages become [`Conversation::system`]; `tool`
+//! messages become a [`ToolResult`] part; assistant `tool_calls` become
+//! [`ToolCall`] parts after the content parts. Images inside tool results (from
+//! the optical stage) are emitted in a `user` message after the run of tool
+//! messages, since Chat Completions accepts images only in user messages.
+
+use serde_json::{Map, Value};
+
+use super::invalid;
+use crate::error::Result;
+use crate::model::{
+    Conversation, Extra, Image, Layout, Message, Part, PartKind, Role, ToolCall, ToolResult,
+};
+
+/// Parses a Chat Completions request body.
+pub fn parse(request: &Value) -> Result<Conversation> {
+    let obj = request
+        .as_object()
+        .ok_or_else(|| invalid("$", "a request must be a JSON object"))?;
+    let messages = obj
+        .get("messages")
+        .ok_or_else(|| invalid("messages", "missing"))?
+        .as_array()
+        .ok_or_else(|| invalid("messages", "must be an array"))?;
+    let mut conv = Conversation::default();
+    for (key, value) in obj {
+        // `messages` keeps its position as a null slot.
+        let slot = if key == "messages" {
+            Value::Null
+        } else {
+            value.clone()
+        };
+        conv.extra.insert(key.clone(), slot);
+    }
+    let mut leading = true;
+    for (i, raw) in messages.iter().enumerate() {
+        let msg = parse_message(raw, &format!("messages[{i}]"))?;
+        if leading && matches!(msg.role, Role::System | Role::Developer) {
+            conv.system.push(msg);
+        } else {
+            leading = false;
+            conv.messages.push(msg);
+        }
+    }
+    Ok(conv)
+}
+
+fn parse_message(raw: &Value, path: &str) -> Result<Message> {
+    let obj = raw
+        .as_object()
+        .ok_or_else(|| invalid(path, "a message must be an object"))?;
+    let role = match obj.get("role").and_then(Value::as_str) {
+        Some("system") => Role::System,
+        Some("developer") => Role::Developer,
+        Some("user") => Role::User,
+        Some("assistant") => Role::Assistant,
+        Some("tool") => Role::Tool,
+        Some(other) => {
+            return Err(invalid(
+                format!("{path}.role"),
+                format!("unknown role {other:?}"),
+            ))
+        }
+        None => return Err(invalid(format!("{path}.role"), "missing or not a string")),
+    };
+    let (layout, mut parts) = match obj.get("content") {
+        None => (Layout::Absent, Vec::new()),
+        Some(Value::Null) => (Layout::Null, Vec::new()),
+        Some(Value::String(s)) => (Layout::Text, vec![Part::text(s.clone())]),
+        Some(Value::Array(items)) => {
+            let mut parts = Vec::with_capacity(items.len());
+            for (j, item) in items.iter().enumerate() {
+                parts.push(parse_content_part(item, &format!("{path}.content[{j}]"))?);
+            }
+            (Layout::Parts, parts)
+        }
+        Some(_) => {
+            return Err(invalid(
+                format!("{path}.content"),
+                "must be a string, an array of parts or null",
+            ))
+        }
+    };
+    let mut extra = Extra::new();
+    for (key, value) in obj {
+        match (key.as_str(), role) {
+            ("role" | "content", _) => {}
+            ("tool_calls", Role::Assistant) => {}
+            ("tool_call_id", Role::Tool) => {}
+            _ => {
+                extra.insert(key.clone(), value.clone());
+            }
+        }
+    }
+    if role == Role::Assistant {
+        if let Some(calls) = obj.get("tool_calls") {
+            let calls = calls
+                .as_array()
+                .ok_or_else(|| invalid(format!("{path}.tool_calls"), "must be an array"))?;
+            for (j, call) in calls.iter().enumerate() {
+                parts.push(parse_tool_call(call, &format!("{path}.tool_calls[{j}]"))?);
+            }
+        }
+    }
+    if role == Role::Tool {
+        let call_id = obj
+            .get("tool_call_id")
+            .and_then(Value::as_str)
+            .ok_or_else(|| invalid(format!("{path}.tool_call_id"), "missing or not a string"))?;
+        let result = ToolResult {
+            call_id: call_id.to_string(),
+            parts,
+            is_error: false,
+        };
+        parts = vec![Part::from(PartKind::ToolResult(result))];
+    }
+    Ok(Message {
+        role,
+        parts,
+        layout,
+        extra,
+    })
+}
+
+fn parse_content_part(item: &Value, path: &str) -> Result<Part> {
+    let obj = item
+        .as_object()
+        .ok_or_else(|| invalid(path, "a content part must be an object"))?;
+    let kind = obj.get("type").and_then(Value::as_str);
+    let rest = |skip: &[&str]| -> Extra {
+        obj.iter()
+            .filter(|(k, _)| !skip.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    };
+    match kind {
+        Some("text") => {
+            let text = obj
+                .get("text")
+                .and_then(Value::as_str)
+                .ok_or_else(|| invalid(format!("{path}.text"), "missing or not a string"))?;
+            Ok(Part {
+                kind: PartKind::Text {
+                    text: text.to_string(),
+                },
+                extra: rest(&["type", "text"]),
+            })
+        }
+        Some("image_url") => {
+            let image_url = obj
+                .get("image_url")
+                .and_then(Value::as_object)
+                .ok_or_else(|| invalid(format!("{path}.image_url"), "missing or not an object"))?;
+            let url = image_url
+                .get("url")
+                .and_then(Value::as_str)
+                .ok_or_else(|| {
+                    invalid(format!("{path}.image_url.url"), "missing or not a string")
+                })?;
+            // Only inline data URLs are interpreted; remote URLs stay opaque.
+            if !url.starts_with("data:") {
+                return Ok(Part::from(PartKind::Other {
+                    value: item.clone(),
+                }));
+            }
+            let (media_type, data) = split_data_url(url)
+                .ok_or_else(|| invalid(format!("{path}.image_url.url"), "malformed data URL"))?;
+            let mut extra = rest(&["type", "image_url"]);
+            let inner: Map<String, Value> = image_url
+                .iter()
+                .filter(|(k, _)| k.as_str() != "url")
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            if !inner.is_empty() {
+                extra.insert("image_url".into(), Value::Object(inner));
+            }
+            Ok(Part {
+                kind: PartKind::Image(Image {
+                    media_type: media_type.to_string(),
+                    data: data.to_string(),
+                    url: None,
+                    width: 0,
+                    height: 0,
+                }),
+                extra,
+            })
+        }
+        _ => Ok(Part::from(PartKind::Other {
+            value: item.clone(),
+        })),
+    }
+}
+
+fn split_data_url(url: &str) -> Option<(&str, &str)> {
+    let rest = url.strip_prefix("data:")?;
+    let (media_type, data) = rest.split_once(";base64,")?;
+    Some((media_type, data))
+}
+
+fn parse_tool_call(call: &Value, path: &str) -> Result<Part> {
+    let obj = call
+        .as_object()
+        .ok_or_else(|| invalid(path, "a tool call must be an object"))?;
+    let id = obj
+        .get("id")
+        .and_then(Value::as_str)
+        .ok_or_else(|| invalid(format!("{path}.id"), "missing or not a string"))?;
+    let function = obj
+        .get("function")
+        .and_then(Value::as_object)
+        .ok_or_else(|| invalid(format!("{path}.function"), "missing or not an object"))?;
+    let name = function
+        .get("name")
+        .and_then(Value::as_str)
+        .ok_or_else(|| invalid(format!("{path}.function.name"), "missing or not a string"))?;
+    let arguments = match function.get("arguments") {
+        Some(Value::String(s)) => s.clone(),
+        _ => {
+            return Err(invalid(
+                format!("{path}.function.arguments"),
+                "missing or not a string",
+            ))
+        }
+    };
+    let mut extra: Extra = obj
+        .iter()
+        .filter(|(k, _)| !matches!(k.as_str(), "id" | "function"))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let fn_extra: Map<String, Value> = function
+        .iter()
+        .filter(|(k, _)| !matches!(k.as_str(), "name" | "arguments"))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    if !fn_extra.is_empty() {
+        extra.insert("function".into(), Value::Object(fn_extra));
+    }
+    Ok(Part {
+        kind: PartKind::ToolCall(ToolCall {
+            id: id.to_string(),
+            name: name.to_string(),
+            arguments,
+        }),
+        extra,
+    })
+}
+
+/// Emits a Chat Completions request body.
+pub fn emit(conv: &Conversation) -> Value {
+    let mut messages = Vec::with_capacity(conv.system.len() + conv.messages.len());
+    for msg in &conv.system {
+        messages.push(emit_message(msg, &mut Vec::new()));
+    }
+    let mut pending_images: Vec<Value> = Vec::new();
+    for (i, msg) in conv.messages.iter().enumerate() {
+        messages.push(emit_message(msg, &mut pending_images));
+        let next_is_tool = conv
+            .messages
+            .get(i + 1)
+            .is_some_and(|m| m.role == Role::Tool);
+        if !pending_images.is_empty() && !next_is_tool {
+            let mut user = Map::new();
+            user.insert("role".into(), Value::String("user".into()));
+            user.insert(
+                "content".into(),
+                Value::Array(std::mem::take(&mut pending_images)),
+            );
+            messages.push(Value::Object(user));
+        }
+    }
+    let mut out = Map::new();
+    let mut placed = false;
+    for (key, value) in &conv.extra {
+        if key == "messages" {
+            out.insert(key.clone(), Value::Array(std::mem::take(&mut messages)));
+            placed = true;
+        } else {
+            out.insert(key.clone(), value.clone());
+        }
+    }
+    if !placed {
+        out.insert("messages".into(), Value::Array(messages));
+    }
+    Value::Object(out)
+}
+
+fn role_name(role: Role) -> &'static str {
+    match role {
+        Role::System => "system",
+        Role::Developer => "developer",
+        Role::User => "user",
+        Role::Assistant => "assistant",
+        Role::Tool => "tool",
+    }
+}
+
+/// Emits one message; images found in tool results are moved to `images`.
+fn emit_message(msg: &Message, images: &mut Vec<Value>) -> Value {
+    let mut out = Map::new();
+    out.insert("role".into(), Value::String(role_name(msg.role).into()));
+    let mut content: Vec<&Part> = Vec::new();
+    let mut calls: Vec<Value> = Vec::new();
+    let mut call_id: Option<&str> = None;
+    for part in &msg.parts {
+        match &part.kind {
+            PartKind::ToolCall(call) => calls.push(emit_tool_call(call, &part.extra)),
+            PartKind::ToolResult(result) => {
+                call_id = Some(&result.call_id);
+                for inner in &result.parts {
+                    if matches!(inner.kind, PartKind::Image(_)) {
+                        images.push(emit_content_part(inner));
+                    } else {
+                        content.push(inner);
+                    }
+                }
+            }
+            _ => content.push(part),
+        }
+    }
+    let content_value = match msg.layout {
+        Layout::Absent if content.is_empty() => None,
+        Layout::Null if content.is_empty() => Some(Value::Null),
+        Layout::Text
+            if content
+                .iter()
+                .all(|p| p.as_text().is_some() && p.extra.is_empty()) =>
+        {
+            let text: Vec<&str> = content.iter().filter_map(|p| p.as_text()).collect();
+            Some(Value::String(text.join("\n")))
+        }
+        _ => Some(Value::Array(
+            content.iter().map(|p| emit_content_part(p)).collect(),
+        )),
+    };
+    if let Some(value) = content_value {
+        out.insert("content".into(), value);
+    }
+    if !calls.is_empty() {
+        out.insert("tool_calls".into(), Value::Array(calls));
+    }
+    if let Some(id) = call_id {
+        out.insert("tool_call_id".into(), Value::String(id.into()));
+    }
+    for (key, value) in &msg.extra {
+        out.insert(key.clone(), value.clone());
+    }
+    Value::Object(out)
+}
+
+fn emit_content_part(part: &Part) -> Value {
+    let mut out = Map::new();
+    match &part.kind {
+        PartKind::Text { text } => {
+            out.insert("type".into(), Value::String("text".into()));
+            out.insert("text".into(), Value::String(text.clone()));
+        }
+        PartKind::Image(image) => {
+            out.insert("type".into(), Value::String("image_url".into()));
+            let mut inner = Map::new();
+            let url = match &image.url {
+                Some(url) => url.clone(),
+                None => format!("data:{};base64,{}", image.media_type, image.data),
+            };
+            inner.insert("url".into(), Value::String(url));
+            if let Some(Value::Object(extra)) = part.extra.get("image_url") {
+                for (k, v) in extra {
+                    inner.insert(k.clone(), v.clone());
+                }
+            }
+            out.insert("image_url".into(), Value::Object(inner));
+        }
+        PartKind::Other { value } => return value.clone(),
+        // Calls and results never appear inside content; emit them as text so nothing is lost.
+        PartKind::ToolCall(_) | PartKind::ToolResult(_) => {
+            out.insert("type".into(), Value::String("text".into()));
+            out.insert(
+                "text".into(),
+                Value::String(serde_json::to_string(&part.kind).unwrap_or_default()),
+            );
+        }
+    }
+    for (key, value) in &part.extra {
+        if key != "image_url" || !matches!(part.kind, PartKind::Image(_)) {
+            out.insert(key.clone(), value.clone());
+        }
+    }
+    Value::Object(out)
+}
+
+fn emit_tool_call(call: &ToolCall, extra: &Extra) -> Value {
+    let mut out = Map::new();
+    out.insert("id".into(), Value::String(call.id.clone()));
+    let mut function = Map::new();
+    function.insert("name".into(), Value::String(call.name.clone()));
+    function.insert("arguments".into(), Value::String(call.arguments.clone()));
+    for (key, value) in extra {
+        if key == "function" {
+            if let Value::Object(fn_extra) = value {
+                for (k, v) in fn_extra {
+                    function.insert(k.clone(), v.clone());
+                }
+            }
+        } else {
+            out.insert(key.clone(), value.clone());
+        }
+    }
+    out.insert("function".into(), Value::Object(function));
+    Value::Object(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn round_trip_keeps_unknown_members_at_every_depth() {
+        let req = json!({
+            "model": "gpt-4o",
+            "temperature": 0.2,
+            "messages": [
+                {"role": "system", "content": "be brief", "name": "sys"},
+                {"role": "user", "content": [
+                    {"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}},
+                    {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA", "detail": "low"}},
+                    {"type": "input_audio", "input_audio": {"data": "x", "format": "wav"}}
+                ]},
+                {"role": "assistant", "content": null, "refusal": null, "tool_calls": [
+                    {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{\"command\":\"ls\"}"}}
+                ]},
+                {"role": "tool", "tool_call_id": "c1", "content": "a\nb", "x_meta": 1},
+                {"role": "assistant", "content": "done"}
+            ],
+            "tools": [{"type": "function", "function": {"name": "bash", "parameters": {}}}],
+            "vendor_extra": {"deep": [1, {"x": true}]}
+        });
+        let conv = parse(&req).unwrap();
+        assert_eq!(conv.system.len(), 1);
+        assert_eq!(conv.steps().len(), 1);
+        assert_eq!(emit(&conv), req);
+    }
+
+    #[test]
+    fn errors_name_the_offending_field() {
+        let e = parse(&json!({"messages": [{"role": "user", "content": 3}]})).unwrap_err();
+        assert_eq!(e.path, "messages[0].content");
+        let e = parse(&json!({"messages": [{"role": "robot"}]})).unwrap_err();
+        assert_eq!(e.path, "messages[0].role");
+        let e = parse(&json!({"messages": [{"role": "tool", "content": "x"}]})).unwrap_err();
+        assert_eq!(e.path, "messages[0].tool_call_id");
+        let e = parse(&json!({"messages": {}})).unwrap_err();
+        assert_eq!(e.path, "messages");
+    }
+
+    #[test]
+    fn images_in_tool_results_move_to_a_user_message_after_the_tool_run() {
+        let req = json!({"messages": [
+            {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}},
+                {"id": "b", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+            ]},
+            {"role": "tool", "tool_call_id": "a", "content": "x"},
+            {"role": "tool", "tool_call_id": "b", "content": "y"}
+        ]});
+        let mut conv = parse(&req).unwrap();
+        let at = conv.observations()[0];
+        let image = Part::from(PartKind::Image(Image {
+            media_type: "image/png".into(),
+            data: "QUJD".into(),
+            url: None,
+            width: 1,
+            height: 1,
+        }));
+        conv.tool_result_mut(at).unwrap().parts.push(image);
+        let out = emit(&conv);
+        let msgs = out["messages"].as_array().unwrap();
+        assert_eq!(msgs.len(), 4);
+        assert_eq!(msgs[1]["role"], "tool");
+        assert_eq!(msgs[2]["role"], "tool");
+        assert_eq!(msgs[3]["role"], "user");
+        assert_eq!(
+            msgs[3]["content"][0]["image_url"]["url"],
+            "data:image/png;base64,QUJD"
+        );
+    }
+}

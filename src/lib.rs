@@ -1,0 +1,37 @@
+//! TraceLite keeps an LLM agent's context small without losing what the agent needs.
+//!
+//! A provider request is parsed into a neutral [`model::Conversation`], run
+//! through five stages (spill → dedup → phase → optical → compact) and emitted
+//! in the same format, with a [`pipeline::Report`] of every change. Everything a
+//! stage removes stays readable through a `spill://` pointer.
+//!
+//! ```
+//! use tracelite::{compress, Config, MemoryStore};
+//!
+//! let request = r#"{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]}"#;
+//! let mut store = MemoryStore::new();
+//! let out = compress(request, &Config::default(), &mut store).unwrap();
+//! assert_eq!(out.request, request);
+//! assert_eq!(out.report.tokens_before, out.report.tokens_after);
+//! ```
+
+pub mod compact;
+pub mod config;
+pub mod dedup;
+pub mod error;
+pub mod formats;
+pub mod model;
+pub mod optical;
+pub mod phase;
+pub mod pipeline;
+pub mod spill;
+pub mod tokens;
+pub mod trajectory;
+#[cfg(target_arch = "wasm32")]
+mod wasm;
+
+pub use config::Config;
+pub use error::{Error, ErrorCode, Result};
+pub use pipeline::{compress, compress_with, Env, Output, Report, SessionState};
+pub use spill::{MemoryStore, SpillStore};
+pub use trajectory::{trajectory_to_request, Trajectory};

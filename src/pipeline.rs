@@ -1,0 +1,358 @@
+//! The pipeline: parse → spill → dedup → phase → optical → compact → emit, and
+//! the [`Report`] of what each stage did.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::config::Config;
+use crate::error::{Error, ErrorCode, Result};
+use crate::formats::{self, FormatName};
+use crate::model::Conversation;
+use crate::spill::{self, SpillStore};
+use crate::tokens::{Estimator, Meter, TokenCounter};
+
+/// The five stages, in the order they run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StageName {
+    /// Tool-output spilling.
+    Spill,
+    /// Cross-observation line dedup.
+    Dedup,
+    /// Edit-triggered diagnosis clean-up.
+    Phase,
+    /// Optical snapshots of older observations.
+    Optical,
+    /// Compaction.
+    Compact,
+}
+
+/// One pipeline stage.
+pub trait Stage {
+    /// Which stage this is.
+    fn name(&self) -> StageName;
+    /// Whether the stage runs under the current config.
+    fn enabled(&self, cx: &StageContext<'_>) -> bool;
+    /// Rewrites the conversation, recording every change in `cx`.
+    fn apply(&self, conv: &mut Conversation, cx: &mut StageContext<'_>) -> Result<()>;
+}
+
+/// State a host keeps across calls for one session (caches, history of decisions).
+/// Stateless callers pass a fresh one; results are identical, only slower.
+#[derive(Debug, Default)]
+pub struct SessionState {
+    /// Number of compress calls made with this state.
+    pub turns: u64,
+}
+
+/// What a stage changed at one place.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Change {
+    /// Stage that made the change.
+    pub stage: StageName,
+    /// Index into the emitted conversation's messages (after the system prompt).
+    pub message: usize,
+    /// What happened, e.g. `excerpt`, `dedup`, `tombstone`, `snapshot`, `summary`.
+    pub kind: String,
+    /// Tokens of the affected content before the change.
+    pub tokens_before: u64,
+    /// Tokens after the change.
+    pub tokens_after: u64,
+    /// Pointer to the removed original, when it was kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pointer: Option<String>,
+    /// Short human-readable detail.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub detail: String,
+}
+
+impl Change {
+    /// Tokens saved by this change (0 if it grew).
+    pub fn tokens_saved(&self) -> u64 {
+        self.tokens_before.saturating_sub(self.tokens_after)
+    }
+}
+
+/// A blob a stage put in the spill store during this call, so a host can persist it elsewhere.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SpillRecord {
+    /// Session.
+    pub session: String,
+    /// Key within the session.
+    pub key: String,
+    /// `spill://<session>/<key>`.
+    pub pointer: String,
+    /// Size in bytes.
+    pub bytes: usize,
+    /// Number of lines.
+    pub lines: usize,
+    /// The full text.
+    pub text: String,
+}
+
+/// Token totals of one stage.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StageReport {
+    /// Stage.
+    pub stage: StageName,
+    /// Whether it ran.
+    pub enabled: bool,
+    /// Tokens before the stage.
+    pub tokens_before: u64,
+    /// Tokens after the stage.
+    pub tokens_after: u64,
+    /// Decisions the stage explains (e.g. why it did not compact).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// Prefix stability against the previous output.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PrefixReport {
+    /// Bytes shared at the start of the previous and the new request.
+    pub shared_bytes: usize,
+    /// Length of the previous request.
+    pub previous_bytes: usize,
+    /// Length of the new request.
+    pub current_bytes: usize,
+}
+
+/// What a compress call did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    /// Detected or requested format.
+    pub format: FormatName,
+    /// Tokens of the request as received.
+    pub tokens_before: u64,
+    /// Tokens of the request as emitted.
+    pub tokens_after: u64,
+    /// Per stage, in order.
+    pub stages: Vec<StageReport>,
+    /// Every change, in order.
+    pub changes: Vec<Change>,
+    /// Blobs stored during this call.
+    pub spills: Vec<SpillRecord>,
+    /// Prefix shared with `previous`, when one was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<PrefixReport>,
+}
+
+/// Everything a stage may use while it runs.
+pub struct StageContext<'a> {
+    /// Settings.
+    pub config: &'a Config,
+    /// Token pricing.
+    pub meter: Meter<'a>,
+    /// Where removed text goes.
+    pub store: &'a mut dyn SpillStore,
+    /// Caches and history across calls.
+    pub state: &'a mut SessionState,
+    /// The stage now running.
+    pub stage: StageName,
+    /// Changes recorded so far.
+    pub changes: Vec<Change>,
+    /// Spills recorded so far.
+    pub spills: Vec<SpillRecord>,
+    /// Notes of the stage now running.
+    pub notes: Vec<String>,
+}
+
+impl StageContext<'_> {
+    /// Records a change made by the running stage.
+    pub fn record(
+        &mut self,
+        message: usize,
+        kind: &str,
+        before: u64,
+        after: u64,
+        pointer: Option<String>,
+        detail: String,
+    ) {
+        self.changes.push(Change {
+            stage: self.stage,
+            message,
+            kind: kind.to_string(),
+            tokens_before: before,
+            tokens_after: after,
+            pointer,
+            detail,
+        });
+    }
+
+    /// Keeps `text` in the spill store under a content-derived key and returns
+    /// its pointer, or the store's reason for refusing it.
+    pub fn keep(&mut self, kind: &str, text: &str) -> std::result::Result<String, Error> {
+        let session = self.config.session.clone();
+        let key = spill::content_key(kind, text);
+        let existed = self.store.list(&session).iter().any(|i| i.key == key);
+        self.store.put(&session, &key, text)?;
+        let pointer = spill::pointer(&session, &key);
+        if !existed && !self.spills.iter().any(|s| s.key == key) {
+            self.spills.push(SpillRecord {
+                session,
+                key,
+                pointer: pointer.clone(),
+                bytes: text.len(),
+                lines: text.lines().count(),
+                text: text.to_string(),
+            });
+        }
+        Ok(pointer)
+    }
+}
+
+/// The result of [`compress`].
+#[derive(Debug, Clone)]
+pub struct Output {
+    /// The compressed request, as JSON text (deterministic bytes).
+    pub request: String,
+    /// The compressed conversation.
+    pub conversation: Conversation,
+    /// What happened.
+    pub report: Report,
+}
+
+/// Host-provided collaborators for [`compress_with`].
+pub struct Env<'a> {
+    /// Spill store.
+    pub store: &'a mut dyn SpillStore,
+    /// Text token counter.
+    pub counter: &'a dyn TokenCounter,
+    /// Per-session caches.
+    pub state: &'a mut SessionState,
+    /// The previous output request (JSON text), for prefix reuse.
+    pub previous: Option<&'a str>,
+}
+
+/// Compresses a request (JSON text) with the built-in estimator and a fresh session state.
+pub fn compress(request: &str, config: &Config, store: &mut dyn SpillStore) -> Result<Output> {
+    let mut state = SessionState::default();
+    compress_with(
+        request,
+        config,
+        Env {
+            store,
+            counter: &Estimator,
+            state: &mut state,
+            previous: None,
+        },
+    )
+}
+
+/// Compresses a request (JSON text) with host-provided collaborators.
+pub fn compress_with(request: &str, config: &Config, env: Env<'_>) -> Result<Output> {
+    if request.len() > config.limits.max_request_bytes {
+        return Err(Error::new(
+            ErrorCode::LimitExceeded,
+            "limits.maxRequestBytes",
+            format!(
+                "request is {} bytes, limit is {}",
+                request.len(),
+                config.limits.max_request_bytes
+            ),
+        ));
+    }
+    let value: Value = serde_json::from_str(request)
+        .map_err(|e| Error::new(ErrorCode::InvalidJson, "request", e.to_string()))?;
+    let format = match config.format {
+        Some(f) => f,
+        None => formats::detect(&value)?,
+    };
+    let mut conv = formats::parse(format, &value)?;
+    drop(value);
+    if conv.messages.len() + conv.system.len() > config.limits.max_messages {
+        return Err(Error::new(
+            ErrorCode::LimitExceeded,
+            "limits.maxMessages",
+            format!(
+                "request has {} messages, limit is {}",
+                conv.messages.len() + conv.system.len(),
+                config.limits.max_messages
+            ),
+        ));
+    }
+    let mut report = run_stages(&mut conv, config, env.store, env.counter, env.state, format)?;
+    let request_out = serde_json::to_string(&formats::emit(format, &conv))
+        .map_err(|e| Error::new(ErrorCode::InvalidRequest, "request", e.to_string()))?;
+    report.prefix = env.previous.map(|prev| PrefixReport {
+        shared_bytes: shared_prefix(prev, &request_out),
+        previous_bytes: prev.len(),
+        current_bytes: request_out.len(),
+    });
+    Ok(Output {
+        request: request_out,
+        conversation: conv,
+        report,
+    })
+}
+
+fn run_stages(
+    conv: &mut Conversation,
+    config: &Config,
+    store: &mut dyn SpillStore,
+    counter: &dyn TokenCounter,
+    state: &mut SessionState,
+    format: FormatName,
+) -> Result<Report> {
+    let stages: [&dyn Stage; 5] = [
+        &crate::spill::Spill,
+        &crate::dedup::Dedup,
+        &crate::phase::Phase,
+        &crate::optical::Optical,
+        &crate::compact::Compact,
+    ];
+    let mut cx = StageContext {
+        config,
+        meter: Meter {
+            counter,
+            provider: config.provider,
+            optical: &config.optical,
+        },
+        store,
+        state,
+        stage: StageName::Spill,
+        changes: Vec::new(),
+        spills: Vec::new(),
+        notes: Vec::new(),
+    };
+    let tokens_before = cx.meter.conversation(conv)?;
+    let mut tokens = tokens_before;
+    let mut stage_reports = Vec::with_capacity(stages.len());
+    for stage in stages {
+        cx.stage = stage.name();
+        let enabled = stage.enabled(&cx);
+        let before = tokens;
+        if enabled {
+            stage.apply(conv, &mut cx)?;
+            tokens = cx.meter.conversation(conv)?;
+        }
+        stage_reports.push(StageReport {
+            stage: stage.name(),
+            enabled,
+            tokens_before: before,
+            tokens_after: tokens,
+            notes: std::mem::take(&mut cx.notes),
+        });
+    }
+    cx.state.turns += 1;
+    let report = Report {
+        format,
+        tokens_before,
+        tokens_after: tokens,
+        stages: stage_reports,
+        changes: cx.changes,
+        spills: cx.spills,
+        prefix: None,
+    };
+    Ok(report)
+}
+
+/// Length in bytes of the common prefix of `a` and `b`.
+pub fn shared_prefix(a: &str, b: &str) -> usize {
+    a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count()
+}

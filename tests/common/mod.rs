@@ -1,0 +1,33 @@
+//! Helpers shared by integration tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use tracelite::Trajectory;
+
+/// `../shared/traces` next to the repository, or `TRACELITE_TRACES` if set.
+pub fn traces_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("TRACELITE_TRACES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/traces"));
+    dir.is_dir().then_some(dir)
+}
+
+/// Every trace file, sorted.
+pub fn trace_files() -> Vec<PathBuf> {
+    let Some(dir) = traces_dir() else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Loads one trajectory.
+pub fn load_trace(path: &Path) -> Trajectory {
+    Trajectory::from_json(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
