@@ -1,0 +1,51 @@
+# TraceLite: `make demo` (set-up + sample replay) and `make test` (every test).
+SHELL := /bin/bash
+WASM_BINDGEN_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/{getline; gsub(/[^0-9.]/,""); print; exit}' Cargo.lock)
+TOOLS := $(CURDIR)/.tools
+WASM_BINDGEN := $(TOOLS)/bin/wasm-bindgen
+WASM := target/wasm32-unknown-unknown/release/tracelite.wasm
+SAMPLE := tests/fixtures/sample-trajectory.json
+
+.PHONY: deps pkg demo test test-rust test-js lint playground bench clean-pkg
+
+## deps: wasm target, the wasm-bindgen CLI pinned to Cargo.lock, npm packages.
+deps: $(WASM_BINDGEN) node_modules/.installed
+
+$(WASM_BINDGEN): Cargo.lock
+	rustup target add wasm32-unknown-unknown
+	@if [ -x "$@" ] && "$@" --version | grep -q " $(WASM_BINDGEN_VERSION)$$"; then touch "$@"; else \
+	  cargo install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION) --root $(TOOLS) --force; fi
+
+node_modules/.installed: pkg-config/package.json pkg-config/package-lock.json
+	cd pkg-config && npm ci --no-audit --no-fund
+	ln -sfn pkg-config/node_modules node_modules
+	touch $@
+
+## pkg: the npm package in pkg/ (wasm + bindings + entry files + types + CLI).
+pkg: deps
+	cargo build --lib --target wasm32-unknown-unknown --release
+	rm -rf pkg && mkdir -p pkg
+	$(WASM_BINDGEN) --target web --out-dir pkg --out-name tracelite $(WASM)
+	cp pkg-config/*.js pkg-config/*.mjs pkg-config/*.d.ts pkg-config/package.json pkg/
+	cp README.md pkg/
+	@ls pkg/tracelite_bg.wasm >/dev/null && printf 'wasm: %s bytes raw, %s bytes gzip\n' \
+	  $$(stat -c %s pkg/tracelite_bg.wasm) $$(gzip -9c pkg/tracelite_bg.wasm | wc -c)
+
+## demo: replay the bundled sample trajectory and print the per-step table and totals.
+demo: pkg
+	node pkg/cli.mjs replay $(SAMPLE)
+
+## test: every Rust and JS test.
+test: pkg test-rust test-js
+
+test-rust:
+	cargo test --all-targets
+	cargo test --doc
+
+test-js: pkg
+	node --test --test-reporter=spec tests/js/
+
+lint:
+	cargo fmt --check
+	cargo clippy --all-targets -- -D warnings
+	cargo clippy --lib --target wasm32-unknown-unknown -- -D warnings

@@ -1,0 +1,53 @@
+// The JS API shared by every host entry (node.js, browser.js, workerd.js).
+import {
+  estimateTokens as wasmEstimateTokens,
+  trajectoryToRequest as wasmTrajectoryToRequest,
+  version as wasmVersion,
+} from './tracelite.js';
+import { TraceLiteError, guarded } from './errors.js';
+import { requestText, splitOptions } from './options.js';
+import { SpillStore } from './spill.js';
+
+export { TraceLiteError } from './errors.js';
+export { SpillStore } from './spill.js';
+
+let defaultStore;
+
+/**
+ * Compresses a provider request. Returns `{ request, report }`; `request` has the
+ * same format as the input (auto-detected unless `options.format`).
+ */
+export function compress(request, options = {}) {
+  const text = requestText(request);
+  const { settings, store, countTokens, previous } = splitOptions(options);
+  const target = store ?? (defaultStore ??= new SpillStore());
+  const json = guarded(() =>
+    target.wasmSession.compress(text, JSON.stringify(settings), countTokens, previous),
+  );
+  return JSON.parse(json);
+}
+
+/** Estimated o200k_base token count of a text. */
+export function estimateTokens(text) {
+  if (typeof text !== 'string') {
+    throw new TraceLiteError('text must be a string', 'INVALID_REQUEST', 'text');
+  }
+  return wasmEstimateTokens(text);
+}
+
+/** The library version. */
+export function version() {
+  return wasmVersion();
+}
+
+/**
+ * The request an agent loop sends before step `t` of a trajectory (the
+ * `../shared/traces` schema): system, task, then every earlier step's tool call and result.
+ */
+export function trajectoryToRequest(trajectory, t, format = 'openai-chat') {
+  const text = typeof trajectory === 'string' ? trajectory : JSON.stringify(trajectory);
+  if (!Number.isInteger(t) || t < 0) {
+    throw new TraceLiteError('t must be a non-negative integer', 'INVALID_OPTION', 't');
+  }
+  return JSON.parse(guarded(() => wasmTrajectoryToRequest(text, t, format)));
+}

@@ -1,0 +1,238 @@
+#!/usr/bin/env node
+// tracelite CLI: `compress` a request file, or `replay` trajectories as an agent loop would.
+import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { SpillStore, TraceLiteError, compress, trajectoryToRequest } from './node.js';
+
+const USAGE = `usage:
+  tracelite compress <request.json> [options] [--report]
+  tracelite replay <trajectory.json | dir> [--json] [--dump DIR] [options]
+
+options:
+  --format F          openai-chat | openai-responses | anthropic | gemini (default: detect)
+  --provider P        anthropic | openai | openai-patch | gemini | qwen (default: openai)
+  --budget N          context window in tokens (default 128000)
+  --window N          tool results kept verbatim (default 3)
+  --ratio K           optical: render only if image tokens <= text tokens / K (default 2)
+  --session NAME      spill namespace
+  --no-spill --no-dedup --no-phase --no-optical --no-compact   turn a stage off
+  --only STAGE        run only this stage
+  --tokenizer T       estimate (built-in, default) | o200k (exact, js-tiktoken)
+  --options JSON      any other settings as JSON (merged)`;
+
+const STAGES = ['spill', 'dedup', 'phase', 'optical', 'compact'];
+
+function fail(message, code = 2) {
+  process.stderr.write(`tracelite: ${message}\n`);
+  process.exit(code);
+}
+
+function parseArgs(argv) {
+  const args = { positional: [], options: {}, flags: {} };
+  const number = (name, v) => {
+    const n = Number(v);
+    if (v === undefined || !Number.isFinite(n)) fail(`--${name} needs a number`);
+    return n;
+  };
+  const value = (name, v) => (v === undefined ? fail(`--${name} needs a value`) : v);
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const next = () => argv[++i];
+    switch (a) {
+      case '--json': case '--report': args.flags[a.slice(2)] = true; break;
+      case '--dump': args.flags.dump = value('dump', next()); break;
+      case '--tokenizer': args.flags.tokenizer = value('tokenizer', next()); break;
+      case '--format': args.options.format = value('format', next()); break;
+      case '--provider': args.options.provider = value('provider', next()); break;
+      case '--session': args.options.session = value('session', next()); break;
+      case '--budget': args.options.budget = number('budget', next()); break;
+      case '--window': args.options.window = number('window', next()); break;
+      case '--ratio': (args.options.optical ??= {}).ratio = number('ratio', next()); break;
+      case '--only': {
+        const only = value('only', next());
+        if (!STAGES.includes(only)) fail(`--only takes one of ${STAGES.join(', ')}`);
+        for (const s of STAGES) (args.options[s] ??= {}).enabled = s === only;
+        break;
+      }
+      case '--options': {
+        let extra;
+        try { extra = JSON.parse(value('options', next())); } catch { fail('--options must be JSON'); }
+        deepMerge(args.options, extra);
+        break;
+      }
+      case '-h': case '--help': process.stdout.write(USAGE + '\n'); process.exit(0); break;
+      default:
+        if (a.startsWith('--no-') && STAGES.includes(a.slice(5))) {
+          (args.options[a.slice(5)] ??= {}).enabled = false;
+        } else if (a.startsWith('--')) {
+          fail(`unknown option ${a}\n${USAGE}`);
+        } else {
+          args.positional.push(a);
+        }
+    }
+  }
+  const tokenizer = args.flags.tokenizer ?? 'estimate';
+  if (!['estimate', 'o200k'].includes(tokenizer)) fail('--tokenizer is estimate or o200k');
+  args.flags.tokenizer = tokenizer;
+  return args;
+}
+
+function deepMerge(into, from) {
+  for (const [k, v] of Object.entries(from ?? {})) {
+    if (v && typeof v === 'object' && !Array.isArray(v) && into[k] && typeof into[k] === 'object') deepMerge(into[k], v);
+    else into[k] = v;
+  }
+  return into;
+}
+
+/** An exact o200k counter with a cache (histories repeat the same texts every turn). */
+async function o200kCounter() {
+  const { getEncoding } = await import('js-tiktoken');
+  const enc = getEncoding('o200k_base');
+  const cache = new Map();
+  return (text) => {
+    let n = cache.get(text);
+    if (n === undefined) {
+      n = enc.encode(text, 'all').length;
+      cache.set(text, n);
+    }
+    return n;
+  };
+}
+
+function percentile(sorted, p) {
+  if (sorted.length === 0) return 0;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i];
+}
+
+function round(x, digits = 3) {
+  const f = 10 ** digits;
+  return Math.round(x * f) / f;
+}
+
+function summarize(perStep, prefixFractions) {
+  const baseline = perStep.reduce((s, p) => s + p.baseline, 0);
+  const compressed = perStep.reduce((s, p) => s + p.compressed, 0);
+  const ms = perStep.map((p) => p.ms).sort((a, b) => a - b);
+  return {
+    steps: perStep.length,
+    baseline_tokens: baseline,
+    compressed_tokens: compressed,
+    reduction: baseline === 0 ? 0 : round(1 - compressed / baseline, 4),
+    prefix_reuse: prefixFractions.length === 0 ? 0 : round(prefixFractions.reduce((s, x) => s + x, 0) / prefixFractions.length, 4),
+    per_step: perStep,
+    latency_ms: { p50: round(percentile(ms, 50)), p95: round(percentile(ms, 95)), max: round(ms.at(-1) ?? 0) },
+  };
+}
+
+function sessionName(id) {
+  return (id || 'replay').replace(/[^A-Za-z0-9._-]/g, '-').replace(/\.\.+/g, '.').slice(0, 128);
+}
+
+/** Replays one trajectory: compress the request before every step. */
+function replayTrajectory(trajectory, options, { countTokens, dump } = {}) {
+  const text = JSON.stringify(trajectory);
+  const store = new SpillStore();
+  const session = options.session ?? sessionName(trajectory.id);
+  const perStep = [];
+  const prefixFractions = [];
+  let previous;
+  try {
+    for (let t = 0; t < trajectory.steps.length; t++) {
+      const request = trajectoryToRequest(text, t, 'openai-chat');
+      const started = performance.now();
+      const out = compress(request, { ...options, session, store, countTokens, previous });
+      const ms = performance.now() - started;
+      const outText = JSON.stringify(out.request);
+      if (out.report.prefix && out.report.prefix.previousBytes > 0) {
+        prefixFractions.push(out.report.prefix.sharedBytes / out.report.prefix.previousBytes);
+      }
+      previous = outText;
+      perStep.push({ t, baseline: out.report.tokensBefore, compressed: out.report.tokensAfter, ms: round(ms) });
+      if (dump) {
+        const dir = join(dump, sessionName(trajectory.id));
+        mkdirSync(dir, { recursive: true });
+        writeFileSync(join(dir, `${t}.json`), outText);
+      }
+    }
+  } finally {
+    store.free();
+  }
+  return { result: summarize(perStep, prefixFractions), prefixFractions };
+}
+
+function table(id, result) {
+  const lines = [`${id}`, '   t   baseline  compressed   saved     ms'];
+  for (const p of result.per_step) {
+    const saved = p.baseline === 0 ? 0 : 1 - p.compressed / p.baseline;
+    lines.push(`${String(p.t).padStart(4)} ${String(p.baseline).padStart(10)} ${String(p.compressed).padStart(11)} ${(saved * 100).toFixed(1).padStart(6)}% ${p.ms.toFixed(2).padStart(6)}`);
+  }
+  lines.push(totalsLine(result));
+  return lines.join('\n');
+}
+
+function totalsLine(r) {
+  return `total: ${r.steps} steps, baseline ${r.baseline_tokens} tokens, compressed ${r.compressed_tokens} tokens, ` +
+    `reduction ${(r.reduction * 100).toFixed(1)}%, prefix reuse ${(r.prefix_reuse * 100).toFixed(1)}%, ` +
+    `latency p50 ${r.latency_ms.p50} ms p95 ${r.latency_ms.p95} ms`;
+}
+
+function readJson(path) {
+  let text;
+  try { text = readFileSync(path, 'utf8'); } catch (e) { fail(`cannot read ${path}: ${e.message}`); }
+  try { return JSON.parse(text); } catch (e) { fail(`${path} is not JSON: ${e.message}`); }
+}
+
+async function main(argv) {
+  const [command, ...rest] = argv;
+  if (!command || command === '-h' || command === '--help') {
+    process.stdout.write(USAGE + '\n');
+    return;
+  }
+  const args = parseArgs(rest);
+  const countTokens = args.flags.tokenizer === 'o200k' ? await o200kCounter() : undefined;
+  if (command === 'compress') {
+    if (args.positional.length !== 1) fail(USAGE);
+    const request = readFileSync(args.positional[0], 'utf8');
+    const out = compress(request, { ...args.options, countTokens });
+    process.stdout.write(JSON.stringify(out.request) + '\n');
+    if (args.flags.report) process.stderr.write(JSON.stringify(out.report, null, 2) + '\n');
+    return;
+  }
+  if (command === 'replay') {
+    if (args.positional.length !== 1) fail(USAGE);
+    const path = args.positional[0];
+    const files = statSync(path).isDirectory()
+      ? readdirSync(path).filter((f) => f.endsWith('.json') && f !== 'package.json').sort().map((f) => join(path, f))
+      : [path];
+    const runs = [];
+    const fractions = [];
+    for (const file of files) {
+      const trajectory = readJson(file);
+      if (!Array.isArray(trajectory.steps)) continue;
+      const id = trajectory.id || basename(file, '.json');
+      const { result, prefixFractions } = replayTrajectory(trajectory, args.options, { countTokens, dump: args.flags.dump });
+      fractions.push(...prefixFractions);
+      runs.push({ id, ...result });
+      if (!args.flags.json) process.stdout.write(table(id, result) + '\n\n');
+    }
+    if (statSync(path).isDirectory()) {
+      const perStep = runs.flatMap((r) => r.per_step.map((p) => ({ id: r.id, ...p })));
+      const total = summarize(perStep, fractions);
+      if (args.flags.json) process.stdout.write(JSON.stringify({ runs, total }) + '\n');
+      else process.stdout.write(`${runs.length} trajectories\n${totalsLine(total)}\n`);
+    } else if (args.flags.json) {
+      const { id, ...result } = runs[0];
+      process.stdout.write(JSON.stringify(result) + '\n');
+    }
+    return;
+  }
+  fail(`unknown command ${command}\n${USAGE}`);
+}
+
+main(process.argv.slice(2)).catch((err) => {
+  if (err instanceof TraceLiteError) fail(`${err.code}${err.path ? ` at ${err.path}` : ''}: ${err.message}`, 1);
+  fail(err?.stack ?? String(err), 1);
+});
