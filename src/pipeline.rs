@@ -33,7 +33,8 @@ pub trait Stage {
     fn name(&self) -> StageName;
     /// Whether the stage runs under the current config.
     fn enabled(&self, cx: &StageContext<'_>) -> bool;
-    /// Rewrites the conversation, recording every change in `cx`.
+    /// Rewrites the conversation, recording every change in `cx` (the pipeline
+    /// recounts tokens only after a stage that recorded a change).
     fn apply(&self, conv: &mut Conversation, cx: &mut StageContext<'_>) -> Result<()>;
 }
 
@@ -328,8 +329,12 @@ fn run_stages(
         let enabled = stage.enabled(&cx);
         let before = tokens;
         if enabled {
+            let recorded = cx.changes.len();
             stage.apply(conv, &mut cx)?;
-            tokens = cx.meter.conversation(conv)?;
+            // Stages record every change they make; recount only when one did.
+            if cx.changes.len() != recorded {
+                tokens = cx.meter.conversation(conv)?;
+            }
         }
         stage_reports.push(StageReport {
             stage: stage.name(),
