@@ -14,8 +14,10 @@ export { SpillStore } from './spill.js';
 let defaultStore;
 
 /**
- * Compresses a provider request. Returns `{ request, report }`; `request` has the
- * same format as the input (auto-detected unless `options.format`).
+ * Compresses a provider request. Returns `{ request, report, spills }`: `request`
+ * has the same format as the input (auto-detected unless `options.format`),
+ * `report` says what each stage did (never containing removed text), `spills`
+ * holds the texts newly put in the store so a host can persist them elsewhere.
  */
 export function compress(request, options = {}) {
   const text = requestText(request);

@@ -128,13 +128,19 @@ export interface Change {
   detail?: string;
 }
 
-/** A blob stored during the call. */
+/** A blob stored during the call (metadata; the report never holds removed text). */
 export interface SpillRecord {
   session: string;
   key: string;
   pointer: string;
   bytes: number;
   lines: number;
+}
+
+/** The text of a blob stored during the call, to persist elsewhere and rehydrate a store. */
+export interface SpillBlob {
+  session: string;
+  key: string;
   text: string;
 }
 
@@ -173,7 +179,7 @@ export class SpillStore {
 export function compress<T extends object = Record<string, unknown>>(
   request: T | string,
   options?: CompressOptions,
-): { request: T; report: Report };
+): { request: T; report: Report; spills: SpillBlob[] };
 
 /** Estimated o200k_base tokens of a text. */
 export function estimateTokens(text: string): number;

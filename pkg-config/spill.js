@@ -19,7 +19,7 @@ export class SpillStore {
     return guarded(() => this.wasmSession.get(session, key));
   }
 
-  /** Stores a blob (e.g. rehydrating from `report.spills`). */
+  /** Stores a blob (e.g. rehydrating from the `spills` a compress call returned). */
   put(session, key, text) {
     guarded(() => this.wasmSession.put(session, key, text));
   }

@@ -33,7 +33,8 @@ pub trait Stage {
     fn name(&self) -> StageName;
     /// Whether the stage runs under the current config.
     fn enabled(&self, cx: &StageContext<'_>) -> bool;
-    /// Rewrites the conversation, recording every change in `cx`.
+    /// Rewrites the conversation, recording every change in `cx` (the pipeline
+    /// recounts tokens only after a stage that recorded a change).
     fn apply(&self, conv: &mut Conversation, cx: &mut StageContext<'_>) -> Result<()>;
 }
 
@@ -74,7 +75,8 @@ impl Change {
     }
 }
 
-/// A blob a stage put in the spill store during this call, so a host can persist it elsewhere.
+/// A blob a stage put in the spill store during this call (metadata only: the
+/// report never carries the removed text, which may hold secrets).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SpillRecord {
@@ -88,7 +90,18 @@ pub struct SpillRecord {
     pub bytes: usize,
     /// Number of lines.
     pub lines: usize,
-    /// The full text.
+}
+
+/// The text of a blob stored during this call, so a host can persist it
+/// elsewhere (a KV store) and rehydrate a store later.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SpillBlob {
+    /// Session.
+    pub session: String,
+    /// Key within the session.
+    pub key: String,
+    /// The full text as stored.
     pub text: String,
 }
 
@@ -158,6 +171,8 @@ pub struct StageContext<'a> {
     pub changes: Vec<Change>,
     /// Spills recorded so far.
     pub spills: Vec<SpillRecord>,
+    /// Texts of the spills recorded so far.
+    pub blobs: Vec<SpillBlob>,
     /// Notes of the stage now running.
     pub notes: Vec<String>,
 }
@@ -194,11 +209,15 @@ impl StageContext<'_> {
         let pointer = spill::pointer(&session, &key);
         if !existed && !self.spills.iter().any(|s| s.key == key) {
             self.spills.push(SpillRecord {
-                session,
-                key,
+                session: session.clone(),
+                key: key.clone(),
                 pointer: pointer.clone(),
                 bytes: text.len(),
                 lines: text.lines().count(),
+            });
+            self.blobs.push(SpillBlob {
+                session,
+                key,
                 text: text.to_string(),
             });
         }
@@ -215,6 +234,8 @@ pub struct Output {
     pub conversation: Conversation,
     /// What happened.
     pub report: Report,
+    /// Texts of the blobs stored during this call (see [`SpillBlob`]).
+    pub spills: Vec<SpillBlob>,
 }
 
 /// Host-provided collaborators for [`compress_with`].
@@ -276,7 +297,8 @@ pub fn compress_with(request: &str, config: &Config, env: Env<'_>) -> Result<Out
             ),
         ));
     }
-    let mut report = run_stages(&mut conv, config, env.store, env.counter, env.state, format)?;
+    let (mut report, spills) =
+        run_stages(&mut conv, config, env.store, env.counter, env.state, format)?;
     let request_out = serde_json::to_string(&formats::emit(format, &conv))
         .map_err(|e| Error::new(ErrorCode::InvalidRequest, "request", e.to_string()))?;
     report.prefix = env.previous.map(|prev| PrefixReport {
@@ -288,6 +310,7 @@ pub fn compress_with(request: &str, config: &Config, env: Env<'_>) -> Result<Out
         request: request_out,
         conversation: conv,
         report,
+        spills,
     })
 }
 
@@ -298,7 +321,7 @@ fn run_stages(
     counter: &dyn TokenCounter,
     state: &mut SessionState,
     format: FormatName,
-) -> Result<Report> {
+) -> Result<(Report, Vec<SpillBlob>)> {
     let stages: [&dyn Stage; 5] = [
         &crate::spill::Spill,
         &crate::dedup::Dedup,
@@ -318,6 +341,7 @@ fn run_stages(
         stage: StageName::Spill,
         changes: Vec::new(),
         spills: Vec::new(),
+        blobs: Vec::new(),
         notes: Vec::new(),
     };
     let tokens_before = cx.meter.conversation(conv)?;
@@ -328,8 +352,12 @@ fn run_stages(
         let enabled = stage.enabled(&cx);
         let before = tokens;
         if enabled {
+            let recorded = cx.changes.len();
             stage.apply(conv, &mut cx)?;
-            tokens = cx.meter.conversation(conv)?;
+            // Stages record every change they make; recount only when one did.
+            if cx.changes.len() != recorded {
+                tokens = cx.meter.conversation(conv)?;
+            }
         }
         stage_reports.push(StageReport {
             stage: stage.name(),
@@ -349,7 +377,7 @@ fn run_stages(
         spills: cx.spills,
         prefix: None,
     };
-    Ok(report)
+    Ok((report, cx.blobs))
 }
 
 /// Length in bytes of the common prefix of `a` and `b`.

@@ -1,0 +1,148 @@
+// The built package in Node: compress, typed errors, the replay CLI, the estimator.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { getEncoding } from 'js-tiktoken';
+import {
+  SpillStore, TraceLiteError, compress, estimateTokens, trajectoryToRequest, version,
+} from '../../pkg/node.js';
+
+const root = new URL('../../', import.meta.url).pathname;
+const traces = join(root, '../shared/traces');
+const sample = join(root, 'tests/fixtures/sample-trajectory.json');
+const cli = join(root, 'pkg/cli.mjs');
+const sharedTrace = join(traces, 'mini-swe-agent_gemini-3-pro__pallets__flask-5014.json');
+
+function throwsCode(fn, code, path) {
+  assert.throws(fn, (err) => {
+    assert.ok(err instanceof TraceLiteError, `expected TraceLiteError, got ${err}`);
+    assert.equal(err.code, code, err.message);
+    if (path !== undefined) assert.equal(err.path, path, err.message);
+    return true;
+  });
+}
+
+test('version is the crate version', () => {
+  const pkg = JSON.parse(readFileSync(join(root, 'pkg/package.json'), 'utf8'));
+  assert.equal(version(), pkg.version);
+});
+
+test('compress returns a request of the same format and a report', () => {
+  const trajectory = JSON.parse(readFileSync(sample, 'utf8'));
+  const request = trajectoryToRequest(trajectory, trajectory.steps.length, 'openai-chat');
+  assert.equal(request.messages[0].role, 'system');
+  const store = new SpillStore();
+  const { request: out, report } = compress(request, { store, budget: 16000, session: 'core-test' });
+  assert.equal(report.format, 'openai-chat');
+  assert.ok(Array.isArray(out.messages));
+  assert.equal(report.stages.map((s) => s.stage).join(), 'spill,dedup,phase,optical,compact');
+  assert.ok(report.tokensBefore > 1000);
+  assert.ok(report.tokensAfter <= report.tokensBefore);
+  // Tool calls are never dropped or reordered.
+  const calls = (r) => r.messages.flatMap((m) => (m.tool_calls ?? []).map((c) => c.function.arguments));
+  assert.deepEqual(calls(out), calls(request));
+  // Everything a stage removed is readable back through its pointer.
+  for (const change of report.changes.filter((c) => c.pointer)) {
+    const [, session, key] = change.pointer.match(/^spill:\/\/([^/]+)\/(.+)$/);
+    assert.ok(store.get(session, key).length > 0);
+  }
+  store.free();
+});
+
+test('compress with every stage off returns the request unchanged', () => {
+  const request = trajectoryToRequest(readFileSync(sharedTraceOrSample(), 'utf8'), 5);
+  const off = { enabled: false };
+  const { request: out, report } = compress(request, { spill: off, dedup: off, phase: off, optical: off, compact: off });
+  assert.deepEqual(out, request);
+  assert.equal(report.tokensBefore, report.tokensAfter);
+});
+
+function sharedTraceOrSample() {
+  return existsSync(sharedTrace) ? sharedTrace : sample;
+}
+
+test('bad input throws TraceLiteError with stable codes and field paths', () => {
+  throwsCode(() => compress('{"messages": [', {}), 'INVALID_JSON', 'request');
+  throwsCode(() => compress({ messages: [{ role: 'user', content: 42 }] }), 'INVALID_REQUEST', 'messages[0].content');
+  throwsCode(() => compress({ messages: [{ role: 'wizard', content: 'x' }] }), 'INVALID_REQUEST', 'messages[0].role');
+  throwsCode(() => compress({ prompt: 'hello' }), 'UNKNOWN_FORMAT');
+  throwsCode(() => compress({ messages: [] }, { format: 'cohere' }), 'INVALID_OPTION', 'format');
+  throwsCode(() => compress({ messages: [] }, { budget: 'lots' }), 'INVALID_OPTION', 'budget');
+  throwsCode(() => compress({ messages: [] }, { spill: { fraction: 7 } }), 'INVALID_OPTION', 'spill.fraction');
+  throwsCode(() => compress({ messages: [] }, { windw: 3 }), 'INVALID_OPTION', 'windw');
+  throwsCode(() => compress({ messages: [] }, 'fast'), 'INVALID_OPTION', 'options');
+  throwsCode(() => compress(42), 'INVALID_REQUEST', 'request');
+  throwsCode(() => compress({ messages: [] }, { countTokens: 5 }), 'INVALID_OPTION', 'countTokens');
+  throwsCode(() => compress({ messages: [{ role: 'user', content: 'hi' }] }, { countTokens: () => 'many' }), 'COUNTER_FAILED');
+  throwsCode(() => compress({ messages: [{ role: 'user', content: 'hi' }] }, { countTokens: () => { throw new Error('x'); } }), 'COUNTER_FAILED');
+  throwsCode(() => compress({ messages: [{ role: 'user', content: 'x'.repeat(2000) }] }, { limits: { maxRequestBytes: 1000 } }), 'LIMIT_EXCEEDED', 'limits.maxRequestBytes');
+  throwsCode(() => estimateTokens(null), 'INVALID_REQUEST', 'text');
+  throwsCode(() => trajectoryToRequest({ task: 'x', steps: [] }, 3), 'INVALID_OPTION', 't');
+});
+
+test('a host token counter is used for every text', () => {
+  const seen = [];
+  const { report } = compress({ messages: [{ role: 'user', content: 'one two' }] }, {
+    countTokens: (text) => { seen.push(text); return 100; },
+  });
+  assert.deepEqual(seen.includes('one two'), true);
+  assert.equal(report.tokensBefore, 104); // 100 + per-message overhead
+});
+
+test('replay --json on a shared trajectory returns consistent numbers', () => {
+  const file = sharedTraceOrSample();
+  const out = JSON.parse(execFileSync('node', [cli, 'replay', '--json', '--budget', '16000', file], { encoding: 'utf8' }));
+  assert.deepEqual(Object.keys(out).sort(), [
+    'baseline_tokens', 'compressed_tokens', 'latency_ms', 'per_step', 'prefix_reuse', 'reduction', 'steps',
+  ]);
+  const trajectory = JSON.parse(readFileSync(file, 'utf8'));
+  assert.equal(out.steps, trajectory.steps.length);
+  assert.equal(out.per_step.length, out.steps);
+  assert.deepEqual(out.per_step.map((p) => p.t), [...Array(out.steps).keys()]);
+  assert.equal(out.baseline_tokens, out.per_step.reduce((s, p) => s + p.baseline, 0));
+  assert.equal(out.compressed_tokens, out.per_step.reduce((s, p) => s + p.compressed, 0));
+  assert.ok(Math.abs(out.reduction - (1 - out.compressed_tokens / out.baseline_tokens)) < 1e-3);
+  assert.ok(out.prefix_reuse >= 0 && out.prefix_reuse <= 1);
+  assert.ok(out.latency_ms.p50 <= out.latency_ms.p95 && out.latency_ms.p95 <= out.latency_ms.max);
+  // The baseline of step t is the estimate of the full request before step t.
+  const full = trajectoryToRequest(trajectory, 3);
+  const off = { enabled: false };
+  const { report } = compress(full, { spill: off, dedup: off, phase: off, optical: off, compact: off });
+  assert.equal(out.per_step[3].baseline, report.tokensBefore);
+});
+
+test('replay --dump writes the exact compressed request of each step', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tracelite-dump-'));
+  try {
+    const out = JSON.parse(execFileSync('node', [cli, 'replay', '--json', '--dump', dir, sample], { encoding: 'utf8' }));
+    const [run] = readdirSync(dir);
+    assert.equal(readdirSync(join(dir, run)).length, out.steps);
+    const req = JSON.parse(readFileSync(join(dir, run, '0.json'), 'utf8'));
+    assert.ok(Array.isArray(req.messages));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the estimator is within 10% of o200k_base on real observations', () => {
+  const enc = getEncoding('o200k_base');
+  const files = existsSync(traces) ? readdirSync(traces).filter((f) => f.endsWith('.json')).sort() : [];
+  // Two traces of each source keep the test fast (js-tiktoken is slow); the Rust
+  // test covers every observation.
+  const pick = [...files.filter((f) => f.startsWith('mini')).slice(0, 2), ...files.filter((f) => f.startsWith('openhands')).slice(0, 2)];
+  let sum = 0;
+  let n = 0;
+  for (const f of pick.length ? pick.map((f) => join(traces, f)) : [sample]) {
+    for (const step of JSON.parse(readFileSync(f, 'utf8')).steps) {
+      const exact = enc.encode(step.observation ?? '').length;
+      if (exact === 0) continue;
+      sum += Math.abs(estimateTokens(step.observation) - exact) / exact;
+      n++;
+    }
+  }
+  assert.ok(n > 20);
+  assert.ok(sum / n < 0.10, `MAPE ${(100 * sum / n).toFixed(2)}%`);
+});

@@ -1,0 +1,102 @@
+//! OpenAI Chat parse → emit is lossless on every shared trajectory turned into a
+//! request, and compress with every stage off returns the request unchanged.
+
+mod common;
+
+use serde_json::Value;
+use tracelite::formats::{self, openai_chat, FormatName};
+use tracelite::{compress, Config, MemoryStore};
+
+#[test]
+fn every_trajectory_round_trips_through_the_neutral_model() {
+    let files = common::trace_files();
+    if files.is_empty() {
+        eprintln!("skipping: ../shared/traces not present");
+        return;
+    }
+    for file in &files {
+        let trace = common::load_trace(file);
+        for t in [0, trace.steps.len() / 2, trace.steps.len()] {
+            let request =
+                tracelite::trajectory_to_request(&trace, t, FormatName::OpenaiChat).unwrap();
+            assert_eq!(formats::detect(&request).unwrap(), FormatName::OpenaiChat);
+            let conv = openai_chat::parse(&request).unwrap();
+            let calls = trace.steps[..t]
+                .iter()
+                .filter(|s| s.tool != "message")
+                .count();
+            assert_eq!(conv.steps().len(), calls);
+            assert!(conv.steps().iter().all(|s| s.result.is_some()));
+            let emitted = openai_chat::emit(&conv);
+            assert_eq!(emitted, request, "{}: t={t}", file.display());
+        }
+    }
+}
+
+#[test]
+fn compress_with_all_stages_off_is_the_identity() {
+    let Some(file) = common::trace_files().into_iter().next() else {
+        return;
+    };
+    let trace = common::load_trace(&file);
+    let request =
+        tracelite::trajectory_to_request(&trace, trace.steps.len(), FormatName::OpenaiChat)
+            .unwrap();
+    let text = request.to_string();
+    let mut config = Config::default();
+    config.spill.enabled = false;
+    config.dedup.enabled = false;
+    config.phase.enabled = false;
+    config.optical.enabled = false;
+    config.compact.enabled = false;
+    let out = compress(&text, &config, &mut MemoryStore::new()).unwrap();
+    let back: Value = serde_json::from_str(&out.request).unwrap();
+    assert_eq!(back, request);
+    assert_eq!(out.report.tokens_before, out.report.tokens_after);
+    assert!(out.report.changes.is_empty());
+    assert_eq!(out.report.stages.len(), 5);
+    assert!(out.report.stages.iter().all(|s| !s.enabled));
+}
+
+#[test]
+fn compress_is_deterministic_and_reports_prefix_reuse() {
+    let Some(file) = common::trace_files().into_iter().nth(3) else {
+        return;
+    };
+    let trace = common::load_trace(&file);
+    let config = Config::default();
+    let run = || {
+        let mut store = MemoryStore::new();
+        let mut state = tracelite::SessionState::default();
+        let mut previous: Option<String> = None;
+        let mut outs = Vec::new();
+        for t in 0..trace.steps.len() {
+            let req = tracelite::trajectory_to_request(&trace, t, FormatName::OpenaiChat)
+                .unwrap()
+                .to_string();
+            let out = tracelite::compress_with(
+                &req,
+                &config,
+                tracelite::Env {
+                    store: &mut store,
+                    counter: &tracelite::tokens::Estimator,
+                    state: &mut state,
+                    previous: previous.as_deref(),
+                },
+            )
+            .unwrap();
+            if let Some(prev) = &previous {
+                let prefix = out.report.prefix.as_ref().unwrap();
+                assert_eq!(prefix.previous_bytes, prev.len());
+                assert_eq!(
+                    prefix.shared_bytes,
+                    tracelite::pipeline::shared_prefix(prev, &out.request)
+                );
+            }
+            previous = Some(out.request.clone());
+            outs.push(out.request);
+        }
+        outs
+    };
+    assert_eq!(run(), run());
+}
