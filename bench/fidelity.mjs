@@ -50,11 +50,13 @@ export function editedPaths(step) {
   }
   const cmd = typeof args.command === 'string' ? args.command : '';
   const out = [];
-  for (const m of cmd.matchAll(/\bsed\s+-i\S*\s+(?:-e\s+)?(?:'[^']*'|"[^"]*"|\S+)\s+([^\s;&|<>]+)/g)) out.push(m[1]);
+  for (const m of cmd.matchAll(/\bsed\s+-i\S*\s+(?:-e\s+)?(?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|\S+)\s+([^\s;&|<>]+)/g)) out.push(m[1]);
   for (const m of cmd.matchAll(/\bcat\s*(?:<<-?\s*['"]?\w+['"]?\s*)?>\s*([^\s;&|<>]+)/g)) out.push(m[1]);
   for (const m of cmd.matchAll(/\btee\s+(?:-a\s+)?([^\s;&|<>]+)/g)) out.push(m[1]);
   for (const m of cmd.matchAll(/open\(\s*['"]([^'"]+)['"]\s*,\s*['"][wa]/g)) out.push(m[1]);
-  return out.filter((p) => !p.startsWith('/dev/') && !p.startsWith('-'));
+  return out
+    .map((p) => p.replace(/^['"]|['"]$/g, ''))
+    .filter((p) => /^[\w./-]+$/.test(p) && /[./]/.test(p) && !p.startsWith('/dev/') && !p.startsWith('-'));
 }
 
 /**

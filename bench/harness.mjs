@@ -1,7 +1,7 @@
 // The evaluation harness: replays real trajectories under every policy and
 // measures tokens, cache-aware cost, fidelity and speed. `bench/run.mjs` is the
 // command line; `runBench` is importable (tests/js/bench.test.mjs).
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { PromptCache, loadPrices } from './cost.mjs';
@@ -9,6 +9,17 @@ import { criticalItems, legible, ocr, pointersIn, recoverable, toolCallsKept, vi
 import { allPolicies, messageText } from './policies.mjs';
 import { findRenderer } from './render.mjs';
 import { MESSAGE_OVERHEAD, PROVIDERS, contentParts, messageShape, o200kCounter, shapeTokens } from './tokens.mjs';
+
+/**
+ * Where the trajectories are: `TRACELITE_TRACES`, else `../shared/traces` next to
+ * the repository (or next to its parent, for a git worktree), or null.
+ */
+export function defaultTracesDir(root) {
+  const candidates = process.env.TRACELITE_TRACES
+    ? [process.env.TRACELITE_TRACES]
+    : [join(root, '../shared/traces'), join(root, '../../shared/traces')];
+  return candidates.find((d) => existsSync(d) && statSync(d).isDirectory()) ?? null;
+}
 
 /** Source of a trace: the file name before `__` (agent_model). */
 export function sourceOf(file) {
@@ -402,8 +413,16 @@ function summarize({ policies, runs, traces, prices, snapshots }) {
       };
       entry.perTrace[p] = list.map((r) => ({
         trace: r.trace,
-        cumulative: r.steps.reduce((acc, s) => (acc.push((acc.at(-1) ?? 0) + s.tokens[p]), acc), []),
+        inputTokens: sum(r.steps, (s) => s.tokens[p]),
+        cachedTokens: sum(r.steps, (s) => s.cached[p]),
+        cost: sum(r.steps, (s) => s.input[p] + s.output[p]),
       }));
+      if (p === 'openai') {
+        // Cumulative tokens per step, for the chart (not written to JSON).
+        entry._cumulative = Object.fromEntries(
+          list.map((r) => [r.trace, r.steps.reduce((acc, s) => (acc.push((acc.at(-1) ?? 0) + s.tokens[p]), acc), [])]),
+        );
+      }
     }
     const fid = runs.get(`${policy.id}|openai`) ?? [];
     entry.fidelity = {
