@@ -145,15 +145,14 @@ export function recoverable(originalText, shownText, blobTexts) {
   return { total, recovered, full: recovered >= total };
 }
 
-/** Normalizes text for fuzzy OCR matching (tesseract reads `_` as space, `0`/`o`…). */
+/** Normalizes text for fuzzy OCR matching (tesseract reads `_` as space, confuses `0`/`o`, `1`/`l`, quotes). */
 export function ocrNormalize(s) {
   return s
     .toLowerCase()
     .replace(/[\s_]+/g, '')
     .replace(/[0]/g, 'o')
     .replace(/[1|!]/g, 'l')
-    .replace(/[‘’`]/g, "'")
-    .replace(/[“”]/g, '"');
+    .replace(/['"`‘’“”]/g, '');
 }
 
 /** Whether `item` is legible in `ocrText`: normalized substring or ≥ 90% of its 4-grams. */

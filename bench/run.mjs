@@ -14,7 +14,7 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 const USAGE = `usage: node bench/run.mjs [options]
   --quick              a spread of 2 trajectories per source, short Criterion runs
-  --traces DIR         trajectories (default $TRACELITE_TRACES or ../shared/traces)
+  --traces DIR|FILE    trajectories (default $TRACELITE_TRACES or ../shared/traces)
   --out DIR            where REPORT.md, report.json, chart.svg go (default bench/)
   --policies a,b       only these policy ids (full is always added)
   --ocr-images N       snapshot images to OCR per policy (default 24, quick 6)
@@ -134,7 +134,7 @@ async function main() {
   const o = parseArgs(process.argv.slice(2));
   if (!o.traces || !existsSync(o.traces)) fail('no trajectories: set TRACELITE_TRACES or pass --traces DIR');
   if (!existsSync(join(ROOT, 'pkg/node.js'))) fail('pkg/ is missing: run `make pkg` first');
-  const files = traceFiles(o.traces, { quick: o.quick });
+  const files = statSync(o.traces).isDirectory() ? traceFiles(o.traces, { quick: o.quick }) : [o.traces];
   log(`${files.length} trajectories${o.quick ? ' (quick)' : ''}`);
   const result = await runBench({
     files,
