@@ -52,6 +52,8 @@ pub struct Config {
     pub optical: OpticalConfig,
     /// Stage 5: compaction.
     pub compact: CompactConfig,
+    /// Secret redaction.
+    pub redact: RedactConfig,
     /// Resource limits.
     pub limits: Limits,
 }
@@ -70,6 +72,7 @@ impl Default for Config {
             phase: PhaseConfig::default(),
             optical: OpticalConfig::default(),
             compact: CompactConfig::default(),
+            redact: RedactConfig::default(),
             limits: Limits::default(),
         }
     }
@@ -248,6 +251,25 @@ impl Default for CompactConfig {
             .to_vec(),
             pinned: Vec::new(),
             planner: true,
+        }
+    }
+}
+
+/// Secret redaction settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct RedactConfig {
+    /// Mask secrets in excerpts, snapshots and summaries.
+    pub enabled: bool,
+    /// Also mask them in the spill store (the original is then lost).
+    pub store: bool,
+}
+
+impl Default for RedactConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            store: false,
         }
     }
 }

@@ -24,6 +24,7 @@ pub mod model;
 pub mod optical;
 pub mod phase;
 pub mod pipeline;
+pub mod redact;
 pub mod spill;
 pub mod tokens;
 pub mod trajectory;
