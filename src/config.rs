@@ -295,7 +295,7 @@ impl Default for Limits {
         Self {
             max_request_bytes: 64 << 20,
             max_messages: 100_000,
-            max_depth: 128,
+            max_depth: 100,
             max_image_pixels: 50_000_000,
             max_spill_bytes_per_session: 16 << 20,
         }
@@ -351,6 +351,9 @@ impl Config {
         }
         if !(self.optical.min_font_px >= 4.0 && self.optical.min_font_px <= self.optical.font_px) {
             return bad("optical.minFontPx", "must be between 4 and optical.fontPx");
+        }
+        if !(1..=127).contains(&self.limits.max_depth) {
+            return bad("limits.maxDepth", "must be between 1 and 127");
         }
         if self.optical.batch == 0 {
             return bad("optical.batch", "must be at least 1");

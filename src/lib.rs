@@ -20,6 +20,7 @@ pub mod config;
 pub mod dedup;
 pub mod error;
 pub mod formats;
+pub mod json;
 pub mod model;
 pub mod optical;
 pub mod phase;

@@ -304,8 +304,7 @@ pub fn compress_with(request: &str, config: &Config, env: Env<'_>) -> Result<Out
             ),
         ));
     }
-    let value: Value = serde_json::from_str(request)
-        .map_err(|e| Error::new(ErrorCode::InvalidJson, "request", e.to_string()))?;
+    let value: Value = crate::json::parse_strict(request, config.limits.max_depth)?;
     let format = match config.format {
         Some(f) => f,
         None => formats::detect(&value)?,
