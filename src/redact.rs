@@ -145,7 +145,9 @@ fn find_secrets(text: &str, found: &mut Redactions) -> Vec<(usize, usize, &'stat
         if !text.is_char_boundary(s) || !text.is_char_boundary(e) {
             continue;
         }
-        if clean.last().is_some_and(|&(_, le, _)| s < le) {
+        if clean.last().is_some_and(|&(_, le, _)| s < le)
+            || text.get(s..e).is_some_and(|v| v.starts_with("[REDACTED:"))
+        {
             continue;
         }
         found.add(k);
