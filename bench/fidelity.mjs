@@ -176,7 +176,12 @@ export function ocr(base64Png) {
   try {
     const file = join(dir, 'snap.png');
     writeFileSync(file, Buffer.from(base64Png, 'base64'));
-    return execFileSync('tesseract', [file, '-', '--psm', '6'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 60_000 });
+    return execFileSync('tesseract', [file, '-', '--psm', '6'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+      timeout: 300_000,
+      env: { ...process.env, OMP_THREAD_LIMIT: '1' },
+    });
   } catch {
     return null;
   } finally {

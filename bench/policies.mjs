@@ -12,6 +12,18 @@ export function onlyStage(stage) {
 }
 
 /**
+ * "Every observation as an image" through the optical stage when the package
+ * exports no render function (bench/render.mjs): other stages off, no recent
+ * window, any image cheaper than 10^6 times its text accepted, no batching,
+ * no image cap. Observations the renderer cannot draw (missing glyphs) stay text.
+ */
+export const IMAGE_ALL = {
+  ...onlyStage('optical'),
+  window: 0,
+  optical: { enabled: true, ratio: 1e-6, batch: 1, maxImages: 100000 },
+};
+
+/**
  * Every policy. `kind` is `baseline` (a JS transform of the messages) or
  * `tracelite` (package `compress` with `options`). `perProvider` policies are
  * replayed once per provider because their output depends on image pricing.
@@ -23,14 +35,9 @@ export function allPolicies({ renderer } = {}) {
     { id: 'headtail5k', label: 'Head+tail 5k+5k (mini-swe-agent)', kind: 'baseline', transform: perObservation(headTail(5_000, 5_000)) },
     { id: 'mask5', label: 'Observation masking, last 5 (SWE-agent)', kind: 'baseline', transform: maskObservations(5) },
     { id: 'mask10', label: 'Observation masking, last 10', kind: 'baseline', transform: maskObservations(10) },
-    {
-      id: 'image-all',
-      label: 'Every observation as an image',
-      kind: 'baseline',
-      perProvider: true,
-      transform: renderer ? renderAll(renderer) : null,
-      pending: renderer ? undefined : 'the package exports no render function yet (bench/render.mjs looks for one)',
-    },
+    renderer
+      ? { id: 'image-all', label: 'Every observation as an image', kind: 'baseline', perProvider: true, transform: renderAll(renderer) }
+      : { id: 'image-all', label: 'Every observation as an image', kind: 'tracelite', perProvider: true, options: IMAGE_ALL },
     { id: 'tracelite', label: 'TraceLite defaults', kind: 'tracelite', perProvider: true, options: {} },
   ];
   for (const stage of STAGES) {

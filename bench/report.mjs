@@ -160,10 +160,11 @@ export function reportMarkdown(result, extra = {}) {
   if (snaps?.unavailable) {
     out.push(`Snapshot legibility: not measured (${snaps.unavailable}).`);
   } else if (snaps && Object.keys(snaps).length) {
-    out.push('Snapshot legibility (tesseract 5, `--psm 6`, sampled: the last request of the first trajectories, up to the image budget). Critical items missing from the text are looked for in the OCR text of the request\'s images (normalized, ≥ 90% of 4-grams):');
+    out.push('Snapshot legibility (tesseract 5, `--psm 6`; sampled snapshots of the last request of each trajectory, round-robin up to the image budget). ' +
+      'A line is legible when its normalized text (case, whitespace, `_`, quotes, 0/o, 1/l folded) is a substring of the OCR text or ≥ 90% of its 4-grams are:');
     out.push('');
-    out.push(table(['policy', 'trajectories', 'images OCR\'d', 'items checked', 'as text', 'legible in a snapshot', 'text or snapshot'],
-      Object.entries(snaps).map(([id, s]) => [id, s.traces, s.images, s.checked, s.textPresent, s.legibleInSnapshot, pct(share(s.textPresent + s.legibleInSnapshot, s.checked))])));
+    out.push(table(['policy', 'snapshots', 'images', 'sampled lines legible', 'critical items missing from text', 'of those legible in the snapshot'],
+      Object.entries(snaps).map(([id, v]) => [id, v.snapshots, v.images, `${v.linesLegible} / ${v.lines} (${pct(share(v.linesLegible, v.lines))})`, v.criticalMissing, `${v.criticalLegible} (${pct(share(v.criticalLegible, v.criticalMissing))})`])));
   } else {
     out.push('Snapshot legibility: no policy emitted images in this run, so nothing was OCR\'d.');
   }

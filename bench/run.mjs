@@ -147,7 +147,9 @@ async function main() {
   const speed = { wasm: wasmSize() };
   if (o.latency) {
     log('latency (separate process)');
-    speed.latency = latency(files, o);
+    // A spread of trajectories is enough for percentiles (6 per source, 2 in quick mode).
+    const sample = statSync(o.traces).isDirectory() ? traceFiles(o.traces, { quick: true, quickCount: o.quick ? 2 : 6 }) : files;
+    speed.latency = latency(sample, o);
   }
   let crit = { note: 'skipped (--no-criterion).' };
   if (o.criterion) crit = criterion(o);
