@@ -4,6 +4,7 @@
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { spawn } from 'node:child_process';
 import { PromptCache, loadPrices } from './cost.mjs';
 import { criticalItems, legible, ocr, pointersIn, recoverable, toolCallsKept, visibleTexts } from './fidelity.mjs';
 import { allPolicies, messageText } from './policies.mjs';
@@ -276,59 +277,151 @@ function prepareTrace(ctx, file) {
   };
 }
 
-/** Runs the evaluation. Returns the result object written to JSON. */
+/** The policies of a run (ids filter; the renderer decides how image-all is built). */
+export function selectPolicies(pkg, ids) {
+  const renderer = findRenderer(pkg);
+  let policies = allPolicies({ renderer });
+  if (ids) policies = policies.filter((p) => ids.includes(p.id));
+  return { policies, renderer };
+}
+
+/**
+ * Replays one trajectory under every policy (per-provider policies once per
+ * provider; fidelity on the OpenAI run). With `ocr`, one snapshot per image
+ * policy is read back with tesseract. Returns plain data (JSON-safe).
+ */
+export function benchTrace(ctx, file, policies, { ocr: doOcr = false } = {}) {
+  const trace = prepareTrace(ctx, file);
+  const runs = [];
+  const errors = [];
+  const snapshots = {};
+  for (const policy of policies) {
+    if (policy.pending) continue;
+    for (const provider of policy.perProvider ? PROVIDERS : ['openai']) {
+      let r;
+      try {
+        r = replay(ctx, trace, policy, provider, { fidelity: provider === 'openai' });
+      } catch (err) {
+        errors.push({ policy: policy.id, provider, trace: trace.id, error: String(err?.message ?? err) });
+        continue;
+      }
+      if (doOcr && provider === 'openai' && r.snapshotGroups.length > 0) {
+        const stats = ocrSnapshot(r);
+        if (stats) snapshots[policy.id] = stats;
+      }
+      const { snapshotGroups: _g, lastMissing: _m, ...rest } = r;
+      runs.push({ key: `${policy.id}|${provider}`, trace: trace.id, source: trace.source, ...rest });
+    }
+  }
+  return { file, trace: { id: trace.id, source: trace.source, steps: trace.steps, items: trace.items.length }, runs, errors, snapshots };
+}
+
+/** Interleaves files by size over `n` workers so each gets a similar load. */
+function partition(files, n) {
+  const sized = files.map((f) => [statSync(f).size, f]).sort((a, b) => b[0] - a[0]);
+  const parts = Array.from({ length: n }, () => []);
+  sized.forEach(([, f], i) => parts[i % n].push(f));
+  return parts.filter((p) => p.length > 0);
+}
+
+/** Runs `bench/worker.mjs` on `files`; resolves to its trace results and stats. */
+function runWorker(args, log) {
+  return new Promise((resolveRun, reject) => {
+    const child = spawn(process.execPath, [new URL('./worker.mjs', import.meta.url).pathname, JSON.stringify(args)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (d) => d.split('\n').filter(Boolean).forEach((l) => log(l.replace(/^\[bench\] /, ''))));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) return reject(new Error(`bench worker exited with ${code}`));
+      const lines = out.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+      resolveRun({ traces: lines.filter((l) => l.type === 'trace'), stats: lines.find((l) => l.type === 'stats') });
+    });
+  });
+}
+
+/**
+ * Runs the evaluation. `workers` > 1 splits the trajectories over child
+ * processes. Returns the result object written to JSON.
+ */
 export async function runBench(opts) {
   const log = opts.log ?? (() => {});
   const started = performance.now();
   const pkg = opts.pkg ?? (await import('../pkg/node.js'));
-  const count = o200kCounter();
   const prices = loadPrices(opts.prices);
-  const renderer = findRenderer(pkg);
-  let policies = allPolicies({ renderer });
-  if (opts.policies) policies = policies.filter((p) => opts.policies.includes(p.id));
+  const { policies, renderer } = selectPolicies(pkg, opts.policies);
   const files = opts.files ?? traceFiles(opts.tracesDir, { quick: opts.quick, quickCount: opts.quickCount });
-  const ctx = { pkg, count, prices };
-  const runs = new Map();
-  const traces = [];
-  const errors = [];
+  const ocrFiles = opts.ocr === false ? [] : opts.ocrFiles ?? files;
+  const workers = Math.max(1, Math.min(opts.workers ?? 1, files.length));
+  let traceResults = [];
+  const tokenizer = { distinctTexts: 0, chars: 0, seconds: 0 };
   let peakRss = 0;
-  for (const file of files) {
-    const trace = prepareTrace(ctx, file);
-    const traceStarted = performance.now();
-    traces.push({ id: trace.id, source: trace.source, steps: trace.steps, items: trace.items.length });
-    for (const policy of policies) {
-      if (policy.pending) continue;
-      for (const provider of policy.perProvider ? PROVIDERS : ['openai']) {
-        const key = `${policy.id}|${provider}`;
-        let r;
-        try {
-          r = replay(ctx, trace, policy, provider, { fidelity: provider === 'openai' });
-        } catch (err) {
-          errors.push({ policy: policy.id, provider, trace: trace.id, error: String(err?.message ?? err) });
-          continue;
-        }
-        if (!runs.has(key)) runs.set(key, []);
-        runs.get(key).push({ trace: trace.id, source: trace.source, ...r });
-      }
+  if (workers === 1) {
+    const count = o200kCounter();
+    const ctx = { pkg, count, prices };
+    for (const file of files) {
+      const t0 = performance.now();
+      const r = benchTrace(ctx, file, policies, { ocr: ocrFiles.includes(file) });
+      traceResults.push(r);
+      peakRss = Math.max(peakRss, process.memoryUsage().rss);
+      log(`${r.trace.id}: ${r.trace.steps} steps, ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     }
-    peakRss = Math.max(peakRss, process.memoryUsage().rss);
-    log(`${trace.id}: ${trace.steps} steps, ${((performance.now() - traceStarted) / 1000).toFixed(1)} s`);
+    Object.assign(tokenizer, { distinctTexts: count.stats.distinct, chars: count.stats.chars, seconds: count.stats.ms / 1000 });
+  } else {
+    const parts = partition(files, workers);
+    const results = await Promise.all(parts.map((part) => runWorker({ files: part, policies: opts.policies, ocrFiles, prices: opts.prices }, log)));
+    const order = new Map(files.map((f, i) => [f, i]));
+    for (const r of results) {
+      traceResults.push(...r.traces);
+      tokenizer.distinctTexts += r.stats.tokenizer.distinct;
+      tokenizer.chars += r.stats.tokenizer.chars;
+      tokenizer.seconds += r.stats.tokenizer.ms / 1000;
+      peakRss = Math.max(peakRss, r.stats.peakRss);
+    }
+    traceResults = traceResults.sort((a, b) => order.get(a.file) - order.get(b.file));
   }
-  const snapshots = opts.ocr === false ? null : ocrSample(policies, runs, opts.ocrImages ?? 12, log);
-  const result = summarize({ policies, runs, traces, prices, snapshots });
+  const runs = new Map();
+  const errors = [];
+  const snapshots = {};
+  for (const r of traceResults) {
+    for (const run of r.runs) {
+      if (!runs.has(run.key)) runs.set(run.key, []);
+      runs.get(run.key).push(run);
+    }
+    errors.push(...r.errors);
+    for (const [id, s] of Object.entries(r.snapshots)) {
+      if (s.unavailable) snapshots.unavailable = s.unavailable;
+      else addSnapshot((snapshots[id] ??= emptySnapshot()), s);
+    }
+  }
+  const traces = traceResults.map((r) => r.trace);
+  const result = summarize({ policies, runs, traces, prices, snapshots: opts.ocr === false ? null : snapshots });
   result.errors = errors;
   result.meta = {
     generated: new Date().toISOString(),
     quick: !!opts.quick,
     traces: traces.length,
     steps: traces.reduce((s, t) => s + t.steps, 0),
+    workers,
     tokenizer: 'o200k_base (js-tiktoken), counted once per distinct text',
-    tokenizerStats: { distinctTexts: count.stats.distinct, chars: count.stats.chars, seconds: count.stats.ms / 1000 },
+    tokenizerStats: tokenizer,
     renderer: renderer ? renderer.exportName : null,
     harnessSeconds: (performance.now() - started) / 1000,
     harnessPeakRssBytes: peakRss,
   };
   return result;
+}
+
+function emptySnapshot() {
+  return { snapshots: 0, images: 0, lines: 0, linesLegible: 0, criticalMissing: 0, criticalLegible: 0 };
+}
+
+function addSnapshot(into, s) {
+  for (const k of Object.keys(into)) into[k] += s[k] ?? 0;
 }
 
 /**
@@ -366,58 +459,39 @@ export function sampleLines(text, n = 20) {
 }
 
 /**
- * OCR of snapshots (tesseract is slow: seconds per image). For every policy
- * that emitted images (OpenAI run), snapshots of the last request of each
- * trajectory are taken round-robin over trajectories, up to `maxImages` images.
- * Measured per snapshot: sampled lines of the original observation legible in
- * the OCR text, and critical items missing from the text legible there.
+ * OCR of one snapshot of a run's last request (tesseract is slow: seconds per
+ * image): the snapshot showing the most critical items missing from the text,
+ * else the middle one. Measures sampled lines of the original observation
+ * legible in the OCR text, and those critical items.
  */
-function ocrSample(policies, runs, maxImages, log) {
-  const out = {};
-  for (const policy of policies) {
-    const list = (runs.get(`${policy.id}|openai`) ?? []).filter((r) => r.snapshotGroups.length > 0);
-    if (list.length === 0) continue;
-    const s = { snapshots: 0, images: 0, lines: 0, linesLegible: 0, criticalMissing: 0, criticalLegible: 0 };
-    // Middle snapshot of each trajectory first, then the next ones.
-    const queues = list.map((r) => {
-      const g = r.snapshotGroups;
-      const mid = Math.floor(g.length / 2);
-      return { run: r, order: [...g.slice(mid), ...g.slice(0, mid)] };
-    });
-    let round = 0;
-    let progress = true;
-    while (s.images < maxImages && progress) {
-      progress = false;
-      for (const { run, order } of queues) {
-        const group = order[round];
-        if (!group || s.images + group.urls.length > maxImages) continue;
-        progress = true;
-        const texts = [];
-        for (const url of group.urls) {
-          const text = ocr(url.slice(url.indexOf(',') + 1));
-          if (text == null) return { unavailable: 'tesseract failed, timed out or is not installed' };
-          texts.push(text);
-        }
-        const ocrText = texts.join('\n');
-        s.snapshots++;
-        s.images += group.urls.length;
-        for (const line of sampleLines(group.original)) {
-          s.lines++;
-          if (legible(line, ocrText)) s.linesLegible++;
-        }
-        for (const item of run.lastMissing ?? []) {
-          if (!group.steps.includes(item.step)) continue;
-          s.criticalMissing++;
-          if (legible(item.text, ocrText)) s.criticalLegible++;
-        }
-        if (s.images >= maxImages) break;
-      }
-      round++;
-    }
-    out[policy.id] = s;
-    log(`ocr ${policy.id}: ${s.images} images, ${s.linesLegible}/${s.lines} sampled lines legible, ${s.criticalLegible}/${s.criticalMissing} critical items missing from text legible`);
+function ocrSnapshot(run) {
+  const groups = run.snapshotGroups;
+  const missing = run.lastMissing ?? [];
+  const missingIn = (g) => missing.filter((i) => g.steps.includes(i.step)).length;
+  let group = groups[Math.floor(groups.length / 2)];
+  let best = 0;
+  for (const g of groups) {
+    const n = missingIn(g);
+    if (n > best) [best, group] = [n, g];
   }
-  return out;
+  const texts = [];
+  for (const url of group.urls) {
+    const text = ocr(url.slice(url.indexOf(',') + 1));
+    if (text == null) return { unavailable: 'tesseract failed, timed out or is not installed' };
+    texts.push(text);
+  }
+  const ocrText = texts.join('\n');
+  const s = { ...emptySnapshot(), snapshots: 1, images: group.urls.length };
+  for (const line of sampleLines(group.original)) {
+    s.lines++;
+    if (legible(line, ocrText)) s.linesLegible++;
+  }
+  for (const item of missing) {
+    if (!group.steps.includes(item.step)) continue;
+    s.criticalMissing++;
+    if (legible(item.text, ocrText)) s.criticalLegible++;
+  }
+  return s;
 }
 
 function sum(list, f) {

@@ -26,7 +26,10 @@ export const IMAGE_ALL = {
 /**
  * Every policy. `kind` is `baseline` (a JS transform of the messages) or
  * `tracelite` (package `compress` with `options`). `perProvider` policies are
- * replayed once per provider because their output depends on image pricing.
+ * replayed once per provider because their output depends on image pricing;
+ * the others are replayed once (OpenAI settings) and their images priced with
+ * each provider's formula. Only TraceLite defaults is per provider: the
+ * replays are the slow part of `make bench`.
  */
 export function allPolicies({ renderer } = {}) {
   const policies = [
@@ -36,8 +39,8 @@ export function allPolicies({ renderer } = {}) {
     { id: 'mask5', label: 'Observation masking, last 5 (SWE-agent)', kind: 'baseline', transform: maskObservations(5) },
     { id: 'mask10', label: 'Observation masking, last 10', kind: 'baseline', transform: maskObservations(10) },
     renderer
-      ? { id: 'image-all', label: 'Every observation as an image', kind: 'baseline', perProvider: true, transform: renderAll(renderer) }
-      : { id: 'image-all', label: 'Every observation as an image', kind: 'tracelite', perProvider: true, options: IMAGE_ALL },
+      ? { id: 'image-all', label: 'Every observation as an image', kind: 'baseline', transform: renderAll(renderer) }
+      : { id: 'image-all', label: 'Every observation as an image', kind: 'tracelite', options: IMAGE_ALL },
     { id: 'tracelite', label: 'TraceLite defaults', kind: 'tracelite', perProvider: true, options: {} },
   ];
   for (const stage of STAGES) {
@@ -45,7 +48,6 @@ export function allPolicies({ renderer } = {}) {
       id: `only-${stage}`,
       label: `TraceLite ${stage} only`,
       kind: 'tracelite',
-      perProvider: stage === 'optical',
       options: onlyStage(stage),
     });
   }

@@ -160,7 +160,7 @@ export function reportMarkdown(result, extra = {}) {
   if (snaps?.unavailable) {
     out.push(`Snapshot legibility: not measured (${snaps.unavailable}).`);
   } else if (snaps && Object.keys(snaps).length) {
-    out.push('Snapshot legibility (tesseract 5, `--psm 6`; sampled snapshots of the last request of each trajectory, round-robin up to the image budget). ' +
+    out.push('Snapshot legibility (tesseract 5, `--psm 6`; tesseract takes seconds per image, so one snapshot per policy in each of a few sampled trajectories: the snapshot of the last request that shows the most critical items missing from the text, else the middle one). ' +
       'A line is legible when its normalized text (case, whitespace, `_`, quotes, 0/o, 1/l folded) is a substring of the OCR text or ≥ 90% of its 4-grams are:');
     out.push('');
     out.push(table(['policy', 'snapshots', 'images', 'sampled lines legible', 'critical items missing from text', 'of those legible in the snapshot'],

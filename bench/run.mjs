@@ -17,7 +17,8 @@ const USAGE = `usage: node bench/run.mjs [options]
   --traces DIR|FILE    trajectories (default $TRACELITE_TRACES or ../shared/traces)
   --out DIR            where REPORT.md, report.json, chart.svg go (default bench/)
   --policies a,b       only these policy ids (full is always added)
-  --ocr-images N       snapshot images to OCR per policy (default 24, quick 6)
+  --workers N          replay processes (default 2)
+  --ocr-traces N       trajectories per source whose snapshots are OCR'd (default 3, quick 1)
   --no-ocr --no-criterion --no-latency   skip a part`;
 
 function parseArgs(argv) {
@@ -32,7 +33,8 @@ function parseArgs(argv) {
     else if (a === '--traces') o.traces = resolve(next());
     else if (a === '--out') o.out = resolve(next());
     else if (a === '--policies') o.policies = next().split(',');
-    else if (a === '--ocr-images') o.ocrImages = Number(next());
+    else if (a === '--ocr-traces') o.ocrTraces = Number(next());
+    else if (a === '--workers') o.workers = Number(next());
     else if (a === '--no-ocr') o.ocr = false;
     else if (a === '--no-criterion') o.criterion = false;
     else if (a === '--no-latency') o.latency = false;
@@ -141,7 +143,8 @@ async function main() {
     quick: o.quick,
     policies: o.policies,
     ocr: o.ocr,
-    ocrImages: o.ocrImages ?? (o.quick ? 6 : 24),
+    workers: o.workers ?? 2,
+    ocrFiles: statSync(o.traces).isDirectory() ? traceFiles(o.traces, { quick: true, quickCount: o.ocrTraces ?? (o.quick ? 1 : 3) }) : files,
     log,
   });
   const speed = { wasm: wasmSize() };
