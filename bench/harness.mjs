@@ -52,6 +52,21 @@ export function traceFiles(dir, { quick = false, quickCount = 2 } = {}) {
   return picked.sort();
 }
 
+/** `k` evenly spaced files per source out of `files` (kept in order). */
+export function spreadPerSource(files, k) {
+  const bySource = new Map();
+  for (const f of files) {
+    if (!bySource.has(sourceOf(f))) bySource.set(sourceOf(f), []);
+    bySource.get(sourceOf(f)).push(f);
+  }
+  const picked = new Set();
+  for (const list of bySource.values()) {
+    const n = Math.min(k, list.length);
+    for (let i = 0; i < n; i++) picked.add(list[Math.floor(((i + 0.5) * list.length) / n)]);
+  }
+  return files.filter((f) => picked.has(f));
+}
+
 /** The requests an agent loop sends before each step (shared message objects across steps). */
 export function stepRequests(pkg, trajectory) {
   const text = JSON.stringify(trajectory);
@@ -461,14 +476,20 @@ export function sampleLines(text, n = 20) {
 /**
  * OCR of one snapshot of a run's last request (tesseract is slow: seconds per
  * image): the snapshot showing the most critical items missing from the text,
- * else the middle one. Measures sampled lines of the original observation
+ * else the smallest one. Measures sampled lines of the original observation
  * legible in the OCR text, and those critical items.
  */
 function ocrSnapshot(run) {
   const groups = run.snapshotGroups;
   const missing = run.lastMissing ?? [];
   const missingIn = (g) => missing.filter((i) => g.steps.includes(i.step)).length;
-  let group = groups[Math.floor(groups.length / 2)];
+  // Without missing items: the snapshot with the fewest images, nearest the middle.
+  const mid = (groups.length - 1) / 2;
+  let group = groups.reduce((a, g, i) => {
+    const ai = groups.indexOf(a);
+    const better = g.urls.length < a.urls.length || (g.urls.length === a.urls.length && Math.abs(i - mid) < Math.abs(ai - mid));
+    return better ? g : a;
+  });
   let best = 0;
   for (const g of groups) {
     const n = missingIn(g);

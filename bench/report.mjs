@@ -209,6 +209,9 @@ export function reportMarkdown(result, extra = {}) {
   out.push('* The traces were already clipped at run time by their agents (mini-swe-agent head+tail at 10k chars, OpenHands at 30k), so truncation baselines change little on them.');
   out.push(`* Tokenizer work: ${int(m.tokenizerStats.distinctTexts)} distinct texts, ${int(m.tokenizerStats.chars)} chars, ${m.tokenizerStats.seconds.toFixed(0)} s.`);
   out.push('* Text is counted with o200k_base for every provider; Anthropic and Gemini tokenizers differ by a few percent.');
+  out.push('* Only "TraceLite defaults" is replayed once per provider (its optical stage sizes and accepts images for the target provider). The other policies are replayed once with OpenAI settings and any images they emit are priced with each provider\'s formula.');
+  out.push(`* "Every observation as an image" ${m.renderer ? `uses the package's \`${m.renderer}\` export` : 'runs through the optical stage with every other stage off, no recent window, batch 1, no image cap and a ratio of 10⁻⁶ (any image accepted); observations the renderer cannot draw stay text'}.`);
+  out.push('* Replays run in worker processes; compress latency is measured separately (`bench/latency.mjs`) and natively (Criterion). The machine is shared, so absolute times vary between runs.');
   out.push('');
   return out.join('\n');
 }

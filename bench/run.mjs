@@ -7,8 +7,8 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { lineChart } from './chart.mjs';
-import { defaultTracesDir, runBench, traceFiles } from './harness.mjs';
-import { reportMarkdown } from './report.mjs';
+import { defaultTracesDir, runBench, spreadPerSource, traceFiles } from './harness.mjs';
+import { headlineTable, reportMarkdown } from './report.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -132,6 +132,22 @@ function chart(result) {
   return lineChart({ title: `Cumulative input tokens: ${trace}`, series });
 }
 
+/** Puts the headline table between the bench markers of README.md. */
+function updateReadme(result, command) {
+  const file = join(ROOT, 'README.md');
+  if (!existsSync(file)) return;
+  const text = readFileSync(file, 'utf8');
+  const start = '<!-- bench:headline:start -->';
+  const end = '<!-- bench:headline:end -->';
+  const i = text.indexOf(start);
+  const j = text.indexOf(end);
+  if (i < 0 || j < i) return;
+  const m = result.meta;
+  const body = `\n${headlineTable(result)}\n\n${m.traces} trajectories, ${m.steps} requests${m.quick ? ' (quick mode)' : ''}; ` +
+    `\`${command}\` at ${m.generated.slice(0, 10)}. Details: [bench/REPORT.md](bench/REPORT.md).\n`;
+  writeFileSync(file, text.slice(0, i + start.length) + body + text.slice(j));
+}
+
 async function main() {
   const o = parseArgs(process.argv.slice(2));
   if (!o.traces || !existsSync(o.traces)) fail('no trajectories: set TRACELITE_TRACES or pass --traces DIR');
@@ -144,7 +160,7 @@ async function main() {
     policies: o.policies,
     ocr: o.ocr,
     workers: o.workers ?? 2,
-    ocrFiles: statSync(o.traces).isDirectory() ? traceFiles(o.traces, { quick: true, quickCount: o.ocrTraces ?? (o.quick ? 1 : 3) }) : files,
+    ocrFiles: spreadPerSource(files, o.ocrTraces ?? (o.quick ? 1 : 3)),
     log,
   });
   const speed = { wasm: wasmSize() };
@@ -169,6 +185,7 @@ async function main() {
     commit: gitCommit(),
   });
   writeFileSync(join(o.out, 'REPORT.md'), md);
+  if (o.out === join(ROOT, 'bench')) updateReadme(result, command === 'node bench/run.mjs' ? 'make bench' : command);
   const json = JSON.stringify({ ...result, speed, criterion: crit }, (k, v) => (k.startsWith('_') ? undefined : v), 1);
   writeFileSync(join(o.out, 'report.json'), json + '\n');
   log(`wrote ${relative(process.cwd(), join(o.out, 'REPORT.md'))} (${result.meta.harnessSeconds.toFixed(0)} s)`);
