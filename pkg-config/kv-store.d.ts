@@ -1,0 +1,83 @@
+// Types of 'tracelite/kv-store': a spill store over the Workers KV API.
+
+/** The subset of a Workers KV namespace binding the store uses. */
+export interface KvNamespaceLike {
+  get(key: string, options: { type: 'text' }): Promise<string | null>;
+  put(key: string, value: string, options?: { expirationTtl?: number; metadata?: unknown }): Promise<void>;
+  getWithMetadata?(key: string, options: { type: 'text' }): Promise<{ value: string | null; metadata: unknown }>;
+  delete?(key: string): Promise<void>;
+  list?(options: { prefix?: string; cursor?: string }): Promise<{
+    keys: { name: string; expiration?: number; metadata?: unknown }[];
+    list_complete: boolean;
+    cursor?: string;
+  }>;
+}
+
+/** Options of `KvSpillStore`. */
+export interface KvSpillStoreOptions {
+  /** Seconds a blob lives (`expirationTtl`); at least 60. Default 7 days. */
+  ttlSeconds?: number;
+  /** Prefix of KV keys. Default `'tracelite/'`. */
+  prefix?: string;
+  /** Clock in milliseconds, for tests. Default `Date.now`. */
+  now?: () => number;
+}
+
+/** A page of a spilled blob's lines. */
+export interface SpillPage {
+  pointer: string;
+  /** First line, 1-based. */
+  offset: number;
+  limit: number;
+  totalLines: number;
+  /** Where the next page starts, or null at the end. */
+  nextOffset: number | null;
+  text: string;
+}
+
+/** Lines of a blob that match a pattern. */
+export interface SpillMatches {
+  pointer: string;
+  pattern: string;
+  totalLines: number;
+  matches: { line: number; text: string }[];
+  /** More lines matched than `maxMatches`. */
+  truncated: boolean;
+  /** grep -n style: `12:match`, `11-context`, `--` between groups. */
+  text: string;
+}
+
+/** Options of a spill search. */
+export interface GrepOptions {
+  /** Lines shown around each match (≤ 20). Default 0. */
+  context?: number;
+  /** Default 50, at most 1000. */
+  maxMatches?: number;
+  /** Treat the pattern as plain text instead of a regular expression. */
+  literal?: boolean;
+  ignoreCase?: boolean;
+}
+
+/** Default `ttlSeconds`: 7 days. */
+export const DEFAULT_TTL_SECONDS: number;
+
+/**
+ * Spills in a KV namespace under `<prefix><session>/<key>`, so they survive
+ * across requests and isolates. Pass it as `store` to `createProxy` or
+ * `traceliteMiddleware`.
+ */
+export class KvSpillStore {
+  constructor(kv: KvNamespaceLike, options?: KvSpillStoreOptions);
+  /** Full text of a blob; rejects with `SPILL_NOT_FOUND` when missing or expired. */
+  get(session: string, key: string): Promise<string>;
+  /** Stores a blob; resolves false when a fresh copy was already stored. */
+  put(session: string, key: string, text: string): Promise<boolean>;
+  /** Stores every blob of a compress report (`report.spills`); resolves how many were written. */
+  persist(report: { spills?: { session: string; key: string; text: string }[] }): Promise<number>;
+  list(session: string): Promise<{ key: string; bytes: number; lines: number }[]>;
+  delete(session: string, key: string): Promise<void>;
+  /** A page of lines: `offset` 1-based (default 1), `limit` lines (default 200, ≤ 2000). */
+  read(session: string, key: string, offset?: number, limit?: number): Promise<SpillPage>;
+  /** Lines matching a regular expression (or literal text). */
+  grep(session: string, key: string, pattern: string, options?: GrepOptions): Promise<SpillMatches>;
+}
