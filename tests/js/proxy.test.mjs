@@ -18,23 +18,8 @@ const SSE = [
   'data: [DONE]\n\n',
 ];
 
-const WORKER = `
-import { createProxy } from 'tracelite/proxy';
-import { KvSpillStore } from 'tracelite/kv-store';
-let proxy;
-export default {
-  fetch(request, env) {
-    proxy ??= createProxy({
-      upstream: env.UPSTREAM,
-      options: JSON.parse(env.OPTIONS),
-      store: new KvSpillStore(env.SPILLS),
-      maxBodyBytes: Number(env.MAX_BODY),
-      onReport: ({ session, format, path, report }) =>
-        console.log('tracelite-report', JSON.stringify({ session, format, path, before: report.tokensBefore, after: report.tokensAfter })),
-    });
-    return proxy(request);
-  },
-};`;
+// The Worker example shipped in the docs is the worker under test.
+const WORKER = readFileSync(join(root, 'pkg-config/examples/cloudflare-worker/worker.js'), 'utf8');
 
 let upstream;
 let mf;
@@ -55,7 +40,7 @@ before(async () => {
   const script = await bundleWorker(dir, WORKER);
   mf = await startWorker(script, {
     kvNamespaces: ['SPILLS'],
-    bindings: { UPSTREAM: upstream.url, OPTIONS: JSON.stringify(OPTIONS), MAX_BODY: String(1024 * 1024) },
+    bindings: { UPSTREAM: upstream.url, TRACELITE_OPTIONS: JSON.stringify(OPTIONS), MAX_BODY_BYTES: String(1024 * 1024) },
     handleRuntimeStdio(stdout, stderr) {
       stdout.on('data', (d) => { logs += d; });
       stderr.on('data', (d) => { logs += d; });
@@ -111,7 +96,7 @@ test('chat completions: the compressed body goes upstream with the headers, SSE 
     assert.equal((await page.json()).text, spill.text.replace(/\n$/, ''));
   }
   // The report was logged, the key never.
-  assert.match(logs, /tracelite-report .*"session":"agent-7"/);
+  assert.match(logs, /tracelite .*"session":"agent-7"/);
   assert.ok(!logs.includes(SECRET));
 });
 
