@@ -1,4 +1,5 @@
 // Types of 'tracelite/kv-store': a spill store over the Workers KV API.
+import type { SpillBlob } from './index.js';
 
 /** The subset of a Workers KV namespace binding the store uses. */
 export interface KvNamespaceLike {
@@ -72,8 +73,8 @@ export class KvSpillStore {
   get(session: string, key: string): Promise<string>;
   /** Stores a blob; resolves false when a fresh copy was already stored. */
   put(session: string, key: string, text: string): Promise<boolean>;
-  /** Stores every blob of a compress report (`report.spills`); resolves how many were written. */
-  persist(report: { spills?: { session: string; key: string; text: string }[] }): Promise<number>;
+  /** Stores the blobs a compress call returned (`spills`, or the whole result); resolves how many were written. */
+  persist(blobs: SpillBlob[] | { spills?: SpillBlob[] }): Promise<number>;
   list(session: string): Promise<{ key: string; bytes: number; lines: number }[]>;
   delete(session: string, key: string): Promise<void>;
   /** A page of lines: `offset` 1-based (default 1), `limit` lines (default 200, ≤ 2000). */

@@ -94,11 +94,12 @@ export class KvSpillStore {
   }
 
   /**
-   * Stores every blob a `compress` call reported (`report.spills`), in parallel.
-   * Returns how many were written (the others were already stored).
+   * Stores every blob a `compress` call returned (its `spills`, or the whole
+   * result), in parallel. Returns how many were written (the others were
+   * already stored).
    */
-  async persist(report) {
-    const spills = report?.spills ?? [];
+  async persist(blobs) {
+    const spills = (Array.isArray(blobs) ? blobs : blobs?.spills) ?? [];
     const written = await Promise.all(spills.map((s) => this.put(s.session, s.key, s.text)));
     return written.filter(Boolean).length;
   }

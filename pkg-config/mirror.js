@@ -1,6 +1,6 @@
 // Internal: `compress` with any spill store. The wasm SpillStore is used
-// directly; any other store (KV, yours) gets the call's new blobs copied into it
-// from `report.spills`, since compress itself is synchronous.
+// directly; any other store (KV, yours) gets the call's new blobs (the `spills`
+// compress returns) copied into it, since compress itself is synchronous.
 import { SpillStore, compress } from '#entry';
 
 /** Whether `store` is the in-wasm store `compress` can write to directly. */
@@ -23,9 +23,9 @@ export async function compressInto(request, options, store) {
   } finally {
     scratch.free();
   }
-  const spills = out.report.spills ?? [];
+  const spills = out.spills ?? [];
   if (typeof store.persist === 'function') {
-    await store.persist(out.report);
+    await store.persist(spills);
   } else {
     await Promise.all(spills.map((s) => store.put(s.session, s.key, s.text)));
   }

@@ -203,7 +203,7 @@ test('a store that is not the wasm one (KV-like) receives every spill', async ()
   await generateText({ model: wrapLanguageModel({ model: mock, middleware }), messages: conversation() });
   assert.equal(middleware.store, kvLike);
   assert.equal(blobs.size, reports[0].spills.length);
-  for (const s of reports[0].spills) assert.equal(blobs.get(`${s.session}/${s.key}`), s.text);
+  for (const s of reports[0].spills) assert.equal(Buffer.byteLength(blobs.get(`${s.session}/${s.key}`)), s.bytes);
   assert.equal(mock.doGenerateCalls.length, 1);
 });
 

@@ -108,11 +108,11 @@ test('read pages lines and grep finds them with context', async () => {
   await assert.rejects(store.grep('s3', 'log', '('), (e) => e.code === 'INVALID_PATTERN');
 });
 
-test('persist writes every blob of a compress report', async () => {
+test('persist writes every blob a compress call returned', async () => {
   const store = new KvSpillStore(kv);
-  const report = { spills: [{ session: 's4', key: 'a', text: 'A' }, { session: 's4', key: 'b', text: 'B\nB' }] };
-  assert.equal(await store.persist(report), 2);
-  assert.equal(await store.persist(report), 0);
+  const result = { spills: [{ session: 's4', key: 'a', text: 'A' }, { session: 's4', key: 'b', text: 'B\nB' }] };
+  assert.equal(await store.persist(result), 2);
+  assert.equal(await store.persist(result.spills), 0);
   assert.deepEqual((await store.list('s4')).map((b) => [b.key, b.lines]), [['a', 1], ['b', 2]]);
   await store.delete('s4', 'a');
   assert.deepEqual((await store.list('s4')).map((b) => b.key), ['b']);

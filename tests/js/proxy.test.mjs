@@ -91,7 +91,8 @@ test('chat completions: the compressed body goes upstream with the headers, SSE 
   assert.equal(res.headers.get('x-tracelite-tokens'), `${want.report.tokensBefore}->${want.report.tokensAfter}`);
   assert.ok(want.report.tokensBefore > 5000);
   // Everything the core spilled is readable through the proxy from KV.
-  for (const spill of want.report.spills) {
+  assert.equal(want.spills.length, want.report.spills.length);
+  for (const spill of want.spills) {
     const page = await mf.dispatchFetch(`http://proxy.test/spill/${spill.key}?limit=100000`, { headers: { 'x-tracelite-session': 'agent-7' } });
     assert.equal((await page.json()).text, spill.text.replace(/\n$/, ''));
   }
