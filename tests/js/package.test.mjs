@@ -168,3 +168,35 @@ test('workerd: a worker bundled with the workerd condition imports the installed
     await mf.dispose();
   }
 });
+
+test('TypeScript resolves the types of the root and every subpath (node16 and bundler resolution)', () => {
+  writeFileSync(join(project, 'types-check.ts'), `
+    import { compress, SpillStore, type Report } from 'tracelite';
+    import { createProxy, type ProxyOptions } from 'tracelite/proxy';
+    import { KvSpillStore, type SpillPage } from 'tracelite/kv-store';
+    import { traceliteMiddleware, spillTools } from 'tracelite/ai-sdk';
+    const store = new SpillStore();
+    const out = compress({ messages: [] }, { budget: 8000, store });
+    const report: Report = out.report;
+    const blobs: { session: string; key: string; text: string }[] = out.spills;
+    const options: ProxyOptions = { upstream: 'https://api.example', options: { budget: 1000 }, store };
+    const handler: (r: Request) => Promise<Response> = createProxy(options);
+    declare const kv: { get(k: string, o: { type: 'text' }): Promise<string | null>; put(k: string, v: string, o?: { expirationTtl?: number }): Promise<void> };
+    const kvStore = new KvSpillStore(kv, { ttlSeconds: 3600 });
+    const page: Promise<SpillPage> = kvStore.read('s', 'k', 1, 10);
+    const mw = traceliteMiddleware({ budget: 8000, store: kvStore, session: (p) => String(p.prompt.length) });
+    const tools = spillTools(mw.store);
+    void [report, blobs, handler, page, tools.read_spill.execute({ pointer: 'spill://s/k' })];
+    // @ts-expect-error: budget must be a number
+    compress({ messages: [] }, { budget: 'big' });
+  `);
+  const tsc = join(root, 'node_modules/typescript/bin/tsc');
+  for (const [module, resolution] of [['node16', 'node16'], ['esnext', 'bundler']]) {
+    try {
+      execFileSync(process.execPath, [tsc, '--noEmit', '--strict', '--lib', 'es2022,dom,esnext.disposable', 
+        '--target', 'es2022', '--module', module, '--moduleResolution', resolution, 'types-check.ts'], { cwd: project, encoding: 'utf8' });
+    } catch (err) {
+      assert.fail(`tsc (${resolution}): ${err.stdout}${err.stderr}`);
+    }
+  }
+});
