@@ -4,6 +4,7 @@ import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { SpillStore, compress, trajectoryToRequest } from '../../pkg/node.js';
 import { KvSpillStore } from '../../pkg/kv-store.js';
 import { bundleWorker, projectWithPkg, root, startUpstream, startWorker } from './support/hosts.mjs';
@@ -21,6 +22,8 @@ const SSE = [
 // The Worker example shipped in the docs is the worker under test.
 const WORKER = readFileSync(join(root, 'pkg-config/examples/cloudflare-worker/worker.js'), 'utf8');
 
+const GZIPPED = JSON.stringify({ id: 'c2', choices: [{ message: { content: 'y'.repeat(2000) } }] });
+
 let upstream;
 let mf;
 let kv;
@@ -30,6 +33,9 @@ before(async () => {
   upstream = await startUpstream((req) => {
     if (req.url.startsWith('/v1/chat/completions?fail')) {
       return { status: 429, headers: { 'content-type': 'application/json', 'retry-after': '7' }, chunks: ['{"error":{"message":"slow down"}}'] };
+    }
+    if (req.url.startsWith('/v1/chat/completions?gzip')) {
+      return { headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, chunks: [gzipSync(GZIPPED)] };
     }
     if (req.url === '/v1/models') {
       return { headers: { 'content-type': 'application/json' }, chunks: ['{"data":[]}'] };
@@ -134,6 +140,12 @@ test('upstream errors pass through with status, headers and body', async () => {
   assert.equal(res.status, 429);
   assert.equal(res.headers.get('retry-after'), '7');
   assert.deepEqual(await res.json(), { error: { message: 'slow down' } });
+});
+
+test('a gzip-encoded upstream response reaches the client intact', async () => {
+  const res = await post('/v1/chat/completions?gzip=1', { ...chatRequest, stream: false });
+  assert.equal(res.status, 200);
+  assert.equal(await res.text(), GZIPPED);
 });
 
 test('a JSON body the core cannot read is forwarded as it came, marked skipped', async () => {
