@@ -169,6 +169,28 @@ test('workerd: a worker bundled with the workerd condition imports the installed
   }
 });
 
+test('Vercel Edge: the edge-light entry (a `?module` wasm import) runs in an isolate that forbids compiling wasm from bytes', async () => {
+  const script = await bundleWorker(project, `
+    import { compress, version } from 'tracelite';
+    export default {
+      async fetch(request) {
+        let compileRefused = false;
+        try { await WebAssembly.compile(new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0])); } catch { compileRefused = true; }
+        const { report } = compress(await request.json(), { budget: 8000 });
+        return Response.json({ version: version(), format: report.format, compileRefused });
+      },
+    };`, ['edge-light', 'worker', 'browser']);
+  const bundled = readFileSync(script, 'utf8');
+  assert.match(bundled, /edge\.js/, 'the edge-light entry was chosen');
+  const mf = await startWorker(script);
+  try {
+    const res = await mf.dispatchFetch('http://w/', { method: 'POST', body: JSON.stringify(REQUEST) });
+    assert.deepEqual(await res.json(), { version: '0.1.0', format: 'openai-chat', compileRefused: true });
+  } finally {
+    await mf.dispose();
+  }
+});
+
 test('TypeScript resolves the types of the root and every subpath (node16 and bundler resolution)', () => {
   writeFileSync(join(project, 'types-check.ts'), `
     import { compress, SpillStore, type Report } from 'tracelite';

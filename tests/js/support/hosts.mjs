@@ -23,9 +23,10 @@ export function projectWithPkg(prefix = 'tracelite-host-') {
 /**
  * Bundles `source` (a worker module importing 'tracelite…') found from project
  * `dir` the way wrangler does (conditions workerd, worker, browser; `.wasm`
- * imports stay separate modules) into `dir/dist/worker.js`.
+ * imports stay separate modules) into `dir/dist/worker.js`. With conditions
+ * `edge-light, worker, browser` it resolves what Vercel's Edge bundler picks.
  */
-export async function bundleWorker(dir, source) {
+export async function bundleWorker(dir, source, conditions = ['workerd', 'worker', 'browser']) {
   const entry = join(dir, 'worker-src.js');
   writeFileSync(entry, source);
   const outdir = join(dir, 'dist');
@@ -37,14 +38,15 @@ export async function bundleWorker(dir, source) {
     format: 'esm',
     platform: 'neutral',
     target: 'es2022',
-    conditions: ['workerd', 'worker', 'browser'],
+    conditions,
     mainFields: ['module', 'main'],
     logLevel: 'silent',
     plugins: [{
       name: 'wasm-modules',
       setup(b) {
-        b.onResolve({ filter: /\.wasm$/ }, (args) => {
-          const file = join(args.resolveDir, args.path);
+        // `x.wasm` (workerd) and `x.wasm?module` (Vercel Edge) imports.
+        b.onResolve({ filter: /\.wasm(\?module)?$/ }, (args) => {
+          const file = join(args.resolveDir, args.path.replace(/\?module$/, ''));
           const name = file.split('/').pop();
           copyFileSync(file, join(outdir, name));
           return { path: `./${name}`, external: true };
