@@ -5,8 +5,14 @@ import type { SpillStoreLike } from './proxy.js';
 
 /** Options of `traceliteMiddleware`: compress settings plus host objects. */
 export interface TraceliteMiddlewareOptions extends Omit<CompressSettings, 'format' | 'session'> {
-  /** Where spills go; a new in-memory `SpillStore` by default (see `middleware.store`). */
+  /**
+   * Where spills go. Default: in memory, one store per conversation (its own
+   * spills, caches and previous request, so `report.prefix` is filled), for the
+   * `maxSessions` most recent conversations; see `middleware.store`.
+   */
   store?: SpillStoreLike;
+  /** Conversations the default store keeps (least recently used freed first). Default 64. */
+  maxSessions?: number;
   /** Spill session: a name or a function of the call; default: a hash of the conversation's opening. */
   session?: string | ((params: { prompt: unknown[] } & Record<string, unknown>) => string);
   /** Called after each compression. */

@@ -2,8 +2,7 @@
 // (`transformParams`) and the `read_spill` / `grep_spill` tools that read back
 // what it moved out. Import from 'tracelite/ai-sdk' (needs the `ai` package).
 import { jsonSchema, tool } from 'ai';
-import { SpillStore } from '#entry';
-import { compressInto, sessionFromMessages } from './mirror.js';
+import { SessionStores, compressInto, sessionFromMessages } from './mirror.js';
 import { MAX_GREP_CONTEXT, MAX_READ_LIMIT, grepSpill, readSpill } from './spill-reader.js';
 
 /** Content-part type carrying an AI SDK part the chat format has no place for. */
@@ -212,7 +211,9 @@ export function fromChatRequest(request, side, version = 'v4') {
  * Middleware for `wrapLanguageModel` that compresses every prompt before it
  * reaches the model. Options are `compress` options plus:
  * * `store`: where spills live (a `SpillStore`, a `KvSpillStore`, or any
- *   `{ get, put }`); a new in-memory `SpillStore` by default, exposed as
+ *   `{ get, put }`). By default an in-memory store per conversation (its own
+ *   spills, caches and previous request, so `report.prefix` measures prefix
+ *   reuse), for the `maxSessions` (64) most recent conversations; exposed as
  *   `middleware.store` so `spillTools(middleware.store)` reads the same blobs.
  * * `session`: a name or `(params) => name`; by default a hash of the
  *   conversation's opening, so every conversation keeps its own spills.
@@ -220,8 +221,8 @@ export function fromChatRequest(request, side, version = 'v4') {
  * * `specificationVersion`: 'v4' (ai 7, default) or 'v3'/'v2' (ai 6/5 file parts).
  */
 export function traceliteMiddleware(options = {}) {
-  const { store, session, onReport, specificationVersion = 'v4', ...settings } = options;
-  const spills = store ?? new SpillStore();
+  const { store, session, onReport, maxSessions, specificationVersion = 'v4', ...settings } = options;
+  const spills = store ?? new SessionStores({ maxSessions });
   return {
     specificationVersion,
     store: spills,

@@ -15,8 +15,13 @@ export interface ProxyOptions {
   format?: FormatName;
   /** Compress settings (budget, provider, stages, limits…). */
   options?: CompressSettings;
-  /** Where spills go; an in-memory store (per isolate) by default. Use a `KvSpillStore` on Workers. */
+  /**
+   * Where spills go. Default: in memory (per isolate), one store per session for
+   * the `maxSessions` most recent sessions. Use a `KvSpillStore` on Workers.
+   */
   store?: SpillStoreLike;
+  /** Sessions the default in-memory store keeps. Default 64. */
+  maxSessions?: number;
   /** The fetch used to reach the upstream. Default `globalThis.fetch`. */
   fetch?: (request: Request) => Promise<Response>;
   /** Larger request bodies get 413. Default 8 MiB. */

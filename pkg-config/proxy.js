@@ -1,7 +1,7 @@
 // An edge proxy: a Fetch-API handler that compresses LLM requests on their way
 // to the provider and serves the spilled text back to the agent.
-import { SpillStore, TraceLiteError, compress } from '#entry';
-import { compressInto, fnv1a, sessionFromMessages } from './mirror.js';
+import { TraceLiteError, compress } from '#entry';
+import { SessionStores, compressInto, fnv1a, sessionFromMessages } from './mirror.js';
 import { checkName, grepSpill, readSpill } from './spill-reader.js';
 
 /** Request paths (suffixes) the proxy compresses, and their format. */
@@ -129,6 +129,7 @@ export function createProxy({
   store,
   fetch: fetchImpl,
   maxBodyBytes = DEFAULT_MAX_BODY_BYTES,
+  maxSessions,
   onReport,
 } = {}) {
   let base;
@@ -150,7 +151,7 @@ export function createProxy({
   compress({ model: 'm', messages: [{ role: 'user', content: 'ok' }] }, {
     ...options, format: 'openai-chat', store: undefined, session: options.session ?? 'check',
   });
-  const spills = store ?? new SpillStore();
+  const spills = store ?? new SessionStores({ maxSessions });
   const send = fetchImpl ?? ((req) => globalThis.fetch(req));
 
   async function serveSpill(request, url) {

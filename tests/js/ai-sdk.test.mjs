@@ -119,6 +119,26 @@ test('each conversation keeps its own spill session, stable across turns', async
   assert.equal(sessions[3], 'user-3');
 });
 
+test('the default store keeps one store per conversation, the most recent maxSessions of them', async () => {
+  const reports = [];
+  const middleware = traceliteMiddleware({ maxSessions: 2, onReport: (r) => reports.push(r) });
+  const model = wrapLanguageModel({ model: new MockLanguageModelV4({ doGenerate: textResult('ok') }), middleware });
+  await generateText({ model, messages: conversation('Task A.') });
+  await generateText({ model, messages: [...conversation('Task A.'), { role: 'assistant', content: 'ok' }, { role: 'user', content: 'more' }] });
+  // The second turn of a conversation is measured against the first.
+  assert.equal(reports[0].report.prefix, undefined);
+  assert.ok(reports[1].report.prefix.sharedBytes > 200000, JSON.stringify(reports[1].report.prefix));
+  const [a] = middleware.store.sessions();
+  middleware.store.put(a, 'note-1', 'kept for A');
+  await generateText({ model, messages: conversation('Task B.') });
+  assert.equal(middleware.store.get(a, 'note-1'), 'kept for A');
+  await generateText({ model, messages: conversation('Task C.') });
+  assert.equal(middleware.store.sessions().length, 2);
+  assert.ok(!middleware.store.sessions().includes(a));
+  assert.throws(() => middleware.store.get(a, 'note-1'), (e) => e.code === 'SPILL_NOT_FOUND');
+  assert.throws(() => traceliteMiddleware({ maxSessions: 0 }), (e) => e.code === 'INVALID_OPTION');
+});
+
 test('a prompt the stages leave alone comes back identical, exotic parts included', () => {
   const prompt = [
     { role: 'system', content: 'sys', providerOptions: { anthropic: { cacheControl: { type: 'ephemeral' } } } },
