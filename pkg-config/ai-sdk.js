@@ -3,7 +3,10 @@
 // what it moved out. Import from 'tracelite/ai-sdk' (needs the `ai` package).
 import { jsonSchema, tool } from 'ai';
 import { SessionStores, compressInto, sessionFromMessages } from './mirror.js';
-import { MAX_GREP_CONTEXT, MAX_READ_LIMIT, grepSpill, readSpill } from './spill-reader.js';
+import {
+  GREP_CONTEXT, GREP_MAX_MATCHES, MAX_GREP_CONTEXT, MAX_GREP_MATCHES, MAX_READ_LIMIT, READ_LIMIT,
+  grepSpill, readSpill, renderMatches, renderPage,
+} from './spill-reader.js';
 
 /** Content-part type carrying an AI SDK part the chat format has no place for. */
 const REF = 'ai-sdk';
@@ -237,14 +240,18 @@ export function traceliteMiddleware(options = {}) {
 }
 
 function describeError(err) {
-  if (err?.name === 'TraceLiteError') return `error ${err.code}: ${err.message}`;
-  throw err;
+  if (err?.name !== 'TraceLiteError') throw err;
+  if (err.code === 'SPILL_NOT_FOUND' || err.code === 'INVALID_SPILL_KEY') {
+    return 'no spilled output at that pointer (it may have expired)';
+  }
+  return err.message;
 }
 
 /**
  * AI SDK tools `read_spill` and `grep_spill` over `store` (the middleware's
  * store): the model passes the `spill://…` pointer from a placeholder and gets
- * the hidden lines back, a page or the matches at a time.
+ * the hidden lines back, a page or the matches at a time. Arguments, limits and
+ * replies follow the core's tools (src/spill/tools.rs).
  */
 export function spillTools(store) {
   if (!store || typeof store.get !== 'function') {
@@ -253,52 +260,50 @@ export function spillTools(store) {
   return {
     read_spill: tool({
       description:
-        'Read text that was moved out of the conversation to save context. Pass the spill:// pointer '
-        + 'from the placeholder; offset is the first line (1-based), limit the number of lines.',
+        'Read part of a tool output that was too long to show in full. Pass the spill:// pointer '
+        + "from the output's header. Returns numbered lines; page with offset (lines to skip) and limit.",
       inputSchema: jsonSchema({
         type: 'object',
         properties: {
-          pointer: { type: 'string', description: 'spill://<session>/<key> from the placeholder' },
-          offset: { type: 'integer', minimum: 1, description: 'first line, 1-based (default 1)' },
-          limit: { type: 'integer', minimum: 1, maximum: MAX_READ_LIMIT, description: 'number of lines (default 200)' },
+          pointer: { type: 'string', description: "The spill:// pointer from the output's header." },
+          offset: { type: 'integer', minimum: 0, description: 'Lines to skip (0 = from the first line; to continue, pass the last line number shown).' },
+          limit: { type: 'integer', minimum: 1, maximum: MAX_READ_LIMIT, description: `Most lines to return (default ${READ_LIMIT}).` },
         },
         required: ['pointer'],
         additionalProperties: false,
       }),
       execute: async ({ pointer, offset, limit }) => {
         try {
-          const page = await readSpill(store, pointer, { offset, limit });
-          const last = page.offset + Math.max(0, page.text === '' ? 0 : page.text.split('\n').length) - 1;
-          const next = page.nextOffset ? `; more from offset ${page.nextOffset}` : '';
-          return `[${page.pointer}: lines ${page.offset}-${last} of ${page.totalLines}${next}]\n${page.text}`;
+          return renderPage(await readSpill(store, pointer, { offset, limit }));
         } catch (err) {
-          return describeError(err);
+          return `read_spill: ${describeError(err)}`;
         }
       },
     }),
     grep_spill: tool({
       description:
-        'Search text that was moved out of the conversation. Pass the spill:// pointer and a regular '
-        + 'expression; returns matching lines as `line:text`, with `context` lines around them.',
+        'Search a tool output that was too long to show in full. Returns the matching lines with '
+        + 'their line numbers (N:) and context lines (N-).',
       inputSchema: jsonSchema({
         type: 'object',
         properties: {
-          pointer: { type: 'string', description: 'spill://<session>/<key> from the placeholder' },
-          pattern: { type: 'string', description: 'regular expression (JavaScript syntax)' },
-          context: { type: 'integer', minimum: 0, maximum: MAX_GREP_CONTEXT, description: 'lines around each match (default 0)' },
-          maxMatches: { type: 'integer', minimum: 1, maximum: 1000, description: 'default 50' },
-          ignoreCase: { type: 'boolean' },
+          pointer: { type: 'string', description: "The spill:// pointer from the output's header." },
+          pattern: { type: 'string', description: 'Regular expression, matched against each line.' },
+          literal: { type: 'boolean', description: 'Search the pattern as plain text (default false).' },
+          ignore_case: { type: 'boolean', description: 'Case-insensitive (default false).' },
+          context: { type: 'integer', minimum: 0, maximum: MAX_GREP_CONTEXT, description: `Lines of context around each match (default ${GREP_CONTEXT}).` },
+          max_matches: { type: 'integer', minimum: 1, maximum: MAX_GREP_MATCHES, description: `Most matching lines to return (default ${GREP_MAX_MATCHES}).` },
+          skip: { type: 'integer', minimum: 0, description: 'Matching lines to skip (to see further matches).' },
         },
         required: ['pointer', 'pattern'],
         additionalProperties: false,
       }),
-      execute: async ({ pointer, pattern, context, maxMatches, ignoreCase }) => {
+      execute: async ({ pointer, pattern, literal, ignore_case: ignoreCase, context, max_matches: maxMatches, skip }) => {
         try {
-          const found = await grepSpill(store, pointer, pattern, { context, maxMatches, ignoreCase });
-          const more = found.truncated ? ' (more matches: raise maxMatches or narrow the pattern)' : '';
-          return `[${found.pointer}: ${found.matches.length} matching lines of ${found.totalLines}${more}]\n${found.text}`;
+          return renderMatches(await grepSpill(store, pointer, pattern, { literal, ignoreCase, context, maxMatches, skip }));
         } catch (err) {
-          return describeError(err);
+          const hint = err?.code === 'INVALID_PATTERN' ? '; pass "literal": true to search the text as written' : '';
+          return `grep_spill: ${describeError(err)}${hint}`;
         }
       },
     }),

@@ -27,11 +27,13 @@ export interface KvSpillStoreOptions {
 /** A page of a spilled blob's lines. */
 export interface SpillPage {
   pointer: string;
-  /** First line, 1-based. */
+  /** Lines skipped before the page. */
   offset: number;
   limit: number;
+  /** Lines in the page (fewer than `limit` at the end or past 16 KB). */
+  count: number;
   totalLines: number;
-  /** Where the next page starts, or null at the end. */
+  /** The offset that continues, or null at the end. */
   nextOffset: number | null;
   text: string;
 }
@@ -41,19 +43,25 @@ export interface SpillMatches {
   pointer: string;
   pattern: string;
   totalLines: number;
+  totalMatches: number;
+  /** Matches skipped before the first returned. */
+  skipped: number;
+  /** 1-based line numbers and texts of the returned matches. */
   matches: { line: number; text: string }[];
-  /** More lines matched than `maxMatches`. */
-  truncated: boolean;
+  /** The `skip` that shows further matches, or null. */
+  nextSkip: number | null;
   /** grep -n style: `12:match`, `11-context`, `--` between groups. */
   text: string;
 }
 
 /** Options of a spill search. */
 export interface GrepOptions {
-  /** Lines shown around each match (≤ 20). Default 0. */
+  /** Lines shown around each match (≤ 10). Default 2. */
   context?: number;
-  /** Default 50, at most 1000. */
+  /** Default 50, at most 200. */
   maxMatches?: number;
+  /** Matches to skip (to see further matches). Default 0. */
+  skip?: number;
   /** Treat the pattern as plain text instead of a regular expression. */
   literal?: boolean;
   ignoreCase?: boolean;
@@ -77,7 +85,7 @@ export class KvSpillStore {
   persist(blobs: SpillBlob[] | { spills?: SpillBlob[] }): Promise<number>;
   list(session: string): Promise<{ key: string; bytes: number; lines: number }[]>;
   delete(session: string, key: string): Promise<void>;
-  /** A page of lines: `offset` 1-based (default 1), `limit` lines (default 200, ≤ 2000). */
+  /** A page of lines: skips `offset` lines (default 0), returns ≤ `limit` (default 200, ≤ 2000) within 16 KB. */
   read(session: string, key: string, offset?: number, limit?: number): Promise<SpillPage>;
   /** Lines matching a regular expression (or literal text). */
   grep(session: string, key: string, pattern: string, options?: GrepOptions): Promise<SpillMatches>;

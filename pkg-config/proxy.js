@@ -115,8 +115,9 @@ function forwardHeaders(headers) {
  *   body is compressed (format from the path, or `format`) and forwarded to
  *   `upstream` with the same path, query and headers; the response is streamed
  *   back unchanged (status, headers and body, SSE included).
- * * `GET /spill/<key>?offset=&limit=` and `GET /spill/<key>/grep?q=&context=&max=&regex=1`:
- *   read spilled text of the session named by the `x-tracelite-session` header.
+ * * `GET /spill/<key>?offset=&limit=` (offset = lines to skip) and
+ *   `GET /spill/<key>/grep?q=&context=&max=&skip=&regex=1&i=1`: read spilled text
+ *   of the session named by the `x-tracelite-session` header (or `?session=`).
  * * Anything else is forwarded untouched.
  *
  * Errors: bad JSON → 400, over `maxBodyBytes` or the core's limits → 413, both
@@ -169,6 +170,7 @@ export function createProxy({
         ? await grepSpill(spills, pointer, q.get('q') ?? '', {
           context: q.get('context') ?? undefined,
           maxMatches: q.get('max') ?? undefined,
+          skip: q.get('skip') ?? undefined,
           literal: q.get('regex') !== '1',
           ignoreCase: q.get('i') === '1',
         })

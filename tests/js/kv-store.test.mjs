@@ -93,18 +93,23 @@ test('get of a missing blob throws SPILL_NOT_FOUND; bad names throw INVALID_SPIL
 test('read pages lines and grep finds them with context', async () => {
   const store = new KvSpillStore(kv);
   await store.put('s3', 'log', log);
-  const page = await store.read('s3', 'log', 1199, 10);
+  const page = await store.read('s3', 'log', 1198, 10);
   assert.deepEqual(
-    { offset: page.offset, totalLines: page.totalLines, nextOffset: page.nextOffset, text: page.text },
-    { offset: 1199, totalLines: 1200, nextOffset: null, text: 'ok 1198\nok 1199' },
+    { offset: page.offset, count: page.count, totalLines: page.totalLines, nextOffset: page.nextOffset, text: page.text },
+    { offset: 1198, count: 2, totalLines: 1200, nextOffset: null, text: 'ok 1198\nok 1199' },
   );
   const first = await store.read('s3', 'log');
   assert.equal(first.text.split('\n').length, 200);
-  assert.equal(first.nextOffset, 201);
-  const found = await store.grep('s3', 'log', 'E\\d+: assertion', { context: 1 });
-  assert.equal(found.matches.length, 12);
+  assert.equal(first.nextOffset, 200);
+  const found = await store.grep('s3', 'log', 'E\\d+: assertion', { context: 1, maxMatches: 10 });
+  assert.equal(found.totalMatches, 12);
+  assert.equal(found.matches.length, 10);
+  assert.equal(found.nextSkip, 10);
   assert.deepEqual(found.matches[0], { line: 8, text: 'E7: assertion failed in test_7' });
   assert.ok(found.text.startsWith('7-ok 6\n8:E7: assertion failed in test_7\n9-ok 8\n--\n107-ok 106'), found.text.slice(0, 80));
+  const rest = await store.grep('s3', 'log', 'assertion', { skip: 10, literal: true });
+  assert.deepEqual(rest.matches.map((m) => m.line), [1008, 1108]);
+  assert.equal(rest.nextSkip, null);
   await assert.rejects(store.grep('s3', 'log', '('), (e) => e.code === 'INVALID_PATTERN');
 });
 
@@ -121,15 +126,15 @@ test('persist writes every blob a compress call returned', async () => {
 test('inside workerd: a blob put in one request is read in the next, and by a new isolate', async () => {
   const put = await mf.dispatchFetch('http://w/s5/tool-x', { method: 'PUT', body: 'one\ntwo\nthree\nfour' });
   assert.deepEqual(await put.json(), { wrote: true });
-  const read = await mf.dispatchFetch('http://w/s5/tool-x?offset=2');
-  assert.deepEqual(await read.json(), { pointer: 'spill://s5/tool-x', offset: 2, limit: 3, totalLines: 4, nextOffset: null, text: 'two\nthree\nfour' });
+  const read = await mf.dispatchFetch('http://w/s5/tool-x?offset=1');
+  assert.deepEqual(await read.json(), { pointer: 'spill://s5/tool-x', offset: 1, limit: 3, count: 3, totalLines: 4, nextOffset: null, text: 'two\nthree\nfour' });
   const missing = await mf.dispatchFetch('http://w/s5/other');
   assert.equal(missing.status, 404);
   assert.deepEqual(await missing.json(), { code: 'SPILL_NOT_FOUND', name: 'TraceLiteError' });
   // A second workerd process over the same KV storage: nothing is shared but KV.
   const other = await startWorker(script, { kvNamespaces: ['SPILLS'], kvPersist: persist });
   try {
-    const again = await other.dispatchFetch('http://w/s5/tool-x?offset=4');
+    const again = await other.dispatchFetch('http://w/s5/tool-x?offset=3');
     assert.equal((await again.json()).text, 'four');
   } finally {
     await other.dispose();
