@@ -39,8 +39,11 @@ export interface SpillTool<Input> {
   execute(input: Input, options?: unknown): Promise<string>;
 }
 
-/** `read_spill` and `grep_spill` tools over `store`, for `generateText({ tools })`. */
-export function spillTools(store: SpillStoreLike): {
+/**
+ * `read_spill` and `grep_spill` tools over `store`, for `generateText({ tools })`.
+ * With `session`, only that session's spills are readable.
+ */
+export function spillTools(store: SpillStoreLike, options?: { session?: string }): {
   read_spill: SpillTool<{ pointer: string; offset?: number; limit?: number }>;
   grep_spill: SpillTool<{ pointer: string; pattern: string; context?: number; maxMatches?: number; ignoreCase?: boolean }>;
 };

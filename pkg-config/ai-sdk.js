@@ -2,6 +2,7 @@
 // (`transformParams`) and the `read_spill` / `grep_spill` tools that read back
 // what it moved out. Import from 'tracelite/ai-sdk' (needs the `ai` package).
 import { jsonSchema, tool } from 'ai';
+import { TraceLiteError } from './errors.js';
 import { SessionStores, compressInto, sessionFromMessages } from './mirror.js';
 import {
   GREP_CONTEXT, GREP_MAX_MATCHES, MAX_GREP_CONTEXT, MAX_GREP_MATCHES, MAX_READ_LIMIT, READ_LIMIT,
@@ -251,12 +252,22 @@ function describeError(err) {
  * AI SDK tools `read_spill` and `grep_spill` over `store` (the middleware's
  * store): the model passes the `spill://…` pointer from a placeholder and gets
  * the hidden lines back, a page or the matches at a time. Arguments, limits and
- * replies follow the core's tools (src/spill/tools.rs).
+ * replies follow the core's tools (src/spill/tools.rs). With `{ session }`,
+ * only that session's spills are readable (another session's pointer reads as
+ * missing), as the core's tools do: pass it when one store serves several users.
  */
-export function spillTools(store) {
+export function spillTools(store, { session } = {}) {
   if (!store || typeof store.get !== 'function') {
     throw new TypeError('spillTools(store) needs the store the middleware spills into');
   }
+  const scoped = (pointer) => {
+    if (session === undefined) return pointer;
+    const m = /^\s*spill:\/\/([^/]+)\//.exec(String(pointer));
+    if (m && m[1] !== session) {
+      throw new TraceLiteError('another session', 'SPILL_NOT_FOUND', 'pointer');
+    }
+    return m ? pointer : `spill://${session}/${String(pointer).trim()}`;
+  };
   return {
     read_spill: tool({
       description:
@@ -274,7 +285,7 @@ export function spillTools(store) {
       }),
       execute: async ({ pointer, offset, limit }) => {
         try {
-          return renderPage(await readSpill(store, pointer, { offset, limit }));
+          return renderPage(await readSpill(store, scoped(pointer), { offset, limit }));
         } catch (err) {
           return `read_spill: ${describeError(err)}`;
         }
@@ -300,7 +311,7 @@ export function spillTools(store) {
       }),
       execute: async ({ pointer, pattern, literal, ignore_case: ignoreCase, context, max_matches: maxMatches, skip }) => {
         try {
-          return renderMatches(await grepSpill(store, pointer, pattern, { literal, ignoreCase, context, maxMatches, skip }));
+          return renderMatches(await grepSpill(store, scoped(pointer), pattern, { literal, ignoreCase, context, maxMatches, skip }));
         } catch (err) {
           const hint = err?.code === 'INVALID_PATTERN' ? '; pass "literal": true to search the text as written' : '';
           return `grep_spill: ${describeError(err)}${hint}`;

@@ -216,6 +216,20 @@ test('tool loop: the model calls read_spill and grep_spill and gets the hidden l
   store.free();
 });
 
+test('spillTools scoped to a session read only that session\'s spills, bare keys included', async () => {
+  const store = new SpillStore();
+  store.put('user-a', 'tool-1', 'alpha\nbeta');
+  store.put('user-b', 'tool-2', 'secret of b');
+  const tools = spillTools(store, { session: 'user-a' });
+  assert.match(await tools.read_spill.execute({ pointer: 'spill://user-a/tool-1' }), /1\talpha\n +2\tbeta\n\[end of output\]$/);
+  assert.match(await tools.read_spill.execute({ pointer: 'tool-1', offset: 1 }), /^spill:\/\/user-a\/tool-1: lines 2-2 of 2\n +2\tbeta/);
+  assert.equal(await tools.read_spill.execute({ pointer: 'spill://user-b/tool-2' }), 'read_spill: no spilled output at that pointer (it may have expired)');
+  assert.equal(await tools.grep_spill.execute({ pointer: 'spill://user-b/tool-2', pattern: 'secret' }), 'grep_spill: no spilled output at that pointer (it may have expired)');
+  // Unscoped tools read any session of the store.
+  assert.match(await spillTools(store).grep_spill.execute({ pointer: 'spill://user-b/tool-2', pattern: 'secret' }), /1:secret of b/);
+  store.free();
+});
+
 test('a store that is not the wasm one (KV-like) receives every spill', async () => {
   const blobs = new Map();
   const kvLike = {
