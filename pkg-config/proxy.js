@@ -164,7 +164,12 @@ export function createProxy({
     if (!m) return errorResponse(404, 'NOT_FOUND', 'use /spill/<key> or /spill/<key>/grep', 'path');
     const q = url.searchParams;
     try {
-      const key = decodeURIComponent(m[1]);
+      let key = m[1];
+      try {
+        key = decodeURIComponent(key);
+      } catch {
+        // A malformed escape is left as is and refused as a key below.
+      }
       const pointer = `spill://${checkName('session', session)}/${checkName('key', key)}`;
       const body = m[2]
         ? await grepSpill(spills, pointer, q.get('q') ?? '', {

@@ -188,6 +188,9 @@ test('GET /spill/<key> pages and /spill/<key>/grep searches the session\'s blobs
   const missing = await mf.dispatchFetch('http://proxy.test/spill/tool-ffff', { headers: session });
   assert.equal(missing.status, 404);
   assert.equal((await missing.json()).error.code, 'SPILL_NOT_FOUND');
+  const badKey = await mf.dispatchFetch('http://proxy.test/spill/%E0%A4%A', { headers: session });
+  assert.equal(badKey.status, 400);
+  assert.equal((await badKey.json()).error.code, 'INVALID_SPILL_KEY');
   const noSession = await mf.dispatchFetch('http://proxy.test/spill/tool-0123abcd');
   assert.equal(noSession.status, 400);
   assert.equal((await noSession.json()).error.code, 'MISSING_SESSION');
