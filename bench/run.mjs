@@ -84,12 +84,16 @@ function criterion({ quick }) {
   if (!existsSync(dir) || readdirSync(dir).filter((f) => f.endsWith('.rs')).length === 0) {
     return { note: 'no Criterion benches (benches/*.rs) in this tree.' };
   }
+  const meta = JSON.parse(execFileSync('cargo', ['metadata', '--format-version', '1', '--no-deps'], { cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 26 }));
+  const names = meta.packages.flatMap((p) => p.targets.filter((t) => t.kind.includes('bench')).map((t) => t.name));
+  if (names.length === 0) return { note: 'no [[bench]] targets in Cargo.toml.' };
   const started = Date.now();
   const flags = ['--noplot', ...(quick ? ['--warm-up-time', '1', '--measurement-time', '2', '--sample-size', '20'] : ['--warm-up-time', '2', '--measurement-time', '4'])];
-  log(`cargo bench --benches -- ${flags.join(' ')}`);
-  const r = spawnSync('cargo', ['bench', '--benches', '--', ...flags], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 26 });
+  const args = ['bench', ...names.flatMap((n) => ['--bench', n]), '--', ...flags];
+  log(`cargo ${args.join(' ')}`);
+  const r = spawnSync('cargo', args, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 26 });
   if (r.status !== 0) return { note: `cargo bench failed: ${(r.stderr ?? '').split('\n').filter(Boolean).slice(-3).join(' / ')}` };
-  const targetDir = JSON.parse(execFileSync('cargo', ['metadata', '--format-version', '1', '--no-deps'], { cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 26 })).target_directory;
+  const targetDir = meta.target_directory;
   const results = [];
   const walk = (d) => {
     for (const e of readdirSync(d, { withFileTypes: true })) {

@@ -2,6 +2,7 @@
 // cached per distinct text) and each provider's image formula (a port of
 // src/tokens.rs `image_tokens`; bench/tokens.test values pin the two together).
 import { getEncoding } from 'js-tiktoken';
+import o200k from 'js-tiktoken/ranks/o200k_base';
 
 /** Fixed overhead of one chat message, as src/tokens.rs `MESSAGE_OVERHEAD`. */
 export const MESSAGE_OVERHEAD = 4;
@@ -9,21 +10,58 @@ export const MESSAGE_OVERHEAD = 4;
 /** Providers whose image formulas the report prices. */
 export const PROVIDERS = ['anthropic', 'openai', 'gemini'];
 
+let sharedEncoder;
+
+/** The js-tiktoken o200k_base encoder (built once: loading the ranks takes seconds). */
+export function encoder() {
+  sharedEncoder ??= getEncoding('o200k_base');
+  return sharedEncoder;
+}
+
+/** Pre-tokenizer pieces longer than this are counted in chunks of this size. */
+export const MAX_PIECE = 64;
+
 /**
- * An exact o200k_base counter. Every distinct text is encoded once (agent
- * histories resend the same observations every turn); `stats` says how much
- * was encoded.
+ * An o200k_base counter. Texts are split with o200k's pre-tokenizer regex and
+ * each distinct piece is encoded once (BPE never crosses pieces, so the sum is
+ * exact). js-tiktoken's BPE is quadratic in the piece length and takes seconds
+ * on the 1,000-char runs some tool outputs contain (0.1 s for 256 chars), so a piece longer than
+ * `MAX_PIECE` chars is counted in `MAX_PIECE` chunks (`stats.longPieces`; a
+ * few tokens off at most per chunk). Every distinct text is counted once.
  */
 export function o200kCounter() {
-  const enc = getEncoding('o200k_base');
+  const enc = encoder();
+  const pattern = new RegExp(o200k.pat_str, 'gu');
   const cache = new Map();
-  const stats = { distinct: 0, chars: 0, ms: 0 };
+  const pieces = new Map();
+  const stats = { distinct: 0, chars: 0, ms: 0, longPieces: 0 };
+  const piece = (p) => {
+    let n = pieces.get(p);
+    if (n === undefined) {
+      if (p.length <= MAX_PIECE) {
+        n = enc.encode(p, 'all').length;
+      } else {
+        n = 0;
+        stats.longPieces++;
+        for (let i = 0; i < p.length; ) {
+          let end = Math.min(p.length, i + MAX_PIECE);
+          const c = p.charCodeAt(end - 1);
+          if (end < p.length && c >= 0xd800 && c <= 0xdbff) end--;
+          n += enc.encode(p.slice(i, end), 'all').length;
+          i = end;
+        }
+      }
+      pieces.set(p, n);
+    }
+    return n;
+  };
   const count = (text) => {
     if (!text) return 0;
     let n = cache.get(text);
     if (n === undefined) {
       const started = performance.now();
-      n = enc.encode(text, 'all').length;
+      n = 0;
+      for (const m of text.matchAll(pattern)) n += piece(m[0]);
       stats.ms += performance.now() - started;
       stats.distinct += 1;
       stats.chars += text.length;

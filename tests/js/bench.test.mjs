@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import * as pkg from '../../pkg/node.js';
 import { PromptCache } from '../../bench/cost.mjs';
 import { criticalItems, editedPaths, legible, recoverable, toolCallsKept } from '../../bench/fidelity.mjs';
-import { runBench } from '../../bench/harness.mjs';
+import { runBench, sampleLines, snapshotGroups, spreadPerSource } from '../../bench/harness.mjs';
 import { headTail, maskObservations } from '../../bench/policies.mjs';
-import { imageTokens, pngSize } from '../../bench/tokens.mjs';
+import { encoder, imageTokens, o200kCounter, pngSize } from '../../bench/tokens.mjs';
 
 const root = new URL('../../', import.meta.url).pathname;
 const sample = join(root, 'tests/fixtures/sample-trajectory.json');
@@ -28,6 +28,19 @@ test('image formulas agree with src/tokens.rs image_tokens', () => {
   // Downscaling: Anthropic caps the long edge at 1568 px and the area at ~1.15 MP.
   assert.equal(imageTokens('anthropic', 3136, 100), Math.ceil((1568 * 50) / 750));
   assert.equal(imageTokens('gemini', 800, 800, { mediaResolution: 'medium' }), 560);
+});
+
+test('the piecewise o200k counter equals js-tiktoken on ordinary text', () => {
+  const enc = encoder();
+  const count = o200kCounter();
+  const steps = JSON.parse(readFileSync(sample, 'utf8')).steps;
+  const text = steps.map((s) => s.observation).join('\n').split('\n').filter((l) => l.length < 60).join('\n').slice(0, 8000);
+  assert.equal(count(text), enc.encode(text, 'all').length);
+  assert.equal(count('def f(x):\n    return x  # café\n\n'), enc.encode('def f(x):\n    return x  # café\n\n').length);
+  // A 1000-char run is counted in chunks, close to the exact count.
+  const run = `x = "${'-'.repeat(1000)}"`;
+  assert.ok(Math.abs(count(run) - enc.encode(run).length) <= 16);
+  assert.equal(count.stats.longPieces, 1);
 });
 
 test('pngSize reads the IHDR of a base64 PNG', () => {
@@ -115,6 +128,17 @@ test('recoverability counts removed bytes found in pointed blobs', () => {
   assert.equal(none.recovered, 10);
   assert.ok(legible("NameError: name 'x_y' is not defined", 'NameErr0r: name x y is not defined'));
   assert.ok(!legible('AssertionError: totally different', 'nothing like it here at all'));
+});
+
+test('snapshots are matched to the observations they show', () => {
+  const call = (i) => ({ role: 'assistant', content: null, tool_calls: [{ id: `call_${i}`, type: 'function', function: { name: 'bash', arguments: '{}' } }] });
+  const original = [{ role: 'user', content: 'task' }, call(0), { role: 'tool', tool_call_id: 'call_0', content: 'A' }, call(1), { role: 'tool', tool_call_id: 'call_1', content: 'B' }];
+  const img = (n) => ({ role: 'user', content: Array.from({ length: n }, (_, k) => ({ type: 'image_url', image_url: { url: `data:image/png;base64,X${k}` } })) });
+  const out = [original[0], call(0), { role: 'tool', tool_call_id: 'call_0', content: '[shown as 2 images]' }, img(2), call(1), original[4]];
+  assert.deepEqual(snapshotGroups(original, out), [{ steps: [0], urls: ['data:image/png;base64,X0', 'data:image/png;base64,X1'], original: 'A' }]);
+  assert.deepEqual(sampleLines('short\n' + Array.from({ length: 50 }, (_, i) => `line number ${i}`).join('\n'), 2), ['line number 12', 'line number 37']);
+  const files = ['/t/a__1.json', '/t/a__2.json', '/t/a__3.json', '/t/b__1.json'];
+  assert.deepEqual(spreadPerSource(files, 1), ['/t/a__2.json', '/t/b__1.json']);
 });
 
 test('runBench replays the sample trajectory under a few policies', async () => {
