@@ -23,9 +23,9 @@ function fmt(n) {
  * `series`: `[{ label, values }]` (cumulative tokens per step). Returns SVG text.
  */
 export function lineChart({ title, series, xLabel = 'step', yLabel = 'cumulative input tokens' }) {
-  const W = 860;
+  const W = 980;
   const H = 480;
-  const m = { l: 70, r: 260, t: 40, b: 50 };
+  const m = { l: 70, r: 340, t: 40, b: 50 };
   const pw = W - m.l - m.r;
   const ph = H - m.t - m.b;
   const n = Math.max(1, ...series.map((s) => s.values.length));

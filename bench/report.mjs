@@ -206,6 +206,7 @@ export function reportMarkdown(result, extra = {}) {
   out.push('');
   out.push('* Replay: the request before step t holds the system prompt, the task and steps 0..t−1 (`trajectoryToRequest`, OpenAI chat format). TraceLite policies call `compress` on it with one SpillStore per trajectory; baselines transform its messages in `bench/policies.mjs`.');
   out.push('* Head truncation keeps the first 10,000 chars of a tool output plus a one-line note; head+tail keeps 5,000 + 5,000 chars with mini-swe-agent\'s elision markers; masking replaces all but the last N tool outputs with `Old environment output: (K lines omitted)` (SWE-agent).');
+  out.push('* Masking moves its boundary every step, so the cached prefix ends at the newest masked observation and everything after it is re-sent uncached (Anthropic: re-written at 1.25× input). That is why masking saves tokens but can cost more than full history once caching is priced.');
   out.push('* The traces were already clipped at run time by their agents (mini-swe-agent head+tail at 10k chars, OpenHands at 30k), so truncation baselines change little on them.');
   out.push(`* Tokenizer work: ${int(m.tokenizerStats.distinctTexts)} distinct texts, ${int(m.tokenizerStats.chars)} chars, ${m.tokenizerStats.seconds.toFixed(0)} s. ` +
     'Texts are split with o200k\'s pre-tokenizer regex and each distinct piece is encoded once (exact); pre-tokenizer pieces over 64 chars (runs of dashes or spaces; js-tiktoken is quadratic on them) are counted in 64-char chunks, ±1 token per chunk.');
