@@ -186,20 +186,35 @@ impl StageContext<'_> {
     }
 
     /// Keeps `text` in the spill store under a content-derived key and returns
-    /// its pointer, or the store's reason for refusing it.
+    /// its pointer, or the reason it could not be kept (`STORE_REFUSED` when
+    /// the store or `limits.maxSpillBytesPerSession` has no room).
     pub fn keep(&mut self, kind: &str, text: &str) -> std::result::Result<String, Error> {
-        let session = self.config.session.clone();
+        let session = self.config.session.as_str();
         let key = spill::content_key(kind, text);
-        let existed = self.store.list(&session).iter().any(|i| i.key == key);
-        self.store.put(&session, &key, text)?;
-        let pointer = spill::pointer(&session, &key);
+        let existed = self.store.contains(session, &key);
+        if !existed {
+            let held = self.store.session_bytes(session);
+            let limit = self.config.limits.max_spill_bytes_per_session;
+            if held.saturating_add(text.len()) > limit {
+                return Err(Error::new(
+                    ErrorCode::StoreRefused,
+                    "limits.maxSpillBytesPerSession",
+                    format!(
+                        "the session's spill quota is full ({held} bytes held + {} new > {limit})",
+                        text.len()
+                    ),
+                ));
+            }
+        }
+        self.store.put(session, &key, text)?;
+        let pointer = spill::pointer(session, &key);
         if !existed && !self.spills.iter().any(|s| s.key == key) {
             self.spills.push(SpillRecord {
-                session,
+                session: session.to_string(),
                 key,
                 pointer: pointer.clone(),
                 bytes: text.len(),
-                lines: text.lines().count(),
+                lines: spill::lines::count(text),
                 text: text.to_string(),
             });
         }

@@ -1,0 +1,338 @@
+//! Line search over spilled text: literal patterns and a small regex dialect.
+//!
+//! The dialect is the one of the `regex-lite` crate (chosen for its wasm size;
+//! see `benches/spill.rs`): `.`, classes `[a-z]`, `\d \w \s \b`, repetition
+//! `* + ? {n,m}`, groups, `|`, anchors `^ $`, flags `(?i)`. Matching time is
+//! linear in the text (no catastrophic backtracking). A pattern is matched
+//! against each line without its line end.
+//!
+//! Speed comes from a literal prefilter: a literal pattern, or the literal a
+//! regex must start with, is searched over the whole text with `memchr::memmem`
+//! and only the lines it hits are checked.
+
+use memchr::memmem;
+use serde::Serialize;
+
+use super::lines::{floor_prefix, LineIndex};
+use crate::error::{Error, ErrorCode, Result};
+
+/// Longest pattern accepted, in bytes.
+pub const MAX_PATTERN_BYTES: usize = 1_000;
+
+/// A compiled search pattern.
+#[derive(Debug, Clone)]
+pub struct Pattern {
+    source: String,
+    regex: Option<regex_lite::Regex>,
+    /// A literal every matching line contains (the whole pattern when literal).
+    required: Option<memmem::Finder<'static>>,
+}
+
+impl Pattern {
+    /// Compiles `pattern`: searched as is when `literal`, else as a regex of
+    /// the small dialect. `INVALID_PATTERN` when it does not compile.
+    pub fn new(pattern: &str, literal: bool, ignore_case: bool) -> Result<Self> {
+        let bad = |msg: String| Error::new(ErrorCode::InvalidPattern, "pattern", msg);
+        if pattern.is_empty() {
+            return Err(bad("the pattern is empty".into()));
+        }
+        if pattern.len() > MAX_PATTERN_BYTES {
+            return Err(bad(format!(
+                "the pattern is longer than {MAX_PATTERN_BYTES} bytes"
+            )));
+        }
+        if literal && !ignore_case {
+            return Ok(Self {
+                source: pattern.to_string(),
+                regex: None,
+                required: Some(memmem::Finder::new(pattern.as_bytes()).into_owned()),
+            });
+        }
+        let source = if literal {
+            regex_lite::escape(pattern)
+        } else {
+            pattern.to_string()
+        };
+        let regex = regex_lite::RegexBuilder::new(&source)
+            .case_insensitive(ignore_case)
+            .nest_limit(32)
+            .size_limit(1 << 20)
+            .build()
+            .map_err(|e| bad(format!("invalid regex: {e}")))?;
+        let required = if ignore_case {
+            None
+        } else {
+            required_prefix(pattern).map(|p| memmem::Finder::new(p.as_bytes()).into_owned())
+        };
+        Ok(Self {
+            source: pattern.to_string(),
+            regex: Some(regex),
+            required,
+        })
+    }
+
+    /// The pattern as given.
+    pub fn as_str(&self) -> &str {
+        &self.source
+    }
+
+    /// Byte range of the first match in `line`.
+    pub fn find(&self, line: &str) -> Option<(usize, usize)> {
+        match &self.regex {
+            Some(re) => re.find(line).map(|m| (m.start(), m.end())),
+            None => {
+                let finder = self.required.as_ref()?;
+                finder
+                    .find(line.as_bytes())
+                    .map(|at| (at, at + finder.needle().len()))
+            }
+        }
+    }
+
+    /// Whether `line` matches.
+    pub fn is_match(&self, line: &str) -> bool {
+        match &self.regex {
+            Some(re) => {
+                // A cheap literal check first: most lines do not match.
+                if let Some(f) = &self.required {
+                    if f.find(line.as_bytes()).is_none() {
+                        return false;
+                    }
+                }
+                re.is_match(line)
+            }
+            None => self.find(line).is_some(),
+        }
+    }
+
+    /// Calls `hit` with each 0-based line in `from..to` that matches, in
+    /// order; stops early when `hit` returns `false`.
+    pub fn for_each_line(
+        &self,
+        text: &str,
+        index: &LineIndex,
+        from: usize,
+        to: usize,
+        mut hit: impl FnMut(usize) -> bool,
+    ) {
+        let to = to.min(index.len());
+        if from >= to {
+            return;
+        }
+        let Some(finder) = &self.required else {
+            for i in from..to {
+                if self.is_match(index.line_trimmed(text, i)) && !hit(i) {
+                    return;
+                }
+            }
+            return;
+        };
+        let span = index.span(from, to);
+        let bytes = text.as_bytes();
+        let mut pos = span.start;
+        while pos < span.end {
+            let Some(rest) = bytes.get(pos..span.end) else {
+                return;
+            };
+            let Some(at) = finder.find(rest) else {
+                return;
+            };
+            let line = index.line_of(pos + at);
+            if self.is_match(index.line_trimmed(text, line)) && !hit(line) {
+                return;
+            }
+            pos = index.range(line).end.max(pos + at + 1);
+        }
+    }
+}
+
+/// The literal text a regex must start with, when it is at least 2 bytes long
+/// and the pattern has no alternation (conservative: `None` when unsure).
+fn required_prefix(pattern: &str) -> Option<String> {
+    if pattern.contains('|') {
+        return None;
+    }
+    let body = pattern.strip_prefix('^').unwrap_or(pattern);
+    let mut prefix = String::new();
+    let mut chars = body.chars().peekable();
+    while let Some(c) = chars.next() {
+        if "\\.+*?()[]{}^$".contains(c) {
+            break;
+        }
+        // A quantifier applies to the last character: it is not required.
+        if chars.peek().is_some_and(|n| "*?{+".contains(*n)) {
+            break;
+        }
+        prefix.push(c);
+    }
+    (prefix.len() >= 2).then_some(prefix)
+}
+
+/// Options of [`grep`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GrepOptions {
+    /// Lines of context before and after each match.
+    pub context: usize,
+    /// Most matching lines returned.
+    pub max_matches: usize,
+    /// Matching lines skipped before the first one returned (for paging).
+    pub skip: usize,
+    /// Longest line text returned, in bytes; longer lines are cut around the match.
+    pub max_line_bytes: usize,
+}
+
+impl Default for GrepOptions {
+    fn default() -> Self {
+        Self {
+            context: 2,
+            max_matches: 50,
+            skip: 0,
+            max_line_bytes: 400,
+        }
+    }
+}
+
+/// One line of a [`GrepResult`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GrepLine {
+    /// 1-based line number.
+    pub number: usize,
+    /// Whether the line matches (else it is context).
+    pub is_match: bool,
+    /// The line without its line end; a window of it when longer than `max_line_bytes`.
+    pub text: String,
+    /// Byte offset of `text` within the line (non-zero when the line was cut).
+    pub column: usize,
+    /// Length of the whole line in bytes.
+    pub line_bytes: usize,
+}
+
+/// What [`grep`] found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GrepResult {
+    /// Lines in the text.
+    pub total_lines: usize,
+    /// Matching lines in the whole text.
+    pub total_matches: usize,
+    /// Matching lines skipped (`GrepOptions::skip`).
+    pub skipped: usize,
+    /// Matching lines returned.
+    pub returned: usize,
+    /// Matches and context lines, in order, without duplicates.
+    pub lines: Vec<GrepLine>,
+}
+
+/// Searches `text` line by line.
+pub fn grep(text: &str, index: &LineIndex, pattern: &Pattern, options: &GrepOptions) -> GrepResult {
+    let mut matching = Vec::new();
+    let mut total = 0;
+    let take = options.skip.saturating_add(options.max_matches);
+    pattern.for_each_line(text, index, 0, index.len(), |line| {
+        if total >= options.skip && total < take {
+            matching.push(line);
+        }
+        total += 1;
+        true
+    });
+    let mut lines: Vec<GrepLine> = Vec::new();
+    for (n, &m) in matching.iter().enumerate() {
+        let from = m.saturating_sub(options.context);
+        let from = lines.last().map_or(from, |l| from.max(l.number));
+        let next_match = matching.get(n + 1).copied().unwrap_or(usize::MAX);
+        let to = m
+            .saturating_add(options.context)
+            .saturating_add(1)
+            .min(index.len())
+            .min(next_match);
+        for i in from..to {
+            let line = index.line_trimmed(text, i);
+            let is_match = i == m;
+            let window_at = if is_match {
+                pattern.find(line).map_or(0, |(s, _)| s)
+            } else {
+                0
+            };
+            let (column, shown) = window(line, window_at, options.max_line_bytes);
+            lines.push(GrepLine {
+                number: i + 1,
+                is_match,
+                text: shown.to_string(),
+                column,
+                line_bytes: line.len(),
+            });
+        }
+    }
+    GrepResult {
+        total_lines: index.len(),
+        total_matches: total,
+        skipped: options.skip.min(total),
+        returned: matching.len(),
+        lines,
+    }
+}
+
+/// A window of at most `max` bytes of `line` that shows byte `at` (starting a
+/// little before it); returns its start and text.
+fn window(line: &str, at: usize, max: usize) -> (usize, &str) {
+    if line.len() <= max {
+        return (0, line);
+    }
+    let mut start = at
+        .saturating_sub(max / 4)
+        .min(line.len().saturating_sub(max));
+    while !line.is_char_boundary(start) {
+        start -= 1;
+    }
+    let rest = line.get(start..).unwrap_or("");
+    (start, floor_prefix(rest, max))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn required_prefix_is_conservative() {
+        assert_eq!(
+            required_prefix("exit code [1-9]").as_deref(),
+            Some("exit code ")
+        );
+        assert_eq!(required_prefix("Traceback").as_deref(), Some("Traceback"));
+        assert_eq!(required_prefix("ab*c"), None);
+        assert_eq!(required_prefix("abc?d").as_deref(), Some("ab"));
+        assert_eq!(required_prefix("a|b"), None);
+        assert_eq!(required_prefix("(?i)error"), None);
+        assert_eq!(required_prefix("^error:").as_deref(), Some("error:"));
+    }
+
+    #[test]
+    fn finds_lines_with_context_and_paging() {
+        let text = "a\nerror: one\nb\nc\nd\nerror: two\ne\n";
+        let index = LineIndex::new(text);
+        let p = Pattern::new("error: \\w+", false, false).unwrap();
+        let r = grep(text, &index, &p, &GrepOptions::default());
+        assert_eq!(r.total_matches, 2);
+        let numbers: Vec<usize> = r.lines.iter().map(|l| l.number).collect();
+        assert_eq!(numbers, vec![1, 2, 3, 4, 5, 6, 7]);
+        let r = grep(
+            text,
+            &index,
+            &p,
+            &GrepOptions {
+                skip: 1,
+                context: 0,
+                ..GrepOptions::default()
+            },
+        );
+        assert_eq!((r.returned, r.skipped), (1, 1));
+        assert_eq!(r.lines[0].number, 6);
+        assert!(Pattern::new("(", false, false).is_err());
+        let lit = Pattern::new("(", true, false).unwrap();
+        assert!(lit.is_match("f(x)"));
+        let ci = Pattern::new("ERROR", true, true).unwrap();
+        assert!(ci.is_match("an error here"));
+    }
+}
