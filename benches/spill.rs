@@ -55,8 +55,10 @@ fn bench(c: &mut Criterion) {
             |mut store| {
                 let key = content_key("tool", &text);
                 store.put("bench", &key, &text).unwrap();
-                let excerpt = Excerpt::plan(&text, cap, 0.65, &signals, &count).unwrap();
-                excerpt.render(&Kept::Pointer(key))
+                let pointer = Kept::Pointer(format!("spill://bench/{key}"));
+                Excerpt::build(&text, cap, 0.65, &signals, &count, &pointer)
+                    .unwrap()
+                    .1
             },
             BatchSize::LargeInput,
         )

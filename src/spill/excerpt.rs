@@ -81,17 +81,10 @@ impl ErrorSignals {
         })
     }
 
-    /// 0-based lines in `from..to` that match any pattern: the first
-    /// `max_lines` of them, and how many there are.
-    pub fn scan(
-        &self,
-        text: &str,
-        index: &LineIndex,
-        from: usize,
-        to: usize,
-    ) -> (Vec<usize>, usize) {
+    /// 0-based lines in `from..to` that match any pattern, in order.
+    pub fn scan(&self, text: &str, index: &LineIndex, from: usize, to: usize) -> Vec<usize> {
         if from >= to || self.patterns.is_empty() {
-            return (Vec::new(), 0);
+            return Vec::new();
         }
         let mut hits: Vec<usize> = Vec::new();
         for p in &self.patterns {
@@ -102,9 +95,7 @@ impl ErrorSignals {
         }
         hits.sort_unstable();
         hits.dedup();
-        let total = hits.len();
-        hits.truncate(self.max_lines);
-        (hits, total)
+        hits
     }
 }
 
@@ -118,16 +109,18 @@ struct Budget {
 }
 
 impl<'t> Excerpt<'t> {
-    /// Plans the excerpt of `text` so that it costs about `cap` tokens:
-    /// `head_share` of the room for lines goes to the head, the rest to the
-    /// tail; lines longer than their side's room are cut by characters.
-    pub fn plan(
+    /// Builds the excerpt of `text` and its rendering (with `kept` in the
+    /// header) so that the rendering costs at most `cap` tokens: `head_share`
+    /// of the room for lines goes to the head, the rest to the tail; lines
+    /// longer than their side's room are cut by characters.
+    pub fn build(
         text: &'t str,
         cap: u64,
         head_share: f64,
         signals: &ErrorSignals,
         count: &Count<'_>,
-    ) -> Result<Self> {
+        kept: &Kept,
+    ) -> Result<(Self, String)> {
         let index = LineIndex::new(text);
         let probe = Self {
             total_lines: index.len(),
@@ -139,12 +132,33 @@ impl<'t> Excerpt<'t> {
             errors: Vec::new(),
             error_total: 0,
         };
-        // Room for the header and the gap marker, priced with the largest figures.
-        let frame = count(&probe.render(&Kept::Pointer(format!(
-            "spill://{}/tool-0123456789abcdef",
-            "s".repeat(16)
-        ))))?;
-        let room = cap.saturating_sub(frame + 8).max(64);
+        // Room for the header and the gap marker.
+        let frame = count(&probe.render(kept))?;
+        let mut room = cap.saturating_sub(frame + 8).max(64);
+        // Lines priced one by one can add up to less than their sum priced
+        // at once: shrink the room by the overshoot until the whole fits.
+        for _ in 0..4 {
+            let plan = Self::plan(text, &index, room, head_share, signals, count)?;
+            let rendered = plan.render(kept);
+            let tokens = count(&rendered)?;
+            if tokens <= cap || room <= 64 {
+                return Ok((plan, rendered));
+            }
+            room = room.saturating_sub(tokens - cap + cap / 200 + 1).max(64);
+        }
+        let plan = Self::plan(text, &index, room, head_share, signals, count)?;
+        let rendered = plan.render(kept);
+        Ok((plan, rendered))
+    }
+
+    fn plan(
+        text: &'t str,
+        index: &LineIndex,
+        room: u64,
+        head_share: f64,
+        signals: &ErrorSignals,
+        count: &Count<'_>,
+    ) -> Result<Self> {
         let split = |room: u64| {
             let head = (room as f64 * head_share).round() as u64;
             Budget {
@@ -152,27 +166,55 @@ impl<'t> Excerpt<'t> {
                 tail: room.saturating_sub(head),
             }
         };
-        let mut plan = Self::lay_out(text, &index, split(room), signals, count)?;
-        if !plan.errors.is_empty() {
-            // Make room for the error listing, then lay out again.
-            let listing: String = plan.errors.iter().map(|e| e.text).collect();
-            let reserve = count(&listing)? + 12 * plan.errors.len() as u64;
+        let mut plan = Self::lay_out(text, index, split(room), count)?;
+        let (from, to) = plan.hidden_range();
+        let mut hits = signals.scan(text, index, from, to);
+        if !hits.is_empty() {
+            // Make room for the error listing, then lay out again; the middle
+            // usually only grows, so only the newly hidden lines are scanned.
+            let listing: String = hits
+                .iter()
+                .take(signals.max_lines)
+                .map(|&i| error_text(text, index, i))
+                .collect();
+            let reserve = count(&listing)? + 12 * hits.len().min(signals.max_lines) as u64;
             plan = Self::lay_out(
                 text,
-                &index,
+                index,
                 split(room.saturating_sub(reserve).max(32)),
-                signals,
                 count,
             )?;
+            let (from2, to2) = plan.hidden_range();
+            hits = if from2 <= from && to2 >= to {
+                let mut all = signals.scan(text, index, from2, from);
+                all.extend(hits);
+                all.extend(signals.scan(text, index, to, to2));
+                all
+            } else {
+                signals.scan(text, index, from2, to2)
+            };
         }
+        plan.error_total = hits.len();
+        plan.errors = hits
+            .into_iter()
+            .take(signals.max_lines)
+            .map(|i| ErrorLine {
+                number: i + 1,
+                text: error_text(text, index, i),
+            })
+            .collect();
         Ok(plan)
+    }
+
+    /// 0-based range of the hidden lines.
+    fn hidden_range(&self) -> (usize, usize) {
+        (self.head.len(), self.head.len() + self.hidden_lines)
     }
 
     fn lay_out(
         text: &'t str,
         index: &LineIndex,
         budget: Budget,
-        signals: &ErrorSignals,
         count: &Count<'_>,
     ) -> Result<Self> {
         let total = index.len();
@@ -239,14 +281,6 @@ impl<'t> Excerpt<'t> {
         }
         let hidden_from = head.len();
         let hidden_to = total - tail.len();
-        let (error_at, error_total) = signals.scan(text, index, hidden_from, hidden_to);
-        let errors = error_at
-            .into_iter()
-            .map(|i| ErrorLine {
-                number: i + 1,
-                text: floor_prefix(index.line_trimmed(text, i).trim(), ERROR_LINE_BYTES),
-            })
-            .collect();
         Ok(Self {
             total_lines: total,
             total_bytes: text.len(),
@@ -254,8 +288,8 @@ impl<'t> Excerpt<'t> {
             hidden_bytes: index.span(hidden_from, hidden_to).len(),
             head,
             tail,
-            errors,
-            error_total,
+            errors: Vec::new(),
+            error_total: 0,
         })
     }
 
@@ -323,6 +357,10 @@ impl<'t> Excerpt<'t> {
         }
         out
     }
+}
+
+fn error_text<'t>(text: &'t str, index: &LineIndex, i: usize) -> &'t str {
+    floor_prefix(index.line_trimmed(text, i).trim(), ERROR_LINE_BYTES)
 }
 
 fn whole(i: usize, line: &str) -> ShownLine<'_> {

@@ -55,6 +55,8 @@ impl Pattern {
         };
         let regex = regex_lite::RegexBuilder::new(&source)
             .case_insensitive(ignore_case)
+            .multi_line(true)
+            .crlf(true)
             .nest_limit(32)
             .size_limit(1 << 20)
             .build()
@@ -62,7 +64,7 @@ impl Pattern {
         let required = if ignore_case {
             None
         } else {
-            required_prefix(pattern).map(|p| memmem::Finder::new(p.as_bytes()).into_owned())
+            required_literal(pattern).map(|p| memmem::Finder::new(p.as_bytes()).into_owned())
         };
         Ok(Self {
             source: pattern.to_string(),
@@ -119,53 +121,105 @@ impl Pattern {
         if from >= to {
             return;
         }
-        let Some(finder) = &self.required else {
-            for i in from..to {
-                if self.is_match(index.line_trimmed(text, i)) && !hit(i) {
-                    return;
-                }
-            }
-            return;
-        };
         let span = index.span(from, to);
         let bytes = text.as_bytes();
         let mut pos = span.start;
         while pos < span.end {
-            let Some(rest) = bytes.get(pos..span.end) else {
-                return;
+            // The next place a match may start: the literal every match
+            // contains, or else the regex itself run over the whole text
+            // (multi-line mode), each hit then checked against its line.
+            let at = match (&self.required, &self.regex) {
+                (Some(finder), _) => match bytes.get(pos..span.end).and_then(|r| finder.find(r)) {
+                    Some(at) => pos + at,
+                    None => return,
+                },
+                (None, Some(re)) => match re.find_at(text, pos) {
+                    Some(m) if m.start() < span.end => m.start(),
+                    _ => return,
+                },
+                (None, None) => return,
             };
-            let Some(at) = finder.find(rest) else {
-                return;
-            };
-            let line = index.line_of(pos + at);
+            let line = index.line_of(at);
             if self.is_match(index.line_trimmed(text, line)) && !hit(line) {
                 return;
             }
-            pos = index.range(line).end.max(pos + at + 1);
+            pos = index.range(line).end.max(at + 1);
         }
     }
 }
 
-/// The literal text a regex must start with, when it is at least 2 bytes long
-/// and the pattern has no alternation (conservative: `None` when unsure).
-fn required_prefix(pattern: &str) -> Option<String> {
-    if pattern.contains('|') {
+/// A literal every match of `pattern` contains: the longest run of plain
+/// characters at the top level of the pattern, when it is at least 2 bytes
+/// long (conservative: `None` with a top-level alternation or inline flags).
+fn required_literal(pattern: &str) -> Option<String> {
+    if pattern.contains("(?") {
         return None;
     }
-    let body = pattern.strip_prefix('^').unwrap_or(pattern);
-    let mut prefix = String::new();
-    let mut chars = body.chars().peekable();
-    while let Some(c) = chars.next() {
-        if "\\.+*?()[]{}^$".contains(c) {
-            break;
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut runs: Vec<String> = Vec::new();
+    let mut run = String::new();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while let Some(&c) = chars.get(i) {
+        i += 1;
+        match c {
+            '\\' => {
+                runs.push(std::mem::take(&mut run));
+                // `\x{..}`, `\p{..}`, `\u{..}`: skip the braces too.
+                i += 1;
+                if chars.get(i) == Some(&'{') {
+                    while chars.get(i).is_some_and(|&c| c != '}') {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+            }
+            '[' => {
+                runs.push(std::mem::take(&mut run));
+                if chars.get(i) == Some(&'^') {
+                    i += 1;
+                }
+                if chars.get(i) == Some(&']') {
+                    i += 1;
+                }
+                while let Some(&c) = chars.get(i) {
+                    i += 1;
+                    match c {
+                        '\\' => i += 1,
+                        ']' => break,
+                        _ => {}
+                    }
+                }
+            }
+            '(' => {
+                runs.push(std::mem::take(&mut run));
+                depth += 1;
+            }
+            ')' => {
+                runs.push(std::mem::take(&mut run));
+                depth = depth.saturating_sub(1);
+            }
+            '|' if depth == 0 => return None,
+            '*' | '?' | '+' | '{' => {
+                // The quantified character is not required.
+                run.pop();
+                runs.push(std::mem::take(&mut run));
+                if c == '{' {
+                    while chars.get(i).is_some_and(|&c| c != '}') {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+            }
+            '.' | '^' | '$' | '|' => runs.push(std::mem::take(&mut run)),
+            _ if depth == 0 => run.push(c),
+            _ => {}
         }
-        // A quantifier applies to the last character: it is not required.
-        if chars.peek().is_some_and(|n| "*?{+".contains(*n)) {
-            break;
-        }
-        prefix.push(c);
     }
-    (prefix.len() >= 2).then_some(prefix)
+    runs.push(run);
+    runs.into_iter()
+        .filter(|r| r.len() >= 2)
+        .max_by_key(|r| r.len())
 }
 
 /// Options of [`grep`].
@@ -295,17 +349,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn required_prefix_is_conservative() {
-        assert_eq!(
-            required_prefix("exit code [1-9]").as_deref(),
-            Some("exit code ")
-        );
-        assert_eq!(required_prefix("Traceback").as_deref(), Some("Traceback"));
-        assert_eq!(required_prefix("ab*c"), None);
-        assert_eq!(required_prefix("abc?d").as_deref(), Some("ab"));
-        assert_eq!(required_prefix("a|b"), None);
-        assert_eq!(required_prefix("(?i)error"), None);
-        assert_eq!(required_prefix("^error:").as_deref(), Some("error:"));
+    fn required_literal_is_conservative() {
+        let r = |p: &str| required_literal(p);
+        assert_eq!(r("exit code [1-9]").as_deref(), Some("exit code "));
+        assert_eq!(r("Traceback").as_deref(), Some("Traceback"));
+        assert_eq!(r("ab*c"), None);
+        assert_eq!(r("abc?d").as_deref(), Some("ab"));
+        assert_eq!(r("a|b"), None);
+        assert_eq!(r("(a|b)cd").as_deref(), Some("cd"));
+        assert_eq!(r("(?i)error"), None);
+        assert_eq!(r("^error:").as_deref(), Some("error:"));
+        assert_eq!(r(r"\d+ FAILED$").as_deref(), Some(" FAILED"));
+        assert_eq!(r(r"[]ab]xy{2}z").as_deref(), None);
+        assert_eq!(r(r"[]ab]wxy{2}z").as_deref(), Some("wx"));
+        assert_eq!(r(r"\x{41}bc\.def").as_deref(), Some("def"));
     }
 
     #[test]

@@ -118,55 +118,152 @@ impl Stage for Spill {
     }
 
     fn apply(&self, conv: &mut Conversation, cx: &mut StageContext<'_>) -> Result<()> {
-        let cap = cx.config.result_cap();
         let config: &crate::Config = cx.config;
-        let spill = &config.spill;
-        let signals = ErrorSignals::new(&spill.error_patterns, spill.max_error_lines)?;
+        let signals =
+            ErrorSignals::new(&config.spill.error_patterns, config.spill.max_error_lines)?;
         for at in conv.observations() {
             let Some(result) = conv.tool_result(at) else {
                 continue;
             };
             let text = result.text();
-            // A token covers at least one byte: short texts are under the cap.
-            if (text.len() as u64) <= cap {
+            let Some(spilled) = spill_one(&text, &signals, cx)? else {
                 continue;
-            }
-            let before = cx.meter.text(&text)?;
-            if before <= cap {
-                continue;
-            }
-            let kept = match cx.keep("tool", &text) {
-                Ok(pointer) => Kept::Pointer(pointer),
-                Err(e) => Kept::Refused(e.message),
             };
-            let meter = &cx.meter;
-            let excerpt =
-                Excerpt::plan(&text, cap, spill.head_share, &signals, &|s| meter.text(s))?;
-            let rendered = excerpt.render(&kept);
-            let after = cx.meter.text(&rendered)?;
-            let detail = format!(
-                "{} lines, {} bytes: {} head + {} tail lines shown, {} hidden{}",
-                excerpt.total_lines,
-                excerpt.total_bytes,
-                excerpt.head.len(),
-                excerpt.tail.len(),
-                excerpt.hidden_lines,
-                match &kept {
-                    Kept::Pointer(_) => String::new(),
-                    Kept::Refused(reason) => format!("; not kept: {reason}"),
-                }
-            );
-            drop(excerpt);
             if let Some(result) = conv.tool_result_mut(at) {
-                replace_text(&mut result.parts, rendered);
+                replace_text(&mut result.parts, spilled.text);
             }
-            let pointer = match kept {
-                Kept::Pointer(p) => Some(p),
-                Kept::Refused(_) => None,
-            };
-            cx.record(at.message, "excerpt", before, after, pointer, detail);
+            cx.record(
+                at.message,
+                "excerpt",
+                spilled.tokens_before,
+                spilled.tokens_after,
+                spilled.pointer,
+                spilled.detail,
+            );
         }
         Ok(())
+    }
+}
+
+/// A text after spilling.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Spilled {
+    /// The excerpt (or the text itself when it was under the cap).
+    pub text: String,
+    /// Whether the text was over the cap and replaced by an excerpt.
+    pub spilled: bool,
+    /// Where the full text is kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pointer: Option<String>,
+    /// Why the full text could not be kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
+    /// Tokens of the text.
+    pub tokens_before: u64,
+    /// Tokens of the excerpt.
+    pub tokens_after: u64,
+    /// Figures of the excerpt, for the report.
+    #[serde(skip)]
+    pub detail: String,
+}
+
+/// Spills one text if it is over the cap: keeps it through `cx.keep` and
+/// returns the excerpt; `None` when it is under the cap.
+fn spill_one(
+    text: &str,
+    signals: &ErrorSignals,
+    cx: &mut StageContext<'_>,
+) -> Result<Option<Spilled>> {
+    let cap = cx.config.result_cap();
+    // A token covers at least one byte: short texts are under the cap.
+    if (text.len() as u64) <= cap {
+        return Ok(None);
+    }
+    let before = cx.meter.text(text)?;
+    if before <= cap {
+        return Ok(None);
+    }
+    let kept = match cx.keep("tool", text) {
+        Ok(pointer) => Kept::Pointer(pointer),
+        Err(e) => Kept::Refused(e.message),
+    };
+    let meter = &cx.meter;
+    let (excerpt, rendered) = Excerpt::build(
+        text,
+        cap,
+        cx.config.spill.head_share,
+        signals,
+        &|s| meter.text(s),
+        &kept,
+    )?;
+    let after = cx.meter.text(&rendered)?;
+    let detail = format!(
+        "{} lines, {} bytes: {} head + {} tail lines shown, {} hidden{}",
+        excerpt.total_lines,
+        excerpt.total_bytes,
+        excerpt.head.len(),
+        excerpt.tail.len(),
+        excerpt.hidden_lines,
+        match &kept {
+            Kept::Pointer(_) => String::new(),
+            Kept::Refused(reason) => format!("; not kept: {reason}"),
+        }
+    );
+    let (pointer, refused) = match kept {
+        Kept::Pointer(p) => (Some(p), None),
+        Kept::Refused(r) => (None, Some(r)),
+    };
+    Ok(Some(Spilled {
+        text: rendered,
+        spilled: true,
+        pointer,
+        refused,
+        tokens_before: before,
+        tokens_after: after,
+        detail,
+    }))
+}
+
+/// Caps one text outside a conversation (e.g. a tool output before the
+/// agent loop adds it): over `config.result_cap()` it is kept in `store`
+/// under `config.session` and replaced by its excerpt.
+pub fn spill_text(
+    text: &str,
+    config: &crate::Config,
+    store: &mut dyn SpillStore,
+    counter: &dyn crate::tokens::TokenCounter,
+) -> Result<Spilled> {
+    let signals = ErrorSignals::new(&config.spill.error_patterns, config.spill.max_error_lines)?;
+    let mut state = crate::pipeline::SessionState::default();
+    let mut cx = StageContext {
+        config,
+        meter: crate::tokens::Meter {
+            counter,
+            provider: config.provider,
+            optical: &config.optical,
+        },
+        store,
+        state: &mut state,
+        stage: StageName::Spill,
+        changes: Vec::new(),
+        spills: Vec::new(),
+        notes: Vec::new(),
+    };
+    match spill_one(text, &signals, &mut cx)? {
+        Some(spilled) => Ok(spilled),
+        None => {
+            let tokens = cx.meter.text(text)?;
+            Ok(Spilled {
+                text: text.to_string(),
+                spilled: false,
+                pointer: None,
+                refused: None,
+                tokens_before: tokens,
+                tokens_after: tokens,
+                detail: String::new(),
+            })
+        }
     }
 }
 

@@ -340,7 +340,7 @@ fn grep(store: &mut dyn SpillStore, session: &str, a: &GrepArgs) -> ToolReply {
     let mut out = String::new();
     if r.returned == 0 {
         out.push_str(&format!(
-            "{}: {} matching lines of {} for {:?}{}",
+            "{}: {} matching lines of {} for \"{}\"{}",
             a.pointer,
             r.total_matches,
             r.total_lines,
@@ -357,7 +357,7 @@ fn grep(store: &mut dyn SpillStore, session: &str, a: &GrepArgs) -> ToolReply {
         };
     }
     out.push_str(&format!(
-        "{}: {} matching lines of {} for {:?}; showing matches {}-{}\n",
+        "{}: {} matching lines of {} for \"{}\"; showing matches {}-{}\n",
         a.pointer,
         r.total_matches,
         r.total_lines,
