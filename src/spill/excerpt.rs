@@ -160,7 +160,8 @@ impl<'t> Excerpt<'t> {
         count: &Count<'_>,
     ) -> Result<Self> {
         let split = |room: u64| {
-            let head = (room as f64 * head_share).round() as u64;
+            // The tail keeps at least a tenth: the last line is always shown.
+            let head = ((room as f64 * head_share).round() as u64).min(room - room / 10);
             Budget {
                 head,
                 tail: room.saturating_sub(head),

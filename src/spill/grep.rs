@@ -24,6 +24,8 @@ pub const MAX_PATTERN_BYTES: usize = 1_000;
 pub struct Pattern {
     source: String,
     regex: Option<regex_lite::Regex>,
+    /// The regex in multi-line mode, to find candidate lines in a text without `\r`.
+    scanner: Option<regex_lite::Regex>,
     /// A literal every matching line contains (the whole pattern when literal).
     required: Option<memmem::Finder<'static>>,
 }
@@ -45,6 +47,7 @@ impl Pattern {
             return Ok(Self {
                 source: pattern.to_string(),
                 regex: None,
+                scanner: None,
                 required: Some(memmem::Finder::new(pattern.as_bytes()).into_owned()),
             });
         }
@@ -53,22 +56,30 @@ impl Pattern {
         } else {
             pattern.to_string()
         };
-        let regex = regex_lite::RegexBuilder::new(&source)
-            .case_insensitive(ignore_case)
-            .multi_line(true)
-            .crlf(true)
-            .nest_limit(32)
-            .size_limit(1 << 20)
-            .build()
-            .map_err(|e| bad(format!("invalid regex: {e}")))?;
+        let build = |multi_line: bool| {
+            regex_lite::RegexBuilder::new(&source)
+                .case_insensitive(ignore_case)
+                .multi_line(multi_line)
+                .nest_limit(32)
+                .size_limit(1 << 20)
+                .build()
+                .map_err(|e| bad(format!("invalid regex: {e}")))
+        };
+        let regex = build(false)?;
         let required = if ignore_case {
             None
         } else {
             required_literal(pattern).map(|p| memmem::Finder::new(p.as_bytes()).into_owned())
         };
+        let scanner = if required.is_none() {
+            Some(build(true)?)
+        } else {
+            None
+        };
         Ok(Self {
             source: pattern.to_string(),
             regex: Some(regex),
+            scanner,
             required,
         })
     }
@@ -123,12 +134,26 @@ impl Pattern {
         }
         let span = index.span(from, to);
         let bytes = text.as_bytes();
+        let scanner = self.scanner.as_ref().filter(|_| {
+            // Multi-line mode treats a line end as `\n` only: use it on text without `\r`.
+            bytes
+                .get(span.clone())
+                .is_some_and(|b| memchr::memchr(b'\r', b).is_none())
+        });
+        if self.required.is_none() && scanner.is_none() {
+            for i in from..to {
+                if self.is_match(index.line_trimmed(text, i)) && !hit(i) {
+                    return;
+                }
+            }
+            return;
+        }
         let mut pos = span.start;
         while pos < span.end {
-            // The next place a match may start: the literal every match
+            // The next place a match may be: the literal every match
             // contains, or else the regex itself run over the whole text
             // (multi-line mode), each hit then checked against its line.
-            let at = match (&self.required, &self.regex) {
+            let at = match (&self.required, scanner) {
                 (Some(finder), _) => match bytes.get(pos..span.end).and_then(|r| finder.find(r)) {
                     Some(at) => pos + at,
                     None => return,
