@@ -343,6 +343,15 @@ impl Config {
         if !(self.spill.head_share >= 0.0 && self.spill.head_share <= 1.0) {
             return bad("spill.headShare", "must be in [0, 1]");
         }
+        for (i, pattern) in self.spill.error_patterns.iter().enumerate() {
+            if let Err(e) = crate::spill::Pattern::new(pattern, false, false) {
+                return Err(Error::new(
+                    ErrorCode::InvalidOption,
+                    format!("spill.errorPatterns[{i}]"),
+                    e.message,
+                ));
+            }
+        }
         if !(self.optical.ratio.is_finite() && self.optical.ratio > 0.0) {
             return bad("optical.ratio", "must be a positive number");
         }
