@@ -119,13 +119,14 @@ fn progress(range: &Range<'_>) -> Vec<String> {
             .count()
     };
     let mut out = vec![format!(
-        "- {} earlier messages compacted: {} tool calls, {} file edits, {} test/run commands ({} passed, {} failed).",
+        "- {} earlier messages compacted: {} tool calls, {} file edits, {} test/run commands ({} passed, {} failed). {}",
         range.messages.len(),
         steps.len(),
         edits,
         checks.len(),
         count(Outcome::Passed),
-        count(Outcome::Failed)
+        count(Outcome::Failed),
+        range.index_pointer
     )];
     // Edited paths, most recent last, with the number of edits.
     let mut by_path: Vec<(String, usize, usize)> = Vec::new();

@@ -30,28 +30,32 @@ pub fn step_activities(conv: &Conversation, config: &Config) -> Vec<StepActivity
 }
 
 /// Indices (into `steps`) of the steps that close a stage: a test or run that
-/// passed after an edit (since the previous boundary) of a file the command
-/// itself does not name — editing `repro.py` and running it is not progress,
-/// editing `lib.py` and then running `repro.py` cleanly is.
+/// passed after an edit (since the previous boundary) of a file that is not a
+/// script the agent runs itself — editing `repro.py` and running it is not
+/// progress; editing `lib.py` and then running `repro.py` cleanly is.
 pub fn stage_boundaries(steps: &[StepActivity]) -> Vec<usize> {
+    let base = |p: &str| p.rsplit('/').next().unwrap_or(p).to_string();
     let mut out = Vec::new();
     let mut pending: Vec<String> = Vec::new();
+    let mut scripts: Vec<String> = Vec::new();
     for (i, step) in steps.iter().enumerate() {
         let a = &step.activity;
         for e in &a.edits {
-            if !pending.contains(e) {
-                pending.push(e.clone());
+            let b = base(e);
+            if !b.is_empty() && !pending.contains(&b) {
+                pending.push(b);
             }
         }
         let Some(check) = &a.check else { continue };
-        if check.outcome != Outcome::Passed {
-            continue;
+        // Files a check names are the agent's own scripts, not the work.
+        for word in check.command.split(|c: char| c.is_whitespace() || c == ';' || c == '&') {
+            let b = base(word);
+            if b.contains('.') && !scripts.contains(&b) {
+                scripts.push(b);
+            }
         }
-        let named = |path: &str| {
-            let base = path.rsplit('/').next().unwrap_or(path);
-            !base.is_empty() && check.command.contains(base)
-        };
-        if pending.iter().any(|p| !named(p)) {
+        pending.retain(|p| !scripts.contains(p));
+        if check.outcome == Outcome::Passed && !pending.is_empty() {
             out.push(i);
             pending.clear();
         }
@@ -122,6 +126,9 @@ mod tests {
             step(&[], Some(("pytest", Outcome::Passed))),
             step(&["src/lib.py"], None),
             step(&[], Some(("pytest", Outcome::Passed))),
+            // A script run earlier is scratch: editing it again is no progress.
+            step(&["repro.py"], None),
+            step(&[], Some(("pytest tests", Outcome::Passed))),
         ];
         assert_eq!(stage_boundaries(&steps), vec![4, 7]);
     }
