@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::text::{contains_phrase, is_error_line, one_line};
+use super::text::{is_error_line, one_line};
 use crate::model::{ToolCall, ToolResult};
 
 /// Outcome of a test or run command.
@@ -63,28 +63,6 @@ pub struct Activity {
     /// Path read by a file-viewing call.
     pub viewed: Option<String>,
 }
-
-const TEST_MARKERS: &[&str] = &[
-    "pytest",
-    "py.test",
-    "runtests",
-    "unittest",
-    "tox",
-    "nox",
-    "make test",
-    "cargo test",
-    "npm test",
-    "npm run test",
-    "yarn test",
-    "go test",
-    "bin/test",
-    "manage.py test",
-    "nosetests",
-];
-
-const RUN_MARKERS: &[&str] = &[
-    "python", "python3", "node", "ruby", "bash", "sh", "cargo run", "go run", "deno", "php",
-];
 
 /// Classifies a tool call and its result. `edit_tools` names file-editing tools
 /// (their `command` argument, if any, says whether they view or edit).
@@ -230,25 +208,40 @@ impl<'a> ShellCommand<'a> {
         out
     }
 
-    /// Whether the command runs tests or a script (ignoring heredoc bodies).
+    /// Whether the command runs tests or a script (ignoring heredoc bodies):
+    /// the first word of a chained command decides, after `cd`, `timeout`,
+    /// `env` and `VAR=value` prefixes; `--version`/`--help` and `pip` are neither.
     fn check_kind(&self) -> Option<CheckKind> {
         let mut kind = None;
         for line in &self.lines {
             for segment in split_chain(line) {
-                let s = segment.trim();
-                if TEST_MARKERS.iter().any(|m| contains_phrase(s, m)) && !s.starts_with("cat ") {
+                let words: Vec<&str> = segment
+                    .split_whitespace()
+                    .skip_while(|w| matches!(*w, "env" | "timeout" | "time") || w.contains('=') || w.parse::<f64>().is_ok())
+                    .collect();
+                let Some(first) = words.first() else { continue };
+                if words.iter().any(|w| matches!(*w, "--version" | "-V" | "--help" | "-h" | "pip" | "install")) {
+                    continue;
+                }
+                let exe = first.rsplit('/').next().unwrap_or(first);
+                let second = words.get(1).copied().unwrap_or("");
+                let third = words.get(2).copied().unwrap_or("");
+                let python = exe.starts_with("python");
+                let test = matches!(exe, "pytest" | "py.test" | "tox" | "nox" | "nosetests")
+                    || first.contains("runtests")
+                    || first.ends_with("bin/test")
+                    || (python && second == "-m" && matches!(third, "pytest" | "unittest" | "nose" | "tox"))
+                    || (python && (second.contains("runtests") || second.ends_with("bin/test")))
+                    || (python && second.ends_with("manage.py") && third == "test")
+                    || (matches!(exe, "make" | "cargo" | "npm" | "yarn" | "go" | "pnpm")
+                        && (second == "test" || (second == "run" && third.starts_with("test"))));
+                if test {
                     return Some(CheckKind::Test);
                 }
-                let first = s.split_whitespace().next().unwrap_or("");
-                let first = first.rsplit('/').next().unwrap_or(first);
-                let runs = RUN_MARKERS.iter().any(|m| {
-                    let head = m.split(' ').next().unwrap_or(m);
-                    first == head
-                        || (first.starts_with("python") && head == "python")
-                        || (m.contains(' ') && s.starts_with(m))
-                });
-                // `python -c`, `python x.py`, `python - <<EOF`; not `python --version`.
-                if runs && s.split_whitespace().nth(1).is_some_and(|a| a != "--version") {
+                let runner = python
+                    || matches!(exe, "node" | "ruby" | "bash" | "sh" | "deno" | "php" | "perl")
+                    || (matches!(exe, "cargo" | "go") && second == "run");
+                if runner && !second.is_empty() && !(exe == "perl" && second.starts_with("-pi")) {
                     kind = Some(CheckKind::Run);
                 }
             }
