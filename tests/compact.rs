@@ -9,13 +9,15 @@ use std::collections::HashSet;
 
 use serde_json::{json, Value};
 use tracelite::compact::constraints::ARCHIVE_HEADER;
-use tracelite::compact::summary::{Summary, SUMMARY_MARK};
+use tracelite::compact::summary::SUMMARY_MARK;
 use tracelite::compact::trigger::{stage_boundaries, step_activities};
 use tracelite::compact::{adopt_summary, validate_summary};
 use tracelite::formats::{self, emit, FormatName};
 use tracelite::model::{Conversation, PartKind, Role};
 use tracelite::tokens::Estimator;
-use tracelite::{compress_with, Config, Env, MemoryStore, Output, SessionState, SpillStore, Trajectory};
+use tracelite::{
+    compress_with, Config, Env, MemoryStore, Output, SessionState, SpillStore, Trajectory,
+};
 
 fn request(conv: &Conversation) -> String {
     serde_json::to_string(&emit(FormatName::OpenaiChat, conv)).unwrap()
@@ -44,7 +46,9 @@ fn compact_notes(out: &Output) -> Vec<String> {
 }
 
 fn compacted(out: &Output) -> bool {
-    compact_notes(out).iter().any(|n| n.starts_with("compacted"))
+    compact_notes(out)
+        .iter()
+        .any(|n| n.starts_with("compacted"))
 }
 
 /// A valid OpenAI chat request: every tool call answered, every tool message
@@ -147,7 +151,20 @@ fn stage_boundaries_on_real_trajectories() {
         with += usize::from(!b.is_empty());
         let detail: Vec<String> = b
             .iter()
-            .map(|&i| format!("{i}:`{}`", steps[i].activity.check.as_ref().unwrap().command.chars().take(60).collect::<String>()))
+            .map(|&i| {
+                format!(
+                    "{i}:`{}`",
+                    steps[i]
+                        .activity
+                        .check
+                        .as_ref()
+                        .unwrap()
+                        .command
+                        .chars()
+                        .take(60)
+                        .collect::<String>()
+                )
+            })
             .collect();
         println!(
             "{}: {} steps, boundaries at steps {:?}  {}",
@@ -157,8 +174,14 @@ fn stage_boundaries_on_real_trajectories() {
             detail.join(" | ")
         );
     }
-    println!("{total} boundaries in {with}/{} trajectories ({checks} test/run commands)", files.len());
-    assert!(with * 2 >= files.len(), "boundaries fire in at least half the runs");
+    println!(
+        "{total} boundaries in {with}/{} trajectories ({checks} test/run commands)",
+        files.len()
+    );
+    assert!(
+        with * 2 >= files.len(),
+        "boundaries fire in at least half the runs"
+    );
     assert!(total * 3 < checks, "a boundary is rarer than a check");
 }
 
@@ -166,12 +189,19 @@ fn stage_boundaries_on_real_trajectories() {
 fn threshold_hysteresis_and_budget() {
     let t = synthetic(60, 600);
     let n = t.steps.len();
-    let cfg = config(json!({"session": "th", "compact": {"threshold": 4000, "planner": false, "minTurns": 5, "keep": 4, "detectStages": false}}));
+    let cfg = config(
+        json!({"session": "th", "compact": {"threshold": 4000, "planner": false, "minTurns": 5, "keep": 4, "detectStages": false}}),
+    );
     let mut store = MemoryStore::new();
     let mut state = SessionState::default();
     let mut compactions = Vec::new();
     for step in 0..=n {
-        let out = run(&request(&t.conversation_at(step).unwrap()), &cfg, &mut store, &mut state);
+        let out = run(
+            &request(&t.conversation_at(step).unwrap()),
+            &cfg,
+            &mut store,
+            &mut state,
+        );
         let tokens_in_stage = out.report.stages.last().unwrap().tokens_before;
         if compacted(&out) {
             compactions.push(step);
@@ -187,14 +217,25 @@ fn threshold_hysteresis_and_budget() {
         assert!(w[1] - w[0] >= 5, "hysteresis violated: {compactions:?}");
     }
     // The budget overrides hysteresis: budget − cap = 6000 with a 2000-token cap.
-    let forced = config(json!({"session": "th2", "budget": 8000, "compact": {"threshold": 4000, "planner": true, "minTurns": 50, "keep": 4, "detectStages": false}}));
+    let forced = config(
+        json!({"session": "th2", "budget": 8000, "compact": {"threshold": 4000, "planner": true, "minTurns": 50, "keep": 4, "detectStages": false}}),
+    );
     let mut state = SessionState::default();
     let mut count = 0;
     for step in 0..=n {
-        let out = run(&request(&t.conversation_at(step).unwrap()), &forced, &mut store, &mut state);
+        let out = run(
+            &request(&t.conversation_at(step).unwrap()),
+            &forced,
+            &mut store,
+            &mut state,
+        );
         if compacted(&out) {
             count += 1;
-            assert!(compact_notes(&out).iter().any(|n| n.contains("forced")) || count == 1, "{:?}", compact_notes(&out));
+            assert!(
+                compact_notes(&out).iter().any(|n| n.contains("forced")) || count == 1,
+                "{:?}",
+                compact_notes(&out)
+            );
         }
     }
     assert!(count >= 2, "forced compactions ignore minTurns: {count}");
@@ -207,11 +248,22 @@ fn off_switch_is_off() {
     let mut store = MemoryStore::new();
     let mut state = SessionState::default();
     let on = config(json!({"session": "off", "compact": {"threshold": 2000, "planner": false}}));
-    assert!(compacted(&run(&request(&conv), &on, &mut store, &mut state)));
-    let off = config(json!({"session": "off", "stageBoundary": true, "compact": {"enabled": false, "threshold": 2000}}));
+    assert!(compacted(&run(
+        &request(&conv),
+        &on,
+        &mut store,
+        &mut state
+    )));
+    let off = config(
+        json!({"session": "off", "stageBoundary": true, "compact": {"enabled": false, "threshold": 2000}}),
+    );
     state.compact.finish_stage("off");
     let out = run(&request(&conv), &off, &mut store, &mut state);
-    assert_eq!(out.request, request(&conv), "no compaction, no re-applied summary");
+    assert_eq!(
+        out.request,
+        request(&conv),
+        "no compaction, no re-applied summary"
+    );
     assert!(out.report.changes.iter().all(|c| c.kind != "summary"));
 }
 
@@ -223,7 +275,12 @@ fn host_boundaries_and_finish_stage() {
     let cfg = config(base.clone());
     let mut store = MemoryStore::new();
     let mut state = SessionState::default();
-    assert!(!compacted(&run(&request(&conv), &cfg, &mut store, &mut state)));
+    assert!(!compacted(&run(
+        &request(&conv),
+        &cfg,
+        &mut store,
+        &mut state
+    )));
     state.compact.finish_stage("fs");
     let out = run(&request(&conv), &cfg, &mut store, &mut state);
     assert!(compacted(&out), "{:?}", compact_notes(&out));
@@ -235,7 +292,12 @@ fn host_boundaries_and_finish_stage() {
     let mut with_option = base;
     with_option["stageBoundary"] = json!(true);
     with_option["session"] = json!("fs2");
-    let out = run(&request(&conv), &config(with_option), &mut store, &mut SessionState::default());
+    let out = run(
+        &request(&conv),
+        &config(with_option),
+        &mut store,
+        &mut SessionState::default(),
+    );
     assert!(compacted(&out));
 }
 
@@ -243,11 +305,23 @@ fn host_boundaries_and_finish_stage() {
 fn detected_stage_boundary_triggers() {
     // Steps 0-4: view, edit, failing test, fix, passing test → boundary at step 4.
     let t = synthetic(0, 4000);
-    let cfg = config(json!({"session": "sb", "compact": {"threshold": 1_000_000, "planner": false, "keep": 2, "minSaving": 0}}));
+    let cfg = config(
+        json!({"session": "sb", "compact": {"threshold": 1_000_000, "planner": false, "keep": 2, "minSaving": 0}}),
+    );
     let mut store = MemoryStore::new();
-    let before = run(&request(&t.conversation_at(4).unwrap()), &cfg, &mut store, &mut SessionState::default());
+    let before = run(
+        &request(&t.conversation_at(4).unwrap()),
+        &cfg,
+        &mut store,
+        &mut SessionState::default(),
+    );
     assert!(!compacted(&before));
-    let out = run(&request(&t.conversation_at(5).unwrap()), &cfg, &mut store, &mut SessionState::default());
+    let out = run(
+        &request(&t.conversation_at(5).unwrap()),
+        &cfg,
+        &mut store,
+        &mut SessionState::default(),
+    );
     assert!(compacted(&out), "{:?}", compact_notes(&out));
     assert!(compact_notes(&out)[0].contains("passing check after an edit"));
     assert_valid(&out.request);
@@ -256,27 +330,52 @@ fn detected_stage_boundary_triggers() {
 #[test]
 fn summary_keeps_errors_and_edited_paths_with_pointers() {
     let t = synthetic(8, 3000);
-    let cfg = config(json!({"session": "sum", "compact": {"threshold": 2000, "planner": false, "keep": 4}}));
+    let cfg = config(
+        json!({"session": "sum", "compact": {"threshold": 2000, "planner": false, "keep": 4}}),
+    );
     let mut store = MemoryStore::new();
     let mut state = SessionState::default();
-    let out = run(&request(&t.conversation_at(t.steps.len()).unwrap()), &cfg, &mut store, &mut state);
+    let out = run(
+        &request(&t.conversation_at(t.steps.len()).unwrap()),
+        &cfg,
+        &mut store,
+        &mut state,
+    );
     assert!(compacted(&out));
     let msgs = &out.conversation.messages;
     let archive = msgs[0].text_content();
     let summary = msgs[1].text_content();
     assert!(archive.starts_with(ARCHIVE_HEADER));
     assert!(archive.contains("- Do not modify the tests."), "{archive}");
-    assert!(archive.contains("- You must keep the public API."), "{archive}");
+    assert!(
+        archive.contains("- You must keep the public API."),
+        "{archive}"
+    );
     assert!(summary.starts_with(SUMMARY_MARK));
     let parsed = validate_summary(summary.split_once('\n').unwrap().1).unwrap();
     assert!(parsed.sections.iter().all(|s| !s.is_empty()));
-    assert!(summary.contains("NameError: name 'c' is not defined"), "{summary}");
-    assert!(summary.contains("`/repo/src/calc.py` (2 edits)"), "{summary}");
-    assert!(summary.contains("→ failed (exit 1)") && summary.contains("→ passed (exit 0)"), "{summary}");
+    assert!(
+        summary.contains("NameError: name 'c' is not defined"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("`/repo/src/calc.py` (2 edits)"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("→ failed (exit 1)") && summary.contains("→ passed (exit 0)"),
+        "{summary}"
+    );
     // Every fact line cites a pointer that resolves to its original.
     let mut resolved = 0;
-    for line in summary.lines().filter(|l| l.starts_with("- ") && !l.contains("Continue from")) {
-        let ptr = line.split_whitespace().find(|w| w.starts_with("spill://")).unwrap_or_else(|| panic!("no pointer: {line}"));
+    for line in summary
+        .lines()
+        .filter(|l| l.starts_with("- ") && !l.contains("Continue from"))
+    {
+        let ptr = line
+            .split_whitespace()
+            .find(|w| w.starts_with("spill://"))
+            .unwrap_or_else(|| panic!("no pointer: {line}"));
         let (session, key) = ptr.trim_start_matches("spill://").split_once('/').unwrap();
         let original = store.get(session, key).unwrap();
         if line.contains("NameError") {
@@ -286,8 +385,18 @@ fn summary_keeps_errors_and_edited_paths_with_pointers() {
     }
     assert!(resolved >= 6);
     // Every compacted message is recoverable through the index.
-    let index_ptr = out.report.changes.iter().find(|c| c.kind == "summary").unwrap().pointer.clone().unwrap();
-    let index = store.get("sum", index_ptr.rsplit('/').next().unwrap()).unwrap();
+    let index_ptr = out
+        .report
+        .changes
+        .iter()
+        .find(|c| c.kind == "summary")
+        .unwrap()
+        .pointer
+        .clone()
+        .unwrap();
+    let index = store
+        .get("sum", index_ptr.rsplit('/').next().unwrap())
+        .unwrap();
     assert!(index.lines().filter(|l| l.starts_with("message ")).count() >= 10);
 }
 
@@ -296,7 +405,9 @@ fn summary_keeps_errors_and_edited_paths_with_pointers() {
 #[test]
 fn constraints_byte_identical_after_three_compactions() {
     let t = synthetic(40, 800);
-    let cfg = config(json!({"session": "arch", "compact": {"threshold": 3000, "planner": false, "keep": 4, "minTurns": 2, "pinned": ["Never push to main."]}}));
+    let cfg = config(
+        json!({"session": "arch", "compact": {"threshold": 3000, "planner": false, "keep": 4, "minTurns": 2, "pinned": ["Never push to main."]}}),
+    );
     let mut store = MemoryStore::new();
     let mut state = SessionState::default();
     state.compact.pin("arch", "Keep commits small.").unwrap();
@@ -306,7 +417,9 @@ fn constraints_byte_identical_after_three_compactions() {
     for step in 0..t.steps.len() {
         let next = t.conversation_at(step + 1).unwrap();
         let prev = t.conversation_at(step).unwrap();
-        history.messages.extend(next.messages[prev.messages.len()..].iter().cloned());
+        history
+            .messages
+            .extend(next.messages[prev.messages.len()..].iter().cloned());
         let out = run(&request(&history), &cfg, &mut store, &mut state);
         assert_valid(&out.request);
         if compacted(&out) {
@@ -316,11 +429,23 @@ fn constraints_byte_identical_after_three_compactions() {
         history = out.conversation;
     }
     assert!(archives.len() >= 3, "{} compactions", archives.len());
-    assert!(archives.iter().all(|a| a == &archives[0]), "archive changed");
-    assert!(archives[0].contains("- Never push to main.") && archives[0].contains("- Keep commits small."));
+    assert!(
+        archives.iter().all(|a| a == &archives[0]),
+        "archive changed"
+    );
+    assert!(
+        archives[0].contains("- Never push to main.")
+            && archives[0].contains("- Keep commits small.")
+    );
     // The goal survives every merge; progress accumulates instead of being re-summarized.
     let last = validate_summary(summaries.last().unwrap().split_once('\n').unwrap().1).unwrap();
-    assert!(last.sections[0].iter().any(|l| l.contains("Fix `add` in src/calc.py")), "{:?}", last.sections[0]);
+    assert!(
+        last.sections[0]
+            .iter()
+            .any(|l| l.contains("Fix `add` in src/calc.py")),
+        "{:?}",
+        last.sections[0]
+    );
     assert!(summaries.last().unwrap().contains("NameError"));
     assert_eq!(summaries.last().unwrap().matches("## Goal").count(), 1);
 }
@@ -328,18 +453,35 @@ fn constraints_byte_identical_after_three_compactions() {
 #[test]
 fn host_summary_is_validated_and_adopted() {
     let t = synthetic(12, 1500);
-    let cfg = config(json!({"session": "llm", "compact": {"threshold": 2000, "planner": false, "keep": 4}}));
+    let cfg = config(
+        json!({"session": "llm", "compact": {"threshold": 2000, "planner": false, "keep": 4}}),
+    );
     let mut store = MemoryStore::new();
     let mut state = SessionState::default();
     let req = request(&t.conversation_at(t.steps.len()).unwrap());
     let out = run(&req, &cfg, &mut store, &mut state);
     assert!(compacted(&out));
     let prompt = state.compact.pending_prompt("llm").unwrap().to_string();
-    for s in ["## Goal", "## Progress", "## Key facts", "## Decisions", "## Next steps", "spill://llm/", "<constraints>", "Do not modify the tests."] {
+    for s in [
+        "## Goal",
+        "## Progress",
+        "## Key facts",
+        "## Decisions",
+        "## Next steps",
+        "spill://llm/",
+        "<constraints>",
+        "Do not modify the tests.",
+    ] {
         assert!(prompt.contains(s), "prompt lacks {s}");
     }
     let mut conv = out.conversation.clone();
-    let bad = adopt_summary(&mut conv, &mut state.compact, &cfg, "## Goal\nx\n## Progress\ny").unwrap_err();
+    let bad = adopt_summary(
+        &mut conv,
+        &mut state.compact,
+        &cfg,
+        "## Goal\nx\n## Progress\ny",
+    )
+    .unwrap_err();
     assert_eq!(bad.code, tracelite::ErrorCode::SummarizerFailed);
     assert!(bad.message.contains("Key facts"));
     let good = "## Goal\nFix add.\n## Progress\nEdited calc.py.\n## Key facts\nNameError fixed.\n## Decisions\nUse +.\n## Next steps\nSubmit.";
@@ -350,7 +492,10 @@ fn host_summary_is_validated_and_adopted() {
     // Later calls re-apply the adopted summary.
     let again = run(&req, &cfg, &mut store, &mut state);
     assert_eq!(again.conversation.messages[1].text_content(), text);
-    assert!(adopt_summary(&mut conv, &mut state.compact, &cfg, good).is_err(), "nothing pending any more");
+    assert!(
+        adopt_summary(&mut conv, &mut state.compact, &cfg, good).is_err(),
+        "nothing pending any more"
+    );
 }
 
 #[test]
@@ -359,15 +504,35 @@ fn planner_explains_its_decision() {
     let conv = t.conversation_at(t.steps.len()).unwrap();
     let mut store = MemoryStore::new();
     // Long horizon: compaction pays.
-    let pays = config(json!({"session": "pl", "budget": 1_000_000, "compact": {"threshold": 5000, "horizon": 20, "keep": 4}}));
-    let out = run(&request(&conv), &pays, &mut store, &mut SessionState::default());
+    let pays = config(
+        json!({"session": "pl", "budget": 1_000_000, "compact": {"threshold": 5000, "horizon": 20, "keep": 4}}),
+    );
+    let out = run(
+        &request(&conv),
+        &pays,
+        &mut store,
+        &mut SessionState::default(),
+    );
     let notes = compact_notes(&out);
-    assert!(compacted(&out) && notes[0].contains("planner:") && notes[0].contains("compact now"), "{notes:?}");
+    assert!(
+        compacted(&out) && notes[0].contains("planner:") && notes[0].contains("compact now"),
+        "{notes:?}"
+    );
     // One turn ahead with cheap cache reads and costly writes: waiting is cheaper.
-    let waits = config(json!({"session": "pl", "budget": 1_000_000, "compact": {"threshold": 5000, "horizon": 1, "keep": 4, "prices": {"input": 3, "cachedInput": 0.03, "cacheWrite": 6}}}));
-    let out = run(&request(&conv), &waits, &mut store, &mut SessionState::default());
+    let waits = config(
+        json!({"session": "pl", "budget": 1_000_000, "compact": {"threshold": 5000, "horizon": 1, "keep": 4, "prices": {"input": 3, "cachedInput": 0.03, "cacheWrite": 6}}}),
+    );
+    let out = run(
+        &request(&conv),
+        &waits,
+        &mut store,
+        &mut SessionState::default(),
+    );
     let notes = compact_notes(&out);
-    assert!(!compacted(&out) && notes[0].starts_with("not compacting") && notes[0].contains("wait"), "{notes:?}");
+    assert!(
+        !compacted(&out) && notes[0].starts_with("not compacting") && notes[0].contains("wait"),
+        "{notes:?}"
+    );
 }
 
 /// Every shared trajectory, pseudo-random steps and `keep` values: after
@@ -389,9 +554,16 @@ fn no_orphans_on_every_trajectory_and_random_cuts() {
         for _ in 0..3 {
             let step = 1 + next(t.steps.len());
             let keep = 1 + next(9);
-            let cfg = config(json!({"session": "prop", "compact": {"threshold": 1500, "planner": false, "keep": keep, "minSaving": 0}}));
+            let cfg = config(
+                json!({"session": "prop", "compact": {"threshold": 1500, "planner": false, "keep": keep, "minSaving": 0}}),
+            );
             let conv = t.conversation_at(step).unwrap();
-            let out = run(&request(&conv), &cfg, &mut store, &mut SessionState::default());
+            let out = run(
+                &request(&conv),
+                &cfg,
+                &mut store,
+                &mut SessionState::default(),
+            );
             assert_valid(&out.request);
             if compacted(&out) {
                 compactions += 1;

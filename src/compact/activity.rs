@@ -189,7 +189,7 @@ impl<'a> ShellCommand<'a> {
                         push(unquote(p));
                     }
                 }
-                if words.iter().any(|w| *w == "|") {
+                if words.contains(&"|") {
                     if let Some(pos) = words.iter().position(|w| *w == "tee") {
                         if let Some(p) = words.iter().skip(pos + 1).find(|w| !w.starts_with('-')) {
                             push(unquote(p));
@@ -217,10 +217,17 @@ impl<'a> ShellCommand<'a> {
             for segment in split_chain(line) {
                 let words: Vec<&str> = segment
                     .split_whitespace()
-                    .skip_while(|w| matches!(*w, "env" | "timeout" | "time") || w.contains('=') || w.parse::<f64>().is_ok())
+                    .skip_while(|w| {
+                        matches!(*w, "env" | "timeout" | "time")
+                            || w.contains('=')
+                            || w.parse::<f64>().is_ok()
+                    })
                     .collect();
                 let Some(first) = words.first() else { continue };
-                if words.iter().any(|w| matches!(*w, "--version" | "-V" | "--help" | "-h" | "pip" | "install")) {
+                if words
+                    .iter()
+                    .any(|w| matches!(*w, "--version" | "-V" | "--help" | "-h" | "pip" | "install"))
+                {
                     continue;
                 }
                 let exe = first.rsplit('/').next().unwrap_or(first);
@@ -230,7 +237,9 @@ impl<'a> ShellCommand<'a> {
                 let test = matches!(exe, "pytest" | "py.test" | "tox" | "nox" | "nosetests")
                     || first.contains("runtests")
                     || first.ends_with("bin/test")
-                    || (python && second == "-m" && matches!(third, "pytest" | "unittest" | "nose" | "tox"))
+                    || (python
+                        && second == "-m"
+                        && matches!(third, "pytest" | "unittest" | "nose" | "tox"))
                     || (python && (second.contains("runtests") || second.ends_with("bin/test")))
                     || (python && second.ends_with("manage.py") && third == "test")
                     || (matches!(exe, "make" | "cargo" | "npm" | "yarn" | "go" | "pnpm")
@@ -239,7 +248,10 @@ impl<'a> ShellCommand<'a> {
                     return Some(CheckKind::Test);
                 }
                 let runner = python
-                    || matches!(exe, "node" | "ruby" | "bash" | "sh" | "deno" | "php" | "perl")
+                    || matches!(
+                        exe,
+                        "node" | "ruby" | "bash" | "sh" | "deno" | "php" | "perl"
+                    )
                     || (matches!(exe, "cargo" | "go") && second == "run");
                 if runner && !second.is_empty() && !(exe == "perl" && second.starts_with("-pi")) {
                     kind = Some(CheckKind::Run);
@@ -320,7 +332,12 @@ fn python_written_paths(body: &str) -> Vec<String> {
             continue;
         };
         let rest = line.get(at + 5..).unwrap_or("");
-        if let Some(q) = rest.trim_start().chars().next().filter(|c| *c == '\'' || *c == '"') {
+        if let Some(q) = rest
+            .trim_start()
+            .chars()
+            .next()
+            .filter(|c| *c == '\'' || *c == '"')
+        {
             let inner = rest.trim_start().get(1..).unwrap_or("");
             if let Some(end) = inner.find(q) {
                 out.push(inner.get(..end).unwrap_or("").to_string());
@@ -369,8 +386,7 @@ pub fn outcome(output: &str, exit: Option<i64>) -> Outcome {
         let l = t.to_ascii_lowercase();
         if (l.contains(" failed") || l.contains(" error")) && l.contains(" in ")
             || l.starts_with("failed (")
-            || l.starts_with("failed")
-                && (l.contains("failures=") || l.contains("errors="))
+            || l.starts_with("failed") && (l.contains("failures=") || l.contains("errors="))
         {
             summary = Some(Outcome::Failed);
             break;
@@ -438,7 +454,10 @@ mod tests {
         assert!(v.edits.is_empty());
         assert_eq!(v.viewed.as_deref(), Some("/w/a.py"));
         let s = classify(
-            &call("bash", serde_json::json!({"command":"sed -i 's/a/b/' src/x.py"})),
+            &call(
+                "bash",
+                serde_json::json!({"command":"sed -i 's/a/b/' src/x.py"}),
+            ),
             Some(&result("<returncode>0</returncode>")),
             &tools(),
         );
@@ -448,7 +467,9 @@ mod tests {
                 "bash",
                 serde_json::json!({"command":"cat <<'EOF' > repro.py\nimport x\nEOF\npython3 repro.py"}),
             ),
-            Some(&result("<returncode>0</returncode>\n<output>\nok\n</output>")),
+            Some(&result(
+                "<returncode>0</returncode>\n<output>\nok\n</output>",
+            )),
             &tools(),
         );
         assert_eq!(h.edits, vec!["repro.py"]);
@@ -469,38 +490,65 @@ mod tests {
     #[test]
     fn test_outcomes() {
         let t = |cmd: &str, out: &str| {
-            classify(&call("bash", serde_json::json!({ "command": cmd })), Some(&result(out)), &tools())
-                .check
-                .unwrap()
+            classify(
+                &call("bash", serde_json::json!({ "command": cmd })),
+                Some(&result(out)),
+                &tools(),
+            )
+            .check
+            .unwrap()
         };
-        let c = t("python -m pytest tests/x.py -q", "..\n==== 2 passed in 0.1s ====\n");
+        let c = t(
+            "python -m pytest tests/x.py -q",
+            "..\n==== 2 passed in 0.1s ====\n",
+        );
         assert_eq!((c.kind, c.outcome), (CheckKind::Test, Outcome::Passed));
         let c = t("pytest", "F.\n=== 1 failed, 1 passed in 0.2s ===");
         assert_eq!(c.outcome, Outcome::Failed);
-        let c = t("./tests/runtests.py delete", "<returncode>1</returncode>\nFAILED (failures=1)");
+        let c = t(
+            "./tests/runtests.py delete",
+            "<returncode>1</returncode>\nFAILED (failures=1)",
+        );
         assert_eq!(c.outcome, Outcome::Failed);
         let c = t(
             "cd /w && python reproduce.py",
             "Error: near \"OVER\": syntax error\n[Command finished with exit code 0]",
         );
-        assert_eq!(c.outcome, Outcome::Failed, "an error line beats exit code 0");
+        assert_eq!(
+            c.outcome,
+            Outcome::Failed,
+            "an error line beats exit code 0"
+        );
         let c = t(
             "python reproduce.py",
             "Traceback (most recent call last):\nValueError: x\n[Command finished with exit code 0]",
         );
         assert_eq!(c.outcome, Outcome::Failed);
-        assert!(classify(&call("bash", serde_json::json!({"command":"ls -la"})), None, &tools())
-            .check
-            .is_none());
-        assert!(classify(&call("bash", serde_json::json!({"command":"cat tests/test_x.py"})), None, &tools())
-            .check
-            .is_none());
+        assert!(classify(
+            &call("bash", serde_json::json!({"command":"ls -la"})),
+            None,
+            &tools()
+        )
+        .check
+        .is_none());
+        assert!(classify(
+            &call("bash", serde_json::json!({"command":"cat tests/test_x.py"})),
+            None,
+            &tools()
+        )
+        .check
+        .is_none());
     }
 
     #[test]
     fn exit_codes() {
         assert_eq!(exit_code("<returncode>2</returncode>\nx"), Some(2));
-        assert_eq!(exit_code("[The command completed with exit code 1.]\n[Command finished with exit code 1]"), Some(1));
+        assert_eq!(
+            exit_code(
+                "[The command completed with exit code 1.]\n[Command finished with exit code 1]"
+            ),
+            Some(1)
+        );
         assert_eq!(exit_code("nothing"), None);
     }
 }

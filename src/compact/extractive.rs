@@ -91,7 +91,9 @@ fn goal(range: &Range<'_>) -> Vec<String> {
         .enumerate()
         .find(|(_, m)| m.role == Role::User && !m.text_content().trim().is_empty());
     let Some((i, m)) = task else {
-        return vec!["- (no task message in the compacted range; see the messages kept below)".into()];
+        return vec![
+            "- (no task message in the compacted range; see the messages kept below)".into(),
+        ];
     };
     let text = m.text_content();
     let excerpt = clip(text.trim(), GOAL_BYTES);
@@ -111,7 +113,10 @@ fn goal(range: &Range<'_>) -> Vec<String> {
 fn progress(range: &Range<'_>) -> Vec<String> {
     let steps = range.steps;
     let edits: usize = steps.iter().map(|s| s.activity.edits.len()).sum();
-    let checks: Vec<&StepActivity> = steps.iter().filter(|s| s.activity.check.is_some()).collect();
+    let checks: Vec<&StepActivity> = steps
+        .iter()
+        .filter(|s| s.activity.check.is_some())
+        .collect();
     let count = |o: Outcome| {
         checks
             .iter()
@@ -144,10 +149,17 @@ fn progress(range: &Range<'_>) -> Vec<String> {
     by_path.sort_by_key(|e| e.2);
     let skip = by_path.len().saturating_sub(15);
     if skip > 0 {
-        out.push(format!("- {skip} more files edited earlier: {}", range.index_pointer));
+        out.push(format!(
+            "- {skip} more files edited earlier: {}",
+            range.index_pointer
+        ));
     }
     for (path, n, at) in by_path.iter().skip(skip) {
-        let times = if *n == 1 { String::new() } else { format!(" ({n} edits)") };
+        let times = if *n == 1 {
+            String::new()
+        } else {
+            format!(" ({n} edits)")
+        };
         out.push(format!("- Edited `{path}`{times} {}", range.pointer(*at)));
     }
     let skip = checks.len().saturating_sub(8);
@@ -224,8 +236,18 @@ fn key_facts(range: &Range<'_>) -> Vec<String> {
         }
     }
     if !files.is_empty() {
-        let shown: Vec<String> = files.iter().rev().take(20).rev().map(|f| format!("`{f}`")).collect();
-        out.push(format!("- Files read: {} {}", shown.join(", "), range.index_pointer));
+        let shown: Vec<String> = files
+            .iter()
+            .rev()
+            .take(20)
+            .rev()
+            .map(|f| format!("`{f}`"))
+            .collect();
+        out.push(format!(
+            "- Files read: {} {}",
+            shown.join(", "),
+            range.index_pointer
+        ));
     }
     // Symbols the assistant talked about (`backticked` identifiers), most frequent first.
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
@@ -237,11 +259,22 @@ fn key_facts(range: &Range<'_>) -> Vec<String> {
     let mut ranked: Vec<(String, usize)> = counts.into_iter().collect();
     ranked.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     if !ranked.is_empty() {
-        let names: Vec<String> = ranked.iter().take(12).map(|(s, _)| format!("`{s}`")).collect();
-        out.push(format!("- Symbols discussed: {} {}", names.join(", "), range.index_pointer));
+        let names: Vec<String> = ranked
+            .iter()
+            .take(12)
+            .map(|(s, _)| format!("`{s}`"))
+            .collect();
+        out.push(format!(
+            "- Symbols discussed: {} {}",
+            names.join(", "),
+            range.index_pointer
+        ));
     }
     if out.is_empty() {
-        out.push(format!("- No errors or failed commands in the compacted range {}", range.index_pointer));
+        out.push(format!(
+            "- No errors or failed commands in the compacted range {}",
+            range.index_pointer
+        ));
     }
     out
 }
@@ -252,10 +285,13 @@ fn backticked(text: &str) -> Vec<String> {
     for (i, piece) in text.split('`').enumerate() {
         let ok = i % 2 == 1
             && (2..=60).contains(&piece.len())
+            && piece.chars().all(|c| {
+                c.is_alphanumeric() || matches!(c, '_' | '.' | '/' | ':' | '-' | '(' | ')')
+            })
             && piece
                 .chars()
-                .all(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | '/' | ':' | '-' | '(' | ')'))
-            && piece.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_' || c == '/');
+                .next()
+                .is_some_and(|c| c.is_alphabetic() || c == '_' || c == '/');
         if ok {
             out.push(piece.to_string());
         }
@@ -328,7 +364,10 @@ fn decisions(range: &Range<'_>) -> Vec<String> {
         .map(|(s, at)| format!("- {s} {}", range.pointer(*at)))
         .collect();
     if out.is_empty() {
-        return vec![format!("- No explicit decisions stated in the compacted range {}", range.index_pointer)];
+        return vec![format!(
+            "- No explicit decisions stated in the compacted range {}",
+            range.index_pointer
+        )];
     }
     out
 }
@@ -352,7 +391,11 @@ fn next_steps(range: &Range<'_>) -> Vec<String> {
     }
     if out.is_empty() {
         if let Some((s, at)) = recent.last() {
-            out.push(format!("- Last stated: {} {}", one_line(s, 240), range.pointer(*at)));
+            out.push(format!(
+                "- Last stated: {} {}",
+                one_line(s, 240),
+                range.pointer(*at)
+            ));
         }
     }
     out.push("- Continue from the messages kept below.".into());

@@ -326,7 +326,10 @@ impl Stage for Compact {
         }
         let mut why = format!("{trigger}: {tokens} tokens");
         if forced {
-            why.push_str(&format!(" > {} (budget minus one capped result): forced", limits.forced));
+            why.push_str(&format!(
+                " > {} (budget minus one capped result): forced",
+                limits.forced
+            ));
         } else if config.compact.planner {
             let estimate = planner(conv, cx, &prior, &plan, tokens, saving, limits)?;
             why.push_str(&format!("; {estimate}"));
@@ -341,7 +344,9 @@ impl Stage for Compact {
             match cx.keep(kind, text) {
                 Ok(p) => stored.push(p),
                 Err(e) => {
-                    cx.notes.push(format!("not compacting: the spill store refused an original ({e})"));
+                    cx.notes.push(format!(
+                        "not compacting: the spill store refused an original ({e})"
+                    ));
                     return Ok(());
                 }
             }
@@ -355,7 +360,9 @@ impl Stage for Compact {
         let index_pointer = match cx.keep("compact-index", &plan.index) {
             Ok(p) => p,
             Err(e) => {
-                cx.notes.push(format!("not compacting: the spill store refused the index ({e})"));
+                cx.notes.push(format!(
+                    "not compacting: the spill store refused the index ({e})"
+                ));
                 return Ok(());
             }
         };
@@ -364,9 +371,15 @@ impl Stage for Compact {
         let (covered, fp) = match &base {
             Some(b) => (
                 b.covered + cut - b.replaced,
-                fingerprint(Fnv(b.fingerprint), conv.messages.get(b.replaced..cut).unwrap_or(&[])),
+                fingerprint(
+                    Fnv(b.fingerprint),
+                    conv.messages.get(b.replaced..cut).unwrap_or(&[]),
+                ),
             ),
-            None => (cut, fingerprint(Fnv::default(), conv.messages.get(..cut).unwrap_or(&[]))),
+            None => (
+                cut,
+                fingerprint(Fnv::default(), conv.messages.get(..cut).unwrap_or(&[])),
+            ),
         };
         let n = cut - prior.start;
         conv.messages.splice(..cut, plan.messages.clone());
@@ -428,13 +441,18 @@ fn reapply(conv: &mut Conversation, cx: &mut StageContext<'_>) -> Result<Option<
         return Ok(None);
     };
     let matches = conv.messages.len() >= rec.covered
-        && fingerprint(Fnv::default(), conv.messages.get(..rec.covered).unwrap_or(&[])).0
-            == rec.fingerprint;
+        && fingerprint(
+            Fnv::default(),
+            conv.messages.get(..rec.covered).unwrap_or(&[]),
+        )
+        .0 == rec.fingerprint;
     if !matches {
         s.record = None;
         s.pending = None;
-        cx.notes
-            .push("history no longer starts with the compacted messages: previous compaction dropped".into());
+        cx.notes.push(
+            "history no longer starts with the compacted messages: previous compaction dropped"
+                .into(),
+        );
         return Ok(None);
     }
     // Constraints pinned since: append them to the archive (once).
@@ -471,7 +489,10 @@ fn reapply(conv: &mut Conversation, cx: &mut StageContext<'_>) -> Result<Option<
         removed,
         added,
         None,
-        format!("re-applied the previous compaction of {} messages", base.covered),
+        format!(
+            "re-applied the previous compaction of {} messages",
+            base.covered
+        ),
     );
     Ok(Some(base))
 }
@@ -506,8 +527,10 @@ impl Plan {
         let config = cx.config;
         let session = &config.session;
         let range_msgs = conv.messages.get(prior.start..cut).unwrap_or(&[]);
-        let mut originals: Vec<(String, &'static str)> =
-            range_msgs.iter().map(|m| (transcript(m), "compact")).collect();
+        let mut originals: Vec<(String, &'static str)> = range_msgs
+            .iter()
+            .map(|m| (transcript(m), "compact"))
+            .collect();
         let previous_text = prior
             .summary_at
             .and_then(|i| conv.messages.get(i))
@@ -534,8 +557,11 @@ impl Plan {
             }
         }
         let index_pointer = spill::pointer(session, &spill::content_key("compact-index", &index));
-        let range_steps: Vec<StepActivity> =
-            steps.iter().filter(|s| s.call_message < cut).cloned().collect();
+        let range_steps: Vec<StepActivity> = steps
+            .iter()
+            .filter(|s| s.call_message < cut)
+            .cloned()
+            .collect();
         let range = Range {
             messages: range_msgs,
             first: prior.start,
@@ -553,7 +579,12 @@ impl Plan {
         };
         // The archive: previous items, then pinned, then new user constraints.
         let mut archive = prior.archive.clone().unwrap_or_default();
-        for p in config.compact.pinned.iter().chain(cx.state.compact.pinned(session)) {
+        for p in config
+            .compact
+            .pinned
+            .iter()
+            .chain(cx.state.compact.pinned(session))
+        {
             archive.add(p);
         }
         for m in range_msgs.iter().filter(|m| m.role == Role::User) {
@@ -605,7 +636,10 @@ fn planner(
     let (default, model) = price::default_prices(config.provider);
     let (prices, source) = match config.compact.prices {
         Some(p) => (p, "configured prices".to_string()),
-        None => (default, format!("{model} list prices {}", price::PRICE_TABLE_DATE)),
+        None => (
+            default,
+            format!("{model} list prices {}", price::PRICE_TABLE_DATE),
+        ),
     };
     // The previous request is this one without its newest turn.
     let assistants: Vec<usize> = conv

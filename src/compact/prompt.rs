@@ -54,7 +54,10 @@ pub fn build(range: &Range<'_>, constraints: &[String], previous: Option<&str>) 
             Role::System | Role::Developer => "system",
         };
         let pointer = range.pointers.get(i).map_or("", String::as_str);
-        out.push_str(&format!("### message {} ({role}) {pointer}\n", range.first + i));
+        out.push_str(&format!(
+            "### message {} ({role}) {pointer}\n",
+            range.first + i
+        ));
         for part in &m.parts {
             match &part.kind {
                 PartKind::Text { text } if m.role == Role::Tool => {

@@ -171,9 +171,14 @@ mod tests {
         assert_eq!(s.sections[0], vec!["fix it"]);
         assert_eq!(s.sections[4], vec!["test"]);
         let e = Summary::parse("## Goal\nx\n## Progress\n\n## Key facts\ny").unwrap_err();
-        assert!(e.contains("missing section(s): Decisions, Next steps"), "{e}");
+        assert!(
+            e.contains("missing section(s): Decisions, Next steps"),
+            "{e}"
+        );
         assert!(e.contains("empty section(s): Progress"), "{e}");
-        assert!(Summary::parse("## Goal\na\n## Goal\nb").unwrap_err().contains("twice"));
+        assert!(Summary::parse("## Goal\na\n## Goal\nb")
+            .unwrap_err()
+            .contains("twice"));
     }
 
     #[test]

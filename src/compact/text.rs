@@ -207,7 +207,9 @@ mod tests {
 
     #[test]
     fn error_lines() {
-        assert!(is_error_line("django.db.utils.OperationalError: no such table"));
+        assert!(is_error_line(
+            "django.db.utils.OperationalError: no such table"
+        ));
         assert!(is_error_line("Traceback (most recent call last):"));
         assert!(!is_error_line("An Error occurred somewhere: maybe"));
         assert!(!is_error_line("hello"));

@@ -48,7 +48,10 @@ pub fn stage_boundaries(steps: &[StepActivity]) -> Vec<usize> {
         }
         let Some(check) = &a.check else { continue };
         // Files a check names are the agent's own scripts, not the work.
-        for word in check.command.split(|c: char| c.is_whitespace() || c == ';' || c == '&') {
+        for word in check
+            .command
+            .split(|c: char| c.is_whitespace() || c == ';' || c == '&')
+        {
             let b = base(word);
             if b.contains('.') && !scripts.contains(&b) {
                 scripts.push(b);
@@ -136,9 +139,23 @@ mod tests {
     #[test]
     fn limits_keep_one_cap_from_the_budget() {
         let c = Config::default();
-        assert_eq!(Limits::of(&c), Limits { threshold: 96_000, forced: 96_000 });
-        let mut c = Config::default();
-        c.budget = 200_000;
-        assert_eq!(Limits::of(&c), Limits { threshold: 100_000, forced: 150_000 });
+        assert_eq!(
+            Limits::of(&c),
+            Limits {
+                threshold: 96_000,
+                forced: 96_000
+            }
+        );
+        let c = Config {
+            budget: 200_000,
+            ..Config::default()
+        };
+        assert_eq!(
+            Limits::of(&c),
+            Limits {
+                threshold: 100_000,
+                forced: 150_000
+            }
+        );
     }
 }
