@@ -45,6 +45,8 @@ pub trait Stage {
 pub struct SessionState {
     /// Number of compress calls made with this state.
     pub turns: u64,
+    /// Compaction records, pinned constraints and pending summaries, per session.
+    pub compact: crate::compact::CompactState,
 }
 
 /// What a stage changed at one place.

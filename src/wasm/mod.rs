@@ -6,6 +6,8 @@ mod spill;
 
 use wasm_bindgen::prelude::*;
 
+mod compact;
+
 use crate::config::Config;
 use crate::error::{Error, ErrorCode};
 use crate::formats::FormatName;
