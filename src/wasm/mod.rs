@@ -4,6 +4,8 @@
 
 use wasm_bindgen::prelude::*;
 
+mod config;
+
 use crate::config::Config;
 use crate::error::{Error, ErrorCode};
 use crate::formats::FormatName;
