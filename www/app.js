@@ -6,7 +6,7 @@ import { Engine } from './engine.js';
 import { cliCall, jsCall } from './export.js';
 import { classifyInput, readFile } from './input.js';
 import { buildControls, controlForPath, readControls, setControls } from './options.js';
-import { STAGES, renderChanges, renderRequest } from './prompt-view.js';
+import { STAGES, renderChanges, renderRequest, renderStages } from './prompt-view.js';
 import { SpillBrowser } from './spill-browser.js';
 
 const $ = (id) => document.getElementById(id);
@@ -239,6 +239,7 @@ async function showStep(t) {
   view.dataset.view = state.view;
   renderRequest(view, request, report.format, original ? [] : report.changes, onPointer);
   renderChanges($('changes-table'), report.changes, view, onPointer);
+  renderStages($('stages-table'), report.stages);
   $('change-count').textContent = String(report.changes.length);
   $('step-out').textContent = String(t);
   const p = state.run.steps[t];
@@ -322,6 +323,12 @@ function wire() {
     overlay(false);
     const file = e.dataTransfer?.files?.[0];
     if (file) loadFile(file);
+  });
+  // [ and ] step through the replay from anywhere but a text field.
+  document.addEventListener('keydown', (e) => {
+    if (e.altKey || e.ctrlKey || e.metaKey || e.target.closest?.('input, textarea, select')) return;
+    if (e.key === '[') setStep(state.t - 1);
+    else if (e.key === ']') setStep(state.t + 1);
   });
   engine.onProgress = ({ t, n }) => setStatus(`Replaying ${state.input?.label ?? ''}: step ${t + 1} of ${n}…`, 'busy');
 }

@@ -248,9 +248,11 @@ export function renderRequest(container, request, format, changes, onPointer) {
       m.id ? el('span', { class: 'meta', text: m.id }) : null,
       m.note ? el('span', { class: 'meta', text: m.note }) : null,
       touched.length ? el('span', { class: 'badges' }, ...touched.map((c) => badge(c, onPointer))) : null);
+    if (m.index === null) stages.push('optical');
     const article = el('article', {
       class: `msg role-${m.role}${stages.length ? ' changed' : ''}`,
       'data-index': m.index === null ? 'images' : String(m.index),
+      tabIndex: -1,
       'data-stages': stages.join(' ') || null,
     }, header, ...renderBlocks(m.blocks, { onPointer, optical }));
     if (stages.length) article.style.setProperty('--stage-color', `var(--${stages.at(-1)})`);
@@ -265,7 +267,7 @@ export function renderChanges(table, changes, container, onPointer) {
   const body = table.tBodies[0];
   body.replaceChildren(...changes.map((c) => {
     const row = el('tr', { class: `stage-${c.stage}` },
-      el('td', {}, el('span', { class: `dot stage-${c.stage}` }), c.stage),
+      el('td', { class: 'nowrap' }, el('span', { class: `dot stage-${c.stage}` }), c.stage),
       el('td', {}, el('button', { type: 'button', class: 'link', text: `#${c.message}`, title: 'Show this message' })),
       el('td', { text: c.kind }),
       el('td', { class: 'num', text: fmt(c.tokensBefore) }),
@@ -277,10 +279,21 @@ export function renderChanges(table, changes, container, onPointer) {
       target?.scrollIntoView({ block: 'start', behavior: 'smooth' });
       target?.focus?.();
     });
-    row.cells[5].firstChild?.addEventListener?.('click', () => onPointer(c.pointer));
+    if (c.pointer) row.cells[5].firstChild.addEventListener('click', () => onPointer(c.pointer));
     return row;
   }));
   if (changes.length === 0) {
     body.append(el('tr', {}, el('td', { colSpan: 7, class: 'empty', text: 'No stage changed this request.' })));
   }
+}
+
+/** A table of a step's per-stage totals and the stages' notes (their decisions). */
+export function renderStages(table, stages) {
+  table.tBodies[0].replaceChildren(...stages.map((st) => el('tr', { class: `stage-${st.stage}` },
+    el('td', { class: 'nowrap' }, el('span', { class: `dot stage-${st.stage}` }), st.stage),
+    el('td', { text: st.enabled ? 'on' : 'off' }),
+    el('td', { class: 'num', text: fmt(st.tokensBefore) }),
+    el('td', { class: 'num', text: fmt(st.tokensAfter) }),
+    el('td', { class: 'num', text: fmt(st.tokensBefore - st.tokensAfter) }),
+    el('td', { class: 'detail' }, ...(st.notes ?? []).map((n) => el('div', { text: n }))))));
 }

@@ -71,6 +71,9 @@ before(async () => {
   page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(`console: ${m.text()}`); });
   page.on('pageerror', (e) => consoleErrors.push(`pageerror: ${e.message}`));
   page.on('worker', (w) => w.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(`worker: ${m.text()}`); }));
+  // The page loads the sample trajectory by itself.
+  await page.goto(baseUrl);
+  await page.waitForFunction(() => Number(document.body.dataset.runs ?? 0) >= 1, null, WAIT);
 });
 
 after(async () => {
@@ -79,8 +82,6 @@ after(async () => {
 });
 
 test('the page loads the sample trajectory with no console errors', async () => {
-  await page.goto(baseUrl);
-  await page.waitForFunction(() => Number(document.body.dataset.runs ?? 0) >= 1, null, WAIT);
   await shot('loaded');
   assert.deepEqual(consoleErrors, []);
   assert.equal(await page.$eval('#status', (el) => el.dataset.kind), 'done', await page.textContent('#status'));
@@ -159,6 +160,10 @@ test('an uploaded Anthropic request is parsed and shown', async () => {
 
 test('a snapshot image is displayed with a natural size > 0', async () => {
   await resetAndLoadSample();
+  // Snapshots pay off only for observations that leave the recent window and
+  // whose image costs less than their text: a window of 1 and k = 1 make some.
+  await setControl('window', 1);
+  await setControl('ratio', 1);
   const t = await page.evaluate(() => window.tracelitePlayground.run.steps.findLastIndex(
     (s) => s.stages.some((x) => x.stage === 'optical' && x.saved > 0)));
   assert.ok(t >= 0, 'no step of the sample replay has an optical snapshot (the optical stage made no change)');
