@@ -229,6 +229,7 @@ async function showStep(t) {
     return;
   }
   if (seq !== state.stepSeq) return;
+  const started = performance.now();
   state.stepData = data;
   const { report } = data;
   const original = state.view === 'original';
@@ -247,6 +248,7 @@ async function showStep(t) {
     (p.baseline ? ` (${pct(1 - p.compressed / p.baseline)} less)` : '') +
     (report.prefix ? ` · prefix kept ${pct(report.prefix.previousBytes ? report.prefix.sharedBytes / report.prefix.previousBytes : 0)}` : '');
   $('export-request').value = data.request;
+  view.dataset.renderMs = (performance.now() - started).toFixed(1);
 }
 
 function setStep(t) {
