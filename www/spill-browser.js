@@ -5,7 +5,7 @@ const $ = (id) => document.getElementById(id);
 
 export class SpillBrowser {
   #engine;
-  #page = { offset: 0, total: 0 };
+  #page = { offset: 0, totalLines: 0, nextOffset: null };
 
   constructor(engine) {
     this.#engine = engine;
@@ -16,8 +16,7 @@ export class SpillBrowser {
     });
     $('spill-prev').addEventListener('click', () => this.read(Math.max(0, this.#page.offset - this.#limit())));
     $('spill-next').addEventListener('click', () => {
-      const next = this.#page.offset + this.#limit();
-      if (next < this.#page.total) this.read(next);
+      if (this.#page.nextOffset !== null) this.read(this.#page.nextOffset);
     });
     $('spill-grep-form').addEventListener('submit', (e) => {
       e.preventDefault();
@@ -27,7 +26,7 @@ export class SpillBrowser {
 
   #limit() {
     const n = Number($('spill-limit').value);
-    return Number.isInteger(n) && n > 0 ? Math.min(n, 5000) : 200;
+    return Number.isInteger(n) && n > 0 ? Math.min(n, 2000) : 200;
   }
 
   /** Refreshes the list after a run. */
@@ -57,15 +56,24 @@ export class SpillBrowser {
   async read(offset) {
     const key = $('spill-list').value;
     if (!key) return;
-    const page = await this.#engine.read(key, offset, this.#limit());
+    let page;
+    try {
+      page = await this.#engine.read(key, offset, this.#limit());
+    } catch (err) {
+      $('spill-read-info').textContent = `Read failed: ${err.message}`;
+      return;
+    }
     this.#page = page;
     $('spill-offset').value = String(page.offset + 1);
-    const width = String(page.offset + page.lines.length).length;
-    $('spill-text').textContent = page.lines
+    const lines = page.count ? page.text.split('\n') : [];
+    const width = String(page.offset + lines.length).length;
+    $('spill-text').textContent = lines
       .map((line, i) => `${String(page.offset + i + 1).padStart(width)}  ${line}`)
       .join('\n');
     $('spill-read-info').textContent =
-      `${key}: lines ${page.offset + 1}–${page.offset + page.lines.length} of ${page.total.toLocaleString('en-US')} (${page.bytes.toLocaleString('en-US')} bytes)`;
+      `${key}: lines ${page.offset + 1}–${page.offset + page.count} of ${page.totalLines.toLocaleString('en-US')} ` +
+      `(${page.bytes.toLocaleString('en-US')} bytes)${page.nextOffset === null ? ' · end' : ''} — ` +
+      `the agent reads this page with read_spill offset=${page.offset} limit=${page.limit}`;
   }
 
   /** Opens a `spill://session/key` pointer. */
@@ -106,7 +114,7 @@ export class SpillBrowser {
       return;
     }
     $('spill-grep-info').textContent =
-      `${found.matches.length}${found.truncated ? '+' : ''} matching line${found.matches.length === 1 ? '' : 's'}`;
+      `${found.total} matching line${found.total === 1 ? '' : 's'}${found.truncated ? `, first ${found.matches.length} shown` : ''}`;
     out.replaceChildren(...found.matches.map((hit) => {
       const li = document.createElement('li');
       const b = document.createElement('button');

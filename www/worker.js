@@ -10,7 +10,7 @@ import {
   summarizeReplay,
   version,
 } from './pkg/browser.js';
-import { grepLines, pageLines } from './spill-text.js';
+import { grepLines, pageLines } from './pkg/spill-reader.js';
 
 let run = null; // { kind, session, outputs: [{ text, report }], baselines: [text], store, texts: Map }
 
@@ -123,21 +123,23 @@ const handlers = {
     const r = requireRun();
     return { session: r.session, spills: r.store.list(r.session) };
   },
-  read: ({ key, offset, limit }) => pageLines(spillText(key), offset, limit),
+  // Paging and grep as the agent's read_spill / grep_spill tools do them
+  // (pkg-config/spill-reader.js: offset = lines to skip, pages of ≤ 16 KB).
+  read: ({ key, offset, limit }) => {
+    const text = spillText(key);
+    return { key, bytes: new TextEncoder().encode(text).length, ...pageLines(text, { offset, limit }) };
+  },
   grep: ({ key, pattern, regex, ignoreCase, maxMatches }) => {
     const r = requireRun();
     const keys = key ? [key] : r.store.list(r.session).map((s) => s.key);
     const matches = [];
-    let truncated = false;
+    let total = 0;
     for (const k of keys) {
-      const found = grepLines(spillText(k), pattern, { regex, ignoreCase, maxMatches: maxMatches - matches.length });
-      matches.push(...found.matches.map((m) => ({ key: k, ...m })));
-      if (found.truncated || matches.length >= maxMatches) {
-        truncated = true;
-        break;
-      }
+      const found = grepLines(spillText(k), pattern, { literal: !regex, ignoreCase, context: 0, maxMatches: 200 });
+      total += found.totalMatches;
+      matches.push(...found.matches.slice(0, Math.max(0, maxMatches - matches.length)).map((m) => ({ key: k, ...m })));
     }
-    return { matches, truncated };
+    return { matches, total, truncated: total > matches.length };
   },
 };
 

@@ -4,26 +4,7 @@ import { request } from 'node:http';
 import { after, before, test } from 'node:test';
 import { cliCall } from '../../www/export.js';
 import { classifyInput } from '../../www/input.js';
-import { grepLines, pageLines } from '../../www/spill-text.js';
 import { startServer } from '../../www/serve.mjs';
-
-test('pageLines pages by lines from an offset and counts them all', () => {
-  const text = Array.from({ length: 10 }, (_, i) => `line ${i + 1}`).join('\n') + '\n';
-  assert.deepEqual(pageLines(text, 0, 3), { offset: 0, total: 10, bytes: text.length, lines: ['line 1', 'line 2', 'line 3'] });
-  assert.deepEqual(pageLines(text, 8, 5).lines, ['line 9', 'line 10']);
-  assert.equal(pageLines(text, 99, 5).offset, 9, 'an offset past the end shows the last line');
-  assert.deepEqual(pageLines('é\n', 0, 1), { offset: 0, total: 1, bytes: 3, lines: ['é'] });
-});
-
-test('grepLines finds literal and regex matches with 1-based line numbers', () => {
-  const text = 'alpha\nBeta error\ngamma\nerror: delta\n';
-  assert.deepEqual(grepLines(text, 'error').matches, [{ line: 2, text: 'Beta error' }, { line: 4, text: 'error: delta' }]);
-  assert.deepEqual(grepLines(text, 'beta', { ignoreCase: true }).matches.map((m) => m.line), [2]);
-  assert.deepEqual(grepLines(text, '^e.*:', { regex: true }).matches.map((m) => m.line), [4]);
-  assert.deepEqual(grepLines(text, 'a', { maxMatches: 2 }), { matches: [{ line: 1, text: 'alpha' }, { line: 2, text: 'Beta error' }], truncated: true });
-  assert.deepEqual(grepLines(text, '').matches, []);
-  assert.throws(() => grepLines(text, '(', { regex: true }), SyntaxError);
-});
 
 test('classifyInput tells trajectories from provider requests and explains bad input', () => {
   const tr = classifyInput(JSON.stringify({ id: 'x', task: 't', steps: [{ tool: 'bash' }] }));

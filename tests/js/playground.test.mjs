@@ -151,7 +151,7 @@ test('an uploaded Anthropic request is parsed and shown', async () => {
   }));
   await shot('anthropic');
   const format = await page.evaluate(() => window.tracelitePlayground.run.steps[0].format);
-  assert.equal(format, 'anthropic');
+  assert.equal(format, 'anthropic', 'the core detected the Anthropic Messages format (src/formats/anthropic.rs)');
   const text = await page.textContent('#prompt-view');
   assert.ok(text.includes('FAILED test_utils.py::test_slug'), 'the tool result is shown');
   assert.ok(text.includes('You are a careful coding agent.'), 'the system prompt is shown');
