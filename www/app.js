@@ -101,12 +101,18 @@ async function run() {
   } catch (err) {
     if (err.code === 'SUPERSEDED') return;
     document.body.classList.remove('busy');
+    document.body.classList.add('stale');
+    // Core messages read "<CODE>: <path>: <what>"; show each part once.
+    let message = err.message;
+    if (err.code && message.startsWith(`${err.code}: `)) message = message.slice(err.code.length + 2);
     const control = controlForPath(err.path);
-    if (control) controlError(control.id, err.message);
-    setStatus(`${err.code ? `${err.code}: ` : ''}${err.message}${err.path ? ` (at ${err.path})` : ''}`, 'error');
+    if (control) {
+      controlError(control.id, message.startsWith(`${err.path}: `) ? message.slice(err.path.length + 2) : message);
+    }
+    setStatus(`${err.code ? `${err.code}: ` : ''}${message} — the figures below are from the last good run.`, 'error');
     return;
   }
-  document.body.classList.remove('busy');
+  document.body.classList.remove('busy', 'stale');
   state.run = result;
   state.t = Math.min(state.t, result.steps.length - 1);
   const slider = $('step');

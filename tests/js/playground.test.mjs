@@ -89,6 +89,11 @@ test('the page loads the sample trajectory with no console errors', async () => 
   assert.equal(await page.$eval('#step', (el) => Number(el.max)), steps - 1);
   assert.ok((await page.$$('#prompt-view article.msg')).length > 2, 'the prompt view shows messages');
   assert.ok((await page.$$('#chart-tokens polyline')).length === 2, 'the token chart has two series');
+  const unlabelled = await page.$$eval('input, select, textarea', (els) => els
+    .filter((e) => e.labels.length === 0 && !e.getAttribute('aria-label') && !e.getAttribute('aria-labelledby'))
+    .map((e) => e.id || e.outerHTML));
+  assert.deepEqual(unlabelled, [], 'every control has a label');
+  assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'no horizontal scrolling');
 });
 
 test('the reduction figure equals `replay --json` with the same options', async () => {
@@ -158,6 +163,34 @@ test('an uploaded Anthropic request is parsed and shown', async () => {
   assert.equal(await page.$eval('#prompt-view', (el) => el.querySelectorAll('.call').length), 1, 'the tool call is shown');
 });
 
+test('a pasted request and a dropped trajectory load', async () => {
+  const chat = {
+    model: 'gpt-4.1',
+    messages: [
+      { role: 'system', content: 'Pasted system prompt.' },
+      { role: 'user', content: 'Pasted task text.' },
+    ],
+  };
+  await page.click('#paste-box summary');
+  await page.fill('#paste-text', JSON.stringify(chat));
+  await afterRun(() => page.click('#paste-load'));
+  assert.ok((await page.textContent('#prompt-view')).includes('Pasted task text.'));
+  assert.equal(await page.evaluate(() => window.tracelitePlayground.run.steps[0].format), 'openai-chat');
+
+  const trajectory = { id: 'dropped-run', task: 'Dropped task.', system: 'sys', steps: [
+    { tool: 'bash', args: { command: 'ls' }, observation: 'a.py\nb.py', thought: 'look' },
+    { tool: 'bash', args: { command: 'cat a.py' }, observation: 'print(1)', thought: 'read' },
+  ] };
+  await afterRun(() => page.evaluate((text) => {
+    const dt = new DataTransfer();
+    dt.items.add(new File([text], 'dropped.json', { type: 'application/json' }));
+    document.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+  }, JSON.stringify(trajectory)));
+  assert.equal(await page.$eval('#step', (el) => Number(el.max)), 1);
+  assert.match(await page.textContent('#input-label'), /dropped-run \(trajectory, 2 steps\)/);
+  assert.ok((await page.textContent('#prompt-view')).includes('Dropped task.'));
+});
+
 test('a snapshot image is displayed with a natural size > 0', async () => {
   await resetAndLoadSample();
   // Snapshots pay off only for observations that leave the recent window and
@@ -199,6 +232,19 @@ test('spill grep finds a known line of a spilled observation', async () => {
   await page.waitForFunction((k) => document.getElementById('spill-text').textContent.split('\n')[0].endsWith(k), known, WAIT);
   await page.$eval('#spills', (el) => el.scrollIntoView());
   await shot('spill-grep');
+});
+
+test('an invalid setting is reported at its control, and fixing it runs again', async () => {
+  await resetAndLoadSample();
+  await page.fill('#opt-spillFraction', '2');
+  await page.waitForFunction(() => document.getElementById('status').dataset.kind === 'error', null, WAIT);
+  const message = await page.textContent('#opt-spillFraction-error');
+  assert.match(message, /./, 'the error shows next to the control');
+  assert.equal(await page.getAttribute('#opt-spillFraction', 'aria-invalid'), 'true');
+  await shot('invalid-setting');
+  await setControl('spillFraction', 0.25);
+  assert.equal(await page.textContent('#opt-spillFraction-error'), '');
+  assert.equal(await page.$eval('#status', (el) => el.dataset.kind), 'done');
 });
 
 test('no console errors during the session', () => {
