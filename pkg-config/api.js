@@ -54,3 +54,5 @@ export function trajectoryToRequest(trajectory, t, format = 'openai-chat') {
   }
   return JSON.parse(guarded(() => wasmTrajectoryToRequest(text, t, format)));
 }
+export * from './config.js';
+export * from './replay.js';

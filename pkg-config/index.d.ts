@@ -223,3 +223,5 @@ export interface Trajectory {
 export function trajectoryToRequest(trajectory: Trajectory | string, t: number, format?: FormatName): Record<string, unknown>;
 
 export * from './compact.js';
+export * from './config.js';
+export * from './replay.js';

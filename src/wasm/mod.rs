@@ -7,6 +7,7 @@ mod spill;
 use wasm_bindgen::prelude::*;
 
 mod compact;
+mod config;
 
 use crate::config::Config;
 use crate::error::{Error, ErrorCode};
