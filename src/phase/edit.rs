@@ -92,7 +92,7 @@ impl<'a> EditDetector<'a> {
                 target,
             });
         }
-        if !self.shell_tools.iter().any(|t| *t == call.name) {
+        if !self.shell_tools.contains(&call.name) {
             return None;
         }
         let script = shell_script(&call.arguments, &args)?;

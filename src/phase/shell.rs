@@ -346,12 +346,7 @@ fn command_write(cmd: &Command) -> Option<ShellWrite> {
     let files: Vec<&String> = cmd.stdout_to.iter().filter(|t| !is_device(t)).collect();
     let (_, program) = cmd.program().unwrap_or((0, ""));
     let args = cmd.args();
-    let last_file = || {
-        args.iter()
-            .rev()
-            .find(|a| !a.starts_with('-'))
-            .map(String::clone)
-    };
+    let last_file = || args.iter().rev().find(|a| !a.starts_with('-')).cloned();
     match program {
         "sed" if args.iter().any(|a| sed_in_place(a)) => {
             return Some(ShellWrite {
