@@ -53,3 +53,5 @@ export function trajectoryToRequest(trajectory, t, format = 'openai-chat') {
   }
   return JSON.parse(guarded(() => wasmTrajectoryToRequest(text, t, format)));
 }
+
+export * from './session.js';

@@ -208,3 +208,5 @@ export interface Trajectory {
 
 /** The request an agent loop sends before step `t`. */
 export function trajectoryToRequest(trajectory: Trajectory | string, t: number, format?: FormatName): Record<string, unknown>;
+
+export * from './session.js';
