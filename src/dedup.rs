@@ -61,6 +61,8 @@ struct Thinning {
     texts: Vec<Option<String>>,
     /// Lines removed.
     removed: usize,
+    /// The removed lines, concatenated (to price them).
+    removed_text: String,
     /// Steps (1-based) whose observations hold the removed lines.
     steps: BTreeSet<usize>,
     /// Whether some removed line belongs to an observation without a step number.
@@ -137,6 +139,7 @@ fn thin(
 ) -> Option<Thinning> {
     let mut texts = Vec::with_capacity(result.parts.len());
     let mut removed = 0;
+    let mut removed_text = String::new();
     let mut steps = BTreeSet::new();
     let mut unnumbered = false;
     for part in &result.parts {
@@ -155,6 +158,7 @@ fn thin(
             match found {
                 Some((step, _)) => {
                     removed += 1;
+                    removed_text.push_str(line);
                     match step {
                         Some(s) => {
                             steps.insert(*s);
@@ -171,6 +175,7 @@ fn thin(
         at,
         texts,
         removed,
+        removed_text,
         steps,
         unnumbered,
     })
@@ -205,21 +210,19 @@ pub fn marker(removed: usize, steps: &BTreeSet<usize>, unnumbered: bool, pointer
     )
 }
 
+/// Applies a plan when the marker costs fewer tokens than the lines it
+/// replaces. The change is priced on the affected content only (removed lines
+/// before, marker after), so an observation is never tokenized whole.
 fn apply_plan(conv: &mut Conversation, cx: &mut StageContext<'_>, plan: Thinning) -> Result<()> {
     let Some(result) = conv.tool_result(plan.at) else {
         return Ok(());
     };
     let original = result.text();
-    let before = cx
-        .meter
-        .part(&Part::from(PartKind::ToolResult(result.clone())))?;
-    // Price the thinned result with the pointer the store will give (content
-    // keys are deterministic) before storing anything.
+    // Content keys are deterministic: price the marker with the pointer the
+    // store will give before storing anything.
     let predicted = spill::pointer(&cx.config.session, &spill::content_key("dedup", &original));
-    let thinned = rebuild(result, &plan, &predicted);
-    let after = cx
-        .meter
-        .part(&Part::from(PartKind::ToolResult(thinned.clone())))?;
+    let before = cx.meter.text(&plan.removed_text)?;
+    let after = cx.meter.text(&marker_line(&plan, &predicted))?;
     if after >= before {
         return Ok(());
     }
@@ -231,17 +234,12 @@ fn apply_plan(conv: &mut Conversation, cx: &mut StageContext<'_>, plan: Thinning
             return Ok(());
         }
     };
-    let thinned = if pointer == predicted {
-        thinned
-    } else {
-        rebuild(result, &plan, &pointer)
-    };
     let after = if pointer == predicted {
         after
     } else {
-        cx.meter
-            .part(&Part::from(PartKind::ToolResult(thinned.clone())))?
+        cx.meter.text(&marker_line(&plan, &pointer))?
     };
+    let thinned = rebuild(result, &plan, &pointer);
     let detail = format!(
         "{} lines; kept in step{} {}",
         plan.removed,
@@ -266,6 +264,10 @@ fn apply_plan(conv: &mut Conversation, cx: &mut StageContext<'_>, plan: Thinning
     Ok(())
 }
 
+fn marker_line(plan: &Thinning, pointer: &str) -> String {
+    marker(plan.removed, &plan.steps, plan.unnumbered, pointer)
+}
+
 /// `result` with the planned texts and the marker appended to its last text part.
 fn rebuild(result: &ToolResult, plan: &Thinning, pointer: &str) -> ToolResult {
     let mut out = result.clone();
@@ -279,7 +281,7 @@ fn rebuild(result: &ToolResult, plan: &Thinning, pointer: &str) -> ToolResult {
             if !slot.is_empty() && !slot.ends_with('\n') {
                 slot.push('\n');
             }
-            slot.push_str(&marker(plan.removed, &plan.steps, plan.unnumbered, pointer));
+            slot.push_str(&marker_line(plan, pointer));
         }
     }
     out
