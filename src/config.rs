@@ -161,6 +161,11 @@ pub struct PhaseConfig {
     /// An edit whose result looks like a failure (`is_error`, "No replacement
     /// was performed", `sed: -e expression`, …) does not start a phase.
     pub skip_failed: bool,
+    /// Edits whose target path has a component matching one of these globs
+    /// (`*` wildcard, e.g. `reproduce*`, `/tmp`) do not start a phase:
+    /// writing a scratch reproduction script is still diagnosis. Empty by
+    /// default (every file write counts, as the design says).
+    pub ignore_targets: Vec<String>,
 }
 
 impl Default for PhaseConfig {
@@ -193,6 +198,7 @@ impl Default for PhaseConfig {
             .map(String::from)
             .to_vec(),
             skip_failed: true,
+            ignore_targets: Vec::new(),
         }
     }
 }

@@ -267,3 +267,31 @@ fn real_run_prefix_breaks_once() {
     assert!(cleared, "{}: no clean-up in 30 turns", path.display());
     assert_eq!(breaks, 1, "{}", path.display());
 }
+
+#[test]
+fn scratch_scripts_can_be_left_out_of_the_trigger() {
+    let a = long_output("a");
+    let b = long_output("b");
+    let req = request(&[
+        ("bash", bash("cat app.py"), &a),
+        (
+            "bash",
+            bash("cat <<'EOF' > reproduce_issue.py\nimport app\nEOF"),
+            "",
+        ),
+        ("bash", bash("python reproduce_issue.py"), &b),
+        ("bash", bash("sed -i 's/x/y/' app.py"), ""),
+    ]);
+    // By default the heredoc writing the script is the first edit.
+    let out = compress(&req, &only_phase(), &mut MemoryStore::new()).unwrap();
+    let m = messages(&out.request);
+    assert!(m[2]["content"].as_str().unwrap().contains("edit in step 2"));
+    assert_eq!(m[6]["content"], json!(b));
+    // Ignoring reproduction scripts moves the trigger to the real edit.
+    let mut c = only_phase();
+    c.phase.ignore_targets = vec!["reproduce*".into()];
+    let out = compress(&req, &c, &mut MemoryStore::new()).unwrap();
+    let m = messages(&out.request);
+    assert!(m[2]["content"].as_str().unwrap().contains("edit in step 4"));
+    assert!(m[6]["content"].as_str().unwrap().contains("edit in step 4"));
+}

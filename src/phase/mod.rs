@@ -51,11 +51,47 @@ impl EditStep {
     /// Whether this edit starts a phase under `config` (a result that is
     /// present and, with `skipFailed`, not a failure).
     pub fn counts(&self, config: &PhaseConfig) -> bool {
-        match self.failed {
+        let ok = match self.failed {
             Some(failed) => !(config.skip_failed && failed),
             None => !config.skip_failed,
+        };
+        ok && !self
+            .action
+            .target
+            .as_deref()
+            .is_some_and(|t| scratch(t, &config.ignore_targets))
+    }
+}
+
+/// Whether a path component of `target` matches one of the `*` globs.
+fn scratch(target: &str, globs: &[String]) -> bool {
+    globs.iter().any(|g| {
+        let g = g.trim_matches('/');
+        target
+            .split('/')
+            .filter(|c| !c.is_empty())
+            .any(|component| glob(g, component))
+    })
+}
+
+/// `*`-only glob match.
+fn glob(pattern: &str, text: &str) -> bool {
+    let mut parts = pattern.split('*');
+    let first = parts.next().unwrap_or("");
+    let Some(mut rest) = text.strip_prefix(first) else {
+        return false;
+    };
+    let tail: Vec<&str> = parts.collect();
+    let Some((last, middle)) = tail.split_last() else {
+        return rest.is_empty();
+    };
+    for part in middle {
+        match rest.find(part) {
+            Some(i) => rest = rest.get(i + part.len()..).unwrap_or(""),
+            None => return false,
         }
     }
+    rest.ends_with(last)
 }
 
 /// Every edit action of `conv`, in call order.
@@ -73,6 +109,28 @@ pub fn find_edits(conv: &Conversation, config: &PhaseConfig) -> Vec<EditStep> {
             })
         })
         .collect()
+}
+
+/// The text replacing a cleared result.
+/// The text replacing a cleared result.
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_match_path_components() {
+        let g = |p: &str| vec![p.to_string()];
+        assert!(scratch("reproduce_issue.py", &g("reproduce*")));
+        assert!(scratch(
+            "/workspace/reproduce_issue/file.py",
+            &g("reproduc*")
+        ));
+        assert!(scratch("/tmp/x.py", &g("/tmp")));
+        assert!(scratch("a/test_x.py", &g("test_*.py")));
+        assert!(!scratch("src/app.py", &g("reproduce*")));
+        assert!(!scratch("a/xtest_x.py", &g("test_*.py")));
+        assert!(glob("*", "anything") && glob("a*b*c", "aXbYc") && !glob("a*b", "ab c"));
+    }
 }
 
 /// The text replacing a cleared result.
