@@ -18,7 +18,6 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 use tracelite::config::PhaseConfig;
-use tracelite::model::PartKind;
 use tracelite::phase::{find_edits, EditDetector, EditKind};
 
 #[test]
@@ -107,6 +106,12 @@ fn detector_survey() {
     let mut first_at = Vec::new();
     let mut results_before_first = 0usize;
     let mut results_total = 0usize;
+    let mut first_is_script = 0usize;
+    let scratch = PhaseConfig {
+        ignore_targets: vec!["reproduc*".into(), "repro*".into()],
+        ..PhaseConfig::default()
+    };
+    let mut later_first = Vec::new();
     for path in common::trace_files() {
         let trajectory = common::load_trace(&path);
         let conv = trajectory.conversation_at(trajectory.steps.len()).unwrap();
@@ -171,16 +176,16 @@ fn detector_survey() {
         if let Some(first) = found.iter().find(|e| e.counts(&config)) {
             with_edit += 1;
             *first_kind.entry(first.action.kind.as_str()).or_default() += 1;
+            if !first.counts(&scratch) {
+                first_is_script += 1;
+            }
+            if let Some(real) = found.iter().find(|e| e.counts(&scratch)) {
+                later_first.push(real.step as f64 / steps.len().max(1) as f64);
+            }
             first_at.push(first.step as f64 / steps.len().max(1) as f64);
             results_before_first += steps
                 .iter()
                 .filter(|s| s.call_at < first.call_at && s.result.is_some())
-                .count();
-            let _ = conv
-                .messages
-                .iter()
-                .flat_map(|m| &m.parts)
-                .filter(|p| matches!(p.kind, PartKind::ToolResult(_)))
                 .count();
         }
     }
@@ -193,5 +198,16 @@ fn detector_survey() {
     println!(
         "first edit at median {:.0}% of the run; results before it: {results_before_first} of {results_total}",
         median * 100.0
+    );
+    later_first.sort_by(f64::total_cmp);
+    println!(
+        "first edit writes a reproduction script (reproduc*/repro*) in {first_is_script} runs; \
+         ignoring those, the first edit comes at median {:.0}% of the run ({} runs)",
+        later_first
+            .get(later_first.len() / 2)
+            .copied()
+            .unwrap_or(0.0)
+            * 100.0,
+        later_first.len()
     );
 }
