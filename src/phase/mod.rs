@@ -112,28 +112,6 @@ pub fn find_edits(conv: &Conversation, config: &PhaseConfig) -> Vec<EditStep> {
 }
 
 /// The text replacing a cleared result.
-/// The text replacing a cleared result.
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn globs_match_path_components() {
-        let g = |p: &str| vec![p.to_string()];
-        assert!(scratch("reproduce_issue.py", &g("reproduce*")));
-        assert!(scratch(
-            "/workspace/reproduce_issue/file.py",
-            &g("reproduc*")
-        ));
-        assert!(scratch("/tmp/x.py", &g("/tmp")));
-        assert!(scratch("a/test_x.py", &g("test_*.py")));
-        assert!(!scratch("src/app.py", &g("reproduce*")));
-        assert!(!scratch("a/xtest_x.py", &g("test_*.py")));
-        assert!(glob("*", "anything") && glob("a*b*c", "aXbYc") && !glob("a*b", "ab c"));
-    }
-}
-
-/// The text replacing a cleared result.
 pub fn tombstone(edit_step: usize, lines: usize, tokens: u64, pointer: &str) -> String {
     format!(
         "{TOMBSTONE_OPENING}{edit_step}: {lines} line{} ({tokens} tokens) of earlier output removed; full text: {pointer}]",
@@ -252,4 +230,24 @@ fn clear(
         format!("{lines} lines before the edit in step {edit_step}"),
     );
     Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_match_path_components() {
+        let g = |p: &str| vec![p.to_string()];
+        assert!(scratch("reproduce_issue.py", &g("reproduce*")));
+        assert!(scratch(
+            "/workspace/reproduce_issue/file.py",
+            &g("reproduc*")
+        ));
+        assert!(scratch("/tmp/x.py", &g("/tmp")));
+        assert!(scratch("a/test_x.py", &g("test_*.py")));
+        assert!(!scratch("src/app.py", &g("reproduce*")));
+        assert!(!scratch("a/xtest_x.py", &g("test_*.py")));
+        assert!(glob("*", "anything") && glob("a*b*c", "aXbYc") && !glob("a*b", "ab c"));
+    }
 }
