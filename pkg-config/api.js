@@ -56,3 +56,5 @@ export function trajectoryToRequest(trajectory, t, format = 'openai-chat') {
 }
 export * from './config.js';
 export * from './replay.js';
+
+export * from './session.js';

@@ -36,19 +36,28 @@ export interface SpillOptions {
   maxErrorLines?: number;
 }
 
-/** Stage 2 settings. */
+/** Stage 2 settings (src/config.rs `DedupConfig`): an observation loses the lines
+ * that reappear in a later observation inside the recent window. */
 export interface DedupOptions {
   enabled?: boolean;
   /** Lines whose trimmed length is at most this are kept. Default 5. */
   minLineChars?: number;
 }
 
-/** Stage 3 settings. */
+/** Stage 3 settings (src/config.rs `PhaseConfig`): at the first edit, earlier tool
+ * results become tombstones with a pointer to the original. */
 export interface PhaseOptions {
   enabled?: boolean;
   /** Also clean up at later edit phases. Default false. */
   everyPhase?: boolean;
+  /** Edit tools: `name` or `name:command` (e.g. `str_replace_editor:create`). */
   editTools?: string[];
+  /** Shell tools whose commands are scanned for file writes. */
+  shellTools?: string[];
+  /** A failed edit (error result) does not start a phase. Default true. */
+  skipFailed?: boolean;
+  /** Globs (`*`) on path components of edit targets that do not start a phase, e.g. `reproduce*`. Default []. */
+  ignoreTargets?: string[];
 }
 
 /** Stage 4 settings. */
@@ -225,3 +234,4 @@ export function trajectoryToRequest(trajectory: Trajectory | string, t: number, 
 export * from './compact.js';
 export * from './config.js';
 export * from './replay.js';
+export * from './session.js';

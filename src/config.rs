@@ -119,13 +119,16 @@ impl Default for SpillConfig {
     }
 }
 
-/// Dedup settings.
+/// Dedup settings (stage 2). An observation loses the lines (trimmed length
+/// above `min_line_chars`) that reappear in a later observation that was inside
+/// the recent window (`window`) with it; the newest observation and tool calls
+/// are never touched.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct DedupConfig {
     /// Stage switch.
     pub enabled: bool,
-    /// Lines whose trimmed length is at most this are never deduplicated.
+    /// Lines whose trimmed length is at most this are never deduplicated. Default 5.
     pub min_line_chars: usize,
 }
 
@@ -138,7 +141,7 @@ impl Default for DedupConfig {
     }
 }
 
-/// Edit-triggered clean-up settings.
+/// Edit-triggered clean-up settings (stage 3).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct PhaseConfig {
@@ -146,8 +149,23 @@ pub struct PhaseConfig {
     pub enabled: bool,
     /// Also clear diagnosis output at later edit phases, not only the first.
     pub every_phase: bool,
-    /// Tool names that are edits (plus `str_replace_editor` sub-commands).
+    /// Tools whose calls are edits: `name` (every call) or `name:command`
+    /// (only calls whose `command` argument is `command`, e.g.
+    /// `str_replace_editor:create`).
     pub edit_tools: Vec<String>,
+    /// Tools that run shell commands (argument `command` or `cmd`, a string or
+    /// an argv array); their commands are scanned for file writes (`sed -i`,
+    /// `cat > f`, heredocs, `tee`, `echo … > f`, `git apply`, `patch`, Python
+    /// `open(…, 'w')`).
+    pub shell_tools: Vec<String>,
+    /// An edit whose result looks like a failure (`is_error`, "No replacement
+    /// was performed", `sed: -e expression`, …) does not start a phase.
+    pub skip_failed: bool,
+    /// Edits whose target path has a component matching one of these globs
+    /// (`*` wildcard, e.g. `reproduce*`, `/tmp`) do not start a phase:
+    /// writing a scratch reproduction script is still diagnosis. Empty by
+    /// default (every file write counts, as the design says).
+    pub ignore_targets: Vec<String>,
 }
 
 impl Default for PhaseConfig {
@@ -156,13 +174,31 @@ impl Default for PhaseConfig {
             enabled: true,
             every_phase: false,
             edit_tools: [
-                "str_replace_editor",
+                "str_replace_editor:create",
+                "str_replace_editor:str_replace",
+                "str_replace_editor:insert",
                 "edit_file",
                 "apply_patch",
                 "write_file",
+                "Edit",
+                "MultiEdit",
+                "Write",
             ]
             .map(String::from)
             .to_vec(),
+            shell_tools: [
+                "bash",
+                "execute_bash",
+                "shell",
+                "run_shell_command",
+                "run_terminal_cmd",
+                "exec_command",
+                "Bash",
+            ]
+            .map(String::from)
+            .to_vec(),
+            skip_failed: true,
+            ignore_targets: Vec::new(),
         }
     }
 }
@@ -394,6 +430,20 @@ impl Config {
         }
         if !(1..=127).contains(&self.limits.max_depth) {
             return bad("limits.maxDepth", "must be between 1 and 127");
+        }
+        let malformed = |names: &[String]| {
+            names
+                .iter()
+                .any(|t| t.is_empty() || t.starts_with(':') || t.ends_with(':'))
+        };
+        if malformed(&self.phase.edit_tools) {
+            return bad(
+                "phase.editTools",
+                "tool names must be non-empty (`name` or `name:command`)",
+            );
+        }
+        if malformed(&self.phase.shell_tools) {
+            return bad("phase.shellTools", "tool names must be non-empty");
         }
         if self.optical.batch == 0 {
             return bad("optical.batch", "must be at least 1");
