@@ -36,19 +36,28 @@ export interface SpillOptions {
   maxErrorLines?: number;
 }
 
-/** Stage 2 settings. */
+/** Stage 2 settings (src/config.rs `DedupConfig`): an observation loses the lines
+ * that reappear in a later observation inside the recent window. */
 export interface DedupOptions {
   enabled?: boolean;
   /** Lines whose trimmed length is at most this are kept. Default 5. */
   minLineChars?: number;
 }
 
-/** Stage 3 settings. */
+/** Stage 3 settings (src/config.rs `PhaseConfig`): at the first edit, earlier tool
+ * results become tombstones with a pointer to the original. */
 export interface PhaseOptions {
   enabled?: boolean;
   /** Also clean up at later edit phases. Default false. */
   everyPhase?: boolean;
+  /** Edit tools: `name` or `name:command` (e.g. `str_replace_editor:create`). */
   editTools?: string[];
+  /** Shell tools whose commands are scanned for file writes. */
+  shellTools?: string[];
+  /** A failed edit (error result) does not start a phase. Default true. */
+  skipFailed?: boolean;
+  /** Globs (`*`) on path components of edit targets that do not start a phase, e.g. `reproduce*`. Default []. */
+  ignoreTargets?: string[];
 }
 
 /** Stage 4 settings. */
@@ -66,17 +75,30 @@ export interface OpticalOptions {
   maxImages?: number;
 }
 
-/** Stage 5 settings. */
+/** Stage 5 settings (src/config.rs `CompactConfig`). */
 export interface CompactOptions {
+  /** Off means off: no trigger, no re-applied summary. Default true. */
   enabled?: boolean;
-  /** Default 100000 tokens. */
+  /** Default 100000 tokens; never closer to the budget than one capped tool result. */
   threshold?: number;
-  /** Messages kept verbatim. Default 6. */
+  /** Messages kept verbatim (the cut moves so no tool call loses its result). Default 6. */
   keep?: number;
+  /** Turns between compactions unless the budget forces one. Default 5. */
   minTurns?: number;
+  /** Phrases marking user constraints kept word for word. */
   constraintPatterns?: string[];
+  /** Constraints pinned by the host. */
   pinned?: string[];
+  /** Compact only when the cache-aware cost estimate says it pays. Default true. */
   planner?: boolean;
+  /** Turns the planner looks ahead. Default 10. */
+  horizon?: number;
+  /** Planner prices in $ per million tokens; the dated table for the provider by default. */
+  prices?: { input: number; cachedInput: number; cacheWrite: number };
+  /** Do not compact for less than this many tokens. Default 2000. */
+  minSaving?: number;
+  /** Detect stage boundaries (a passing test or run after an edit). Default true. */
+  detectStages?: boolean;
 }
 
 /** Secret redaction. */
@@ -208,3 +230,8 @@ export interface Trajectory {
 
 /** The request an agent loop sends before step `t`. */
 export function trajectoryToRequest(trajectory: Trajectory | string, t: number, format?: FormatName): Record<string, unknown>;
+
+export * from './compact.js';
+export * from './config.js';
+export * from './replay.js';
+export * from './session.js';

@@ -2,7 +2,13 @@
 //! Values cross as JSON text; errors become `Error` objects with `name =
 //! "TraceLiteError"`, a stable `code` and the offending `path`.
 
+mod session;
+mod spill;
+
 use wasm_bindgen::prelude::*;
+
+mod compact;
+mod config;
 
 use crate::config::Config;
 use crate::error::{Error, ErrorCode};
