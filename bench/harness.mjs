@@ -193,6 +193,9 @@ function replay(ctx, trace, policy, provider, { fidelity }) {
   return result;
 }
 
+/** Most blobs read back (following pointers) to recover one observation. */
+const MAX_BLOBS = 2000;
+
 function measureFidelity(result, trace, t, original, messages, items, { store, session, recovery }) {
   const calls = toolCallsKept(original, messages);
   result.toolCalls.total += calls.total;
@@ -248,18 +251,26 @@ function measureFidelity(result, trace, t, original, messages, items, { store, s
         requestPointers ??= pointersIn(texts.join('\n'));
         pointers = requestPointers;
       }
+      // Pointers are followed through the blobs they name (e.g. a compaction index).
       const blobs = [];
-      for (const p of pointers) {
-        if (!store || !live.has(p.key)) continue;
+      const seen = new Set();
+      const queue = [...pointers];
+      while (queue.length > 0 && seen.size < MAX_BLOBS) {
+        const p = queue.shift();
+        if (!store || seen.has(p.key) || !live.has(p.key)) continue;
+        seen.add(p.key);
+        let text;
         try {
-          blobs.push(store.get(p.session, p.key));
+          text = store.get(p.session, p.key);
         } catch {
-          // A pointer that does not resolve recovers nothing.
+          continue; // A pointer that does not resolve recovers nothing.
         }
+        blobs.push(text);
+        queue.push(...pointersIn(text));
       }
       const visible = recoverable(originalText, shown, []).recovered;
       const withBlobs = recoverable(originalText, shown, blobs);
-      r = { removed: withBlobs.total - visible, recovered: withBlobs.recovered - visible, full: withBlobs.full, keys: pointers.map((p) => p.key) };
+      r = { removed: withBlobs.total - visible, recovered: withBlobs.recovered - visible, full: withBlobs.full, keys: [...seen] };
       recovery.set(memoKey, r);
     } else if (r.keys.some((k) => !live.has(k))) {
       r = { ...r, recovered: 0, full: false };

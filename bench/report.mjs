@@ -132,9 +132,9 @@ export function reportMarkdown(result, extra = {}) {
 
   out.push('## Fidelity');
   out.push('');
-  out.push('* **Tool calls verbatim**: every tool call of the original request present in the output with the same id, name and arguments, in order (checked at every step).');
+  out.push('* **Tool calls verbatim**: every tool call of the original request present in the output with the same id, name and arguments, in order (checked at every step); "as text" counts the others whose arguments still appear in the text (e.g. quoted by a summary).');
   out.push('* **Critical lines**: the last line of every Python traceback, other `...Error:` lines, failing test names (pytest `FAILED a::b`, unittest `FAIL: test (mod.Class)`), and files the agent edited; checked at every later step for presence as text anywhere in the request.');
-  out.push('* **Recoverable**: for every observation a policy changed, the share of its removed bytes (lines no longer shown) found in the blobs its `spill://` pointers name, read back from the SpillStore. Baselines keep nothing, so 0%.');
+  out.push('* **Recoverable**: for every observation a policy changed, the share of its removed bytes (lines no longer shown) found in the blobs its `spill://` pointers name (the pointers in its own message, else every pointer of the request; pointers inside blobs are followed), read back from the SpillStore. Baselines keep nothing, so 0%.');
   out.push('');
   const kinds = ['error', 'test', 'path'];
   out.push(
@@ -144,7 +144,7 @@ export function reportMarkdown(result, extra = {}) {
         const f = p.fidelity;
         return [
           p.label,
-          `${int(f.toolCalls.kept)} / ${int(f.toolCalls.total)}`,
+          `${int(f.toolCalls.kept)} / ${int(f.toolCalls.total)}${f.toolCalls.inText ? ` (+${int(f.toolCalls.inText)} as text)` : ''}`,
           pct(share(f.critical.present, f.critical.checked)),
           ...kinds.map((k) => pct(share(f.critical.byKind[k]?.present ?? 0, f.critical.byKind[k]?.checked ?? 0))),
           int(f.recover.observations),
