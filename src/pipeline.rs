@@ -43,6 +43,8 @@ pub trait Stage {
 pub struct SessionState {
     /// Number of compress calls made with this state.
     pub turns: u64,
+    /// Optical snapshots rendered so far, by content hash.
+    pub snapshots: crate::optical::SnapshotCache,
 }
 
 /// What a stage changed at one place.
