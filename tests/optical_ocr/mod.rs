@@ -108,6 +108,41 @@ pub fn normalize(text: &str) -> String {
         .join("\n")
 }
 
+/// Whether a line is mostly a horizontal rule (runs of 4+ of the same
+/// punctuation character, e.g. pytest's `=====` and `_____` separators).
+/// Tesseract drops such runs as graphics or reads `=` as `se`; a vision model
+/// reads them fine, so they say nothing about legibility.
+pub fn is_rule(line: &str) -> bool {
+    let chars: Vec<char> = line.chars().collect();
+    let mut in_runs = 0;
+    let mut i = 0;
+    while i < chars.len() {
+        let mut j = i;
+        while j < chars.len() && chars[j] == chars[i] {
+            j += 1;
+        }
+        if j - i >= 4 && chars[i].is_ascii_punctuation() {
+            in_runs += j - i;
+        }
+        i = j;
+    }
+    in_runs * 2 >= chars.len() && !chars.is_empty()
+}
+
+/// Accuracy of `got` against `expected` (both [`normalize`]d) without rule
+/// lines. Rule lines are dropped by position, so this needs tesseract to have
+/// returned as many lines as expected; otherwise the whole texts are compared.
+pub fn accuracy_without_rules(expected: &str, got: &str) -> f64 {
+    let e: Vec<&str> = expected.lines().collect();
+    let g: Vec<&str> = got.lines().collect();
+    if e.len() != g.len() {
+        return accuracy(expected, got);
+    }
+    let keep: Vec<usize> = (0..e.len()).filter(|&i| !is_rule(e[i])).collect();
+    let pick = |v: &[&str]| keep.iter().map(|&i| v[i]).collect::<Vec<_>>().join("\n");
+    accuracy(&pick(&e), &pick(&g))
+}
+
 /// Character accuracy: 1 − edit distance / expected length (≥ 0).
 pub fn accuracy(expected: &str, got: &str) -> f64 {
     let a: Vec<char> = expected.chars().collect();
@@ -161,7 +196,7 @@ pub fn mean_accuracy(
             let scratch: PathBuf = scratch_dir.join(format!("ocr-{i}-{j}.png"));
             let got = read_image(&image.data, factor, &scratch);
             let expected = normalize(&drawn);
-            let acc = accuracy(&expected, &normalize(&got));
+            let acc = accuracy_without_rules(&expected, &normalize(&got));
             if std::env::var_os("TRACELITE_OCR_DEBUG").is_some() {
                 eprintln!("{provider:?} text {i} image {j}: {acc:.3}");
                 std::fs::write(scratch.with_extension("expected.txt"), &expected).unwrap();
@@ -181,15 +216,22 @@ pub fn mean_accuracy(
 
 /// A deterministic sample of real observations: from every `stride`-th trace,
 /// observations between 400 and 2,500 characters, at most `per_trace` each,
-/// `limit` in all.
-pub fn sample_observations(stride: usize, per_trace: usize, limit: usize) -> Vec<String> {
+/// `limit` in all. With `skip_rules`, observations with horizontal rule lines
+/// (see [`is_rule`]) are left out: tesseract cannot read those at any size.
+pub fn sample_observations(
+    stride: usize,
+    per_trace: usize,
+    limit: usize,
+    skip_rules: bool,
+) -> Vec<String> {
     let mut out = Vec::new();
     for path in super::common::trace_files().iter().step_by(stride.max(1)) {
         let trace = super::common::load_trace(path);
         let mut taken = 0;
         for step in &trace.steps {
             let n = step.observation.chars().count();
-            if (400..=2500).contains(&n) && taken < per_trace {
+            let ruled = skip_rules && step.observation.lines().any(|l| is_rule(l.trim()));
+            if (400..=2500).contains(&n) && taken < per_trace && !ruled {
                 out.push(step.observation.clone());
                 taken += 1;
             }
