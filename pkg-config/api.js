@@ -11,6 +11,7 @@ import { SpillStore } from './spill.js';
 export { TraceLiteError } from './errors.js';
 export { SpillStore } from './spill.js';
 export * from './compact.js';
+export * from './optical.js';
 
 let defaultStore;
 

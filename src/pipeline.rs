@@ -47,6 +47,8 @@ pub struct SessionState {
     pub turns: u64,
     /// Compaction records, pinned constraints and pending summaries, per session.
     pub compact: crate::compact::CompactState,
+    /// Optical snapshots rendered so far, by content hash.
+    pub snapshots: crate::optical::SnapshotCache,
 }
 
 /// What a stage changed at one place.
