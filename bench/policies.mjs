@@ -165,11 +165,13 @@ export function renderAll(renderer) {
       let cached = memo.get(m);
       if (!cached) memo.set(m, (cached = {}));
       if (!cached[key]) {
-        const png = renderer(messageText(m), { provider });
-        cached[key] = [
-          { ...m, content: '[observation rendered as an image below]' },
-          { role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } }] },
-        ];
+        const pngs = renderer(messageText(m), { provider });
+        cached[key] = pngs
+          ? [
+              { ...m, content: `[observation rendered as ${pngs.length} image(s) below]` },
+              { role: 'user', content: pngs.map((png) => ({ type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } })) },
+            ]
+          : [m];
       }
       out.push(...cached[key]);
     }

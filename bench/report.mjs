@@ -212,7 +212,7 @@ export function reportMarkdown(result, extra = {}) {
     'Texts are split with o200k\'s pre-tokenizer regex and each distinct piece is encoded once (exact); pre-tokenizer pieces over 64 chars (runs of dashes or spaces; js-tiktoken is quadratic on them) are counted in 64-char chunks, ±1 token per chunk.');
   out.push('* Text is counted with o200k_base for every provider; Anthropic and Gemini tokenizers differ by a few percent.');
   out.push('* Only "TraceLite defaults" is replayed once per provider (its optical stage sizes and accepts images for the target provider). The other policies are replayed once with OpenAI settings and any images they emit are priced with each provider\'s formula.');
-  out.push(`* "Every observation as an image" ${m.renderer ? `uses the package's \`${m.renderer}\` export` : 'runs through the optical stage with every other stage off, no recent window, batch 1, no image cap and a ratio of 10⁻⁶ (any image accepted); observations the renderer cannot draw stay text'}.`);
+  out.push(`* "Every observation as an image" ${m.renderer ? `renders every non-empty tool output with the package's \`${m.renderer}\` (default optical settings, OpenAI sizing) into a user message right after a one-line stub (Chat Completions accepts images only in user messages); outputs with nothing to draw stay text` : 'runs through the optical stage with every other stage off, no recent window, batch 1, no image cap and a ratio of 10⁻⁶ (any image accepted); observations the renderer cannot draw stay text'}.`);
   out.push('* Replays run in worker processes; compress latency is measured separately (`bench/latency.mjs`) and natively (Criterion). The machine is shared, so absolute times vary between runs.');
   out.push('');
   return out.join('\n');
