@@ -11,6 +11,8 @@ export function isSpillTool(name) {
   return SPILL_TOOL_NAMES.includes(name);
 }
 
+const encoder = new TextEncoder();
+
 const LIMIT_KEYS = ['maxBytes', 'maxSessionBytes', 'ttlSeconds'];
 
 function limitsJson(options) {
@@ -72,7 +74,9 @@ export class SpillStore {
   /** Stores a blob (e.g. rehydrating from `report.spills`); `STORE_REFUSED` when full. */
   put(session, key, value) {
     text(value, 'text');
-    guarded(() => this.wasmSession.put(session, key, value));
+    // Long texts cross as bytes: a Uint8Array copy beats passing a JS string.
+    if (value.length > 4096) guarded(() => this.wasmSession.putBytes(session, key, encoder.encode(value)));
+    else guarded(() => this.wasmSession.put(session, key, value));
   }
 
   /** Whether a blob exists. */
@@ -146,7 +150,7 @@ export class SpillStore {
    */
   spill(value, options = {}) {
     const { countTokens, ...settings } = options;
-    return JSON.parse(guarded(() => this.wasmSession.spillText(text(value, 'text'), JSON.stringify(settings), countTokens)));
+    return JSON.parse(guarded(() => this.wasmSession.spillText(encoder.encode(text(value, 'text')), JSON.stringify(settings), countTokens)));
   }
 
   /** Releases the wasm memory. */

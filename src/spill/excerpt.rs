@@ -4,6 +4,7 @@
 
 use super::grep::Pattern;
 use super::lines::{ceil_suffix, floor_prefix, LineIndex};
+use super::literals::LiteralSet;
 use crate::error::Result;
 
 /// Longest error line quoted in the hidden-middle listing, in bytes.
@@ -65,6 +66,8 @@ pub struct Excerpt<'t> {
 #[derive(Debug, Clone)]
 pub struct ErrorSignals {
     patterns: Vec<Pattern>,
+    /// One-pass finder of the patterns' literals, when every pattern has one.
+    literals: Option<LiteralSet>,
     max_lines: usize,
 }
 
@@ -75,8 +78,14 @@ impl ErrorSignals {
             .iter()
             .map(|p| Pattern::new(p, false, false))
             .collect::<Result<Vec<_>>>()?;
+        let literals = if patterns.iter().all(|p| p.required().is_some()) {
+            LiteralSet::new(patterns.iter().filter_map(Pattern::required))
+        } else {
+            None
+        };
         Ok(Self {
             patterns,
+            literals,
             max_lines,
         })
     }
@@ -87,6 +96,19 @@ impl ErrorSignals {
             return Vec::new();
         }
         let mut hits: Vec<usize> = Vec::new();
+        if let Some(literals) = &self.literals {
+            let span = index.span(from, to);
+            literals.scan(text.as_bytes(), span.start, span.end, |at| {
+                let line = index.line_of(at);
+                let content = index.line_trimmed(text, line);
+                if self.patterns.iter().any(|p| p.is_match(content)) {
+                    hits.push(line);
+                }
+                // Every pattern was checked on this line: go on after it.
+                Some(index.range(line).end)
+            });
+            return hits;
+        }
         for p in &self.patterns {
             p.for_each_line(text, index, from, to, |line| {
                 hits.push(line);

@@ -38,7 +38,7 @@ function throwsCode(fn, code) {
 
 test('compress spills a long tool output and the agent reads it back', () => {
   const output = log(20000);
-  using store = new SpillStore();
+  const store = new SpillStore();
   const { request: out, report } = compress(request(output), { store, session: 's1', budget: 16000 });
   const excerpt = out.messages[2].content;
   assert.equal(report.spills.length, 1);
@@ -83,7 +83,7 @@ test('compress spills a long tool output and the agent reads it back', () => {
 });
 
 test('the same history twice gives the same output and stores nothing new', () => {
-  using store = new SpillStore();
+  const store = new SpillStore();
   const opts = { store, session: 's1', budget: 16000 };
   const a = compress(request(log(8000)), opts);
   const b = compress(request(log(8000)), opts);
@@ -93,7 +93,7 @@ test('the same history twice gives the same output and stores nothing new', () =
 });
 
 test('sessions are isolated and keys validated', () => {
-  using store = new SpillStore();
+  const store = new SpillStore();
   store.put('alice', 'k1', 'secret');
   throwsCode(() => store.get('bob', 'k1'), 'SPILL_NOT_FOUND');
   throwsCode(() => store.get('alice', 'nope'), 'SPILL_NOT_FOUND');
@@ -106,7 +106,7 @@ test('sessions are isolated and keys validated', () => {
 });
 
 test('a full store refuses explicitly, and the excerpt says so', () => {
-  using store = new SpillStore({ maxSessionBytes: 1000 });
+  const store = new SpillStore({ maxSessionBytes: 1000 });
   const { request: out, report } = compress(request(log(20000)), { store, session: 's1', budget: 16000 });
   assert.match(out.messages[2].content, /\[full output could not be kept: the session's spill quota is full/);
   assert.equal(report.spills.length, 0);
@@ -116,7 +116,7 @@ test('a full store refuses explicitly, and the excerpt says so', () => {
 
 test('least-recently-used sessions are evicted and the TTL sweeps by host time', () => {
   let now = 1000;
-  using store = new SpillStore({ maxBytes: 300, ttlSeconds: 100, now: () => now });
+  const store = new SpillStore({ maxBytes: 300, ttlSeconds: 100, now: () => now });
   store.put('a', 'k', 'a'.repeat(100));
   store.put('b', 'k', 'b'.repeat(100));
   store.put('c', 'k', 'c'.repeat(100));
@@ -132,10 +132,10 @@ test('least-recently-used sessions are evicted and the TTL sweeps by host time',
 });
 
 test('report.spills rehydrate a fresh store (e.g. from a KV store)', () => {
-  using first = new SpillStore();
+  const first = new SpillStore();
   const { report } = compress(request(log(9000)), { store: first, session: 'kv', budget: 16000 });
   const persisted = JSON.parse(JSON.stringify(report.spills));
-  using second = new SpillStore();
+  const second = new SpillStore();
   assert.equal(second.rehydrate(persisted), 1);
   const reply = second.handleToolCall('grep_spill', { pointer: persisted[0].pointer, pattern: 'Traceback' }, 'kv');
   assert.ok(reply.text.includes('4500:Traceback'), reply.text);
@@ -154,7 +154,7 @@ test('tool definitions in each provider format', () => {
 });
 
 test('spill() caps one text outside a conversation; the default store serves the tools', () => {
-  using store = new SpillStore();
+  const store = new SpillStore();
   const small = store.spill('short', { session: 's' });
   assert.deepEqual([small.spilled, small.text], [false, 'short']);
   const big = store.spill(log(20000), { session: 's', budget: 16000 });
