@@ -231,8 +231,9 @@ fn spill_one(
     }))
 }
 
-/// Texts up to this many bytes per token of the cap are counted whole.
-const WHOLE_COUNT_BYTES_PER_CAP_TOKEN: u64 = 16;
+/// Texts up to this many bytes per token of the cap are counted whole
+/// (real text has 3–5 bytes per token, so such a prefix is usually over the cap).
+const WHOLE_COUNT_BYTES_PER_CAP_TOKEN: u64 = 6;
 
 /// Tokens of `text`, and whether the count is exact. A long text is priced by
 /// a line-aligned prefix first: when that alone is over the cap, the total is
