@@ -80,7 +80,10 @@ impl ErrorSignals {
             .iter()
             .map(|p| Pattern::new(p, false, false))
             .collect::<Result<Vec<_>>>()?;
-        let literals = if patterns.iter().all(|p| p.required().is_some()) {
+        // With SIMD (native, or wasm built with `simd128`) one `memmem` pass
+        // per pattern is fastest; plain wasm gains from a single pass.
+        let one_pass = cfg!(all(target_arch = "wasm32", not(target_feature = "simd128")));
+        let literals = if one_pass && patterns.iter().all(|p| p.required().is_some()) {
             LiteralSet::new(patterns.iter().filter_map(Pattern::required))
         } else {
             None

@@ -9,7 +9,7 @@
 /// A set of literals of at least 2 bytes each.
 #[derive(Debug, Clone)]
 pub struct LiteralSet {
-    table: Vec<u64>,
+    table: Box<[u64; 1024]>,
     /// `(pair, offset of the pair in the literal, literal)`, sorted by pair.
     entries: Vec<(u16, usize, Vec<u8>)>,
 }
@@ -29,7 +29,7 @@ fn rank(b: u8) -> u32 {
 impl LiteralSet {
     /// The set of `literals`; `None` if one is shorter than 2 bytes.
     pub fn new<'a>(literals: impl IntoIterator<Item = &'a [u8]>) -> Option<Self> {
-        let mut table = vec![0u64; 1024];
+        let mut table = Box::new([0u64; 1024]);
         let mut entries = Vec::new();
         for lit in literals {
             let (offset, pair) = lit
@@ -61,14 +61,17 @@ impl LiteralSet {
             let Some(window) = bytes.get(i..to) else {
                 return;
             };
-            // Find the next position whose pair is in the table.
+            // Find the next position whose pair is in the table (the hot loop:
+            // one table probe per byte, the index is always in bounds).
             let mut found = None;
-            for (k, w) in window.windows(2).enumerate() {
-                let pair = u16::from_be_bytes([w[0], w[1]]);
-                if get(&self.table, pair) {
-                    found = Some((i + k, pair));
+            let mut prev = u16::from(window.first().copied().unwrap_or(0));
+            for (k, &b) in window.iter().enumerate().skip(1) {
+                let pair = (prev << 8) | u16::from(b);
+                if (self.table[usize::from(pair >> 6)] >> (pair & 63)) & 1 != 0 {
+                    found = Some((i + k - 1, pair));
                     break;
                 }
+                prev = u16::from(b);
             }
             let Some((at, pair)) = found else {
                 return;
@@ -95,16 +98,8 @@ impl LiteralSet {
     }
 }
 
-fn set(table: &mut [u64], pair: u16) {
-    if let Some(word) = table.get_mut(usize::from(pair >> 6)) {
-        *word |= 1 << (pair & 63);
-    }
-}
-
-fn get(table: &[u64], pair: u16) -> bool {
-    table
-        .get(usize::from(pair >> 6))
-        .is_some_and(|w| w & (1 << (pair & 63)) != 0)
+fn set(table: &mut [u64; 1024], pair: u16) {
+    table[usize::from(pair >> 6)] |= 1 << (pair & 63);
 }
 
 #[cfg(test)]
