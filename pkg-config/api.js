@@ -10,10 +10,13 @@ import { sharedStore } from './spill.js';
 
 export { TraceLiteError } from './errors.js';
 export * from './spill.js';
+export * from './compact.js';
 
 /**
- * Compresses a provider request. Returns `{ request, report }`; `request` has the
- * same format as the input (auto-detected unless `options.format`).
+ * Compresses a provider request. Returns `{ request, report, spills }`: `request`
+ * has the same format as the input (auto-detected unless `options.format`),
+ * `report` says what each stage did (never containing removed text), `spills`
+ * holds the texts newly put in the store so a host can persist them elsewhere.
  */
 export function compress(request, options = {}) {
   const text = requestText(request);
@@ -49,3 +52,7 @@ export function trajectoryToRequest(trajectory, t, format = 'openai-chat') {
   }
   return JSON.parse(guarded(() => wasmTrajectoryToRequest(text, t, format)));
 }
+export * from './config.js';
+export * from './replay.js';
+
+export * from './session.js';

@@ -38,19 +38,28 @@ export interface SpillOptions {
   maxErrorLines?: number;
 }
 
-/** Stage 2 settings. */
+/** Stage 2 settings (src/config.rs `DedupConfig`): an observation loses the lines
+ * that reappear in a later observation inside the recent window. */
 export interface DedupOptions {
   enabled?: boolean;
   /** Lines whose trimmed length is at most this are kept. Default 5. */
   minLineChars?: number;
 }
 
-/** Stage 3 settings. */
+/** Stage 3 settings (src/config.rs `PhaseConfig`): at the first edit, earlier tool
+ * results become tombstones with a pointer to the original. */
 export interface PhaseOptions {
   enabled?: boolean;
   /** Also clean up at later edit phases. Default false. */
   everyPhase?: boolean;
+  /** Edit tools: `name` or `name:command` (e.g. `str_replace_editor:create`). */
   editTools?: string[];
+  /** Shell tools whose commands are scanned for file writes. */
+  shellTools?: string[];
+  /** A failed edit (error result) does not start a phase. Default true. */
+  skipFailed?: boolean;
+  /** Globs (`*`) on path components of edit targets that do not start a phase, e.g. `reproduce*`. Default []. */
+  ignoreTargets?: string[];
 }
 
 /** Stage 4 settings. */
@@ -68,17 +77,38 @@ export interface OpticalOptions {
   maxImages?: number;
 }
 
-/** Stage 5 settings. */
+/** Stage 5 settings (src/config.rs `CompactConfig`). */
 export interface CompactOptions {
+  /** Off means off: no trigger, no re-applied summary. Default true. */
   enabled?: boolean;
-  /** Default 100000 tokens. */
+  /** Default 100000 tokens; never closer to the budget than one capped tool result. */
   threshold?: number;
-  /** Messages kept verbatim. Default 6. */
+  /** Messages kept verbatim (the cut moves so no tool call loses its result). Default 6. */
   keep?: number;
+  /** Turns between compactions unless the budget forces one. Default 5. */
   minTurns?: number;
+  /** Phrases marking user constraints kept word for word. */
   constraintPatterns?: string[];
+  /** Constraints pinned by the host. */
   pinned?: string[];
+  /** Compact only when the cache-aware cost estimate says it pays. Default true. */
   planner?: boolean;
+  /** Turns the planner looks ahead. Default 10. */
+  horizon?: number;
+  /** Planner prices in $ per million tokens; the dated table for the provider by default. */
+  prices?: { input: number; cachedInput: number; cacheWrite: number };
+  /** Do not compact for less than this many tokens. Default 2000. */
+  minSaving?: number;
+  /** Detect stage boundaries (a passing test or run after an edit). Default true. */
+  detectStages?: boolean;
+}
+
+/** Secret redaction. */
+export interface RedactOptions {
+  /** Mask secrets in excerpts, snapshots and summaries. Default true. */
+  enabled?: boolean;
+  /** Also mask them in the spill store. Default false. */
+  store?: boolean;
 }
 
 /** Resource limits. */
@@ -106,6 +136,7 @@ export interface CompressSettings {
   phase?: PhaseOptions;
   optical?: OpticalOptions;
   compact?: CompactOptions;
+  redact?: RedactOptions;
   limits?: LimitOptions;
 }
 
@@ -130,13 +161,19 @@ export interface Change {
   detail?: string;
 }
 
-/** A blob stored during the call. */
+/** A blob stored during the call (metadata; the report never holds removed text). */
 export interface SpillRecord {
   session: string;
   key: string;
   pointer: string;
   bytes: number;
   lines: number;
+}
+
+/** The text of a blob stored during the call, to persist elsewhere and rehydrate a store. */
+export interface SpillBlob {
+  session: string;
+  key: string;
   text: string;
 }
 
@@ -157,6 +194,8 @@ export interface Report {
   stages: StageReport[];
   changes: Change[];
   spills: SpillRecord[];
+  /** Secrets masked (counts and kinds, never values). */
+  redactions: { count: number; kinds: string[] };
   prefix?: { sharedBytes: number; previousBytes: number; currentBytes: number };
 }
 
@@ -164,7 +203,7 @@ export interface Report {
 export function compress<T extends object = Record<string, unknown>>(
   request: T | string,
   options?: CompressOptions,
-): { request: T; report: Report };
+): { request: T; report: Report; spills: SpillBlob[] };
 
 /** Estimated o200k_base tokens of a text. */
 export function estimateTokens(text: string): number;
@@ -182,3 +221,8 @@ export interface Trajectory {
 
 /** The request an agent loop sends before step `t`. */
 export function trajectoryToRequest(trajectory: Trajectory | string, t: number, format?: FormatName): Record<string, unknown>;
+
+export * from './compact.js';
+export * from './config.js';
+export * from './replay.js';
+export * from './session.js';

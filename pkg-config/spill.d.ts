@@ -1,4 +1,5 @@
 // Types of pkg-config/spill.js (Rust: src/spill/, src/wasm/spill.rs).
+import type { SpillBlob } from './index.js';
 
 /** Bounds of a SpillStore (Rust `StoreLimits`). */
 export interface SpillStoreOptions {
@@ -56,13 +57,6 @@ export interface GrepResult {
   lines: GrepLine[];
 }
 
-/** A blob to put back (the shape of `report.spills` entries). */
-export interface SpillBlob {
-  session: string;
-  key: string;
-  text: string;
-}
-
 /** The result of a `read_spill` / `grep_spill` call, to send back as the tool result. */
 export interface ToolReply {
   text: string;
@@ -109,7 +103,7 @@ export class SpillStore {
 export const SPILL_TOOL_NAMES: readonly ['read_spill', 'grep_spill'];
 export function isSpillTool(name: string): boolean;
 /** Tool definitions (JSON Schema) of read_spill and grep_spill in the provider's format. */
-export function spillTools(format?: ToolFormat): Record<string, unknown>[];
+export function spillToolDefinitions(format?: ToolFormat): Record<string, unknown>[];
 /** Runs a read_spill / grep_spill call; `where` is a session name (default store) or `{ store, session }`. */
 export function handleToolCall(
   name: string,

@@ -71,7 +71,7 @@ export class SpillStore {
     return guarded(() => this.wasmSession.get(session, key));
   }
 
-  /** Stores a blob (e.g. rehydrating from `report.spills`); `STORE_REFUSED` when full. */
+  /** Stores a blob (e.g. rehydrating from the `spills` a compress call returned); `STORE_REFUSED` when full. */
   put(session, key, value) {
     text(value, 'text');
     // Long texts cross as bytes: a Uint8Array copy beats passing a JS string.
@@ -124,7 +124,7 @@ export class SpillStore {
     return JSON.parse(this.wasmSession.usage());
   }
 
-  /** Puts back blobs listed in `report.spills` (e.g. loaded from a KV store); returns how many. */
+  /** Puts back the `spills` a compress call returned (e.g. loaded from a KV store); returns how many. */
   rehydrate(spills) {
     if (!Array.isArray(spills)) {
       throw new TraceLiteError('spills must be an array of { session, key, text }', 'INVALID_REQUEST', 'spills');
@@ -165,7 +165,7 @@ export class SpillStore {
 }
 
 /** Definitions of `read_spill` and `grep_spill` for `format`: `openai-chat` (default), `openai-responses` or `anthropic`. */
-export function spillTools(format = 'openai-chat') {
+export function spillToolDefinitions(format = 'openai-chat') {
   return JSON.parse(guarded(() => wasmSpillTools(format)));
 }
 

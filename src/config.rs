@@ -52,6 +52,8 @@ pub struct Config {
     pub optical: OpticalConfig,
     /// Stage 5: compaction.
     pub compact: CompactConfig,
+    /// Secret redaction.
+    pub redact: RedactConfig,
     /// Resource limits.
     pub limits: Limits,
 }
@@ -70,6 +72,7 @@ impl Default for Config {
             phase: PhaseConfig::default(),
             optical: OpticalConfig::default(),
             compact: CompactConfig::default(),
+            redact: RedactConfig::default(),
             limits: Limits::default(),
         }
     }
@@ -116,13 +119,16 @@ impl Default for SpillConfig {
     }
 }
 
-/// Dedup settings.
+/// Dedup settings (stage 2). An observation loses the lines (trimmed length
+/// above `min_line_chars`) that reappear in a later observation that was inside
+/// the recent window (`window`) with it; the newest observation and tool calls
+/// are never touched.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct DedupConfig {
     /// Stage switch.
     pub enabled: bool,
-    /// Lines whose trimmed length is at most this are never deduplicated.
+    /// Lines whose trimmed length is at most this are never deduplicated. Default 5.
     pub min_line_chars: usize,
 }
 
@@ -135,7 +141,7 @@ impl Default for DedupConfig {
     }
 }
 
-/// Edit-triggered clean-up settings.
+/// Edit-triggered clean-up settings (stage 3).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct PhaseConfig {
@@ -143,8 +149,23 @@ pub struct PhaseConfig {
     pub enabled: bool,
     /// Also clear diagnosis output at later edit phases, not only the first.
     pub every_phase: bool,
-    /// Tool names that are edits (plus `str_replace_editor` sub-commands).
+    /// Tools whose calls are edits: `name` (every call) or `name:command`
+    /// (only calls whose `command` argument is `command`, e.g.
+    /// `str_replace_editor:create`).
     pub edit_tools: Vec<String>,
+    /// Tools that run shell commands (argument `command` or `cmd`, a string or
+    /// an argv array); their commands are scanned for file writes (`sed -i`,
+    /// `cat > f`, heredocs, `tee`, `echo … > f`, `git apply`, `patch`, Python
+    /// `open(…, 'w')`).
+    pub shell_tools: Vec<String>,
+    /// An edit whose result looks like a failure (`is_error`, "No replacement
+    /// was performed", `sed: -e expression`, …) does not start a phase.
+    pub skip_failed: bool,
+    /// Edits whose target path has a component matching one of these globs
+    /// (`*` wildcard, e.g. `reproduce*`, `/tmp`) do not start a phase:
+    /// writing a scratch reproduction script is still diagnosis. Empty by
+    /// default (every file write counts, as the design says).
+    pub ignore_targets: Vec<String>,
 }
 
 impl Default for PhaseConfig {
@@ -153,13 +174,31 @@ impl Default for PhaseConfig {
             enabled: true,
             every_phase: false,
             edit_tools: [
-                "str_replace_editor",
+                "str_replace_editor:create",
+                "str_replace_editor:str_replace",
+                "str_replace_editor:insert",
                 "edit_file",
                 "apply_patch",
                 "write_file",
+                "Edit",
+                "MultiEdit",
+                "Write",
             ]
             .map(String::from)
             .to_vec(),
+            shell_tools: [
+                "bash",
+                "execute_bash",
+                "shell",
+                "run_shell_command",
+                "run_terminal_cmd",
+                "exec_command",
+                "Bash",
+            ]
+            .map(String::from)
+            .to_vec(),
+            skip_failed: true,
+            ignore_targets: Vec::new(),
         }
     }
 }
@@ -211,20 +250,47 @@ impl Default for OpticalConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct CompactConfig {
-    /// Stage switch (off means off).
+    /// Stage switch (off means off: no trigger, no re-applied summary).
     pub enabled: bool,
-    /// Token threshold that triggers compaction.
+    /// Token threshold that triggers compaction; the effective threshold is
+    /// never closer to the budget than one capped tool result.
     pub threshold: u64,
-    /// Messages kept verbatim at the end.
+    /// Messages kept verbatim at the end (the cut moves so that no tool call
+    /// is separated from its result).
     pub keep: usize,
-    /// Never compact again within this many turns unless the budget forces it.
+    /// Never compact again within this many turns (assistant turns since the
+    /// last summary) unless the budget forces it.
     pub min_turns: usize,
-    /// Patterns marking user constraints kept word for word.
+    /// Phrases marking user constraints kept word for word (matched
+    /// case-insensitively at word boundaries in user messages).
     pub constraint_patterns: Vec<String>,
-    /// Constraints pinned by the host.
+    /// Constraints pinned by the host, archived word for word.
     pub pinned: Vec<String>,
-    /// Compact only when the cache-aware cost estimate says it pays.
+    /// Compact only when the cache-aware cost estimate says it pays (or the
+    /// budget forces it); `false` compacts whenever a trigger fires.
     pub planner: bool,
+    /// Turns ahead over which the planner compares costs.
+    pub horizon: usize,
+    /// Prices used by the planner; the dated table of [`crate::compact::price`]
+    /// for the provider when absent.
+    pub prices: Option<Prices>,
+    /// Do not compact unless it removes at least this many tokens.
+    pub min_saving: u64,
+    /// Detect stage boundaries (a successful test or run after an edit).
+    pub detect_stages: bool,
+}
+
+/// Token prices in US dollars per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Prices {
+    /// Uncached input.
+    pub input: f64,
+    /// Input read from the prompt cache.
+    pub cached_input: f64,
+    /// Input written to the prompt cache (what a cache miss costs where
+    /// writes are billed separately; equal to `input` elsewhere).
+    pub cache_write: f64,
 }
 
 impl Default for CompactConfig {
@@ -248,6 +314,29 @@ impl Default for CompactConfig {
             .to_vec(),
             pinned: Vec::new(),
             planner: true,
+            horizon: 10,
+            prices: None,
+            min_saving: 2_000,
+            detect_stages: true,
+        }
+    }
+}
+
+/// Secret redaction settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct RedactConfig {
+    /// Mask secrets in excerpts, snapshots and summaries.
+    pub enabled: bool,
+    /// Also mask them in the spill store (the original is then lost).
+    pub store: bool,
+}
+
+impl Default for RedactConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            store: false,
         }
     }
 }
@@ -273,7 +362,7 @@ impl Default for Limits {
         Self {
             max_request_bytes: 64 << 20,
             max_messages: 100_000,
-            max_depth: 128,
+            max_depth: 100,
             max_image_pixels: 50_000_000,
             max_spill_bytes_per_session: 16 << 20,
         }
@@ -339,6 +428,23 @@ impl Config {
         if !(self.optical.min_font_px >= 4.0 && self.optical.min_font_px <= self.optical.font_px) {
             return bad("optical.minFontPx", "must be between 4 and optical.fontPx");
         }
+        if !(1..=127).contains(&self.limits.max_depth) {
+            return bad("limits.maxDepth", "must be between 1 and 127");
+        }
+        let malformed = |names: &[String]| {
+            names
+                .iter()
+                .any(|t| t.is_empty() || t.starts_with(':') || t.ends_with(':'))
+        };
+        if malformed(&self.phase.edit_tools) {
+            return bad(
+                "phase.editTools",
+                "tool names must be non-empty (`name` or `name:command`)",
+            );
+        }
+        if malformed(&self.phase.shell_tools) {
+            return bad("phase.shellTools", "tool names must be non-empty");
+        }
         if self.optical.batch == 0 {
             return bad("optical.batch", "must be at least 1");
         }
@@ -353,6 +459,42 @@ impl Config {
                 "optical.mediaResolution",
                 "must be \"low\", \"medium\", \"high\" or empty",
             );
+        }
+        if self.compact.keep == 0 {
+            return bad("compact.keep", "must be at least 1");
+        }
+        if self.compact.horizon == 0 || self.compact.horizon > 1_000 {
+            return bad("compact.horizon", "must be between 1 and 1000");
+        }
+        if let Some(p) = &self.compact.prices {
+            let ok = |x: f64| x.is_finite() && x >= 0.0;
+            if !(ok(p.input) && ok(p.cached_input) && ok(p.cache_write)) {
+                return bad("compact.prices", "prices must be non-negative numbers");
+            }
+        }
+        if let Some(i) = self
+            .compact
+            .constraint_patterns
+            .iter()
+            .position(|p| p.trim().is_empty())
+        {
+            return Err(Error::new(
+                ErrorCode::InvalidOption,
+                format!("compact.constraintPatterns[{i}]"),
+                "must not be empty",
+            ));
+        }
+        if let Some(i) = self
+            .compact
+            .pinned
+            .iter()
+            .position(|p| p.trim().is_empty() || p.len() > 4_000)
+        {
+            return Err(Error::new(
+                ErrorCode::InvalidOption,
+                format!("compact.pinned[{i}]"),
+                "must be 1-4000 bytes of text",
+            ));
         }
         if self.session.is_empty()
             || self.session.len() > 128

@@ -8,6 +8,7 @@ use crate::config::Config;
 use crate::error::{Error, ErrorCode, Result};
 use crate::formats::{self, FormatName};
 use crate::model::Conversation;
+use crate::redact::Redactions;
 use crate::spill::{self, SpillStore};
 use crate::tokens::{Estimator, Meter, TokenCounter};
 
@@ -44,6 +45,8 @@ pub trait Stage {
 pub struct SessionState {
     /// Number of compress calls made with this state.
     pub turns: u64,
+    /// Compaction records, pinned constraints and pending summaries, per session.
+    pub compact: crate::compact::CompactState,
 }
 
 /// What a stage changed at one place.
@@ -75,7 +78,8 @@ impl Change {
     }
 }
 
-/// A blob a stage put in the spill store during this call, so a host can persist it elsewhere.
+/// A blob a stage put in the spill store during this call (metadata only: the
+/// report never carries the removed text, which may hold secrets).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SpillRecord {
@@ -89,7 +93,18 @@ pub struct SpillRecord {
     pub bytes: usize,
     /// Number of lines.
     pub lines: usize,
-    /// The full text.
+}
+
+/// The text of a blob stored during this call, so a host can persist it
+/// elsewhere (a KV store) and rehydrate a store later.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SpillBlob {
+    /// Session.
+    pub session: String,
+    /// Key within the session.
+    pub key: String,
+    /// The full text as stored.
     pub text: String,
 }
 
@@ -138,6 +153,8 @@ pub struct Report {
     pub changes: Vec<Change>,
     /// Blobs stored during this call.
     pub spills: Vec<SpillRecord>,
+    /// Secrets masked in what reaches the model (counts and kinds, never values).
+    pub redactions: Redactions,
     /// Prefix shared with `previous`, when one was given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prefix: Option<PrefixReport>,
@@ -159,11 +176,52 @@ pub struct StageContext<'a> {
     pub changes: Vec<Change>,
     /// Spills recorded so far.
     pub spills: Vec<SpillRecord>,
+    /// Texts of the spills recorded so far.
+    pub blobs: Vec<SpillBlob>,
     /// Notes of the stage now running.
     pub notes: Vec<String>,
+    /// Secrets masked so far.
+    pub redactions: Redactions,
 }
 
-impl StageContext<'_> {
+impl<'a> StageContext<'a> {
+    /// A context for running stages outside [`compress_with`] (e.g. one text).
+    pub fn new(
+        config: &'a Config,
+        counter: &'a dyn TokenCounter,
+        store: &'a mut dyn SpillStore,
+        state: &'a mut SessionState,
+    ) -> Self {
+        Self {
+            config,
+            meter: Meter {
+                counter,
+                provider: config.provider,
+                optical: &config.optical,
+            },
+            store,
+            state,
+            stage: StageName::Spill,
+            changes: Vec::new(),
+            spills: Vec::new(),
+            blobs: Vec::new(),
+            notes: Vec::new(),
+            redactions: Redactions::default(),
+        }
+    }
+
+    /// Masks secrets in text that is about to reach the model (an excerpt, a
+    /// snapshot, a summary), counting them for the report. Identity when
+    /// `redact.enabled` is off.
+    pub fn redact<'t>(&mut self, text: &'t str) -> std::borrow::Cow<'t, str> {
+        if !self.config.redact.enabled {
+            return std::borrow::Cow::Borrowed(text);
+        }
+        let (out, found) = crate::redact::redact(text);
+        self.redactions.merge(&found);
+        out
+    }
+
     /// Records a change made by the running stage.
     pub fn record(
         &mut self,
@@ -189,7 +247,17 @@ impl StageContext<'_> {
     /// its pointer, or the reason it could not be kept (`STORE_REFUSED` when
     /// the store or `limits.maxSpillBytesPerSession` has no room).
     pub fn keep(&mut self, kind: &str, text: &str) -> std::result::Result<String, Error> {
-        let session = self.config.session.as_str();
+        let session = self.config.session.clone();
+        let session = session.as_str();
+        let masked;
+        let text = if self.config.redact.store {
+            let (out, found) = crate::redact::redact(text);
+            self.redactions.merge(&found);
+            masked = out;
+            &*masked
+        } else {
+            text
+        };
         let key = spill::content_key(kind, text);
         let existed = self.store.contains(session, &key);
         if !existed {
@@ -211,10 +279,14 @@ impl StageContext<'_> {
         if !existed && !self.spills.iter().any(|s| s.key == key) {
             self.spills.push(SpillRecord {
                 session: session.to_string(),
-                key,
+                key: key.clone(),
                 pointer: pointer.clone(),
                 bytes: text.len(),
                 lines: spill::lines::count(text),
+            });
+            self.blobs.push(SpillBlob {
+                session: session.to_string(),
+                key,
                 text: text.to_string(),
             });
         }
@@ -231,6 +303,8 @@ pub struct Output {
     pub conversation: Conversation,
     /// What happened.
     pub report: Report,
+    /// Texts of the blobs stored during this call (see [`SpillBlob`]).
+    pub spills: Vec<SpillBlob>,
 }
 
 /// Host-provided collaborators for [`compress_with`].
@@ -273,14 +347,24 @@ pub fn compress_with(request: &str, config: &Config, env: Env<'_>) -> Result<Out
             ),
         ));
     }
-    let value: Value = serde_json::from_str(request)
-        .map_err(|e| Error::new(ErrorCode::InvalidJson, "request", e.to_string()))?;
+    let value: Value = crate::json::parse_strict(request, config.limits.max_depth)?;
     let format = match config.format {
         Some(f) => f,
         None => formats::detect(&value)?,
     };
-    let mut conv = formats::parse(format, &value)?;
+    let conv = formats::parse(format, &value)?;
     drop(value);
+    compress_conversation(conv, format, config, env)
+}
+
+/// Runs the stages over a conversation already in the neutral model (the
+/// stateful [`crate::session::TraceLite`] keeps one) and emits it as `format`.
+pub fn compress_conversation(
+    mut conv: Conversation,
+    format: FormatName,
+    config: &Config,
+    env: Env<'_>,
+) -> Result<Output> {
     if conv.messages.len() + conv.system.len() > config.limits.max_messages {
         return Err(Error::new(
             ErrorCode::LimitExceeded,
@@ -292,7 +376,8 @@ pub fn compress_with(request: &str, config: &Config, env: Env<'_>) -> Result<Out
             ),
         ));
     }
-    let mut report = run_stages(&mut conv, config, env.store, env.counter, env.state, format)?;
+    let (mut report, spills) =
+        run_stages(&mut conv, config, env.store, env.counter, env.state, format)?;
     let request_out = serde_json::to_string(&formats::emit(format, &conv))
         .map_err(|e| Error::new(ErrorCode::InvalidRequest, "request", e.to_string()))?;
     report.prefix = env.previous.map(|prev| PrefixReport {
@@ -304,6 +389,7 @@ pub fn compress_with(request: &str, config: &Config, env: Env<'_>) -> Result<Out
         request: request_out,
         conversation: conv,
         report,
+        spills,
     })
 }
 
@@ -314,7 +400,7 @@ fn run_stages(
     counter: &dyn TokenCounter,
     state: &mut SessionState,
     format: FormatName,
-) -> Result<Report> {
+) -> Result<(Report, Vec<SpillBlob>)> {
     let stages: [&dyn Stage; 5] = [
         &crate::spill::Spill,
         &crate::dedup::Dedup,
@@ -322,20 +408,7 @@ fn run_stages(
         &crate::optical::Optical,
         &crate::compact::Compact,
     ];
-    let mut cx = StageContext {
-        config,
-        meter: Meter {
-            counter,
-            provider: config.provider,
-            optical: &config.optical,
-        },
-        store,
-        state,
-        stage: StageName::Spill,
-        changes: Vec::new(),
-        spills: Vec::new(),
-        notes: Vec::new(),
-    };
+    let mut cx = StageContext::new(config, counter, store, state);
     let tokens_before = cx.meter.conversation(conv)?;
     let mut tokens = tokens_before;
     let mut stage_reports = Vec::with_capacity(stages.len());
@@ -367,9 +440,10 @@ fn run_stages(
         stages: stage_reports,
         changes: cx.changes,
         spills: cx.spills,
+        redactions: cx.redactions,
         prefix: None,
     };
-    Ok(report)
+    Ok((report, cx.blobs))
 }
 
 /// Length in bytes of the common prefix of `a` and `b`.

@@ -1,6 +1,11 @@
 //! Spilling: the stage on requests, the bounded store (quotas, LRU, TTL),
 //! isolation and traversal attempts, refusals, determinism and the agent tools.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 
 use serde_json::{json, Value};
 use tracelite::spill::{

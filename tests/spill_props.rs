@@ -1,7 +1,12 @@
 //! Property tests of excerpts and grep: head shown + hidden + tail shown =
 //! total lines, the last line is always shown, header figures are exact, the
 //! excerpt fits the cap, and grep agrees with a per-line reference.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 
 use proptest::prelude::*;
 use tracelite::spill::lines::{self, LineIndex};

@@ -2,7 +2,12 @@
 //! observations spill: every spilled observation read back page by page
 //! through `read_spill` equals the original byte for byte, and `grep_spill`
 //! finds the same lines as a plain per-line reference.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 
 mod common;
 
@@ -90,15 +95,17 @@ fn spilled_observations_read_back_byte_for_byte_and_grep_like_a_reference() {
                 .to_string();
         let mut store = MemoryStore::new();
         let out = compress(&request, &spill_only(16_000), &mut store).unwrap();
-        for record in &out.report.spills {
+        assert_eq!(out.spills.len(), out.report.spills.len());
+        for (record, blob) in out.report.spills.iter().zip(&out.spills) {
+            assert_eq!(record.key, blob.key);
             spilled += 1;
             assert!(
-                trace.steps.iter().any(|s| s.observation == record.text),
+                trace.steps.iter().any(|s| s.observation == blob.text),
                 "{}: a spill that is not an observation",
                 file.display()
             );
             assert!(out.request.contains(&record.pointer));
-            let text = &record.text;
+            let text = &blob.text;
             let back = read_back(&mut store, &record.pointer);
             // The reply shows lines without their line end: only a final newline is not visible.
             let expected = text.strip_suffix('\n').unwrap_or(text);

@@ -250,8 +250,7 @@ impl<'t> Excerpt<'t> {
                 .take(signals.max_lines)
                 .map(|&i| error_text(text, index, i))
                 .collect();
-            let reserve =
-                (work.count)(&listing)? + 12 * hits.len().min(signals.max_lines) as u64;
+            let reserve = (work.count)(&listing)? + 12 * hits.len().min(signals.max_lines) as u64;
             plan = Self::lay_out(work, split(room.saturating_sub(reserve).max(32)))?;
             let (from2, to2) = plan.hidden_range();
             hits = work.hits(from2, to2);

@@ -45,6 +45,14 @@ impl LiteralSet {
         Some(Self { table, entries })
     }
 
+    /// Whether `pair` is an anchor (the index is always in bounds).
+    #[inline]
+    fn has(&self, pair: u16) -> bool {
+        self.table
+            .get(usize::from(pair >> 6))
+            .is_some_and(|w| (w >> (pair & 63)) & 1 != 0)
+    }
+
     /// Calls `hit(start)` for each position in `from..to` where a literal
     /// starts and lies wholly within `from..to`, in order; `hit` returns where
     /// to resume (at least `start + 1`), or `None` to stop.
@@ -67,7 +75,7 @@ impl LiteralSet {
             let mut prev = u16::from(window.first().copied().unwrap_or(0));
             for (k, &b) in window.iter().enumerate().skip(1) {
                 let pair = (prev << 8) | u16::from(b);
-                if (self.table[usize::from(pair >> 6)] >> (pair & 63)) & 1 != 0 {
+                if self.has(pair) {
                     found = Some((i + k - 1, pair));
                     break;
                 }
@@ -99,7 +107,9 @@ impl LiteralSet {
 }
 
 fn set(table: &mut [u64; 1024], pair: u16) {
-    table[usize::from(pair >> 6)] |= 1 << (pair & 63);
+    if let Some(word) = table.get_mut(usize::from(pair >> 6)) {
+        *word |= 1 << (pair & 63);
+    }
 }
 
 #[cfg(test)]

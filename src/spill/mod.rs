@@ -198,6 +198,8 @@ fn spill_one(
         &|s| meter.text(s),
         &kept,
     )?;
+    // The excerpt reaches the model: mask secrets (the store keeps the original).
+    let rendered = cx.redact(&rendered).into_owned();
     let after = cx.meter.text(&rendered)?;
     let detail = format!(
         "{} lines, {} bytes{}: {} head + {} tail lines shown, {} hidden{}",
@@ -267,20 +269,7 @@ pub fn spill_text(
 ) -> Result<Spilled> {
     let signals = ErrorSignals::new(&config.spill.error_patterns, config.spill.max_error_lines)?;
     let mut state = crate::pipeline::SessionState::default();
-    let mut cx = StageContext {
-        config,
-        meter: crate::tokens::Meter {
-            counter,
-            provider: config.provider,
-            optical: &config.optical,
-        },
-        store,
-        state: &mut state,
-        stage: StageName::Spill,
-        changes: Vec::new(),
-        spills: Vec::new(),
-        notes: Vec::new(),
-    };
+    let mut cx = StageContext::new(config, counter, store, &mut state);
     match spill_one(text, &signals, &mut cx)? {
         Some(spilled) => Ok(spilled),
         None => {

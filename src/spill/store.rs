@@ -264,7 +264,7 @@ pub(crate) fn human_bytes(bytes: usize) -> String {
     if unit == 0 {
         format!("{bytes} bytes")
     } else {
-        format!("{value:.1} {}", UNITS[unit])
+        format!("{value:.1} {}", UNITS.get(unit).unwrap_or(&"GiB"))
     }
 }
 

@@ -2,9 +2,13 @@
 //! Values cross as JSON text; errors become `Error` objects with `name =
 //! "TraceLiteError"`, a stable `code` and the offending `path`.
 
+mod session;
 mod spill;
 
 use wasm_bindgen::prelude::*;
+
+mod compact;
+mod config;
 
 use crate::config::Config;
 use crate::error::{Error, ErrorCode};
@@ -61,7 +65,7 @@ impl Session {
     }
 
     /// Compresses `request` (JSON text) with `options` (JSON text); returns
-    /// `{"request": …, "report": …}` as JSON text.
+    /// `{"request": …, "report": …, "spills": […]}` as JSON text.
     pub fn compress(
         &mut self,
         request: &str,
@@ -93,11 +97,20 @@ impl Session {
                 e.to_string(),
             ))
         })?;
-        let mut json = String::with_capacity(out.request.len() + report.len() + 24);
+        let spills = serde_json::to_string(&out.spills).map_err(|e| {
+            to_js(Error::new(
+                ErrorCode::InvalidRequest,
+                "spills",
+                e.to_string(),
+            ))
+        })?;
+        let mut json = String::with_capacity(out.request.len() + report.len() + spills.len() + 36);
         json.push_str("{\"request\":");
         json.push_str(&out.request);
         json.push_str(",\"report\":");
         json.push_str(&report);
+        json.push_str(",\"spills\":");
+        json.push_str(&spills);
         json.push('}');
         Ok(json)
     }
@@ -107,7 +120,7 @@ impl Session {
         self.store.get(session, key).map_err(to_js)
     }
 
-    /// Stores a blob (e.g. rehydrating from `report.spills`).
+    /// Stores a blob (e.g. rehydrating from a compress call's `spills`).
     pub fn put(&mut self, session: &str, key: &str, text: &str) -> Result<(), JsValue> {
         self.store.put(session, key, text).map_err(to_js)
     }

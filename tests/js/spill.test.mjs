@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  SPILL_TOOL_NAMES, SpillStore, TraceLiteError, compress, handleToolCall, isSpillTool, spillTools,
+  SPILL_TOOL_NAMES, SpillStore, TraceLiteError, compress, handleToolCall, isSpillTool, spillToolDefinitions,
 } from '../../pkg/node.js';
 
 function log(n) {
@@ -144,13 +144,13 @@ test('report.spills rehydrate a fresh store (e.g. from a KV store)', () => {
 test('tool definitions in each provider format', () => {
   assert.deepEqual(SPILL_TOOL_NAMES, ['read_spill', 'grep_spill']);
   assert.ok(isSpillTool('grep_spill') && !isSpillTool('bash'));
-  const chat = spillTools();
+  const chat = spillToolDefinitions();
   assert.equal(chat[0].type, 'function');
   assert.equal(chat[0].function.name, 'read_spill');
   assert.deepEqual(chat[1].function.parameters.required, ['pointer', 'pattern']);
-  assert.equal(spillTools('anthropic')[1].input_schema.type, 'object');
-  assert.equal(spillTools('openai-responses')[0].name, 'read_spill');
-  throwsCode(() => spillTools('cohere'), 'INVALID_OPTION');
+  assert.equal(spillToolDefinitions('anthropic')[1].input_schema.type, 'object');
+  assert.equal(spillToolDefinitions('openai-responses')[0].name, 'read_spill');
+  throwsCode(() => spillToolDefinitions('cohere'), 'INVALID_OPTION');
 });
 
 test('spill() caps one text outside a conversation; the default store serves the tools', () => {
