@@ -39,12 +39,12 @@ function throwsCode(fn, code) {
 test('compress spills a long tool output and the agent reads it back', () => {
   const output = log(20000);
   const store = new SpillStore();
-  const { request: out, report } = compress(request(output), { store, session: 's1', budget: 16000 });
+  const { request: out, report, spills } = compress(request(output), { store, session: 's1', budget: 16000 });
   const excerpt = out.messages[2].content;
   assert.equal(report.spills.length, 1);
-  const { pointer, key, session, text, lines } = report.spills[0];
+  const { pointer, key, session, lines } = report.spills[0];
   assert.equal(session, 's1');
-  assert.equal(text, output);
+  assert.deepEqual(spills, [{ session: 's1', key, text: output }]);
   assert.equal(lines, 20001);
   assert.ok(excerpt.includes(pointer), excerpt.slice(0, 400));
   assert.match(excerpt, /^\[output too long: 20001 lines, /);
@@ -131,13 +131,13 @@ test('least-recently-used sessions are evicted and the TTL sweeps by host time',
   assert.equal(store.usage().totalBytes, 0);
 });
 
-test('report.spills rehydrate a fresh store (e.g. from a KV store)', () => {
+test('the spills a compress call returns rehydrate a fresh store (e.g. from a KV store)', () => {
   const first = new SpillStore();
-  const { report } = compress(request(log(9000)), { store: first, session: 'kv', budget: 16000 });
-  const persisted = JSON.parse(JSON.stringify(report.spills));
+  const { report, spills } = compress(request(log(9000)), { store: first, session: 'kv', budget: 16000 });
+  const persisted = JSON.parse(JSON.stringify(spills));
   const second = new SpillStore();
   assert.equal(second.rehydrate(persisted), 1);
-  const reply = second.handleToolCall('grep_spill', { pointer: persisted[0].pointer, pattern: 'Traceback' }, 'kv');
+  const reply = second.handleToolCall('grep_spill', { pointer: report.spills[0].pointer, pattern: 'Traceback' }, 'kv');
   assert.ok(reply.text.includes('4500:Traceback'), reply.text);
 });
 
