@@ -1,5 +1,7 @@
 // TypeScript types of the TraceLite package. Each options object mirrors a
 // struct of src/config.rs (same names, camelCase); defaults are documented there.
+import type { SpillStore } from './spill.js';
+export * from './spill.js';
 
 /** Request formats. */
 export type FormatName = 'openai-chat' | 'openai-responses' | 'anthropic' | 'gemini';
@@ -209,17 +211,6 @@ export interface Report {
   /** Secrets masked (counts and kinds, never values). */
   redactions: { count: number; kinds: string[] };
   prefix?: { sharedBytes: number; previousBytes: number; currentBytes: number };
-}
-
-/** In-memory spill store inside wasm. */
-export class SpillStore {
-  constructor();
-  get(session: string, key: string): string;
-  put(session: string, key: string, text: string): void;
-  list(session: string): { key: string; bytes: number; lines: number }[];
-  delete(session: string, key: string): boolean;
-  free(): void;
-  [Symbol.dispose](): void;
 }
 
 /** Compresses a provider request; the output has the input's format. */
