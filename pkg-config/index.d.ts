@@ -13,6 +13,7 @@ export type ErrorCode =
   | 'INVALID_JSON' | 'INVALID_REQUEST' | 'UNKNOWN_FORMAT' | 'INVALID_OPTION'
   | 'LIMIT_EXCEEDED' | 'SPILL_NOT_FOUND' | 'INVALID_SPILL_KEY' | 'STORE_REFUSED'
   | 'INVALID_PATTERN' | 'INVALID_TOOL_CALL' | 'COUNTER_FAILED' | 'SUMMARIZER_FAILED'
+  | 'RENDER_FAILED'
   | (string & {});
 
 /** Thrown by every function: `code` is stable, `path` names the offending field. */
@@ -60,32 +61,58 @@ export interface PhaseOptions {
   ignoreTargets?: string[];
 }
 
-/** Stage 4 settings. */
+/** Stage 4 settings (src/config.rs `OpticalConfig`). */
 export interface OpticalOptions {
   enabled?: boolean;
-  /** Render only if image tokens ≤ text tokens / ratio. Default 2. */
+  /** Render only if image tokens (+ the one-line reference) ≤ text tokens / ratio. Default 2. */
   ratio?: number;
+  /** Observations leave the window in batches of this many (prefix cache). Default 3. */
   batch?: number;
+  /** Largest font pixel height (4–64). Default 12. */
   fontPx?: number;
+  /** Smallest font pixel height; the largest size reaching the lowest cost is used. Default 10. */
   minFontPx?: number;
+  /** Blank pixel rows between lines (0–3). Default 1. */
+  lineGap?: number;
+  /** Narrowest wrap width in columns. Default 60. */
+  minColumns?: number;
+  /** PNG grayscale bit depth: 1, 2, 4 or 8. Default 2. */
+  bitDepth?: 1 | 2 | 4 | 8;
+  /** Share of glyphs missing from the font above which an observation stays text. Default 0.05. */
   maxMissingShare?: number;
   detail?: 'high' | 'low';
   mediaResolution?: '' | 'low' | 'medium' | 'high';
   patchMultiplier?: number;
+  /** Images per request, counting images already present. Default 50. */
   maxImages?: number;
+  /** Render cache bytes per session. Default 33554432. */
+  cacheBytes?: number;
 }
 
-/** Stage 5 settings. */
+/** Stage 5 settings (src/config.rs `CompactConfig`). */
 export interface CompactOptions {
+  /** Off means off: no trigger, no re-applied summary. Default true. */
   enabled?: boolean;
-  /** Default 100000 tokens. */
+  /** Default 100000 tokens; never closer to the budget than one capped tool result. */
   threshold?: number;
-  /** Messages kept verbatim. Default 6. */
+  /** Messages kept verbatim (the cut moves so no tool call loses its result). Default 6. */
   keep?: number;
+  /** Turns between compactions unless the budget forces one. Default 5. */
   minTurns?: number;
+  /** Phrases marking user constraints kept word for word. */
   constraintPatterns?: string[];
+  /** Constraints pinned by the host. */
   pinned?: string[];
+  /** Compact only when the cache-aware cost estimate says it pays. Default true. */
   planner?: boolean;
+  /** Turns the planner looks ahead. Default 10. */
+  horizon?: number;
+  /** Planner prices in $ per million tokens; the dated table for the provider by default. */
+  prices?: { input: number; cachedInput: number; cacheWrite: number };
+  /** Do not compact for less than this many tokens. Default 2000. */
+  minSaving?: number;
+  /** Detect stage boundaries (a passing test or run after an edit). Default true. */
+  detectStages?: boolean;
 }
 
 /** Secret redaction. */
@@ -218,4 +245,8 @@ export interface Trajectory {
 /** The request an agent loop sends before step `t`. */
 export function trajectoryToRequest(trajectory: Trajectory | string, t: number, format?: FormatName): Record<string, unknown>;
 
+export * from './compact.js';
+export * from './config.js';
+export * from './replay.js';
 export * from './session.js';
+export * from './optical.js';

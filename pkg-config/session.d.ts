@@ -62,6 +62,12 @@ export class TraceLite {
   /** What the last `assemble` did, or `null` before the first one. */
   report(): Report | null;
   telemetry(): Telemetry;
+  /** Ends a task stage: the next `assemble` compacts (a stage boundary). */
+  finishStage(): void;
+  /** Pins a constraint compaction keeps word for word; returns whether it was new. */
+  pinConstraint(text: string): boolean;
+  /** Constraints pinned so far. */
+  pinnedConstraints(): string[];
   /** Full text behind a `spill://` pointer from a marker or tombstone. */
   readSpill(pointer: string): string;
   listSpills(): { key: string; bytes: number; lines: number }[];

@@ -89,6 +89,22 @@ export class TraceLite {
     return out.request;
   }
 
+  /** Ends a task stage: the next `assemble` compacts (a stage boundary). */
+  finishStage() {
+    this.#wasm.finishStage();
+  }
+
+  /** Pins a constraint compaction keeps word for word; returns whether it was new. */
+  pinConstraint(text) {
+    if (typeof text !== 'string') fail('text must be a string', 'INVALID_OPTION', 'text');
+    return guarded(() => this.#wasm.pinConstraint(text));
+  }
+
+  /** Constraints pinned so far. */
+  pinnedConstraints() {
+    return JSON.parse(guarded(() => this.#wasm.pinnedConstraints()));
+  }
+
   /** What the last `assemble` did (per stage, every change), or `null`. */
   report() {
     return JSON.parse(guarded(() => this.#wasm.report()));

@@ -203,20 +203,30 @@ impl Default for PhaseConfig {
     }
 }
 
-/// Optical snapshot settings.
+/// Optical snapshot settings: older tool results become images of their text
+/// when that costs at most `1/ratio` of the text's tokens.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct OpticalConfig {
     /// Stage switch.
     pub enabled: bool,
-    /// Render only if image tokens ≤ text tokens / ratio.
+    /// Render only if image tokens (plus the one-line reference) ≤ text tokens / ratio.
     pub ratio: f64,
-    /// Observations leave the window in batches of this many (prefix stability).
+    /// Observations leave the recent window in batches of this many, so the
+    /// prompt prefix stays byte-identical between batches (prefix cache).
     pub batch: usize,
-    /// Font pixel height.
-    pub font_px: f32,
-    /// Smallest font height the layout may choose.
-    pub min_font_px: f32,
+    /// Largest font pixel height the layout may use (4–64).
+    pub font_px: u32,
+    /// Smallest font pixel height the layout may use; the layout takes the
+    /// largest size in `minFontPx..=fontPx` that reaches the lowest image cost.
+    pub min_font_px: u32,
+    /// Blank pixel rows between text lines (0–3).
+    pub line_gap: u32,
+    /// Narrowest wrap width in columns the layout may choose (lines shorter
+    /// than this are never padded to it).
+    pub min_columns: usize,
+    /// PNG grayscale bit depth: 1, 2, 4 or 8.
+    pub bit_depth: u8,
     /// An observation whose share of glyphs missing from the font exceeds this stays text.
     pub max_missing_share: f64,
     /// OpenAI `detail` (`high` or `low`).
@@ -225,8 +235,10 @@ pub struct OpticalConfig {
     pub media_resolution: String,
     /// Multiplier for OpenAI patch models (mini 1.62, nano 2.46, o4-mini 1.72).
     pub patch_multiplier: f64,
-    /// Maximum images per request.
+    /// Maximum images per request (images already in the request count too).
     pub max_images: usize,
+    /// Bytes of rendered images a session keeps in its render cache.
+    pub cache_bytes: usize,
 }
 
 impl Default for OpticalConfig {
@@ -235,13 +247,17 @@ impl Default for OpticalConfig {
             enabled: true,
             ratio: 2.0,
             batch: 3,
-            font_px: 10.0,
-            min_font_px: 8.0,
+            font_px: 12,
+            min_font_px: 10,
+            line_gap: 1,
+            min_columns: 60,
+            bit_depth: 2,
             max_missing_share: 0.05,
             detail: "high".into(),
             media_resolution: String::new(),
             patch_multiplier: 1.62,
-            max_images: 20,
+            max_images: 50,
+            cache_bytes: 32 << 20,
         }
     }
 }
@@ -250,20 +266,47 @@ impl Default for OpticalConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct CompactConfig {
-    /// Stage switch (off means off).
+    /// Stage switch (off means off: no trigger, no re-applied summary).
     pub enabled: bool,
-    /// Token threshold that triggers compaction.
+    /// Token threshold that triggers compaction; the effective threshold is
+    /// never closer to the budget than one capped tool result.
     pub threshold: u64,
-    /// Messages kept verbatim at the end.
+    /// Messages kept verbatim at the end (the cut moves so that no tool call
+    /// is separated from its result).
     pub keep: usize,
-    /// Never compact again within this many turns unless the budget forces it.
+    /// Never compact again within this many turns (assistant turns since the
+    /// last summary) unless the budget forces it.
     pub min_turns: usize,
-    /// Patterns marking user constraints kept word for word.
+    /// Phrases marking user constraints kept word for word (matched
+    /// case-insensitively at word boundaries in user messages).
     pub constraint_patterns: Vec<String>,
-    /// Constraints pinned by the host.
+    /// Constraints pinned by the host, archived word for word.
     pub pinned: Vec<String>,
-    /// Compact only when the cache-aware cost estimate says it pays.
+    /// Compact only when the cache-aware cost estimate says it pays (or the
+    /// budget forces it); `false` compacts whenever a trigger fires.
     pub planner: bool,
+    /// Turns ahead over which the planner compares costs.
+    pub horizon: usize,
+    /// Prices used by the planner; the dated table of [`crate::compact::price`]
+    /// for the provider when absent.
+    pub prices: Option<Prices>,
+    /// Do not compact unless it removes at least this many tokens.
+    pub min_saving: u64,
+    /// Detect stage boundaries (a successful test or run after an edit).
+    pub detect_stages: bool,
+}
+
+/// Token prices in US dollars per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Prices {
+    /// Uncached input.
+    pub input: f64,
+    /// Input read from the prompt cache.
+    pub cached_input: f64,
+    /// Input written to the prompt cache (what a cache miss costs where
+    /// writes are billed separately; equal to `input` elsewhere).
+    pub cache_write: f64,
 }
 
 impl Default for CompactConfig {
@@ -287,6 +330,10 @@ impl Default for CompactConfig {
             .to_vec(),
             pinned: Vec::new(),
             planner: true,
+            horizon: 10,
+            prices: None,
+            min_saving: 2_000,
+            detect_stages: true,
         }
     }
 }
@@ -379,13 +426,22 @@ impl Config {
         if !(self.spill.head_share >= 0.0 && self.spill.head_share <= 1.0) {
             return bad("spill.headShare", "must be in [0, 1]");
         }
+        for (i, pattern) in self.spill.error_patterns.iter().enumerate() {
+            if let Err(e) = crate::spill::Pattern::new(pattern, false, false) {
+                return Err(Error::new(
+                    ErrorCode::InvalidOption,
+                    format!("spill.errorPatterns[{i}]"),
+                    e.message,
+                ));
+            }
+        }
         if !(self.optical.ratio.is_finite() && self.optical.ratio > 0.0) {
             return bad("optical.ratio", "must be a positive number");
         }
-        if !(self.optical.font_px >= 4.0 && self.optical.font_px <= 64.0) {
+        if !(4..=64).contains(&self.optical.font_px) {
             return bad("optical.fontPx", "must be between 4 and 64");
         }
-        if !(self.optical.min_font_px >= 4.0 && self.optical.min_font_px <= self.optical.font_px) {
+        if !(4..=self.optical.font_px).contains(&self.optical.min_font_px) {
             return bad("optical.minFontPx", "must be between 4 and optical.fontPx");
         }
         if !(1..=127).contains(&self.limits.max_depth) {
@@ -405,6 +461,21 @@ impl Config {
         if malformed(&self.phase.shell_tools) {
             return bad("phase.shellTools", "tool names must be non-empty");
         }
+        if self.optical.line_gap > 3 {
+            return bad("optical.lineGap", "must be between 0 and 3");
+        }
+        if self.optical.min_columns == 0 {
+            return bad("optical.minColumns", "must be at least 1");
+        }
+        if !matches!(self.optical.bit_depth, 1 | 2 | 4 | 8) {
+            return bad("optical.bitDepth", "must be 1, 2, 4 or 8");
+        }
+        if !(0.0..=1.0).contains(&self.optical.max_missing_share) {
+            return bad("optical.maxMissingShare", "must be in [0, 1]");
+        }
+        if !(self.optical.patch_multiplier.is_finite() && self.optical.patch_multiplier > 0.0) {
+            return bad("optical.patchMultiplier", "must be a positive number");
+        }
         if self.optical.batch == 0 {
             return bad("optical.batch", "must be at least 1");
         }
@@ -419,6 +490,42 @@ impl Config {
                 "optical.mediaResolution",
                 "must be \"low\", \"medium\", \"high\" or empty",
             );
+        }
+        if self.compact.keep == 0 {
+            return bad("compact.keep", "must be at least 1");
+        }
+        if self.compact.horizon == 0 || self.compact.horizon > 1_000 {
+            return bad("compact.horizon", "must be between 1 and 1000");
+        }
+        if let Some(p) = &self.compact.prices {
+            let ok = |x: f64| x.is_finite() && x >= 0.0;
+            if !(ok(p.input) && ok(p.cached_input) && ok(p.cache_write)) {
+                return bad("compact.prices", "prices must be non-negative numbers");
+            }
+        }
+        if let Some(i) = self
+            .compact
+            .constraint_patterns
+            .iter()
+            .position(|p| p.trim().is_empty())
+        {
+            return Err(Error::new(
+                ErrorCode::InvalidOption,
+                format!("compact.constraintPatterns[{i}]"),
+                "must not be empty",
+            ));
+        }
+        if let Some(i) = self
+            .compact
+            .pinned
+            .iter()
+            .position(|p| p.trim().is_empty() || p.len() > 4_000)
+        {
+            return Err(Error::new(
+                ErrorCode::InvalidOption,
+                format!("compact.pinned[{i}]"),
+                "must be 1-4000 bytes of text",
+            ));
         }
         if self.session.is_empty()
             || self.session.len() > 128

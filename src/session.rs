@@ -301,6 +301,22 @@ impl<S: SpillStore> TraceLite<S> {
         Ok(out)
     }
 
+    /// Marks the end of a task stage: the next assemble is a compaction trigger.
+    pub fn finish_stage(&mut self) {
+        self.state.compact.finish_stage(&self.config.session);
+    }
+
+    /// Pins a constraint the compaction archive keeps word for word; returns
+    /// whether it was new.
+    pub fn pin_constraint(&mut self, text: &str) -> Result<bool> {
+        self.state.compact.pin(&self.config.session, text)
+    }
+
+    /// Constraints pinned so far.
+    pub fn pinned_constraints(&self) -> &[String] {
+        self.state.compact.pinned(&self.config.session)
+    }
+
     /// The report of the last assemble.
     pub fn report(&self) -> Option<&Report> {
         self.last_report.as_ref()

@@ -117,6 +117,24 @@ impl TraceLiteSession {
         json(&self.inner.telemetry(), "telemetry")
     }
 
+    /// Marks the end of a task stage (the next assemble may compact).
+    #[wasm_bindgen(js_name = finishStage)]
+    pub fn finish_stage(&mut self) {
+        self.inner.finish_stage();
+    }
+
+    /// Pins a constraint kept word for word by compaction; returns whether it was new.
+    #[wasm_bindgen(js_name = pinConstraint)]
+    pub fn pin_constraint(&mut self, text: &str) -> Result<bool, JsValue> {
+        self.inner.pin_constraint(text).map_err(to_js)
+    }
+
+    /// Pinned constraints as JSON text (an array of strings).
+    #[wasm_bindgen(js_name = pinnedConstraints)]
+    pub fn pinned_constraints(&self) -> Result<String, JsValue> {
+        json(&self.inner.pinned_constraints(), "pinnedConstraints")
+    }
+
     /// The last report as JSON text (`null` before the first assemble).
     pub fn report(&self) -> Result<String, JsValue> {
         json(&self.inner.report(), "report")

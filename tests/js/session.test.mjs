@@ -123,3 +123,21 @@ test('bad input throws TraceLiteError with codes and paths', () => {
   assert.throws(() => tl.telemetry(), /freed/);
   tl[Symbol.dispose]();
 });
+
+test('TraceLite#finishStage compacts at the next assemble and pinned constraints survive it word for word', async () => {
+  const agent = new TraceLite({ session: 'stage-test', compact: { keep: 2, minTurns: 0, planner: false, minSaving: 0 } });
+  agent.addMessage({ role: 'user', content: 'Fix the parser. Never touch the tests.' });
+  assert.equal(agent.pinConstraint('Answer in English only.'), true);
+  assert.equal(agent.pinConstraint('Answer in English only.'), false);
+  for (let i = 0; i < 8; i++) agent.processStep({ id: `c${i}`, name: 'bash', arguments: { command: `cat f${i}.py` } }, `line ${i}\n`.repeat(20));
+  const before = agent.assemble();
+  assert.ok(!JSON.stringify(before).includes('Answer in English only.'));
+  agent.finishStage();
+  const after = agent.assemble();
+  const text = JSON.stringify(after);
+  assert.ok(text.includes('Answer in English only.'), 'pinned constraint archived');
+  assert.ok(text.includes('Never touch the tests.'), 'user constraint archived');
+  assert.ok(after.messages.length < before.messages.length, 'history compacted');
+  assert.deepEqual(agent.pinnedConstraints(), ['Answer in English only.']);
+  agent.free();
+});

@@ -1,0 +1,21 @@
+// Cloudflare Worker: compress every LLM request on its way to the provider and
+// serve spilled output back at GET /spill/<key> (tests/js/proxy.test.mjs runs this file).
+import { createProxy } from 'tracelite/proxy';
+import { KvSpillStore } from 'tracelite/kv-store';
+
+let proxy;
+
+export default {
+  fetch(request, env) {
+    proxy ??= createProxy({
+      upstream: env.UPSTREAM,
+      options: JSON.parse(env.TRACELITE_OPTIONS ?? '{}'),
+      store: new KvSpillStore(env.SPILLS),
+      maxBodyBytes: env.MAX_BODY_BYTES ? Number(env.MAX_BODY_BYTES) : undefined,
+      // Token counts only: request headers (and so API keys) never reach the callback.
+      onReport: ({ session, format, path, report }) =>
+        console.log('tracelite', JSON.stringify({ session, format, path, before: report.tokensBefore, after: report.tokensAfter })),
+    });
+    return proxy(request);
+  },
+};

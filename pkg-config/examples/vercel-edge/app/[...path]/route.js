@@ -1,0 +1,31 @@
+// Vercel Edge (Next.js App Router): the same proxy as the Worker example.
+// The package's `edge-light` entry loads the wasm with `import … from '…wasm?module'`,
+// as Edge Functions require. Spills go to Upstash Redis (Vercel's KV) through a
+// small adapter with the Workers-KV shape KvSpillStore expects.
+//   npm install tracelite @upstash/redis
+//   env: UPSTREAM=https://api.openai.com, UPSTASH_REDIS_REST_URL, UPSTASH_REDIS_REST_TOKEN
+import { Redis } from '@upstash/redis';
+import { createProxy } from 'tracelite/proxy';
+import { KvSpillStore } from 'tracelite/kv-store';
+
+export const runtime = 'edge';
+
+// Spills are text: keep Upstash from parsing JSON-looking values.
+const redis = new Redis({
+  url: process.env.UPSTASH_REDIS_REST_URL,
+  token: process.env.UPSTASH_REDIS_REST_TOKEN,
+  automaticDeserialization: false,
+});
+const kv = {
+  get: (key) => redis.get(key),
+  put: (key, value, { expirationTtl }) => redis.set(key, value, { ex: expirationTtl }),
+};
+
+const proxy = createProxy({
+  upstream: process.env.UPSTREAM,
+  options: { budget: 128000, provider: 'openai' },
+  store: new KvSpillStore(kv),
+});
+
+export const GET = proxy;
+export const POST = proxy;

@@ -1,0 +1,92 @@
+// Types of 'tracelite/kv-store': a spill store over the Workers KV API.
+import type { SpillBlob } from './index.js';
+
+/** The subset of a Workers KV namespace binding the store uses. */
+export interface KvNamespaceLike {
+  get(key: string, options: { type: 'text' }): Promise<string | null>;
+  put(key: string, value: string, options?: { expirationTtl?: number; metadata?: unknown }): Promise<void>;
+  getWithMetadata?(key: string, options: { type: 'text' }): Promise<{ value: string | null; metadata: unknown }>;
+  delete?(key: string): Promise<void>;
+  list?(options: { prefix?: string; cursor?: string }): Promise<{
+    keys: { name: string; expiration?: number; metadata?: unknown }[];
+    list_complete: boolean;
+    cursor?: string;
+  }>;
+}
+
+/** Options of `KvSpillStore`. */
+export interface KvSpillStoreOptions {
+  /** Seconds a blob lives (`expirationTtl`); at least 60. Default 7 days. */
+  ttlSeconds?: number;
+  /** Prefix of KV keys. Default `'tracelite/'`. */
+  prefix?: string;
+  /** Clock in milliseconds, for tests. Default `Date.now`. */
+  now?: () => number;
+}
+
+/** A page of a spilled blob's lines. */
+export interface SpillPage {
+  pointer: string;
+  /** Lines skipped before the page. */
+  offset: number;
+  limit: number;
+  /** Lines in the page (fewer than `limit` at the end or past 16 KB). */
+  count: number;
+  totalLines: number;
+  /** The offset that continues, or null at the end. */
+  nextOffset: number | null;
+  text: string;
+}
+
+/** Lines of a blob that match a pattern. */
+export interface SpillMatches {
+  pointer: string;
+  pattern: string;
+  totalLines: number;
+  totalMatches: number;
+  /** Matches skipped before the first returned. */
+  skipped: number;
+  /** 1-based line numbers and texts of the returned matches. */
+  matches: { line: number; text: string }[];
+  /** The `skip` that shows further matches, or null. */
+  nextSkip: number | null;
+  /** grep -n style: `12:match`, `11-context`, `--` between groups. */
+  text: string;
+}
+
+/** Options of a spill search. */
+export interface GrepOptions {
+  /** Lines shown around each match (≤ 10). Default 2. */
+  context?: number;
+  /** Default 50, at most 200. */
+  maxMatches?: number;
+  /** Matches to skip (to see further matches). Default 0. */
+  skip?: number;
+  /** Treat the pattern as plain text instead of a regular expression. */
+  literal?: boolean;
+  ignoreCase?: boolean;
+}
+
+/** Default `ttlSeconds`: 7 days. */
+export const DEFAULT_TTL_SECONDS: number;
+
+/**
+ * Spills in a KV namespace under `<prefix><session>/<key>`, so they survive
+ * across requests and isolates. Pass it as `store` to `createProxy` or
+ * `traceliteMiddleware`.
+ */
+export class KvSpillStore {
+  constructor(kv: KvNamespaceLike, options?: KvSpillStoreOptions);
+  /** Full text of a blob; rejects with `SPILL_NOT_FOUND` when missing or expired. */
+  get(session: string, key: string): Promise<string>;
+  /** Stores a blob; resolves false when a fresh copy was already stored. */
+  put(session: string, key: string, text: string): Promise<boolean>;
+  /** Stores the blobs a compress call returned (`spills`, or the whole result); resolves how many were written. */
+  persist(blobs: SpillBlob[] | { spills?: SpillBlob[] }): Promise<number>;
+  list(session: string): Promise<{ key: string; bytes: number; lines: number }[]>;
+  delete(session: string, key: string): Promise<void>;
+  /** A page of lines: skips `offset` lines (default 0), returns ≤ `limit` (default 200, ≤ 2000) within 16 KB. */
+  read(session: string, key: string, offset?: number, limit?: number): Promise<SpillPage>;
+  /** Lines matching a regular expression (or literal text). */
+  grep(session: string, key: string, pattern: string, options?: GrepOptions): Promise<SpillMatches>;
+}

@@ -1,0 +1,139 @@
+// A spill store over the Workers KV API, so spills survive across requests and
+// isolates. Works with any object that has KV's `get`/`put`/`delete`/`list`
+// (Cloudflare KV, Miniflare's KV, a Map-backed fake in tests).
+import { TraceLiteError } from './errors.js';
+import { checkName, grepSpill, readSpill } from './spill-reader.js';
+
+/** Default time to live of a stored blob: 7 days (OpenCode keeps spills as long). */
+export const DEFAULT_TTL_SECONDS = 7 * 24 * 3600;
+/** KV refuses an `expirationTtl` below 60 seconds. */
+const MIN_TTL_SECONDS = 60;
+
+function lineCount(text) {
+  if (text === '') return 0;
+  let n = 1;
+  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) n++;
+  return text.endsWith('\n') ? n - 1 : n;
+}
+
+/**
+ * A spill store backed by a KV namespace. Blobs are stored under
+ * `<prefix><session>/<key>` with `expirationTtl`. Keys are content hashes, so a
+ * blob already stored with enough time left is not written again (KV limits
+ * writes per key and per day).
+ */
+export class KvSpillStore {
+  #kv;
+  #ttl;
+  #prefix;
+  #now;
+  /** Keys this instance wrote or saw fresh, with their expiry (epoch seconds). */
+  #fresh = new Map();
+
+  /**
+   * @param kv a KV namespace binding (`env.SPILLS`)
+   * @param options `{ ttlSeconds = 7 days, prefix = 'tracelite/', now = () => Date.now() }`
+   */
+  constructor(kv, { ttlSeconds = DEFAULT_TTL_SECONDS, prefix = 'tracelite/', now = () => Date.now() } = {}) {
+    if (!kv || typeof kv.get !== 'function' || typeof kv.put !== 'function') {
+      throw new TraceLiteError('kv must be a KV namespace (an object with get and put)', 'INVALID_OPTION', 'kv');
+    }
+    if (!Number.isInteger(ttlSeconds) || ttlSeconds < MIN_TTL_SECONDS) {
+      throw new TraceLiteError(`ttlSeconds must be an integer ≥ ${MIN_TTL_SECONDS}`, 'INVALID_OPTION', 'ttlSeconds');
+    }
+    if (typeof prefix !== 'string') {
+      throw new TraceLiteError('prefix must be a string', 'INVALID_OPTION', 'prefix');
+    }
+    this.#kv = kv;
+    this.#ttl = ttlSeconds;
+    this.#prefix = prefix;
+    this.#now = now;
+  }
+
+  #name(session, key) {
+    return `${this.#prefix}${checkName('session', session)}/${checkName('key', key)}`;
+  }
+
+  #seconds() {
+    return Math.floor(this.#now() / 1000);
+  }
+
+  /** Full text of a blob; throws `SPILL_NOT_FOUND` when it is missing or expired. */
+  async get(session, key) {
+    const text = await this.#kv.get(this.#name(session, key), { type: 'text' });
+    if (text === null || text === undefined) {
+      throw new TraceLiteError(`no spill ${session}/${key}`, 'SPILL_NOT_FOUND', 'key');
+    }
+    return text;
+  }
+
+  /** Stores a blob for `ttlSeconds`, refreshing it when less than half its time is left. */
+  async put(session, key, text) {
+    if (typeof text !== 'string') {
+      throw new TraceLiteError('text must be a string', 'INVALID_REQUEST', 'text');
+    }
+    const name = this.#name(session, key);
+    const now = this.#seconds();
+    const known = this.#fresh.get(name);
+    if (known !== undefined && known - now > this.#ttl / 2) return false;
+    if (known === undefined && typeof this.#kv.getWithMetadata === 'function') {
+      const { value, metadata } = await this.#kv.getWithMetadata(name, { type: 'text' });
+      const expires = metadata?.expires;
+      if (value === text && typeof expires === 'number' && expires - now > this.#ttl / 2) {
+        this.#fresh.set(name, expires);
+        return false;
+      }
+    }
+    const expires = now + this.#ttl;
+    await this.#kv.put(name, text, {
+      expirationTtl: this.#ttl,
+      metadata: { expires, bytes: new TextEncoder().encode(text).length, lines: lineCount(text) },
+    });
+    this.#fresh.set(name, expires);
+    return true;
+  }
+
+  /**
+   * Stores every blob a `compress` call returned (its `spills`, or the whole
+   * result), in parallel. Returns how many were written (the others were
+   * already stored).
+   */
+  async persist(blobs) {
+    const spills = (Array.isArray(blobs) ? blobs : blobs?.spills) ?? [];
+    const written = await Promise.all(spills.map((s) => this.put(s.session, s.key, s.text)));
+    return written.filter(Boolean).length;
+  }
+
+  /** Blobs of a session: `[{ key, bytes, lines }]` (from KV metadata). */
+  async list(session) {
+    if (typeof this.#kv.list !== 'function') return [];
+    const prefix = `${this.#prefix}${checkName('session', session)}/`;
+    const out = [];
+    let cursor;
+    do {
+      const page = await this.#kv.list({ prefix, cursor });
+      for (const k of page.keys) {
+        out.push({ key: k.name.slice(prefix.length), bytes: k.metadata?.bytes ?? 0, lines: k.metadata?.lines ?? 0 });
+      }
+      cursor = page.list_complete ? undefined : page.cursor;
+    } while (cursor);
+    return out;
+  }
+
+  /** Removes a blob. */
+  async delete(session, key) {
+    const name = this.#name(session, key);
+    this.#fresh.delete(name);
+    await this.#kv.delete(name);
+  }
+
+  /** A page of lines of a spill (see `readSpill`). */
+  read(session, key, offset, limit) {
+    return readSpill(this, key, { session, offset, limit });
+  }
+
+  /** Matching lines of a spill (see `grepSpill`). */
+  grep(session, key, pattern, options = {}) {
+    return grepSpill(this, key, pattern, { ...options, session });
+  }
+}

@@ -1,0 +1,224 @@
+// The npm package as users get it: `npm pack` of pkg/, installed offline from
+// the tarball into a fresh project, then imported in Node (ESM), in Chromium
+// (playwright-core, Debian's /usr/bin/chromium) and in workerd (bundled the way
+// wrangler does, run by Miniflare 4).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { extname, join, normalize } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { chromium } from 'playwright-core';
+import { bundleWorker, pkgDir, root, startWorker } from './support/hosts.mjs';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const REQUEST = {
+  model: 'm',
+  messages: [
+    { role: 'system', content: 'You fix bugs.' },
+    { role: 'user', content: 'Fix it.' },
+    { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'bash', arguments: '{"cmd":"pytest"}' } }] },
+    { role: 'tool', tool_call_id: 'c1', content: Array.from({ length: 3000 }, (_, i) => `test_${i} PASSED`).join('\n') },
+  ],
+};
+
+let work;
+let project;
+let packed;
+
+before(() => {
+  work = mkdtempSync(join(tmpdir(), 'tracelite-package-'));
+  const [info] = JSON.parse(execFileSync('npm', ['pack', pkgDir, '--json', '--pack-destination', work], { encoding: 'utf8' }));
+  packed = info;
+  project = join(work, 'app');
+  mkdirSync(project);
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
+  // --offline: the install must not need the network (no dependencies, no scripts, no downloads).
+  execFileSync('npm', ['install', '--offline', '--no-audit', '--no-fund', join(work, info.filename)], { cwd: project, stdio: 'pipe' });
+  // The optional peer `ai`, for the ai-sdk entry: the copy this repo installed.
+  symlinkSync(join(root, 'node_modules', 'ai'), join(project, 'node_modules', 'ai'), 'dir');
+});
+
+after(() => {
+  rmSync(work, { recursive: true, force: true });
+});
+
+test('the tarball ships the entries, the wasm and the types, and nothing runs at install', (t) => {
+  const files = packed.files.map((f) => f.path).sort();
+  for (const f of [
+    'package.json', 'README.md', 'tracelite_bg.wasm', 'tracelite.js', 'node.js', 'browser.js', 'workerd.js', 'edge.js',
+    'api.js', 'ai-sdk.js', 'proxy.js', 'kv-store.js', 'spill-reader.js', 'mirror.js', 'cli.mjs',
+    'index.d.ts', 'ai-sdk.d.ts', 'proxy.d.ts', 'kv-store.d.ts',
+  ]) assert.ok(files.includes(f), `${f} missing from the tarball: ${files.join(' ')}`);
+  assert.ok(!files.some((f) => f.includes('test') || f.startsWith('examples/')), files.join(' '));
+  const manifest = JSON.parse(readFileSync(join(project, 'node_modules/tracelite/package.json'), 'utf8'));
+  assert.equal(manifest.scripts, undefined);
+  assert.equal(manifest.dependencies, undefined);
+  assert.deepEqual(Object.keys(manifest.exports['.']), ['types', 'workerd', 'edge-light', 'node', 'browser', 'default']);
+  const wasm = readFileSync(join(pkgDir, 'tracelite_bg.wasm'));
+  t.diagnostic(`tarball ${packed.size} bytes (unpacked ${packed.unpackedSize}), wasm ${wasm.length} bytes raw, ${gzipSync(wasm, { level: 9 }).length} bytes gzip -9`);
+  assert.ok(statSync(join(work, packed.filename)).size === packed.size);
+});
+
+test('Node ESM: the root and every subpath import from the installed package', () => {
+  writeFileSync(join(project, 'node-check.mjs'), `
+    import { compress, version, SpillStore } from 'tracelite';
+    import { createProxy } from 'tracelite/proxy';
+    import { KvSpillStore } from 'tracelite/kv-store';
+    import { traceliteMiddleware, spillTools } from 'tracelite/ai-sdk';
+    const store = new SpillStore();
+    const { request, report } = compress(${JSON.stringify(REQUEST)}, { store, budget: 8000 });
+    console.log(JSON.stringify({
+      version: version(), format: report.format, messages: request.messages.length,
+      proxy: typeof createProxy({ upstream: 'https://api.example' }),
+      kv: typeof KvSpillStore, mw: typeof traceliteMiddleware({}).transformParams,
+      tools: Object.keys(spillTools(store)),
+    }));
+  `);
+  const out = JSON.parse(execFileSync(process.execPath, ['node-check.mjs'], { cwd: project, encoding: 'utf8' }));
+  assert.deepEqual(out, {
+    version: '0.1.0', format: 'openai-chat', messages: 4, proxy: 'function', kv: 'function', mw: 'function',
+    tools: ['read_spill', 'grep_spill'],
+  });
+});
+
+const MIME = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.json': 'application/json' };
+
+test('browser: Chromium loads the package as plain ES modules with an import map', async () => {
+  assert.ok(existsSync(CHROMIUM), `Chromium not found at ${CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)`);
+  writeFileSync(join(project, 'index.html'), `<!doctype html>
+<script type="importmap">{
+  "imports": {
+    "tracelite": "/node_modules/tracelite/browser.js",
+    "tracelite/proxy": "/node_modules/tracelite/proxy.js",
+    "tracelite/kv-store": "/node_modules/tracelite/kv-store.js"
+  },
+  "scopes": { "/node_modules/tracelite/": { "#entry": "/node_modules/tracelite/browser.js" } }
+}</script>
+<script type="module">
+  import { compress, version, estimateTokens } from 'tracelite';
+  import { createProxy } from 'tracelite/proxy';
+  import { KvSpillStore } from 'tracelite/kv-store';
+  const request = ${JSON.stringify(REQUEST)};
+  const { report } = compress(request, { budget: 8000 });
+  const proxy = createProxy({ upstream: 'https://api.example', fetch: async (r) => new Response(await r.text()) });
+  const echoed = await (await proxy(new Request('https://proxy.example/v1/chat/completions', { method: 'POST', body: JSON.stringify(request) }))).json();
+  window.result = { version: version(), tokens: estimateTokens('hello world'), format: report.format,
+    echoed: echoed.messages.length, kv: typeof KvSpillStore };
+</script>`);
+  const server = createServer((req, res) => {
+    if (req.url === '/favicon.ico') { res.writeHead(204); res.end(); return; }
+    const path = normalize(join(project, decodeURIComponent(new URL(req.url, 'http://x').pathname)));
+    if (!path.startsWith(project) || !existsSync(path) || statSync(path).isDirectory()) {
+      const index = join(project, 'index.html');
+      if (req.url === '/') { res.writeHead(200, { 'content-type': 'text/html' }); res.end(readFileSync(index)); return; }
+      res.writeHead(404); res.end(); return;
+    }
+    res.writeHead(200, { 'content-type': MIME[extname(path)] ?? 'application/octet-stream' });
+    res.end(readFileSync(path));
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  try {
+    const page = await browser.newPage();
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+    await page.goto(`http://127.0.0.1:${server.address().port}/`);
+    await page.waitForFunction(() => window.result !== undefined, null, { timeout: 20000 })
+      .catch((err) => assert.fail(`the page did not finish: ${errors.join('; ') || err.message}`));
+    const result = await page.evaluate(() => window.result);
+    assert.deepEqual(errors, []);
+    assert.equal(result?.version, '0.1.0', JSON.stringify(result));
+    assert.equal(result.format, 'openai-chat');
+    assert.equal(result.echoed, 4);
+    assert.equal(result.kv, 'function');
+    assert.ok(result.tokens > 0);
+  } finally {
+    await browser.close();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+test('workerd: a worker bundled with the workerd condition imports the installed package', async () => {
+  const script = await bundleWorker(project, `
+    import { compress, version } from 'tracelite';
+    import { createProxy } from 'tracelite/proxy';
+    import { KvSpillStore } from 'tracelite/kv-store';
+    export default {
+      async fetch(request, env) {
+        const { report } = compress(await request.json(), { budget: 8000 });
+        return Response.json({ version: version(), format: report.format, proxy: typeof createProxy, kv: typeof new KvSpillStore(env.SPILLS).get });
+      },
+    };`);
+  const bundled = readFileSync(script, 'utf8');
+  assert.match(bundled, /workerd\.js/, 'the workerd entry was chosen');
+  assert.ok(!bundled.includes('readFileSync'), 'the Node entry was not bundled');
+  const mf = await startWorker(script, { kvNamespaces: ['SPILLS'] });
+  try {
+    const res = await mf.dispatchFetch('http://w/', { method: 'POST', body: JSON.stringify(REQUEST) });
+    assert.deepEqual(await res.json(), { version: '0.1.0', format: 'openai-chat', proxy: 'function', kv: 'function' });
+  } finally {
+    await mf.dispose();
+  }
+});
+
+test('Vercel Edge: the edge-light entry (a `?module` wasm import) runs in an isolate that forbids compiling wasm from bytes', async () => {
+  const script = await bundleWorker(project, `
+    import { compress, version } from 'tracelite';
+    export default {
+      async fetch(request) {
+        let compileRefused = false;
+        try { await WebAssembly.compile(new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0])); } catch { compileRefused = true; }
+        const { report } = compress(await request.json(), { budget: 8000 });
+        return Response.json({ version: version(), format: report.format, compileRefused });
+      },
+    };`, ['edge-light', 'worker', 'browser']);
+  const bundled = readFileSync(script, 'utf8');
+  assert.match(bundled, /edge\.js/, 'the edge-light entry was chosen');
+  const mf = await startWorker(script);
+  try {
+    const res = await mf.dispatchFetch('http://w/', { method: 'POST', body: JSON.stringify(REQUEST) });
+    assert.deepEqual(await res.json(), { version: '0.1.0', format: 'openai-chat', compileRefused: true });
+  } finally {
+    await mf.dispose();
+  }
+});
+
+test('TypeScript resolves the types of the root and every subpath (node16 and bundler resolution)', () => {
+  writeFileSync(join(project, 'types-check.ts'), `
+    import { compress, SpillStore, type Report } from 'tracelite';
+    import { createProxy, type ProxyOptions } from 'tracelite/proxy';
+    import { KvSpillStore, type SpillPage } from 'tracelite/kv-store';
+    import { traceliteMiddleware, spillTools } from 'tracelite/ai-sdk';
+    const store = new SpillStore();
+    const out = compress({ messages: [] }, { budget: 8000, store });
+    const report: Report = out.report;
+    const blobs: { session: string; key: string; text: string }[] = out.spills;
+    const options: ProxyOptions = { upstream: 'https://api.example', options: { budget: 1000 }, store };
+    const handler: (r: Request) => Promise<Response> = createProxy(options);
+    declare const kv: { get(k: string, o: { type: 'text' }): Promise<string | null>; put(k: string, v: string, o?: { expirationTtl?: number }): Promise<void> };
+    const kvStore = new KvSpillStore(kv, { ttlSeconds: 3600 });
+    const page: Promise<SpillPage> = kvStore.read('s', 'k', 1, 10);
+    const mw = traceliteMiddleware({ budget: 8000, store: kvStore, session: (p) => String(p.prompt.length) });
+    const tools = spillTools(mw.store);
+    void [report, blobs, handler, page, tools.read_spill.execute({ pointer: 'spill://s/k' })];
+    // @ts-expect-error: budget must be a number
+    compress({ messages: [] }, { budget: 'big' });
+  `);
+  const tsc = join(root, 'node_modules/typescript/bin/tsc');
+  for (const [module, resolution] of [['node16', 'node16'], ['esnext', 'bundler']]) {
+    try {
+      execFileSync(process.execPath, [tsc, '--noEmit', '--strict', '--lib', 'es2022,dom,esnext.disposable', 
+        '--target', 'es2022', '--module', module, '--moduleResolution', resolution, 'types-check.ts'], { cwd: project, encoding: 'utf8' });
+    } catch (err) {
+      assert.fail(`tsc (${resolution}): ${err.stdout}${err.stderr}`);
+    }
+  }
+});
