@@ -24,6 +24,9 @@ const WORKER = readFileSync(join(root, 'pkg-config/examples/cloudflare-worker/wo
 
 const GZIPPED = JSON.stringify({ id: 'c2', choices: [{ message: { content: 'y'.repeat(2000) } }] });
 
+let releaseSecond;
+const firstChunkRead = new Promise((resolve) => { releaseSecond = resolve; });
+
 let upstream;
 let mf;
 let kv;
@@ -36,6 +39,10 @@ before(async () => {
     }
     if (req.url.startsWith('/v1/chat/completions?gzip')) {
       return { headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, chunks: [gzipSync(GZIPPED)] };
+    }
+    if (req.url.startsWith('/v1/chat/completions?handshake')) {
+      // The second event is sent only after the client has read the first.
+      return { headers: { 'content-type': 'text/event-stream' }, chunks: [SSE[0], firstChunkRead.then(() => SSE[1]), SSE[2]] };
     }
     if (req.url === '/v1/models') {
       return { headers: { 'content-type': 'application/json' }, chunks: ['{"data":[]}'] };
@@ -56,6 +63,7 @@ before(async () => {
 });
 
 after(async () => {
+  releaseSecond(); // never leave the stub waiting, even when the streaming test failed
   await mf?.dispose();
   await upstream?.close();
 });
@@ -134,6 +142,26 @@ test('bad JSON → 400, too large → 413, both with a JSON error body and nothi
   assert.equal(badSession.status, 400);
   assert.equal((await badSession.json()).error.code, 'INVALID_SPILL_KEY');
   assert.equal(upstream.received.length, 0);
+});
+
+test('SSE is streamed: the first event reaches the client before the upstream sends the second', { timeout: 30000 }, async () => {
+  const res = await post('/v1/chat/completions?handshake=1', chatRequest);
+  const reader = res.body.getReader();
+  const decoder = new TextDecoder();
+  let seen = '';
+  while (!seen.includes('\n\n')) {
+    const { value, done } = await reader.read();
+    assert.ok(!done, 'the stream ended before the first event');
+    seen += decoder.decode(value, { stream: true });
+  }
+  assert.equal(seen, SSE[0]);
+  releaseSecond();
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    seen += decoder.decode(value, { stream: true });
+  }
+  assert.equal(seen, SSE.join(''));
 });
 
 test('upstream errors pass through with status, headers and body', async () => {
