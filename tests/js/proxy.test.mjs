@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { SpillStore, compress, trajectoryToRequest } from '../../pkg/node.js';
 import { KvSpillStore } from '../../pkg/kv-store.js';
+import { createProxy } from '../../pkg/proxy.js';
 import { bundleWorker, projectWithPkg, root, startUpstream, startWorker } from './support/hosts.mjs';
 
 const OPTIONS = { budget: 16000, provider: 'openai' };
@@ -175,6 +176,21 @@ test('a gzip-encoded upstream response reaches the client intact', async () => {
   const res = await post('/v1/chat/completions?gzip=1', { ...chatRequest, stream: false });
   assert.equal(res.status, 200);
   assert.equal(await res.text(), GZIPPED);
+});
+
+test('in Node (undici fetch) too, a gzip response comes back decoded without its encoding headers', async () => {
+  const proxy = createProxy({ upstream: upstream.url, options: OPTIONS });
+  for (const path of ['/v1/chat/completions?gzip=1', '/v1/chat/completions?gzip=2']) {
+    const res = await proxy(new Request(`http://proxy.test${path}`, { method: 'POST', body: JSON.stringify({ ...chatRequest, stream: false }) }));
+    assert.equal(res.headers.get('content-encoding'), null);
+    assert.equal(res.headers.get('content-length'), null);
+    assert.equal(await res.text(), GZIPPED);
+  }
+  // A GET is forwarded untouched, and relayed the same way.
+  const passthrough = await proxy(new Request('http://proxy.test/v1/chat/completions?gzip=3'));
+  assert.equal(upstream.received.at(-1).method, 'GET');
+  assert.equal(passthrough.headers.get('content-encoding'), null);
+  assert.equal(await passthrough.text(), GZIPPED);
 });
 
 test('a JSON body the core cannot read is forwarded as it came, marked skipped', async () => {
