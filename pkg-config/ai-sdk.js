@@ -222,7 +222,7 @@ export function fromChatRequest(request, side, version = 'v4') {
  * * `session`: a name or `(params) => name`; by default a hash of the
  *   conversation's opening, so every conversation keeps its own spills.
  * * `onReport({ session, report, type })`: called after each compression.
- * * `specificationVersion`: 'v4' (ai 7, default) or 'v3'/'v2' (ai 6/5 file parts).
+ * * `specificationVersion`: 'v4' (ai 7, default) or 'v3' (ai 6).
  */
 export function traceliteMiddleware(options = {}) {
   const { store, session, onReport, maxSessions, specificationVersion = 'v4', ...settings } = options;

@@ -3,10 +3,17 @@
 // in which the model reads spilled lines back.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { generateText, stepCountIs, wrapLanguageModel } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import { SpillStore, compress } from '../../pkg/node.js';
 import { fromChatRequest, spillTools, toChatRequest, traceliteMiddleware } from '../../pkg/ai-sdk.js';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
 
 const LOG = Array.from({ length: 4000 }, (_, i) => (i === 2717
   ? 'FAILED tests/test_price.py::test_discount - KeyError: price'
@@ -273,3 +280,54 @@ test('end to end: a spilled tool result is replaced by a pointer and read_spill 
     const toolOutput = result.steps[0].toolResults[0].output;
     assert.match(toolOutput, /2718:FAILED tests\/test_price.py::test_discount - KeyError: price/);
   });
+
+test('ai 6 (LanguageModelV3, specificationVersion v3): the same middleware and tools work', async () => {
+  // A child process in which 'ai' means ai 6 (installed as the alias ai-v6).
+  const dir = mkdtempSync(join(tmpdir(), 'tracelite-ai6-'));
+  try {
+    writeFileSync(join(dir, 'hooks.mjs'), `
+      export async function resolve(specifier, context, next) {
+        if (specifier === 'ai' || specifier.startsWith('ai/')) {
+          return next(specifier.replace(/^ai/, 'ai-v6'), { ...context, parentURL: ${JSON.stringify(pathToFileURL(join(root, 'package.json')).href)} });
+        }
+        return next(specifier, context);
+      }`);
+    writeFileSync(join(dir, 'register.mjs'), `
+      import { register } from 'node:module';
+      register(${JSON.stringify(pathToFileURL(join(dir, 'hooks.mjs')).href)});`);
+    writeFileSync(join(dir, 'run.mjs'), `
+      import { generateText, stepCountIs, wrapLanguageModel } from 'ai';
+      import { MockLanguageModelV3 } from 'ai/test';
+      import { SpillStore } from ${JSON.stringify(pathToFileURL(join(root, 'pkg/node.js')).href)};
+      import { traceliteMiddleware, spillTools } from ${JSON.stringify(pathToFileURL(join(root, 'pkg/ai-sdk.js')).href)};
+      const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } };
+      const finishReason = { unified: 'stop', raw: 'stop' };
+      const store = new SpillStore();
+      store.put('s6', 'tool-6', 'one\\ntwo\\nthree');
+      const mock = new MockLanguageModelV3({ doGenerate: [
+        { content: [{ type: 'tool-call', toolCallId: 't', toolName: 'read_spill', input: JSON.stringify({ pointer: 'spill://s6/tool-6', offset: 1 }) }], finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage, warnings: [] },
+        { content: [{ type: 'text', text: 'ok' }], finishReason, usage, warnings: [] },
+      ] });
+      const middleware = traceliteMiddleware({ store, session: 's6', specificationVersion: 'v3' });
+      const result = await generateText({
+        model: wrapLanguageModel({ model: mock, middleware }),
+        messages: [{ role: 'user', content: 'read it' }],
+        tools: spillTools(store),
+        stopWhen: stepCountIs(3),
+      });
+      const tool = mock.doGenerateCalls[1].prompt.find((m) => m.role === 'tool').content[0].output;
+      console.log(JSON.stringify({ text: result.text, tool, calls: mock.doGenerateCalls.length, spec: mock.specificationVersion }));
+    `);
+    const out = execFileSync(process.execPath, ['--import', pathToFileURL(join(dir, 'register.mjs')).href, join(dir, 'run.mjs')], {
+      cwd: root, encoding: 'utf8', env: { ...process.env, NODE_PATH: '' },
+    });
+    assert.deepEqual(JSON.parse(out), {
+      text: 'ok',
+      tool: { type: 'text', value: 'spill://s6/tool-6: lines 2-3 of 3\n     2\ttwo\n     3\tthree\n[end of output]' },
+      calls: 2,
+      spec: 'v3',
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
