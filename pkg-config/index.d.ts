@@ -66,17 +66,30 @@ export interface OpticalOptions {
   maxImages?: number;
 }
 
-/** Stage 5 settings. */
+/** Stage 5 settings (src/config.rs `CompactConfig`). */
 export interface CompactOptions {
+  /** Off means off: no trigger, no re-applied summary. Default true. */
   enabled?: boolean;
-  /** Default 100000 tokens. */
+  /** Default 100000 tokens; never closer to the budget than one capped tool result. */
   threshold?: number;
-  /** Messages kept verbatim. Default 6. */
+  /** Messages kept verbatim (the cut moves so no tool call loses its result). Default 6. */
   keep?: number;
+  /** Turns between compactions unless the budget forces one. Default 5. */
   minTurns?: number;
+  /** Phrases marking user constraints kept word for word. */
   constraintPatterns?: string[];
+  /** Constraints pinned by the host. */
   pinned?: string[];
+  /** Compact only when the cache-aware cost estimate says it pays. Default true. */
   planner?: boolean;
+  /** Turns the planner looks ahead. Default 10. */
+  horizon?: number;
+  /** Planner prices in $ per million tokens; the dated table for the provider by default. */
+  prices?: { input: number; cachedInput: number; cacheWrite: number };
+  /** Do not compact for less than this many tokens. Default 2000. */
+  minSaving?: number;
+  /** Detect stage boundaries (a passing test or run after an edit). Default true. */
+  detectStages?: boolean;
 }
 
 /** Secret redaction. */
@@ -208,3 +221,5 @@ export interface Trajectory {
 
 /** The request an agent loop sends before step `t`. */
 export function trajectoryToRequest(trajectory: Trajectory | string, t: number, format?: FormatName): Record<string, unknown>;
+
+export * from './compact.js';

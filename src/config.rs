@@ -214,20 +214,47 @@ impl Default for OpticalConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct CompactConfig {
-    /// Stage switch (off means off).
+    /// Stage switch (off means off: no trigger, no re-applied summary).
     pub enabled: bool,
-    /// Token threshold that triggers compaction.
+    /// Token threshold that triggers compaction; the effective threshold is
+    /// never closer to the budget than one capped tool result.
     pub threshold: u64,
-    /// Messages kept verbatim at the end.
+    /// Messages kept verbatim at the end (the cut moves so that no tool call
+    /// is separated from its result).
     pub keep: usize,
-    /// Never compact again within this many turns unless the budget forces it.
+    /// Never compact again within this many turns (assistant turns since the
+    /// last summary) unless the budget forces it.
     pub min_turns: usize,
-    /// Patterns marking user constraints kept word for word.
+    /// Phrases marking user constraints kept word for word (matched
+    /// case-insensitively at word boundaries in user messages).
     pub constraint_patterns: Vec<String>,
-    /// Constraints pinned by the host.
+    /// Constraints pinned by the host, archived word for word.
     pub pinned: Vec<String>,
-    /// Compact only when the cache-aware cost estimate says it pays.
+    /// Compact only when the cache-aware cost estimate says it pays (or the
+    /// budget forces it); `false` compacts whenever a trigger fires.
     pub planner: bool,
+    /// Turns ahead over which the planner compares costs.
+    pub horizon: usize,
+    /// Prices used by the planner; the dated table of [`crate::compact::price`]
+    /// for the provider when absent.
+    pub prices: Option<Prices>,
+    /// Do not compact unless it removes at least this many tokens.
+    pub min_saving: u64,
+    /// Detect stage boundaries (a successful test or run after an edit).
+    pub detect_stages: bool,
+}
+
+/// Token prices in US dollars per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Prices {
+    /// Uncached input.
+    pub input: f64,
+    /// Input read from the prompt cache.
+    pub cached_input: f64,
+    /// Input written to the prompt cache (what a cache miss costs where
+    /// writes are billed separately; equal to `input` elsewhere).
+    pub cache_write: f64,
 }
 
 impl Default for CompactConfig {
@@ -251,6 +278,10 @@ impl Default for CompactConfig {
             .to_vec(),
             pinned: Vec::new(),
             planner: true,
+            horizon: 10,
+            prices: None,
+            min_saving: 2_000,
+            detect_stages: true,
         }
     }
 }
@@ -343,6 +374,15 @@ impl Config {
         if !(self.spill.head_share >= 0.0 && self.spill.head_share <= 1.0) {
             return bad("spill.headShare", "must be in [0, 1]");
         }
+        for (i, pattern) in self.spill.error_patterns.iter().enumerate() {
+            if let Err(e) = crate::spill::Pattern::new(pattern, false, false) {
+                return Err(Error::new(
+                    ErrorCode::InvalidOption,
+                    format!("spill.errorPatterns[{i}]"),
+                    e.message,
+                ));
+            }
+        }
         if !(self.optical.ratio.is_finite() && self.optical.ratio > 0.0) {
             return bad("optical.ratio", "must be a positive number");
         }
@@ -369,6 +409,42 @@ impl Config {
                 "optical.mediaResolution",
                 "must be \"low\", \"medium\", \"high\" or empty",
             );
+        }
+        if self.compact.keep == 0 {
+            return bad("compact.keep", "must be at least 1");
+        }
+        if self.compact.horizon == 0 || self.compact.horizon > 1_000 {
+            return bad("compact.horizon", "must be between 1 and 1000");
+        }
+        if let Some(p) = &self.compact.prices {
+            let ok = |x: f64| x.is_finite() && x >= 0.0;
+            if !(ok(p.input) && ok(p.cached_input) && ok(p.cache_write)) {
+                return bad("compact.prices", "prices must be non-negative numbers");
+            }
+        }
+        if let Some(i) = self
+            .compact
+            .constraint_patterns
+            .iter()
+            .position(|p| p.trim().is_empty())
+        {
+            return Err(Error::new(
+                ErrorCode::InvalidOption,
+                format!("compact.constraintPatterns[{i}]"),
+                "must not be empty",
+            ));
+        }
+        if let Some(i) = self
+            .compact
+            .pinned
+            .iter()
+            .position(|p| p.trim().is_empty() || p.len() > 4_000)
+        {
+            return Err(Error::new(
+                ErrorCode::InvalidOption,
+                format!("compact.pinned[{i}]"),
+                "must be 1-4000 bytes of text",
+            ));
         }
         if self.session.is_empty()
             || self.session.len() > 128

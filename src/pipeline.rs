@@ -45,6 +45,8 @@ pub trait Stage {
 pub struct SessionState {
     /// Number of compress calls made with this state.
     pub turns: u64,
+    /// Compaction records, pinned constraints and pending summaries, per session.
+    pub compact: crate::compact::CompactState,
 }
 
 /// What a stage changed at one place.
@@ -182,7 +184,32 @@ pub struct StageContext<'a> {
     pub redactions: Redactions,
 }
 
-impl StageContext<'_> {
+impl<'a> StageContext<'a> {
+    /// A context for running stages outside [`compress_with`] (e.g. one text).
+    pub fn new(
+        config: &'a Config,
+        counter: &'a dyn TokenCounter,
+        store: &'a mut dyn SpillStore,
+        state: &'a mut SessionState,
+    ) -> Self {
+        Self {
+            config,
+            meter: Meter {
+                counter,
+                provider: config.provider,
+                optical: &config.optical,
+            },
+            store,
+            state,
+            stage: StageName::Spill,
+            changes: Vec::new(),
+            spills: Vec::new(),
+            blobs: Vec::new(),
+            notes: Vec::new(),
+            redactions: Redactions::default(),
+        }
+    }
+
     /// Masks secrets in text that is about to reach the model (an excerpt, a
     /// snapshot, a summary), counting them for the report. Identity when
     /// `redact.enabled` is off.
@@ -217,9 +244,11 @@ impl StageContext<'_> {
     }
 
     /// Keeps `text` in the spill store under a content-derived key and returns
-    /// its pointer, or the store's reason for refusing it.
+    /// its pointer, or the reason it could not be kept (`STORE_REFUSED` when
+    /// the store or `limits.maxSpillBytesPerSession` has no room).
     pub fn keep(&mut self, kind: &str, text: &str) -> std::result::Result<String, Error> {
         let session = self.config.session.clone();
+        let session = session.as_str();
         let masked;
         let text = if self.config.redact.store {
             let (out, found) = crate::redact::redact(text);
@@ -230,19 +259,33 @@ impl StageContext<'_> {
             text
         };
         let key = spill::content_key(kind, text);
-        let existed = self.store.list(&session).iter().any(|i| i.key == key);
-        self.store.put(&session, &key, text)?;
-        let pointer = spill::pointer(&session, &key);
+        let existed = self.store.contains(session, &key);
+        if !existed {
+            let held = self.store.session_bytes(session);
+            let limit = self.config.limits.max_spill_bytes_per_session;
+            if held.saturating_add(text.len()) > limit {
+                return Err(Error::new(
+                    ErrorCode::StoreRefused,
+                    "limits.maxSpillBytesPerSession",
+                    format!(
+                        "the session's spill quota is full ({held} bytes held + {} new > {limit})",
+                        text.len()
+                    ),
+                ));
+            }
+        }
+        self.store.put(session, &key, text)?;
+        let pointer = spill::pointer(session, &key);
         if !existed && !self.spills.iter().any(|s| s.key == key) {
             self.spills.push(SpillRecord {
-                session: session.clone(),
+                session: session.to_string(),
                 key: key.clone(),
                 pointer: pointer.clone(),
                 bytes: text.len(),
-                lines: text.lines().count(),
+                lines: spill::lines::count(text),
             });
             self.blobs.push(SpillBlob {
-                session,
+                session: session.to_string(),
                 key,
                 text: text.to_string(),
             });
@@ -354,22 +397,7 @@ fn run_stages(
         &crate::optical::Optical,
         &crate::compact::Compact,
     ];
-    let mut cx = StageContext {
-        config,
-        meter: Meter {
-            counter,
-            provider: config.provider,
-            optical: &config.optical,
-        },
-        store,
-        state,
-        stage: StageName::Spill,
-        changes: Vec::new(),
-        spills: Vec::new(),
-        blobs: Vec::new(),
-        notes: Vec::new(),
-        redactions: Redactions::default(),
-    };
+    let mut cx = StageContext::new(config, counter, store, state);
     let tokens_before = cx.meter.conversation(conv)?;
     let mut tokens = tokens_before;
     let mut stage_reports = Vec::with_capacity(stages.len());

@@ -1,8 +1,251 @@
-//! Stage placeholder replaced by its own issue.
+//! Stage 5, compaction: replaces the older part of a long conversation by a
+//! verbatim archive of the user's constraints and a five-section summary,
+//! keeping the system prompt and the last `compact.keep` messages (never
+//! separating a tool call from its result).
+//!
+//! * Triggers ([`trigger`]): the token threshold (never closer to the budget
+//!   than one capped tool result), a stage boundary (a passing test or run
+//!   after an edit, `options.stageBoundary`, or [`CompactState::finish_stage`]),
+//!   with hysteresis (`compact.minTurns`) unless the budget forces it.
+//! * Summary ([`summary`], [`extractive`]): deterministic and extractive by
+//!   default; every fact cites the `spill://` pointer of its original. A later
+//!   compaction merges the previous summary.
+//! * Host summarizers ([`prompt`], [`adopt_summary`]): after a compaction the
+//!   prepared prompt waits in the session state; the host's (async) summarizer
+//!   answers it and [`adopt_summary`] swaps the validated text in.
+//! * Planner ([`price`]): compacts only when it pays over the next turns,
+//!   given prompt-cache prices, or when the budget forces it.
+//! * Prefix stability: the session state remembers each compaction and
+//!   re-applies it byte for byte while the history still starts the same way.
 
-use crate::error::Result;
-use crate::model::Conversation;
+pub mod activity;
+pub mod constraints;
+pub mod cut;
+pub mod extractive;
+pub mod price;
+pub mod prompt;
+pub mod summary;
+pub mod text;
+pub mod trigger;
+
+use std::collections::BTreeMap;
+
+use constraints::{ConstraintArchive, ARCHIVE_HEADER};
+use extractive::{transcript, Range};
+use summary::{Summary, SUMMARY_MARK};
+use text::Fnv;
+use trigger::{stage_boundaries, step_activities, turns_after, Limits, StepActivity};
+
+use crate::config::Config;
+use crate::error::{Error, ErrorCode, Result};
+use crate::model::{Conversation, Message, PartKind, Role};
 use crate::pipeline::{Stage, StageContext, StageName};
+use crate::spill;
+
+/// Most pinned constraints a session keeps.
+const MAX_PINNED: usize = 100;
+
+/// Compaction state of every session of a [`crate::SessionState`].
+#[derive(Debug, Default)]
+pub struct CompactState {
+    sessions: BTreeMap<String, SessionCompaction>,
+}
+
+#[derive(Debug, Default)]
+struct SessionCompaction {
+    /// The last compaction, re-applied while the history matches.
+    record: Option<CompactionRecord>,
+    /// Constraints pinned with [`CompactState::pin`].
+    pinned: Vec<String>,
+    /// Set by [`CompactState::finish_stage`], consumed by the next call.
+    boundary_pending: bool,
+    /// The last compaction's summary, open for a host summarizer.
+    pending: Option<PendingSummary>,
+}
+
+/// A compaction of the first `covered` incoming messages.
+#[derive(Debug, Clone)]
+struct CompactionRecord {
+    covered: usize,
+    fingerprint: u64,
+    replacement: Vec<Message>,
+}
+
+/// A compaction whose extractive summary a host summarizer may replace.
+#[derive(Debug, Clone)]
+struct PendingSummary {
+    prompt: String,
+    header: String,
+}
+
+impl CompactState {
+    /// Pins a constraint for `session`: archived word for word at the next
+    /// compaction (and added to an existing archive at the next call).
+    /// Returns whether it was new.
+    pub fn pin(&mut self, session: &str, text: &str) -> Result<bool> {
+        let t = text.trim();
+        if t.is_empty() || t.len() > 4_000 {
+            return Err(Error::new(
+                ErrorCode::InvalidOption,
+                "text",
+                "a pinned constraint must be 1-4000 bytes of text",
+            ));
+        }
+        let s = self.sessions.entry(session.to_string()).or_default();
+        if s.pinned.iter().any(|p| p == t) {
+            return Ok(false);
+        }
+        if s.pinned.len() >= MAX_PINNED {
+            return Err(Error::new(
+                ErrorCode::LimitExceeded,
+                "pinned",
+                format!("at most {MAX_PINNED} pinned constraints per session"),
+            ));
+        }
+        s.pinned.push(t.to_string());
+        Ok(true)
+    }
+
+    /// Constraints pinned for `session`.
+    pub fn pinned(&self, session: &str) -> &[String] {
+        self.sessions.get(session).map_or(&[], |s| &s.pinned)
+    }
+
+    /// Marks the end of a task stage: the next compress call of `session`
+    /// treats it as a stage boundary.
+    pub fn finish_stage(&mut self, session: &str) {
+        self.sessions
+            .entry(session.to_string())
+            .or_default()
+            .boundary_pending = true;
+    }
+
+    /// The summarization prompt of the last compaction of `session`, while a
+    /// host summarizer may still replace its summary.
+    pub fn pending_prompt(&self, session: &str) -> Option<&str> {
+        self.sessions
+            .get(session)?
+            .pending
+            .as_ref()
+            .map(|p| p.prompt.as_str())
+    }
+}
+
+/// Checks a summary text: all five sections present, once, and non-empty.
+pub fn validate_summary(text: &str) -> Result<Summary> {
+    Summary::parse(text).map_err(|m| Error::new(ErrorCode::SummarizerFailed, "summary", m))
+}
+
+/// Replaces the summary of the last compaction of `config.session` (in `conv`,
+/// the request that compaction produced) by `text`, a host summarizer's answer
+/// to the pending prompt. Validates the five sections, masks secrets (unless
+/// `redact.enabled` is off), and updates the session state so later calls
+/// re-apply the new summary.
+pub fn adopt_summary(
+    conv: &mut Conversation,
+    state: &mut CompactState,
+    config: &Config,
+    text: &str,
+) -> Result<()> {
+    let parsed = validate_summary(text)?;
+    let session = state.sessions.get_mut(&config.session);
+    let Some((pending, s)) = session.and_then(|s| s.pending.clone().map(|p| (p, s))) else {
+        return Err(Error::new(
+            ErrorCode::SummarizerFailed,
+            "summary",
+            "no compaction of this session is waiting for a summary",
+        ));
+    };
+    let mut rendered = parsed.render(&pending.header);
+    if config.redact.enabled {
+        rendered = crate::redact::redact(&rendered).0.into_owned();
+    }
+    let Some(at) = conv.messages.iter().position(is_summary) else {
+        return Err(Error::new(
+            ErrorCode::InvalidRequest,
+            "messages",
+            "the request holds no TraceLite summary to replace",
+        ));
+    };
+    conv.messages[at] = Message::text(Role::User, rendered.clone());
+    if let Some(rec) = s.record.as_mut() {
+        if let Some(m) = rec.replacement.iter_mut().find(|m| is_summary(m)) {
+            *m = Message::text(Role::User, rendered);
+        }
+    }
+    s.pending = None;
+    Ok(())
+}
+
+fn starts_with(m: &Message, mark: &str) -> bool {
+    m.role == Role::User
+        && m.parts
+            .first()
+            .and_then(|p| p.as_text())
+            .is_some_and(|t| t.starts_with(mark))
+}
+
+fn is_summary(m: &Message) -> bool {
+    starts_with(m, SUMMARY_MARK)
+}
+
+fn is_archive(m: &Message) -> bool {
+    starts_with(m, ARCHIVE_HEADER)
+}
+
+/// Fingerprint of messages for re-applying a compaction: roles, user and
+/// assistant text, tool call ids, names and arguments, result ids. Tool
+/// result contents are left out (earlier stages may rewrite them later).
+fn fingerprint(mut h: Fnv, messages: &[Message]) -> Fnv {
+    for m in messages {
+        h.write(&[0xff, m.role as u8]);
+        for p in &m.parts {
+            match &p.kind {
+                PartKind::Text { text } if m.role != Role::Tool => {
+                    h.write(b"t");
+                    h.write(text.as_bytes());
+                }
+                PartKind::ToolCall(c) => {
+                    h.write(b"c");
+                    for f in [&c.id, &c.name, &c.arguments] {
+                        h.write(f.as_bytes());
+                        h.write(&[0]);
+                    }
+                }
+                PartKind::ToolResult(r) => {
+                    h.write(b"r");
+                    h.write(r.call_id.as_bytes());
+                }
+                _ => h.write(b"o"),
+            }
+        }
+    }
+    h
+}
+
+/// The leading archive / summary messages of a conversation.
+#[derive(Debug, Default)]
+struct Prior {
+    archive: Option<ConstraintArchive>,
+    summary_at: Option<usize>,
+    /// First message after them.
+    start: usize,
+}
+
+impl Prior {
+    fn find(conv: &Conversation) -> Self {
+        let mut p = Prior::default();
+        if let Some(m) = conv.messages.first().filter(|m| is_archive(m)) {
+            p.archive = ConstraintArchive::parse(&m.text_content());
+            p.start = 1;
+        }
+        if conv.messages.get(p.start).is_some_and(is_summary) {
+            p.summary_at = Some(p.start);
+            p.start += 1;
+        }
+        p
+    }
+}
 
 /// The compact stage.
 #[derive(Debug, Default)]
@@ -17,7 +260,426 @@ impl Stage for Compact {
         cx.config.compact.enabled
     }
 
-    fn apply(&self, _conv: &mut Conversation, _cx: &mut StageContext<'_>) -> Result<()> {
+    fn apply(&self, conv: &mut Conversation, cx: &mut StageContext<'_>) -> Result<()> {
+        let config = cx.config;
+        let session = config.session.clone();
+        let host_boundary = std::mem::take(
+            &mut cx
+                .state
+                .compact
+                .sessions
+                .entry(session.clone())
+                .or_default()
+                .boundary_pending,
+        ) || config.stage_boundary;
+        let base = reapply(conv, cx)?;
+        let prior = Prior::find(conv);
+        let tokens = cx.meter.conversation(conv)?;
+        let limits = Limits::of(config);
+        let steps: Vec<StepActivity> = step_activities(conv, config)
+            .into_iter()
+            .filter(|s| s.call_message >= prior.start)
+            .collect();
+        let detected = config.compact.detect_stages
+            && !steps.is_empty()
+            && stage_boundaries(&steps).last() == Some(&(steps.len() - 1));
+        let trigger = if tokens > limits.threshold {
+            "threshold"
+        } else if host_boundary {
+            "stage boundary (host)"
+        } else if detected {
+            "stage boundary (passing check after an edit)"
+        } else {
+            cx.notes.push(format!(
+                "no trigger: {tokens} tokens <= threshold {}",
+                limits.threshold
+            ));
+            return Ok(());
+        };
+        let forced = tokens > limits.forced;
+        if let Some(turns) = prior.summary_at.map(|at| turns_after(conv, at)) {
+            if !forced && turns < config.compact.min_turns {
+                cx.notes.push(format!(
+                    "{trigger}, but only {turns} turns since the last compaction (minTurns {})",
+                    config.compact.min_turns
+                ));
+                return Ok(());
+            }
+        }
+        let Some(cut) = cut::cut_point(conv, prior.start, config.compact.keep) else {
+            cx.notes.push(format!(
+                "{trigger}, but nothing to compact before the last {} messages without splitting a tool call from its result",
+                config.compact.keep
+            ));
+            return Ok(());
+        };
+        let plan = Plan::build(conv, cx, &prior, &steps, cut, None)?;
+        let removed: u64 = sum_tokens(cx, conv.messages.get(..cut).unwrap_or(&[]))?;
+        let added: u64 = sum_tokens(cx, &plan.messages)?;
+        let saving = removed.saturating_sub(added);
+        if !forced && saving < config.compact.min_saving {
+            cx.notes.push(format!(
+                "{trigger}, but compacting would save only {saving} tokens (minSaving {})",
+                config.compact.min_saving
+            ));
+            return Ok(());
+        }
+        let mut why = format!("{trigger}: {tokens} tokens");
+        if forced {
+            why.push_str(&format!(
+                " > {} (budget minus one capped result): forced",
+                limits.forced
+            ));
+        } else if config.compact.planner {
+            let estimate = planner(conv, cx, &prior, &plan, tokens, saving, limits)?;
+            why.push_str(&format!("; {estimate}"));
+            if !estimate.contains("compact now") {
+                cx.notes.push(format!("not compacting: {why}"));
+                return Ok(());
+            }
+        }
+        // Keep every original; if the store refuses, do not compact.
+        let mut stored = Vec::with_capacity(plan.originals.len());
+        for (text, kind) in &plan.originals {
+            match cx.keep(kind, text) {
+                Ok(p) => stored.push(p),
+                Err(e) => {
+                    cx.notes.push(format!(
+                        "not compacting: the spill store refused an original ({e})"
+                    ));
+                    return Ok(());
+                }
+            }
+        }
+        let plan = if stored == plan.pointers {
+            plan
+        } else {
+            // The store rewrote texts (redact.store): cite the pointers it returned.
+            Plan::build(conv, cx, &prior, &steps, cut, Some(&stored))?
+        };
+        let index_pointer = match cx.keep("compact-index", &plan.index) {
+            Ok(p) => p,
+            Err(e) => {
+                cx.notes.push(format!(
+                    "not compacting: the spill store refused the index ({e})"
+                ));
+                return Ok(());
+            }
+        };
+        let summary_at = plan.messages.len() - 1;
+        // Remember the compaction relative to the incoming history.
+        let (covered, fp) = match &base {
+            Some(b) => (
+                b.covered + cut - b.replaced,
+                fingerprint(
+                    Fnv(b.fingerprint),
+                    conv.messages.get(b.replaced..cut).unwrap_or(&[]),
+                ),
+            ),
+            None => (
+                cut,
+                fingerprint(Fnv::default(), conv.messages.get(..cut).unwrap_or(&[])),
+            ),
+        };
+        let n = cut - prior.start;
+        conv.messages.splice(..cut, plan.messages.clone());
+        cx.record(
+            summary_at,
+            "summary",
+            removed,
+            added,
+            Some(index_pointer),
+            format!("compacted {n} messages ({} tool calls); {why}", plan.steps),
+        );
+        cx.notes.push(format!("compacted: {why}"));
+        let s = cx.state.compact.sessions.entry(session).or_default();
+        s.record = Some(CompactionRecord {
+            covered,
+            fingerprint: fp.0,
+            replacement: plan.messages,
+        });
+        s.pending = Some(PendingSummary {
+            prompt: plan.prompt,
+            header: plan.header,
+        });
         Ok(())
     }
+}
+
+fn sum_tokens(cx: &StageContext<'_>, messages: &[Message]) -> Result<u64> {
+    let mut sum = 0;
+    for m in messages {
+        sum += cx.meter.message(m)?;
+    }
+    Ok(sum)
+}
+
+/// What re-applying the previous compaction did.
+struct Base {
+    covered: usize,
+    fingerprint: u64,
+    /// Messages that stand for the `covered` incoming ones.
+    replaced: usize,
+}
+
+/// Re-applies the session's last compaction while the incoming history
+/// starts with the messages it covered; drops it otherwise.
+fn reapply(conv: &mut Conversation, cx: &mut StageContext<'_>) -> Result<Option<Base>> {
+    let session = cx.config.session.clone();
+    let pinned: Vec<String> = cx
+        .config
+        .compact
+        .pinned
+        .iter()
+        .chain(cx.state.compact.pinned(&session))
+        .cloned()
+        .collect();
+    let Some(s) = cx.state.compact.sessions.get_mut(&session) else {
+        return Ok(None);
+    };
+    let Some(rec) = s.record.as_mut() else {
+        return Ok(None);
+    };
+    let matches = conv.messages.len() >= rec.covered
+        && fingerprint(
+            Fnv::default(),
+            conv.messages.get(..rec.covered).unwrap_or(&[]),
+        )
+        .0 == rec.fingerprint;
+    if !matches {
+        s.record = None;
+        s.pending = None;
+        cx.notes.push(
+            "history no longer starts with the compacted messages: previous compaction dropped"
+                .into(),
+        );
+        return Ok(None);
+    }
+    // Constraints pinned since: append them to the archive (once).
+    if let Some(first) = rec.replacement.first_mut().filter(|m| is_archive(m)) {
+        if let Some(mut archive) = ConstraintArchive::parse(&first.text_content()) {
+            let mut grew = false;
+            for p in &pinned {
+                grew |= archive.add(p);
+            }
+            if grew {
+                *first = Message::text(Role::User, archive.render());
+            }
+        }
+    } else if !pinned.is_empty() {
+        let mut archive = ConstraintArchive::default();
+        for p in &pinned {
+            archive.add(p);
+        }
+        rec.replacement
+            .insert(0, Message::text(Role::User, archive.render()));
+    }
+    let base = Base {
+        covered: rec.covered,
+        fingerprint: rec.fingerprint,
+        replaced: rec.replacement.len(),
+    };
+    let replacement = rec.replacement.clone();
+    let removed = sum_tokens(cx, conv.messages.get(..base.covered).unwrap_or(&[]))?;
+    let added = sum_tokens(cx, &replacement)?;
+    conv.messages.splice(..base.covered, replacement);
+    cx.record(
+        base.replaced - 1,
+        "summary",
+        removed,
+        added,
+        None,
+        format!(
+            "re-applied the previous compaction of {} messages",
+            base.covered
+        ),
+    );
+    Ok(Some(base))
+}
+
+/// A compaction ready to apply.
+struct Plan {
+    /// Archive (if any) and summary messages.
+    messages: Vec<Message>,
+    /// Originals to keep: (text, key kind), parallel to `pointers`.
+    originals: Vec<(String, &'static str)>,
+    /// Pointers cited in the summary.
+    pointers: Vec<String>,
+    /// The index of originals (message → pointer).
+    index: String,
+    /// Summary header.
+    header: String,
+    /// Prompt for a host summarizer.
+    prompt: String,
+    /// Tool calls compacted.
+    steps: usize,
+}
+
+impl Plan {
+    fn build(
+        conv: &Conversation,
+        cx: &mut StageContext<'_>,
+        prior: &Prior,
+        steps: &[StepActivity],
+        cut: usize,
+        stored: Option<&[String]>,
+    ) -> Result<Plan> {
+        let config = cx.config;
+        let session = &config.session;
+        let range_msgs = conv.messages.get(prior.start..cut).unwrap_or(&[]);
+        let mut originals: Vec<(String, &'static str)> = range_msgs
+            .iter()
+            .map(|m| (transcript(m), "compact"))
+            .collect();
+        let previous_text = prior
+            .summary_at
+            .and_then(|i| conv.messages.get(i))
+            .map(Message::text_content);
+        if let Some(prev) = &previous_text {
+            originals.push((prev.clone(), "compact-summary"));
+        }
+        let pointers: Vec<String> = match stored {
+            Some(s) => s.to_vec(),
+            None => originals
+                .iter()
+                .map(|(t, kind)| spill::pointer(session, &spill::content_key(kind, t)))
+                .collect(),
+        };
+        let mut index = String::from("TraceLite compaction: originals of the compacted messages\n");
+        for (i, m) in range_msgs.iter().enumerate() {
+            let role = transcript_role(m);
+            let p = pointers.get(i).map_or("", String::as_str);
+            index.push_str(&format!("message {} ({role}): {p}\n", prior.start + i));
+        }
+        if previous_text.is_some() {
+            if let Some(p) = pointers.last() {
+                index.push_str(&format!("previous summary: {p}\n"));
+            }
+        }
+        let index_pointer = spill::pointer(session, &spill::content_key("compact-index", &index));
+        let range_steps: Vec<StepActivity> = steps
+            .iter()
+            .filter(|s| s.call_message < cut)
+            .cloned()
+            .collect();
+        let range = Range {
+            messages: range_msgs,
+            first: prior.start,
+            pointers: &pointers,
+            index_pointer: &index_pointer,
+            steps: &range_steps,
+        };
+        let fresh = extractive::summarize(&range);
+        let previous = previous_text
+            .as_deref()
+            .and_then(|t| Summary::parse(t.split_once('\n').map_or("", |(_, b)| b)).ok());
+        let merged = match &previous {
+            Some(p) => p.merge(&fresh),
+            None => fresh,
+        };
+        // The archive: previous items, then pinned, then new user constraints.
+        let mut archive = prior.archive.clone().unwrap_or_default();
+        for p in config
+            .compact
+            .pinned
+            .iter()
+            .chain(cx.state.compact.pinned(session))
+        {
+            archive.add(p);
+        }
+        for m in range_msgs.iter().filter(|m| m.role == Role::User) {
+            for c in constraints::extract(&m.text_content(), &config.compact.constraint_patterns) {
+                archive.add(&c);
+            }
+        }
+        let header = format!("{SUMMARY_MARK} of earlier turns; originals: {index_pointer}]");
+        let summary_text = cx.redact(&merged.render(&header)).into_owned();
+        let mut messages = Vec::new();
+        if !archive.items.is_empty() {
+            let text = cx.redact(&archive.render()).into_owned();
+            messages.push(Message::text(Role::User, text));
+        }
+        messages.push(Message::text(Role::User, summary_text));
+        let prompt = prompt::build(&range, &archive.items, previous_text.as_deref());
+        Ok(Plan {
+            messages,
+            originals,
+            pointers,
+            index,
+            header,
+            prompt,
+            steps: range_steps.len(),
+        })
+    }
+}
+
+fn transcript_role(m: &Message) -> &'static str {
+    match m.role {
+        Role::System | Role::Developer => "system",
+        Role::User => "user",
+        Role::Assistant => "assistant",
+        Role::Tool => "tool",
+    }
+}
+
+/// Runs the planner; returns its explanation (containing `compact now` when it pays).
+fn planner(
+    conv: &Conversation,
+    cx: &StageContext<'_>,
+    prior: &Prior,
+    plan: &Plan,
+    tokens: u64,
+    saving: u64,
+    limits: Limits,
+) -> Result<String> {
+    let config = cx.config;
+    let (default, model) = price::default_prices(config.provider);
+    let (prices, source) = match config.compact.prices {
+        Some(p) => (p, "configured prices".to_string()),
+        None => (
+            default,
+            format!("{model} list prices {}", price::PRICE_TABLE_DATE),
+        ),
+    };
+    // The previous request is this one without its newest turn.
+    let assistants: Vec<usize> = conv
+        .messages
+        .iter()
+        .enumerate()
+        .filter(|(i, m)| *i >= prior.start && m.role == Role::Assistant)
+        .map(|(i, _)| i)
+        .collect();
+    let newest = assistants.last().copied().unwrap_or(conv.messages.len());
+    let newest_tokens = sum_tokens(cx, conv.messages.get(newest..).unwrap_or(&[]))?;
+    let recent_from = assistants
+        .len()
+        .checked_sub(5)
+        .and_then(|i| assistants.get(i))
+        .or(assistants.first())
+        .copied()
+        .unwrap_or(conv.messages.len());
+    let recent_turns = assistants.len().clamp(1, 5) as u64;
+    let growth = sum_tokens(cx, conv.messages.get(recent_from..).unwrap_or(&[]))? / recent_turns;
+    let mut stable = sum_tokens(cx, &conv.system)?;
+    // An unchanged archive stays in the cached prefix too.
+    if let (Some(first), Some(old)) = (plan.messages.first(), conv.messages.first()) {
+        if is_archive(first) && first == old {
+            stable += cx.meter.message(first)?;
+        }
+    }
+    let inputs = price::PlanInputs {
+        tokens,
+        cached: tokens.saturating_sub(newest_tokens),
+        growth,
+        compacted: tokens.saturating_sub(saving),
+        stable,
+        forced: limits.forced,
+        horizon: config.compact.horizon,
+    };
+    let e = price::plan(&prices, &inputs);
+    let verdict = if e.pays() { "compact now" } else { "wait" };
+    Ok(format!(
+        "planner: compacting ${:.4} vs waiting ${:.4} over {} turns ({source}) → {verdict}",
+        e.compact, e.wait, config.compact.horizon
+    ))
 }

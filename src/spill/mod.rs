@@ -1,13 +1,24 @@
 //! Stage 1, spilling: caps every tool result, keeps the full output in a
-//! [`SpillStore`] and leaves the model an excerpt with a `spill://` pointer.
-//! Every other stage also keeps what it removes here.
+//! [`SpillStore`] and leaves the model an [`Excerpt`] with a `spill://` pointer
+//! it can page through with `read_spill` and search with `grep_spill`
+//! ([`tools`]). Every other stage also keeps what it removes here.
+//!
+//! The cap per tool result is `max(spill.floorTokens, spill.fraction × budget)`
+//! ([`crate::Config::result_cap`]), so it scales with the model's window.
 
+mod excerpt;
+pub mod grep;
+pub mod lines;
 mod store;
+pub mod tools;
 
-pub use store::{MemoryStore, SpillInfo, SpillStore};
+pub use excerpt::{ErrorLine, ErrorSignals, Excerpt, Kept, ShownLine};
+pub use grep::{GrepLine, GrepOptions, GrepResult, Pattern};
+pub use store::{MemoryStore, Page, SpillInfo, SpillStore, StoreLimits};
+pub use tools::{handle_tool_call, tool_definitions, ToolFormat, ToolReply};
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::model::Conversation;
+use crate::model::{Conversation, PartKind};
 use crate::pipeline::{Stage, StageContext, StageName};
 
 /// URI scheme of spill pointers.
@@ -18,14 +29,60 @@ pub fn pointer(session: &str, key: &str) -> String {
     format!("{SCHEME}{session}/{key}")
 }
 
-/// Deterministic key of a blob: 64-bit FNV-1a of the content, in hex, prefixed by `kind`.
-pub fn content_key(kind: &str, text: &str) -> String {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in text.as_bytes() {
-        hash ^= u64::from(*b);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
+/// Splits a pointer into `(session, key)`; a bare key gives `(None, key)`.
+pub fn parse_pointer(text: &str) -> (Option<&str>, &str) {
+    match text.trim().strip_prefix(SCHEME) {
+        Some(rest) => match rest.split_once('/') {
+            Some((session, key)) => (Some(session), key),
+            None => (None, rest),
+        },
+        None => (None, text.trim()),
     }
+}
+
+/// Deterministic key of a blob: a 64-bit hash of the content (and its
+/// length), in hex, prefixed by `kind`. The store refuses a different text
+/// under an existing key, so a collision can never return the wrong text.
+pub fn content_key(kind: &str, text: &str) -> String {
+    const K1: u64 = 0x9e37_79b9_7f4a_7c15;
+    const K2: u64 = 0xc2b2_ae3d_27d4_eb4f;
+    let bytes = text.as_bytes();
+    let (mut a, mut b) = (K1 ^ bytes.len() as u64, K2);
+    let mut chunks = bytes.chunks_exact(16);
+    let mix = |a: &mut u64, b: &mut u64, block: &[u8]| {
+        let mut x = [0u8; 8];
+        let mut y = [0u8; 8];
+        x.copy_from_slice(block.get(..8).unwrap_or(&[0; 8]));
+        y.copy_from_slice(block.get(8..16).unwrap_or(&[0; 8]));
+        *a = (*a ^ u64::from_le_bytes(x))
+            .wrapping_mul(K2)
+            .rotate_left(31);
+        *b = (*b ^ u64::from_le_bytes(y))
+            .wrapping_mul(K1)
+            .rotate_left(29);
+    };
+    for block in &mut chunks {
+        mix(&mut a, &mut b, block);
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let mut block = [0u8; 16];
+        block
+            .get_mut(..rest.len())
+            .unwrap_or(&mut [])
+            .copy_from_slice(rest);
+        mix(&mut a, &mut b, &block);
+    }
+    let hash = fmix(a ^ fmix(b).rotate_left(17));
     format!("{kind}-{hash:016x}")
+}
+
+fn fmix(mut h: u64) -> u64 {
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^ (h >> 33)
 }
 
 /// Checks a session name or key: 1–128 chars of `[A-Za-z0-9._-]`, no `..`.
@@ -60,7 +117,177 @@ impl Stage for Spill {
         cx.config.spill.enabled
     }
 
-    fn apply(&self, _conv: &mut Conversation, _cx: &mut StageContext<'_>) -> Result<()> {
+    fn apply(&self, conv: &mut Conversation, cx: &mut StageContext<'_>) -> Result<()> {
+        let config: &crate::Config = cx.config;
+        let signals =
+            ErrorSignals::new(&config.spill.error_patterns, config.spill.max_error_lines)?;
+        for at in conv.observations() {
+            let Some(result) = conv.tool_result(at) else {
+                continue;
+            };
+            let text = result.text();
+            let Some(spilled) = spill_one(&text, &signals, cx)? else {
+                continue;
+            };
+            if let Some(result) = conv.tool_result_mut(at) {
+                replace_text(&mut result.parts, spilled.text);
+            }
+            cx.record(
+                at.message,
+                "excerpt",
+                spilled.tokens_before,
+                spilled.tokens_after,
+                spilled.pointer,
+                spilled.detail,
+            );
+        }
         Ok(())
+    }
+}
+
+/// A text after spilling.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Spilled {
+    /// The excerpt (or the text itself when it was under the cap).
+    pub text: String,
+    /// Whether the text was over the cap and replaced by an excerpt.
+    pub spilled: bool,
+    /// Where the full text is kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pointer: Option<String>,
+    /// Why the full text could not be kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
+    /// Tokens of the text.
+    pub tokens_before: u64,
+    /// Tokens of the excerpt.
+    pub tokens_after: u64,
+    /// Figures of the excerpt, for the report.
+    #[serde(skip)]
+    pub detail: String,
+}
+
+/// Spills one text if it is over the cap: keeps it through `cx.keep` and
+/// returns the excerpt; `None` when it is under the cap.
+fn spill_one(
+    text: &str,
+    signals: &ErrorSignals,
+    cx: &mut StageContext<'_>,
+) -> Result<Option<Spilled>> {
+    let cap = cx.config.result_cap();
+    // A token covers at least one byte: short texts are under the cap.
+    if (text.len() as u64) <= cap {
+        return Ok(None);
+    }
+    let before = cx.meter.text(text)?;
+    if before <= cap {
+        return Ok(None);
+    }
+    let kept = match cx.keep("tool", text) {
+        Ok(pointer) => Kept::Pointer(pointer),
+        Err(e) => Kept::Refused(e.message),
+    };
+    let meter = &cx.meter;
+    let (excerpt, rendered) = Excerpt::build(
+        text,
+        cap,
+        cx.config.spill.head_share,
+        signals,
+        &|s| meter.text(s),
+        &kept,
+    )?;
+    // The excerpt reaches the model: mask secrets (the store keeps the original).
+    let rendered = cx.redact(&rendered).into_owned();
+    let after = cx.meter.text(&rendered)?;
+    let detail = format!(
+        "{} lines, {} bytes: {} head + {} tail lines shown, {} hidden{}",
+        excerpt.total_lines,
+        excerpt.total_bytes,
+        excerpt.head.len(),
+        excerpt.tail.len(),
+        excerpt.hidden_lines,
+        match &kept {
+            Kept::Pointer(_) => String::new(),
+            Kept::Refused(reason) => format!("; not kept: {reason}"),
+        }
+    );
+    let (pointer, refused) = match kept {
+        Kept::Pointer(p) => (Some(p), None),
+        Kept::Refused(r) => (None, Some(r)),
+    };
+    Ok(Some(Spilled {
+        text: rendered,
+        spilled: true,
+        pointer,
+        refused,
+        tokens_before: before,
+        tokens_after: after,
+        detail,
+    }))
+}
+
+/// Caps one text outside a conversation (e.g. a tool output before the
+/// agent loop adds it): over `config.result_cap()` it is kept in `store`
+/// under `config.session` and replaced by its excerpt.
+pub fn spill_text(
+    text: &str,
+    config: &crate::Config,
+    store: &mut dyn SpillStore,
+    counter: &dyn crate::tokens::TokenCounter,
+) -> Result<Spilled> {
+    let signals = ErrorSignals::new(&config.spill.error_patterns, config.spill.max_error_lines)?;
+    let mut state = crate::pipeline::SessionState::default();
+    let mut cx = StageContext::new(config, counter, store, &mut state);
+    match spill_one(text, &signals, &mut cx)? {
+        Some(spilled) => Ok(spilled),
+        None => {
+            let tokens = cx.meter.text(text)?;
+            Ok(Spilled {
+                text: text.to_string(),
+                spilled: false,
+                pointer: None,
+                refused: None,
+                tokens_before: tokens,
+                tokens_after: tokens,
+                detail: String::new(),
+            })
+        }
+    }
+}
+
+/// Replaces the text parts of a tool result by one part holding `text` (at
+/// the place of the first); other parts (images) stay.
+fn replace_text(parts: &mut Vec<crate::model::Part>, text: String) {
+    let mut text = Some(text);
+    parts.retain_mut(|part| match &mut part.kind {
+        PartKind::Text { text: t } => match text.take() {
+            Some(new) => {
+                *t = new;
+                true
+            }
+            None => false,
+        },
+        _ => true,
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_stable_and_pointers_parse() {
+        let k = content_key("tool", "hello");
+        assert_eq!(k, content_key("tool", "hello"));
+        assert_ne!(k, content_key("tool", "hello "));
+        assert_ne!(content_key("tool", ""), content_key("tool", "\0"));
+        assert!(validate_name("key", &k).is_ok());
+        let p = pointer("s1", &k);
+        assert_eq!(parse_pointer(&p), (Some("s1"), k.as_str()));
+        assert_eq!(parse_pointer(" abc "), (None, "abc"));
+        assert!(validate_name("key", "a/b").is_err());
+        assert!(validate_name("key", "..").is_err());
+        assert!(validate_name("key", &"a".repeat(129)).is_err());
     }
 }

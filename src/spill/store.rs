@@ -2,8 +2,10 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
+use super::grep::{self, GrepOptions, GrepResult, Pattern};
+use super::lines::LineIndex;
 use super::validate_name;
 use crate::error::{Error, ErrorCode, Result};
 
@@ -19,28 +21,222 @@ pub struct SpillInfo {
     pub lines: usize,
 }
 
+/// One page of a blob, as returned by [`SpillStore::read`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Page {
+    /// Lines skipped before the page (the first line of the page is number `offset + 1`).
+    pub offset: usize,
+    /// Lines in the page.
+    pub count: usize,
+    /// Lines in the whole blob.
+    pub total_lines: usize,
+    /// Size of the whole blob in bytes.
+    pub total_bytes: usize,
+    /// The page's lines exactly as stored, line ends included: concatenating
+    /// every page of a blob gives the blob back byte for byte.
+    pub text: String,
+}
+
+impl Page {
+    /// The `offset` of the next page, or `None` after the last line.
+    pub fn next_offset(&self) -> Option<usize> {
+        let next = self.offset + self.count;
+        (next < self.total_lines).then_some(next)
+    }
+}
+
 /// Where removed text is kept, namespaced by session.
+///
+/// Keys and sessions are validated ([`validate_name`]); a key of another
+/// session is reported exactly like a missing key (`SPILL_NOT_FOUND`).
 pub trait SpillStore {
-    /// Stores `text` under `key`. Storing the same key again is a no-op.
+    /// Stores `text` under `key`. Storing the same text under the same key again
+    /// is a no-op; different text under an existing key, or a blob the store has
+    /// no room for, is refused with `STORE_REFUSED`.
     fn put(&mut self, session: &str, key: &str, text: &str) -> Result<()>;
     /// The whole blob; `SPILL_NOT_FOUND` when absent (or in another session).
     fn get(&mut self, session: &str, key: &str) -> Result<String>;
+    /// Whether the blob exists (a cheap existence check, no copy).
+    fn contains(&self, session: &str, key: &str) -> bool {
+        self.list(session).iter().any(|i| i.key == key)
+    }
+    /// Lines `offset+1 ..= offset+limit` of a blob (fewer at the end).
+    fn read(&mut self, session: &str, key: &str, offset: usize, limit: usize) -> Result<Page> {
+        let text = self.get(session, key)?;
+        Ok(LineIndex::new(&text).page(&text, offset, limit))
+    }
+    /// Lines of a blob matching `pattern`, with context.
+    fn grep(
+        &mut self,
+        session: &str,
+        key: &str,
+        pattern: &Pattern,
+        options: &GrepOptions,
+    ) -> Result<GrepResult> {
+        let text = self.get(session, key)?;
+        Ok(grep::grep(&text, &LineIndex::new(&text), pattern, options))
+    }
     /// Blobs of a session, sorted by key.
     fn list(&self, session: &str) -> Vec<SpillInfo>;
+    /// Bytes held by a session.
+    fn session_bytes(&self, session: &str) -> usize {
+        self.list(session).iter().map(|i| i.bytes).sum()
+    }
     /// Removes a blob; returns whether it existed.
     fn delete(&mut self, session: &str, key: &str) -> bool;
+    /// Removes a whole session; returns the bytes freed.
+    fn evict(&mut self, session: &str) -> usize {
+        let mut freed = 0;
+        for info in self.list(session) {
+            if self.delete(session, &info.key) {
+                freed += info.bytes;
+            }
+        }
+        freed
+    }
+    /// Removes what has expired at `now` (seconds, any epoch the host keeps
+    /// consistent); returns the number of sessions removed. Stores without a
+    /// TTL remove nothing.
+    fn sweep(&mut self, _now: u64) -> usize {
+        0
+    }
 }
 
-/// In-memory store bounded per session.
+/// Bounds of a [`MemoryStore`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct StoreLimits {
+    /// Bytes of text kept across all sessions (default 64 MiB). When a put
+    /// does not fit, expired sessions and then least-recently-used other
+    /// sessions are evicted; if it still does not fit, the put is refused.
+    pub max_bytes: usize,
+    /// Bytes of text kept per session (default 16 MiB); a put over it is refused.
+    pub max_session_bytes: usize,
+    /// A session unused for this many seconds is removed by a sweep (default
+    /// 7 days; 0 keeps sessions until evicted).
+    pub ttl_seconds: u64,
+}
+
+impl Default for StoreLimits {
+    fn default() -> Self {
+        Self {
+            max_bytes: 64 << 20,
+            max_session_bytes: 16 << 20,
+            ttl_seconds: 7 * 24 * 3600,
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Blob {
+    text: String,
+    index: Option<LineIndex>,
+    lines: usize,
+}
+
+#[derive(Debug, Default)]
+struct SessionBlobs {
+    blobs: BTreeMap<String, Blob>,
+    bytes: usize,
+    /// Host time of the last use (see [`MemoryStore::set_now`]).
+    used_at: u64,
+    /// Order of the last use, for LRU eviction.
+    used_seq: u64,
+}
+
+/// In-memory store bounded by total and per-session bytes, with LRU session
+/// eviction and a TTL sweep against a host-given clock.
+///
+/// The store has no clock of its own: [`MemoryStore::set_now`] (or
+/// [`SpillStore::sweep`]) tells it the time, and every use of a session
+/// stamps it with the latest time given.
 #[derive(Debug, Default)]
 pub struct MemoryStore {
-    sessions: BTreeMap<String, BTreeMap<String, String>>,
+    sessions: BTreeMap<String, SessionBlobs>,
+    limits: StoreLimits,
+    bytes: usize,
+    now: u64,
+    seq: u64,
 }
 
 impl MemoryStore {
-    /// An empty store.
+    /// An empty store with the default [`StoreLimits`].
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty store with the given limits.
+    pub fn with_limits(limits: StoreLimits) -> Self {
+        Self {
+            limits,
+            ..Self::default()
+        }
+    }
+
+    /// The limits in force.
+    pub fn limits(&self) -> StoreLimits {
+        self.limits
+    }
+
+    /// Bytes held across all sessions.
+    pub fn total_bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Names of the sessions held, sorted.
+    pub fn sessions(&self) -> Vec<String> {
+        self.sessions.keys().cloned().collect()
+    }
+
+    /// Tells the store the current host time (seconds); it never goes back.
+    pub fn set_now(&mut self, now: u64) {
+        self.now = self.now.max(now);
+    }
+
+    fn touch(&mut self, session: &str) -> Option<&mut SessionBlobs> {
+        self.seq += 1;
+        let (now, seq) = (self.now, self.seq);
+        let s = self.sessions.get_mut(session)?;
+        s.used_at = now;
+        s.used_seq = seq;
+        Some(s)
+    }
+
+    fn blob(&mut self, session: &str, key: &str) -> Result<&mut Blob> {
+        validate_name("key", key)?;
+        self.touch(session)
+            .and_then(|s| s.blobs.get_mut(key))
+            .ok_or_else(|| not_found(key))
+    }
+
+    fn remove_session(&mut self, session: &str) -> usize {
+        let freed = self.sessions.remove(session).map_or(0, |s| s.bytes);
+        self.bytes -= freed;
+        freed
+    }
+
+    /// Frees room for `needed` more bytes without touching `keep`: expired
+    /// sessions first, then least-recently-used ones.
+    fn make_room(&mut self, keep: &str, needed: usize) {
+        if self.bytes + needed <= self.limits.max_bytes {
+            return;
+        }
+        self.sweep(self.now);
+        while self.bytes + needed > self.limits.max_bytes {
+            let victim = self
+                .sessions
+                .iter()
+                .filter(|(name, _)| name.as_str() != keep)
+                .min_by_key(|(_, s)| s.used_seq)
+                .map(|(name, _)| name.clone());
+            match victim {
+                Some(name) => {
+                    self.remove_session(&name);
+                }
+                None => break,
+            }
+        }
     }
 }
 
@@ -52,45 +248,173 @@ fn not_found(key: &str) -> Error {
     )
 }
 
+fn refused(key: &str, message: String) -> Error {
+    Error::new(ErrorCode::StoreRefused, key, message)
+}
+
+/// `1536` → `"1.5 KiB"`, for refusal messages.
+pub(crate) fn human_bytes(bytes: usize) -> String {
+    const UNITS: [&str; 4] = ["bytes", "KiB", "MiB", "GiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} bytes")
+    } else {
+        format!("{value:.1} {}", UNITS.get(unit).unwrap_or(&"GiB"))
+    }
+}
+
 impl SpillStore for MemoryStore {
     fn put(&mut self, session: &str, key: &str, text: &str) -> Result<()> {
         validate_name("session", session)?;
         validate_name("key", key)?;
-        self.sessions
-            .entry(session.to_string())
-            .or_default()
-            .entry(key.to_string())
-            .or_insert_with(|| text.to_string());
+        if let Some(existing) = self.touch(session).and_then(|s| s.blobs.get(key)) {
+            return if existing.text == text {
+                Ok(())
+            } else {
+                Err(refused(
+                    key,
+                    "another text is already stored under this key".into(),
+                ))
+            };
+        }
+        let held = self.sessions.get(session).map_or(0, |s| s.bytes);
+        if held + text.len() > self.limits.max_session_bytes {
+            return Err(refused(
+                key,
+                format!(
+                    "the session's spill quota is full ({} held + {} new > {} per session)",
+                    human_bytes(held),
+                    human_bytes(text.len()),
+                    human_bytes(self.limits.max_session_bytes)
+                ),
+            ));
+        }
+        if u32::try_from(text.len()).is_err() || text.len() > self.limits.max_bytes {
+            return Err(refused(
+                key,
+                format!(
+                    "{} is more than the store holds ({})",
+                    human_bytes(text.len()),
+                    human_bytes(self.limits.max_bytes)
+                ),
+            ));
+        }
+        self.make_room(session, text.len());
+        if self.bytes + text.len() > self.limits.max_bytes {
+            return Err(refused(
+                key,
+                format!(
+                    "the store is full ({} held by this session, {} in all)",
+                    human_bytes(held),
+                    human_bytes(self.bytes)
+                ),
+            ));
+        }
+        self.seq += 1;
+        let (now, seq) = (self.now, self.seq);
+        let s = self.sessions.entry(session.to_string()).or_default();
+        s.used_at = now;
+        s.used_seq = seq;
+        s.bytes += text.len();
+        s.blobs.insert(
+            key.to_string(),
+            Blob {
+                text: text.to_string(),
+                index: None,
+                lines: super::lines::count(text),
+            },
+        );
+        self.bytes += text.len();
         Ok(())
     }
 
     fn get(&mut self, session: &str, key: &str) -> Result<String> {
-        validate_name("key", key)?;
+        Ok(self.blob(session, key)?.text.clone())
+    }
+
+    fn contains(&self, session: &str, key: &str) -> bool {
         self.sessions
             .get(session)
-            .and_then(|s| s.get(key))
-            .cloned()
-            .ok_or_else(|| not_found(key))
+            .is_some_and(|s| s.blobs.contains_key(key))
+    }
+
+    fn read(&mut self, session: &str, key: &str, offset: usize, limit: usize) -> Result<Page> {
+        let Blob { text, index, .. } = self.blob(session, key)?;
+        Ok(index
+            .get_or_insert_with(|| LineIndex::new(text))
+            .page(text, offset, limit))
+    }
+
+    fn grep(
+        &mut self,
+        session: &str,
+        key: &str,
+        pattern: &Pattern,
+        options: &GrepOptions,
+    ) -> Result<GrepResult> {
+        let Blob { text, index, .. } = self.blob(session, key)?;
+        let index = index.get_or_insert_with(|| LineIndex::new(text));
+        Ok(grep::grep(text, index, pattern, options))
     }
 
     fn list(&self, session: &str) -> Vec<SpillInfo> {
         self.sessions
             .get(session)
             .map(|s| {
-                s.iter()
+                s.blobs
+                    .iter()
                     .map(|(k, v)| SpillInfo {
                         key: k.clone(),
-                        bytes: v.len(),
-                        lines: v.lines().count(),
+                        bytes: v.text.len(),
+                        lines: v.lines,
                     })
                     .collect()
             })
             .unwrap_or_default()
     }
 
+    fn session_bytes(&self, session: &str) -> usize {
+        self.sessions.get(session).map_or(0, |s| s.bytes)
+    }
+
     fn delete(&mut self, session: &str, key: &str) -> bool {
-        self.sessions
-            .get_mut(session)
-            .is_some_and(|s| s.remove(key).is_some())
+        let Some(s) = self.sessions.get_mut(session) else {
+            return false;
+        };
+        let Some(blob) = s.blobs.remove(key) else {
+            return false;
+        };
+        s.bytes -= blob.text.len();
+        self.bytes -= blob.text.len();
+        if s.blobs.is_empty() {
+            self.sessions.remove(session);
+        }
+        true
+    }
+
+    fn evict(&mut self, session: &str) -> usize {
+        self.remove_session(session)
+    }
+
+    fn sweep(&mut self, now: u64) -> usize {
+        self.set_now(now);
+        if self.limits.ttl_seconds == 0 {
+            return 0;
+        }
+        let expired: Vec<String> = self
+            .sessions
+            .iter()
+            .filter(|(_, s)| s.used_at.saturating_add(self.limits.ttl_seconds) <= self.now)
+            .map(|(name, _)| name.clone())
+            .collect();
+        for name in &expired {
+            self.remove_session(name);
+        }
+        expired.len()
     }
 }

@@ -2,7 +2,11 @@
 //! Values cross as JSON text; errors become `Error` objects with `name =
 //! "TraceLiteError"`, a stable `code` and the offending `path`.
 
+mod spill;
+
 use wasm_bindgen::prelude::*;
+
+mod compact;
 
 use crate::config::Config;
 use crate::error::{Error, ErrorCode};

@@ -1,0 +1,403 @@
+//! The default summarizer: deterministic and extractive, no LLM. Goal from
+//! the task; progress from edits and test runs; key facts from error lines,
+//! failed commands, files and symbols; decisions and next steps from the
+//! assistant's own sentences. Tool outputs are reduced to head/tail/error
+//! lines first. Every fact cites the `spill://` pointer of its original.
+
+use std::collections::BTreeMap;
+
+use super::activity::Outcome;
+use super::summary::Summary;
+use super::text::{clip, is_error_line, one_line, reduce_output, sentences};
+use super::trigger::StepActivity;
+use crate::model::{Message, PartKind, Role};
+
+/// Longest goal excerpt, in bytes.
+const GOAL_BYTES: usize = 1_500;
+
+/// The compacted range handed to a summarizer.
+#[derive(Debug, Clone, Copy)]
+pub struct Range<'a> {
+    /// The compacted messages.
+    pub messages: &'a [Message],
+    /// Index of the first of them in the conversation.
+    pub first: usize,
+    /// Pointer to each message's original, parallel to `messages`.
+    pub pointers: &'a [String],
+    /// Pointer to the index of all originals of the range.
+    pub index_pointer: &'a str,
+    /// Steps whose call lies in the range (absolute message indices).
+    pub steps: &'a [StepActivity],
+}
+
+impl Range<'_> {
+    fn pointer(&self, message: usize) -> &str {
+        message
+            .checked_sub(self.first)
+            .and_then(|i| self.pointers.get(i))
+            .map_or(self.index_pointer, String::as_str)
+    }
+
+    fn message(&self, message: usize) -> Option<&Message> {
+        message
+            .checked_sub(self.first)
+            .and_then(|i| self.messages.get(i))
+    }
+}
+
+/// The full text of a message as kept in the spill store: a role line, then
+/// each part (tool calls with their arguments, tool results with their text).
+pub fn transcript(message: &Message) -> String {
+    let role = match message.role {
+        Role::System => "system",
+        Role::Developer => "developer",
+        Role::User => "user",
+        Role::Assistant => "assistant",
+        Role::Tool => "tool",
+    };
+    let mut out = format!("[{role}]");
+    for part in &message.parts {
+        out.push('\n');
+        match &part.kind {
+            PartKind::Text { text } => out.push_str(text),
+            PartKind::ToolCall(c) => {
+                out.push_str(&format!("[tool call {} {}] {}", c.id, c.name, c.arguments));
+            }
+            PartKind::ToolResult(r) => {
+                out.push_str(&format!("[tool result {}]\n{}", r.call_id, r.text()));
+            }
+            PartKind::Image(i) => out.push_str(&format!("[image {}]", i.media_type)),
+            PartKind::Other { value } => out.push_str(&value.to_string()),
+        }
+    }
+    out
+}
+
+/// Summarizes `range` extractively.
+pub fn summarize(range: &Range<'_>) -> Summary {
+    let mut s = Summary::default();
+    s.sections[0] = goal(range);
+    s.sections[1] = progress(range);
+    s.sections[2] = key_facts(range);
+    s.sections[3] = decisions(range);
+    s.sections[4] = next_steps(range);
+    s
+}
+
+fn goal(range: &Range<'_>) -> Vec<String> {
+    let task = range
+        .messages
+        .iter()
+        .enumerate()
+        .find(|(_, m)| m.role == Role::User && !m.text_content().trim().is_empty());
+    let Some((i, m)) = task else {
+        return vec![
+            "- (no task message in the compacted range; see the messages kept below)".into(),
+        ];
+    };
+    let text = m.text_content();
+    let excerpt = clip(text.trim(), GOAL_BYTES);
+    let mut lines: Vec<String> = excerpt
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| format!("> {}", l.trim_end()))
+        .collect();
+    lines.push(format!(
+        "- Full task ({} bytes): {}",
+        text.len(),
+        range.pointer(range.first + i)
+    ));
+    lines
+}
+
+fn progress(range: &Range<'_>) -> Vec<String> {
+    let steps = range.steps;
+    let edits: usize = steps.iter().map(|s| s.activity.edits.len()).sum();
+    let checks: Vec<&StepActivity> = steps
+        .iter()
+        .filter(|s| s.activity.check.is_some())
+        .collect();
+    let count = |o: Outcome| {
+        checks
+            .iter()
+            .filter(|s| s.activity.check.as_ref().is_some_and(|c| c.outcome == o))
+            .count()
+    };
+    let mut out = vec![format!(
+        "- {} earlier messages compacted: {} tool calls, {} file edits, {} test/run commands ({} passed, {} failed). {}",
+        range.messages.len(),
+        steps.len(),
+        edits,
+        checks.len(),
+        count(Outcome::Passed),
+        count(Outcome::Failed),
+        range.index_pointer
+    )];
+    // Edited paths, most recent last, with the number of edits.
+    let mut by_path: Vec<(String, usize, usize)> = Vec::new();
+    for s in steps {
+        for p in &s.activity.edits {
+            match by_path.iter_mut().find(|(q, _, _)| q == p) {
+                Some(e) => {
+                    e.1 += 1;
+                    e.2 = s.call_message;
+                }
+                None => by_path.push((p.clone(), 1, s.call_message)),
+            }
+        }
+    }
+    by_path.sort_by_key(|e| e.2);
+    let skip = by_path.len().saturating_sub(15);
+    if skip > 0 {
+        out.push(format!(
+            "- {skip} more files edited earlier: {}",
+            range.index_pointer
+        ));
+    }
+    for (path, n, at) in by_path.iter().skip(skip) {
+        let times = if *n == 1 {
+            String::new()
+        } else {
+            format!(" ({n} edits)")
+        };
+        out.push(format!("- Edited `{path}`{times} {}", range.pointer(*at)));
+    }
+    let skip = checks.len().saturating_sub(8);
+    for s in checks.iter().skip(skip) {
+        let Some(c) = &s.activity.check else { continue };
+        let exit = s
+            .activity
+            .exit_code
+            .map_or(String::new(), |e| format!(" (exit {e})"));
+        let at = s.result_message.unwrap_or(s.call_message);
+        out.push(format!(
+            "- Ran `{}` → {}{exit} {}",
+            one_line(&c.command, 160),
+            c.outcome.as_str(),
+            range.pointer(at)
+        ));
+    }
+    out
+}
+
+fn key_facts(range: &Range<'_>) -> Vec<String> {
+    let mut out = Vec::new();
+    // Error lines of tool outputs (reduced to head/tail/error lines first).
+    let mut errors: Vec<(String, usize)> = Vec::new();
+    for s in range.steps {
+        let Some(at) = s.result_message else { continue };
+        let Some(m) = range.message(at) else { continue };
+        let text: String = m
+            .parts
+            .iter()
+            .filter_map(|p| match &p.kind {
+                PartKind::ToolResult(r) => Some(r.text()),
+                PartKind::Text { text } => Some(text.clone()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let reduced = reduce_output(&text, 5, 5, 5);
+        for line in reduced.lines().filter(|l| is_error_line(l)) {
+            let t = line.trim();
+            if t.starts_with("Traceback") {
+                continue;
+            }
+            let t = one_line(t, 200);
+            errors.retain(|(e, _)| *e != t);
+            errors.push((t, at));
+        }
+    }
+    let skip = errors.len().saturating_sub(10);
+    for (line, at) in errors.iter().skip(skip) {
+        out.push(format!("- Error: `{line}` {}", range.pointer(*at)));
+    }
+    // Failed commands that were not test runs.
+    let failed: Vec<&StepActivity> = range
+        .steps
+        .iter()
+        .filter(|s| s.activity.check.is_none() && s.activity.exit_code.is_some_and(|e| e != 0))
+        .collect();
+    for s in failed.iter().skip(failed.len().saturating_sub(6)) {
+        out.push(format!(
+            "- `{}` exited with {} {}",
+            one_line(&s.activity.command, 160),
+            s.activity.exit_code.unwrap_or_default(),
+            range.pointer(s.result_message.unwrap_or(s.call_message))
+        ));
+    }
+    // Files read.
+    let mut files: Vec<&str> = Vec::new();
+    for s in range.steps {
+        if let Some(v) = &s.activity.viewed {
+            if !files.contains(&v.as_str()) {
+                files.push(v);
+            }
+        }
+    }
+    if !files.is_empty() {
+        let shown: Vec<String> = files
+            .iter()
+            .rev()
+            .take(20)
+            .rev()
+            .map(|f| format!("`{f}`"))
+            .collect();
+        out.push(format!(
+            "- Files read: {} {}",
+            shown.join(", "),
+            range.index_pointer
+        ));
+    }
+    // Symbols the assistant talked about (`backticked` identifiers), most frequent first.
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for m in range.messages.iter().filter(|m| m.role == Role::Assistant) {
+        for sym in backticked(&m.text_content()) {
+            *counts.entry(sym).or_default() += 1;
+        }
+    }
+    let mut ranked: Vec<(String, usize)> = counts.into_iter().collect();
+    ranked.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    if !ranked.is_empty() {
+        let names: Vec<String> = ranked
+            .iter()
+            .take(12)
+            .map(|(s, _)| format!("`{s}`"))
+            .collect();
+        out.push(format!(
+            "- Symbols discussed: {} {}",
+            names.join(", "),
+            range.index_pointer
+        ));
+    }
+    if out.is_empty() {
+        out.push(format!(
+            "- No errors or failed commands in the compacted range {}",
+            range.index_pointer
+        ));
+    }
+    out
+}
+
+/// Identifier-like `backticked` spans (paths, names, dotted names; ≤ 60 bytes).
+fn backticked(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, piece) in text.split('`').enumerate() {
+        let ok = i % 2 == 1
+            && (2..=60).contains(&piece.len())
+            && piece.chars().all(|c| {
+                c.is_alphanumeric() || matches!(c, '_' | '.' | '/' | ':' | '-' | '(' | ')')
+            })
+            && piece
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_alphabetic() || c == '_' || c == '/');
+        if ok {
+            out.push(piece.to_string());
+        }
+    }
+    out
+}
+
+const DECISION_CUES: &[&str] = &[
+    "i'll ",
+    "i will ",
+    "let's ",
+    "i need to ",
+    "we need to ",
+    "decided",
+    "instead",
+    "the fix ",
+    "the issue is",
+    "the problem is",
+    "root cause",
+    "approach",
+    "i should ",
+    "the solution",
+];
+
+const NEXT_CUES: &[&str] = &[
+    "next", "now ", "then ", "need to", "should ", "will ", "let me", "let's", "going to",
+];
+
+fn assistant_sentences(range: &Range<'_>) -> Vec<(String, usize)> {
+    let mut out = Vec::new();
+    for (i, m) in range.messages.iter().enumerate() {
+        if m.role != Role::Assistant {
+            continue;
+        }
+        let text = m.text_content();
+        let mut in_fence = false;
+        for line in text.lines() {
+            if line.trim_start().starts_with("```") {
+                in_fence = !in_fence;
+                continue;
+            }
+            if in_fence {
+                continue;
+            }
+            let line = line.trim().trim_start_matches("THOUGHT:").trim();
+            for s in sentences(line) {
+                if s.len() >= 12 && s.chars().next().is_some_and(char::is_alphabetic) {
+                    out.push((s.to_string(), range.first + i));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn decisions(range: &Range<'_>) -> Vec<String> {
+    let mut found: Vec<(String, usize)> = Vec::new();
+    for (s, at) in assistant_sentences(range) {
+        let l = s.to_ascii_lowercase();
+        if DECISION_CUES.iter().any(|c| l.contains(c)) {
+            let s = one_line(&s, 240);
+            found.retain(|(x, _)| *x != s);
+            found.push((s, at));
+        }
+    }
+    let skip = found.len().saturating_sub(8);
+    let out: Vec<String> = found
+        .iter()
+        .skip(skip)
+        .map(|(s, at)| format!("- {s} {}", range.pointer(*at)))
+        .collect();
+    if out.is_empty() {
+        return vec![format!(
+            "- No explicit decisions stated in the compacted range {}",
+            range.index_pointer
+        )];
+    }
+    out
+}
+
+fn next_steps(range: &Range<'_>) -> Vec<String> {
+    let all = assistant_sentences(range);
+    let Some(last_at) = all.last().map(|(_, at)| *at) else {
+        return vec!["- Continue from the messages kept below.".into()];
+    };
+    let recent: Vec<&(String, usize)> = all.iter().filter(|(_, at)| *at == last_at).collect();
+    let mut out: Vec<String> = recent
+        .iter()
+        .filter(|(s, _)| {
+            let l = s.to_ascii_lowercase();
+            NEXT_CUES.iter().any(|c| l.contains(c))
+        })
+        .map(|(s, at)| format!("- {} {}", one_line(s, 240), range.pointer(*at)))
+        .collect();
+    if out.len() > 3 {
+        out.drain(..out.len() - 3);
+    }
+    if out.is_empty() {
+        if let Some((s, at)) = recent.last() {
+            out.push(format!(
+                "- Last stated: {} {}",
+                one_line(s, 240),
+                range.pointer(*at)
+            ));
+        }
+    }
+    out.push("- Continue from the messages kept below.".into());
+    out
+}

@@ -1,0 +1,196 @@
+//! The five-section summary: Goal · Progress · Key facts · Decisions · Next
+//! steps. Rendering, parsing (also of an LLM's free-form markdown), validation
+//! and merging with a previous summary.
+
+/// First characters of every summary message.
+pub const SUMMARY_MARK: &str = "[TraceLite summary";
+
+/// The section names, in order.
+pub const SECTIONS: [&str; 5] = ["Goal", "Progress", "Key facts", "Decisions", "Next steps"];
+
+/// Most lines kept per section when merging (the newest win; older ones stay
+/// readable in the previous summary's spilled original).
+pub const MAX_LINES: usize = 40;
+
+/// A summary: for each of [`SECTIONS`], its body lines.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Body lines of Goal, Progress, Key facts, Decisions, Next steps.
+    pub sections: [Vec<String>; 5],
+}
+
+impl Summary {
+    /// Renders the summary message: `header` on the first line, then each
+    /// section as a `## Name` heading followed by its lines.
+    pub fn render(&self, header: &str) -> String {
+        let mut out = String::from(header);
+        for (name, lines) in SECTIONS.iter().zip(&self.sections) {
+            out.push_str("\n## ");
+            out.push_str(name);
+            for line in lines {
+                out.push('\n');
+                out.push_str(line);
+            }
+        }
+        out
+    }
+
+    /// Parses a summary from markdown-ish text: headings may be `## Goal`,
+    /// `**Goal**`, `Goal:` (with the body on the same line) or `1. Goal`.
+    /// Errors name what is missing, empty or repeated.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let mut sections: [Option<Vec<String>>; 5] = Default::default();
+        let mut current: Option<usize> = None;
+        for line in text.lines() {
+            if let Some((k, inline)) = heading(line) {
+                if sections[k].is_some() {
+                    return Err(format!("section \"{}\" appears twice", SECTIONS[k]));
+                }
+                let mut body = Vec::new();
+                if !inline.is_empty() {
+                    body.push(inline.to_string());
+                }
+                sections[k] = Some(body);
+                current = Some(k);
+                continue;
+            }
+            if let Some(body) = current.and_then(|k| sections[k].as_mut()) {
+                let l = line.trim_end();
+                if !l.trim().is_empty() {
+                    body.push(l.to_string());
+                }
+            }
+        }
+        let mut missing = Vec::new();
+        let mut empty = Vec::new();
+        for (k, s) in sections.iter().enumerate() {
+            match s {
+                None => missing.push(SECTIONS[k]),
+                Some(b) if b.is_empty() => empty.push(SECTIONS[k]),
+                _ => {}
+            }
+        }
+        if !missing.is_empty() || !empty.is_empty() {
+            let mut msg = String::new();
+            if !missing.is_empty() {
+                msg.push_str(&format!("missing section(s): {}", missing.join(", ")));
+            }
+            if !empty.is_empty() {
+                if !msg.is_empty() {
+                    msg.push_str("; ");
+                }
+                msg.push_str(&format!("empty section(s): {}", empty.join(", ")));
+            }
+            return Err(msg);
+        }
+        Ok(Self {
+            sections: sections.map(Option::unwrap_or_default),
+        })
+    }
+
+    /// Merges a newer summary into this one: the goal stays (unless empty),
+    /// progress, key facts and decisions are appended without duplicates
+    /// (keeping the newest [`MAX_LINES`]), next steps are replaced.
+    pub fn merge(&self, newer: &Summary) -> Summary {
+        let mut out = self.clone();
+        if out.sections[0].is_empty() {
+            out.sections[0] = newer.sections[0].clone();
+        }
+        for k in 1..4 {
+            for line in &newer.sections[k] {
+                if !out.sections[k].contains(line) {
+                    out.sections[k].push(line.clone());
+                }
+            }
+            let len = out.sections[k].len();
+            if len > MAX_LINES {
+                out.sections[k].drain(..len - MAX_LINES);
+            }
+        }
+        if !newer.sections[4].is_empty() {
+            out.sections[4] = newer.sections[4].clone();
+        }
+        out
+    }
+}
+
+/// If `line` is a section heading: the section index and any text after it.
+fn heading(line: &str) -> Option<(usize, &str)> {
+    let t = line
+        .trim()
+        .trim_start_matches(['#', '*', '_', ' '])
+        .trim_start_matches(|c: char| c.is_ascii_digit())
+        .trim_start_matches(['.', ')', ' ']);
+    for (k, name) in SECTIONS.iter().enumerate() {
+        let Some(head) = t.get(..name.len()) else {
+            continue;
+        };
+        if !head.eq_ignore_ascii_case(name) {
+            continue;
+        }
+        let rest = t.get(name.len()..).unwrap_or("");
+        let rest = rest.trim_start_matches(['*', '_']);
+        if rest.trim().is_empty() {
+            return Some((k, ""));
+        }
+        if let Some(after) = rest.strip_prefix(':') {
+            let after = after.trim_start_matches(['*', '_']).trim();
+            return Some((k, after));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Summary {
+        Summary {
+            sections: [
+                vec!["Fix the bug".into()],
+                vec!["- edited a.py".into()],
+                vec!["- ValueError: x".into()],
+                vec!["- use a set".into()],
+                vec!["- run tests".into()],
+            ],
+        }
+    }
+
+    #[test]
+    fn render_parse_round_trip() {
+        let s = sample();
+        let text = s.render("[TraceLite summary of 4 earlier messages]");
+        assert_eq!(Summary::parse(&text), Ok(s));
+    }
+
+    #[test]
+    fn parses_llm_styles_and_rejects_malformed() {
+        let text = "Here you go.\n**Goal:** fix it\n\n**Progress**\nedited\n# Key Facts\n- a\n1. Decisions\n- b\nNext steps: test";
+        let s = Summary::parse(text).unwrap();
+        assert_eq!(s.sections[0], vec!["fix it"]);
+        assert_eq!(s.sections[4], vec!["test"]);
+        let e = Summary::parse("## Goal\nx\n## Progress\n\n## Key facts\ny").unwrap_err();
+        assert!(
+            e.contains("missing section(s): Decisions, Next steps"),
+            "{e}"
+        );
+        assert!(e.contains("empty section(s): Progress"), "{e}");
+        assert!(Summary::parse("## Goal\na\n## Goal\nb")
+            .unwrap_err()
+            .contains("twice"));
+    }
+
+    #[test]
+    fn merge_appends_and_replaces_next_steps() {
+        let old = sample();
+        let mut new = sample();
+        new.sections[0] = vec!["other goal".into()];
+        new.sections[1].push("- edited b.py".into());
+        new.sections[4] = vec!["- ship".into()];
+        let m = old.merge(&new);
+        assert_eq!(m.sections[0], vec!["Fix the bug"]);
+        assert_eq!(m.sections[1], vec!["- edited a.py", "- edited b.py"]);
+        assert_eq!(m.sections[4], vec!["- ship"]);
+    }
+}

@@ -1,0 +1,217 @@
+//! Small text tools shared by the compaction modules: char-safe truncation,
+//! sentence splitting, head/tail/error reduction of tool outputs.
+
+/// `text` cut to at most `max` bytes at a char boundary, preferring the last
+/// line break (or space) in the second half; `…` marks a cut.
+pub fn clip(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut end = max;
+    while end > 0 && !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let head = text.get(..end).unwrap_or("");
+    let soft = head
+        .rfind('\n')
+        .filter(|&i| i >= end / 2)
+        .or_else(|| head.rfind(' ').filter(|&i| i >= end / 2))
+        .unwrap_or(end);
+    let mut out = head.get(..soft).unwrap_or(head).trim_end().to_string();
+    out.push('…');
+    out
+}
+
+/// One line, whitespace collapsed, clipped to `max` bytes.
+pub fn one_line(text: &str, max: usize) -> String {
+    let joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    clip(&joined, max)
+}
+
+/// Sentences of a text: split at line breaks and after `.`, `!` or `?`
+/// followed by a space. Empty pieces are dropped; pieces are trimmed.
+pub fn sentences(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let bytes = line.as_bytes();
+        let mut start = 0;
+        let mut i = 0;
+        while i + 1 < bytes.len() {
+            if matches!(bytes[i], b'.' | b'!' | b'?') && bytes[i + 1] == b' ' {
+                if let Some(s) = line.get(start..=i) {
+                    push_trimmed(&mut out, s);
+                }
+                start = i + 1;
+            }
+            i += 1;
+        }
+        if let Some(s) = line.get(start..) {
+            push_trimmed(&mut out, s);
+        }
+    }
+    out
+}
+
+fn push_trimmed<'a>(out: &mut Vec<&'a str>, s: &'a str) {
+    let t = s.trim();
+    if !t.is_empty() {
+        out.push(t);
+    }
+}
+
+/// Whether `needle` (lowercase ASCII phrase) occurs in `hay` at word boundaries,
+/// ignoring ASCII case.
+pub fn contains_phrase(hay: &str, needle: &str) -> bool {
+    let needle = needle.trim();
+    if needle.is_empty() {
+        return false;
+    }
+    let h = hay.as_bytes();
+    let n = needle.as_bytes();
+    if n.len() > h.len() {
+        return false;
+    }
+    let is_word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    (0..=h.len() - n.len()).any(|i| {
+        h.get(i..i + n.len())
+            .is_some_and(|w| w.eq_ignore_ascii_case(n))
+            && (i == 0 || !is_word(h[i - 1]) || !is_word(n[0]))
+            && h.get(i + n.len())
+                .map_or(true, |&b| !is_word(b) || !is_word(n[n.len() - 1]))
+    })
+}
+
+/// Whether a line of tool output reports an error (traceback, exception,
+/// failed test, compiler error).
+pub fn is_error_line(line: &str) -> bool {
+    let t = line.trim();
+    if t.is_empty() || t.len() > 2_000 {
+        return false;
+    }
+    if t.starts_with("Traceback (most recent call last)")
+        || t.starts_with("FAILED")
+        || t.starts_with("ERROR")
+        || t.starts_with("error:")
+        || t.starts_with("error[")
+        || t.starts_with("E  ")
+        || t.starts_with("panicked at")
+    {
+        return true;
+    }
+    // `SomeError: message`, `pkg.mod.SomeException: message`.
+    let head = t.split(':').next().unwrap_or("");
+    head.len() < t.len()
+        && !head.contains(' ')
+        && (head.ends_with("Error") || head.ends_with("Exception"))
+}
+
+/// A tool output reduced to its first `head` lines, its last `tail` lines and
+/// up to `errors` error lines in between, with a count of what was left out.
+pub fn reduce_output(text: &str, head: usize, tail: usize, errors: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    if lines.len() <= head + tail + errors {
+        return lines
+            .iter()
+            .map(|l| clip(l, 300))
+            .collect::<Vec<_>>()
+            .join("\n");
+    }
+    let mut out: Vec<String> = lines.iter().take(head).map(|l| clip(l, 300)).collect();
+    let middle_end = lines.len() - tail;
+    let found: Vec<&str> = lines
+        .get(head..middle_end)
+        .unwrap_or(&[])
+        .iter()
+        .copied()
+        .filter(|l| is_error_line(l))
+        .collect();
+    let shown: Vec<&str> = found.iter().rev().take(errors).rev().copied().collect();
+    let omitted = middle_end - head - shown.len();
+    out.push(format!("[… {omitted} lines omitted …]"));
+    out.extend(shown.iter().map(|l| clip(l, 300)));
+    out.extend(
+        lines
+            .get(middle_end..)
+            .unwrap_or(&[])
+            .iter()
+            .map(|l| clip(l, 300)),
+    );
+    out.join("\n")
+}
+
+/// 64-bit FNV-1a, fed incrementally.
+#[derive(Debug, Clone, Copy)]
+pub struct Fnv(pub u64);
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Self(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv {
+    /// Feeds bytes.
+    pub fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 ^= u64::from(*b);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clip_is_char_safe_and_marks_cuts() {
+        assert_eq!(clip("short", 10), "short");
+        let s = "ééééééé";
+        let c = clip(s, 5);
+        assert!(c.ends_with('…'));
+        assert!(c.len() <= 5 + '…'.len_utf8());
+    }
+
+    #[test]
+    fn phrases_match_at_word_boundaries() {
+        assert!(contains_phrase("You MUST not", "must"));
+        assert!(contains_phrase("Do not edit tests", "do not"));
+        assert!(!contains_phrase("mustard", "must"));
+        assert!(contains_phrase("don't touch", "don't"));
+        assert!(!contains_phrase("commonly", "only"));
+    }
+
+    #[test]
+    fn sentences_split_at_stops() {
+        assert_eq!(
+            sentences("One thing. Two things! x\nthree"),
+            vec!["One thing.", "Two things!", "x", "three"]
+        );
+    }
+
+    #[test]
+    fn reduce_keeps_head_tail_and_errors() {
+        let mut text = String::new();
+        for i in 0..100 {
+            text.push_str(&format!("line {i}\n"));
+            if i == 50 {
+                text.push_str("ValueError: bad value\n");
+            }
+        }
+        let r = reduce_output(&text, 3, 3, 2);
+        assert!(r.contains("line 0") && r.contains("line 99"));
+        assert!(r.contains("ValueError: bad value"));
+        assert!(!r.contains("line 40"));
+        assert!(r.contains("lines omitted"));
+    }
+
+    #[test]
+    fn error_lines() {
+        assert!(is_error_line(
+            "django.db.utils.OperationalError: no such table"
+        ));
+        assert!(is_error_line("Traceback (most recent call last):"));
+        assert!(!is_error_line("An Error occurred somewhere: maybe"));
+        assert!(!is_error_line("hello"));
+    }
+}

@@ -1,0 +1,161 @@
+//! When to compact: the token threshold (never closer to the budget than one
+//! capped tool result), stage boundaries (a successful test or run after an
+//! edit, or the host saying so) and hysteresis.
+
+use super::activity::{classify, Activity, Outcome};
+use crate::config::Config;
+use crate::model::{Conversation, Role};
+
+/// One agent step of a conversation with what it did.
+#[derive(Debug, Clone)]
+pub struct StepActivity {
+    /// Message holding the call.
+    pub call_message: usize,
+    /// Message holding the result, if any.
+    pub result_message: Option<usize>,
+    /// What the step did.
+    pub activity: Activity,
+}
+
+/// Every tool call of `conv` with its classified activity, in call order.
+pub fn step_activities(conv: &Conversation, config: &Config) -> Vec<StepActivity> {
+    conv.steps()
+        .into_iter()
+        .map(|s| StepActivity {
+            call_message: s.call_at.message,
+            result_message: s.result_at.map(|r| r.message),
+            activity: classify(s.call, s.result, &config.phase.edit_tools),
+        })
+        .collect()
+}
+
+/// Indices (into `steps`) of the steps that close a stage: a test or run that
+/// passed after an edit (since the previous boundary) of a file that is not a
+/// script the agent runs itself — editing `repro.py` and running it is not
+/// progress; editing `lib.py` and then running `repro.py` cleanly is.
+pub fn stage_boundaries(steps: &[StepActivity]) -> Vec<usize> {
+    let base = |p: &str| p.rsplit('/').next().unwrap_or(p).to_string();
+    let mut out = Vec::new();
+    let mut pending: Vec<String> = Vec::new();
+    let mut scripts: Vec<String> = Vec::new();
+    for (i, step) in steps.iter().enumerate() {
+        let a = &step.activity;
+        for e in &a.edits {
+            let b = base(e);
+            if !b.is_empty() && !pending.contains(&b) {
+                pending.push(b);
+            }
+        }
+        let Some(check) = &a.check else { continue };
+        // Files a check names are the agent's own scripts, not the work.
+        for word in check
+            .command
+            .split(|c: char| c.is_whitespace() || c == ';' || c == '&')
+        {
+            let b = base(word);
+            if b.contains('.') && !scripts.contains(&b) {
+                scripts.push(b);
+            }
+        }
+        pending.retain(|p| !scripts.contains(p));
+        if check.outcome == Outcome::Passed && !pending.is_empty() {
+            out.push(i);
+            pending.clear();
+        }
+    }
+    out
+}
+
+/// The two token limits of the threshold trigger.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Compaction is considered above this many tokens.
+    pub threshold: u64,
+    /// Above this, the next capped tool result could overflow the budget:
+    /// hysteresis and the planner are overridden.
+    pub forced: u64,
+}
+
+impl Limits {
+    /// Limits for `config`: threshold = min(`compact.threshold`, budget − cap),
+    /// forced = budget − cap.
+    pub fn of(config: &Config) -> Self {
+        let forced = config.budget.saturating_sub(config.result_cap());
+        Self {
+            threshold: config.compact.threshold.min(forced),
+            forced,
+        }
+    }
+}
+
+/// Assistant turns after message `after` (the turns since the last summary).
+pub fn turns_after(conv: &Conversation, after: usize) -> usize {
+    conv.messages
+        .iter()
+        .skip(after + 1)
+        .filter(|m| m.role == Role::Assistant)
+        .count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compact::activity::{Check, CheckKind};
+
+    fn step(edits: &[&str], check: Option<(&str, Outcome)>) -> StepActivity {
+        StepActivity {
+            call_message: 0,
+            result_message: None,
+            activity: Activity {
+                edits: edits.iter().map(|s| s.to_string()).collect(),
+                check: check.map(|(c, o)| Check {
+                    kind: CheckKind::Test,
+                    command: c.into(),
+                    outcome: o,
+                }),
+                ..Activity::default()
+            },
+        }
+    }
+
+    #[test]
+    fn boundary_needs_an_edit_then_a_passing_check() {
+        let steps = vec![
+            step(&[], Some(("pytest", Outcome::Passed))),
+            step(&["repro.py"], Some(("python repro.py", Outcome::Passed))),
+            step(&["src/lib.py"], None),
+            step(&[], Some(("python repro.py", Outcome::Failed))),
+            step(&[], Some(("python repro.py", Outcome::Passed))),
+            step(&[], Some(("pytest", Outcome::Passed))),
+            step(&["src/lib.py"], None),
+            step(&[], Some(("pytest", Outcome::Passed))),
+            // A script run earlier is scratch: editing it again is no progress.
+            step(&["repro.py"], None),
+            step(&[], Some(("pytest tests", Outcome::Passed))),
+        ];
+        assert_eq!(stage_boundaries(&steps), vec![4, 7]);
+    }
+
+    #[test]
+    fn limits_keep_one_cap_from_the_budget() {
+        let c = Config::default();
+        assert_eq!(
+            Limits::of(&c),
+            Limits {
+                threshold: 96_000,
+                forced: 96_000
+            }
+        );
+        let c = Config {
+            budget: 200_000,
+            ..Config::default()
+        };
+        assert_eq!(
+            Limits::of(&c),
+            Limits {
+                threshold: 100_000,
+                forced: 150_000
+            }
+        );
+    }
+}

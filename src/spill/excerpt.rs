@@ -1,0 +1,441 @@
+//! [`Excerpt`]: what the model sees of a tool result over the cap — a header
+//! with exact figures and the pointer, the head and tail lines, and the error
+//! lines of the hidden middle.
+
+use super::grep::Pattern;
+use super::lines::{ceil_suffix, floor_prefix, LineIndex};
+use crate::error::Result;
+
+/// Longest error line quoted in the hidden-middle listing, in bytes.
+const ERROR_LINE_BYTES: usize = 200;
+
+/// Where the full text went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Kept {
+    /// Stored: the `spill://` pointer.
+    Pointer(String),
+    /// The store refused it: the reason.
+    Refused(String),
+}
+
+/// A shown line, possibly cut by characters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShownLine<'t> {
+    /// 1-based line number.
+    pub number: usize,
+    /// Shown start of the line (all of it when not cut).
+    pub start: &'t str,
+    /// Bytes of the line not shown (0 when whole).
+    pub hidden_bytes: usize,
+    /// Shown end of the line, after the hidden bytes (empty unless cut).
+    pub end: &'t str,
+}
+
+/// A hidden line carrying an error signal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrorLine<'t> {
+    /// 1-based line number.
+    pub number: usize,
+    /// The line (cut to 200 bytes).
+    pub text: &'t str,
+}
+
+/// The head/tail excerpt of a text over the cap.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Excerpt<'t> {
+    /// Lines in the full text.
+    pub total_lines: usize,
+    /// Bytes in the full text.
+    pub total_bytes: usize,
+    /// Shown lines from the start.
+    pub head: Vec<ShownLine<'t>>,
+    /// Shown lines at the end (always holds the last line).
+    pub tail: Vec<ShownLine<'t>>,
+    /// Lines between head and tail, not shown.
+    pub hidden_lines: usize,
+    /// Bytes of those lines.
+    pub hidden_bytes: usize,
+    /// Hidden lines with error signals, in order (at most `max_error_lines`).
+    pub errors: Vec<ErrorLine<'t>>,
+    /// How many hidden lines carry error signals in all.
+    pub error_total: usize,
+}
+
+/// Error-signal patterns compiled once per call.
+#[derive(Debug, Clone)]
+pub struct ErrorSignals {
+    patterns: Vec<Pattern>,
+    max_lines: usize,
+}
+
+impl ErrorSignals {
+    /// Compiles the configured patterns (small regex dialect).
+    pub fn new(patterns: &[String], max_lines: usize) -> Result<Self> {
+        let patterns = patterns
+            .iter()
+            .map(|p| Pattern::new(p, false, false))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Self {
+            patterns,
+            max_lines,
+        })
+    }
+
+    /// 0-based lines in `from..to` that match any pattern, in order.
+    pub fn scan(&self, text: &str, index: &LineIndex, from: usize, to: usize) -> Vec<usize> {
+        if from >= to || self.patterns.is_empty() {
+            return Vec::new();
+        }
+        let mut hits: Vec<usize> = Vec::new();
+        for p in &self.patterns {
+            p.for_each_line(text, index, from, to, |line| {
+                hits.push(line);
+                true
+            });
+        }
+        hits.sort_unstable();
+        hits.dedup();
+        hits
+    }
+}
+
+/// Prices text in tokens (the host's counter).
+pub type Count<'a> = dyn Fn(&str) -> Result<u64> + 'a;
+
+/// Budgets in tokens for the parts of an excerpt.
+struct Budget {
+    head: u64,
+    tail: u64,
+}
+
+impl<'t> Excerpt<'t> {
+    /// Builds the excerpt of `text` and its rendering (with `kept` in the
+    /// header) so that the rendering costs at most `cap` tokens: `head_share`
+    /// of the room for lines goes to the head, the rest to the tail; lines
+    /// longer than their side's room are cut by characters.
+    pub fn build(
+        text: &'t str,
+        cap: u64,
+        head_share: f64,
+        signals: &ErrorSignals,
+        count: &Count<'_>,
+        kept: &Kept,
+    ) -> Result<(Self, String)> {
+        let index = LineIndex::new(text);
+        let probe = Self {
+            total_lines: index.len(),
+            total_bytes: text.len(),
+            head: Vec::new(),
+            tail: Vec::new(),
+            hidden_lines: index.len(),
+            hidden_bytes: text.len(),
+            errors: Vec::new(),
+            error_total: 0,
+        };
+        // Room for the header and the gap marker.
+        let frame = count(&probe.render(kept))?;
+        let mut room = cap.saturating_sub(frame + 8).max(64);
+        // Lines priced one by one can add up to less than their sum priced
+        // at once: shrink the room by the overshoot until the whole fits.
+        for _ in 0..4 {
+            let plan = Self::plan(text, &index, room, head_share, signals, count)?;
+            let rendered = plan.render(kept);
+            let tokens = count(&rendered)?;
+            if tokens <= cap || room <= 64 {
+                return Ok((plan, rendered));
+            }
+            room = room.saturating_sub(tokens - cap + cap / 200 + 1).max(64);
+        }
+        let plan = Self::plan(text, &index, room, head_share, signals, count)?;
+        let rendered = plan.render(kept);
+        Ok((plan, rendered))
+    }
+
+    fn plan(
+        text: &'t str,
+        index: &LineIndex,
+        room: u64,
+        head_share: f64,
+        signals: &ErrorSignals,
+        count: &Count<'_>,
+    ) -> Result<Self> {
+        let split = |room: u64| {
+            // The tail keeps at least a tenth: the last line is always shown.
+            let head = ((room as f64 * head_share).round() as u64).min(room - room / 10);
+            Budget {
+                head,
+                tail: room.saturating_sub(head),
+            }
+        };
+        let mut plan = Self::lay_out(text, index, split(room), count)?;
+        let (from, to) = plan.hidden_range();
+        let mut hits = signals.scan(text, index, from, to);
+        if !hits.is_empty() {
+            // Make room for the error listing, then lay out again; the middle
+            // usually only grows, so only the newly hidden lines are scanned.
+            let listing: String = hits
+                .iter()
+                .take(signals.max_lines)
+                .map(|&i| error_text(text, index, i))
+                .collect();
+            let reserve = count(&listing)? + 12 * hits.len().min(signals.max_lines) as u64;
+            plan = Self::lay_out(
+                text,
+                index,
+                split(room.saturating_sub(reserve).max(32)),
+                count,
+            )?;
+            let (from2, to2) = plan.hidden_range();
+            hits = if from2 <= from && to2 >= to {
+                let mut all = signals.scan(text, index, from2, from);
+                all.extend(hits);
+                all.extend(signals.scan(text, index, to, to2));
+                all
+            } else {
+                signals.scan(text, index, from2, to2)
+            };
+        }
+        plan.error_total = hits.len();
+        plan.errors = hits
+            .into_iter()
+            .take(signals.max_lines)
+            .map(|i| ErrorLine {
+                number: i + 1,
+                text: error_text(text, index, i),
+            })
+            .collect();
+        Ok(plan)
+    }
+
+    /// 0-based range of the hidden lines.
+    fn hidden_range(&self) -> (usize, usize) {
+        (self.head.len(), self.head.len() + self.hidden_lines)
+    }
+
+    fn lay_out(
+        text: &'t str,
+        index: &LineIndex,
+        budget: Budget,
+        count: &Count<'_>,
+    ) -> Result<Self> {
+        let total = index.len();
+        let mut tail: Vec<ShownLine<'t>> = Vec::new();
+        let mut head: Vec<ShownLine<'t>> = Vec::new();
+        if total == 1 {
+            // One line: show its start and its end.
+            let line = index.line(text, 0);
+            let start = fit_prefix(line, budget.head, count)?;
+            let end = fit_suffix(line.get(start.len()..).unwrap_or(""), budget.tail, count)?;
+            tail.push(ShownLine {
+                number: 1,
+                start,
+                hidden_bytes: line.len() - start.len() - end.len(),
+                end,
+            });
+        } else if total > 1 {
+            let mut left = budget.tail;
+            for i in (1..total).rev() {
+                let line = index.line(text, i);
+                let cost = count(line)?;
+                if cost <= left {
+                    left -= cost;
+                    tail.push(whole(i, line));
+                } else {
+                    if tail.is_empty() {
+                        // The last line is always shown: its end, if not all of it.
+                        let end = fit_suffix(line, left, count)?;
+                        tail.push(ShownLine {
+                            number: i + 1,
+                            start: "",
+                            hidden_bytes: line.len() - end.len(),
+                            end,
+                        });
+                        left = 0;
+                    }
+                    break;
+                }
+            }
+            tail.reverse();
+            let first_tail = total - tail.len();
+            let mut left = budget.head + left;
+            for i in 0..first_tail {
+                let line = index.line(text, i);
+                let cost = count(line)?;
+                if cost <= left {
+                    left -= cost;
+                    head.push(whole(i, line));
+                } else {
+                    if i == 0 && left > 0 {
+                        let start = fit_prefix(line, left, count)?;
+                        if !start.is_empty() {
+                            head.push(ShownLine {
+                                number: 1,
+                                start,
+                                hidden_bytes: line.len() - start.len(),
+                                end: "",
+                            });
+                        }
+                    }
+                    break;
+                }
+            }
+        }
+        let hidden_from = head.len();
+        let hidden_to = total - tail.len();
+        Ok(Self {
+            total_lines: total,
+            total_bytes: text.len(),
+            hidden_lines: hidden_to - hidden_from,
+            hidden_bytes: index.span(hidden_from, hidden_to).len(),
+            head,
+            tail,
+            errors: Vec::new(),
+            error_total: 0,
+        })
+    }
+
+    /// Lines shown, in whole or in part.
+    pub fn shown_lines(&self) -> usize {
+        self.head.len() + self.tail.len()
+    }
+
+    /// The text the model sees instead of the full output.
+    pub fn render(&self, kept: &Kept) -> String {
+        let mut out = String::with_capacity(256);
+        let lines = |n: usize| if n == 1 { "line" } else { "lines" };
+        out.push_str(&format!(
+            "[output too long: {} {}, {:.1} KB; showing the first {} and the last {} {}; {} {} hidden]\n",
+            self.total_lines,
+            lines(self.total_lines),
+            self.total_bytes as f64 / 1000.0,
+            self.head.len(),
+            self.tail.len(),
+            lines(self.tail.len()),
+            self.hidden_lines,
+            lines(self.hidden_lines),
+        ));
+        match kept {
+            Kept::Pointer(pointer) => out.push_str(&format!(
+                "[full output: {pointer} — page through it with read_spill (pointer, offset, limit) or search it with grep_spill (pointer, pattern)]\n"
+            )),
+            Kept::Refused(reason) => out.push_str(&format!(
+                "[full output could not be kept: {reason}; only what is shown here remains]\n"
+            )),
+        }
+        for line in &self.head {
+            push_shown(&mut out, line);
+        }
+        if self.hidden_lines > 0 {
+            out.push_str(&format!(
+                "[… {} {} hidden ({}-{}, {:.1} KB) …]\n",
+                self.hidden_lines,
+                lines(self.hidden_lines),
+                self.head.len() + 1,
+                self.head.len() + self.hidden_lines,
+                self.hidden_bytes as f64 / 1000.0,
+            ));
+        }
+        if !self.errors.is_empty() {
+            out.push_str(&format!(
+                "[{} hidden {} with error signals{}:]\n",
+                self.error_total,
+                lines(self.error_total),
+                if self.error_total > self.errors.len() {
+                    format!(", the first {}", self.errors.len())
+                } else {
+                    String::new()
+                }
+            ));
+            for e in &self.errors {
+                out.push_str(&format!("  {}: {}\n", e.number, e.text));
+            }
+        }
+        for line in &self.tail {
+            push_shown(&mut out, line);
+        }
+        if out.ends_with('\n') {
+            out.pop();
+        }
+        out
+    }
+}
+
+fn error_text<'t>(text: &'t str, index: &LineIndex, i: usize) -> &'t str {
+    floor_prefix(index.line_trimmed(text, i).trim(), ERROR_LINE_BYTES)
+}
+
+fn whole(i: usize, line: &str) -> ShownLine<'_> {
+    ShownLine {
+        number: i + 1,
+        start: line,
+        hidden_bytes: 0,
+        end: "",
+    }
+}
+
+fn push_shown(out: &mut String, line: &ShownLine<'_>) {
+    if line.hidden_bytes == 0 {
+        out.push_str(line.start);
+        if !line.start.ends_with('\n') {
+            out.push('\n');
+        }
+        return;
+    }
+    out.push_str(line.start);
+    out.push_str(&format!(
+        "[… {} bytes of line {} hidden …]",
+        line.hidden_bytes, line.number
+    ));
+    out.push_str(line.end);
+    if !line.end.ends_with('\n') {
+        out.push('\n');
+    }
+}
+
+/// The longest prefix of `line` (on a char boundary) costing at most `budget` tokens.
+fn fit_prefix<'t>(line: &'t str, budget: u64, count: &Count<'_>) -> Result<&'t str> {
+    fit(line, budget, count, floor_prefix)
+}
+
+/// The longest suffix of `line` (on a char boundary) costing at most `budget` tokens.
+fn fit_suffix<'t>(line: &'t str, budget: u64, count: &Count<'_>) -> Result<&'t str> {
+    fit(line, budget, count, ceil_suffix)
+}
+
+fn fit<'t>(
+    line: &'t str,
+    budget: u64,
+    count: &Count<'_>,
+    cut: fn(&'t str, usize) -> &'t str,
+) -> Result<&'t str> {
+    if budget == 0 || line.is_empty() {
+        return Ok("");
+    }
+    // Start from ~4 bytes per token and correct by the measured density.
+    let mut bytes = (budget as usize).saturating_mul(4).min(line.len());
+    let mut best = "";
+    for _ in 0..8 {
+        let part = cut(line, bytes);
+        let cost = count(part)?;
+        if cost <= budget {
+            if part.len() > best.len() {
+                best = part;
+            }
+            if part.len() == line.len() || cost * 100 >= budget * 95 {
+                break;
+            }
+            let grown = (part.len() as f64 * budget as f64 / cost.max(1) as f64 * 0.98) as usize;
+            if grown <= part.len() {
+                break;
+            }
+            bytes = grown.min(line.len());
+        } else {
+            let shrunk = (part.len() as f64 * budget as f64 / cost as f64 * 0.95) as usize;
+            bytes = shrunk.min(part.len().saturating_sub(1));
+            if bytes == 0 {
+                break;
+            }
+        }
+    }
+    Ok(best)
+}

@@ -1,0 +1,420 @@
+//! Line search over spilled text: literal patterns and a small regex dialect.
+//!
+//! The dialect is the one of the `regex-lite` crate (chosen for its wasm size;
+//! see `benches/spill.rs`): `.`, classes `[a-z]`, `\d \w \s \b`, repetition
+//! `* + ? {n,m}`, groups, `|`, anchors `^ $`, flags `(?i)`. Matching time is
+//! linear in the text (no catastrophic backtracking). A pattern is matched
+//! against each line without its line end.
+//!
+//! Speed comes from a literal prefilter: a literal pattern, or the literal a
+//! regex must start with, is searched over the whole text with `memchr::memmem`
+//! and only the lines it hits are checked.
+
+use memchr::memmem;
+use serde::Serialize;
+
+use super::lines::{floor_prefix, LineIndex};
+use crate::error::{Error, ErrorCode, Result};
+
+/// Longest pattern accepted, in bytes.
+pub const MAX_PATTERN_BYTES: usize = 1_000;
+
+/// A compiled search pattern.
+#[derive(Debug, Clone)]
+pub struct Pattern {
+    source: String,
+    regex: Option<regex_lite::Regex>,
+    /// The regex in multi-line mode, to find candidate lines in a text without `\r`.
+    scanner: Option<regex_lite::Regex>,
+    /// A literal every matching line contains (the whole pattern when literal).
+    required: Option<memmem::Finder<'static>>,
+}
+
+impl Pattern {
+    /// Compiles `pattern`: searched as is when `literal`, else as a regex of
+    /// the small dialect. `INVALID_PATTERN` when it does not compile.
+    pub fn new(pattern: &str, literal: bool, ignore_case: bool) -> Result<Self> {
+        let bad = |msg: String| Error::new(ErrorCode::InvalidPattern, "pattern", msg);
+        if pattern.is_empty() {
+            return Err(bad("the pattern is empty".into()));
+        }
+        if pattern.len() > MAX_PATTERN_BYTES {
+            return Err(bad(format!(
+                "the pattern is longer than {MAX_PATTERN_BYTES} bytes"
+            )));
+        }
+        if literal && !ignore_case {
+            return Ok(Self {
+                source: pattern.to_string(),
+                regex: None,
+                scanner: None,
+                required: Some(memmem::Finder::new(pattern.as_bytes()).into_owned()),
+            });
+        }
+        let source = if literal {
+            regex_lite::escape(pattern)
+        } else {
+            pattern.to_string()
+        };
+        let build = |multi_line: bool| {
+            regex_lite::RegexBuilder::new(&source)
+                .case_insensitive(ignore_case)
+                .multi_line(multi_line)
+                .nest_limit(32)
+                .size_limit(1 << 20)
+                .build()
+                .map_err(|e| bad(format!("invalid regex: {e}")))
+        };
+        let regex = build(false)?;
+        let required = if ignore_case {
+            None
+        } else {
+            required_literal(pattern).map(|p| memmem::Finder::new(p.as_bytes()).into_owned())
+        };
+        let scanner = if required.is_none() {
+            Some(build(true)?)
+        } else {
+            None
+        };
+        Ok(Self {
+            source: pattern.to_string(),
+            regex: Some(regex),
+            scanner,
+            required,
+        })
+    }
+
+    /// The pattern as given.
+    pub fn as_str(&self) -> &str {
+        &self.source
+    }
+
+    /// Byte range of the first match in `line`.
+    pub fn find(&self, line: &str) -> Option<(usize, usize)> {
+        match &self.regex {
+            Some(re) => re.find(line).map(|m| (m.start(), m.end())),
+            None => {
+                let finder = self.required.as_ref()?;
+                finder
+                    .find(line.as_bytes())
+                    .map(|at| (at, at + finder.needle().len()))
+            }
+        }
+    }
+
+    /// Whether `line` matches.
+    pub fn is_match(&self, line: &str) -> bool {
+        match &self.regex {
+            Some(re) => {
+                // A cheap literal check first: most lines do not match.
+                if let Some(f) = &self.required {
+                    if f.find(line.as_bytes()).is_none() {
+                        return false;
+                    }
+                }
+                re.is_match(line)
+            }
+            None => self.find(line).is_some(),
+        }
+    }
+
+    /// Calls `hit` with each 0-based line in `from..to` that matches, in
+    /// order; stops early when `hit` returns `false`.
+    pub fn for_each_line(
+        &self,
+        text: &str,
+        index: &LineIndex,
+        from: usize,
+        to: usize,
+        mut hit: impl FnMut(usize) -> bool,
+    ) {
+        let to = to.min(index.len());
+        if from >= to {
+            return;
+        }
+        let span = index.span(from, to);
+        let bytes = text.as_bytes();
+        let scanner = self.scanner.as_ref().filter(|_| {
+            // Multi-line mode treats a line end as `\n` only: use it on text without `\r`.
+            bytes
+                .get(span.clone())
+                .is_some_and(|b| memchr::memchr(b'\r', b).is_none())
+        });
+        if self.required.is_none() && scanner.is_none() {
+            for i in from..to {
+                if self.is_match(index.line_trimmed(text, i)) && !hit(i) {
+                    return;
+                }
+            }
+            return;
+        }
+        let mut pos = span.start;
+        while pos < span.end {
+            // The next place a match may be: the literal every match
+            // contains, or else the regex itself run over the whole text
+            // (multi-line mode), each hit then checked against its line.
+            let at = match (&self.required, scanner) {
+                (Some(finder), _) => match bytes.get(pos..span.end).and_then(|r| finder.find(r)) {
+                    Some(at) => pos + at,
+                    None => return,
+                },
+                (None, Some(re)) => match re.find_at(text, pos) {
+                    Some(m) if m.start() < span.end => m.start(),
+                    _ => return,
+                },
+                (None, None) => return,
+            };
+            let line = index.line_of(at);
+            if self.is_match(index.line_trimmed(text, line)) && !hit(line) {
+                return;
+            }
+            pos = index.range(line).end.max(at + 1);
+        }
+    }
+}
+
+/// A literal every match of `pattern` contains: the longest run of plain
+/// characters at the top level of the pattern, when it is at least 2 bytes
+/// long (conservative: `None` with a top-level alternation or inline flags).
+fn required_literal(pattern: &str) -> Option<String> {
+    if pattern.contains("(?") {
+        return None;
+    }
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut runs: Vec<String> = Vec::new();
+    let mut run = String::new();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while let Some(&c) = chars.get(i) {
+        i += 1;
+        match c {
+            '\\' => {
+                runs.push(std::mem::take(&mut run));
+                // `\x{..}`, `\p{..}`, `\u{..}`: skip the braces too.
+                i += 1;
+                if chars.get(i) == Some(&'{') {
+                    while chars.get(i).is_some_and(|&c| c != '}') {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+            }
+            '[' => {
+                runs.push(std::mem::take(&mut run));
+                if chars.get(i) == Some(&'^') {
+                    i += 1;
+                }
+                if chars.get(i) == Some(&']') {
+                    i += 1;
+                }
+                while let Some(&c) = chars.get(i) {
+                    i += 1;
+                    match c {
+                        '\\' => i += 1,
+                        ']' => break,
+                        _ => {}
+                    }
+                }
+            }
+            '(' => {
+                runs.push(std::mem::take(&mut run));
+                depth += 1;
+            }
+            ')' => {
+                runs.push(std::mem::take(&mut run));
+                depth = depth.saturating_sub(1);
+            }
+            '|' if depth == 0 => return None,
+            '*' | '?' | '+' | '{' => {
+                // The quantified character is not required.
+                run.pop();
+                runs.push(std::mem::take(&mut run));
+                if c == '{' {
+                    while chars.get(i).is_some_and(|&c| c != '}') {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+            }
+            '.' | '^' | '$' | '|' => runs.push(std::mem::take(&mut run)),
+            _ if depth == 0 => run.push(c),
+            _ => {}
+        }
+    }
+    runs.push(run);
+    runs.into_iter()
+        .filter(|r| r.len() >= 2)
+        .max_by_key(|r| r.len())
+}
+
+/// Options of [`grep`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GrepOptions {
+    /// Lines of context before and after each match.
+    pub context: usize,
+    /// Most matching lines returned.
+    pub max_matches: usize,
+    /// Matching lines skipped before the first one returned (for paging).
+    pub skip: usize,
+    /// Longest line text returned, in bytes; longer lines are cut around the match.
+    pub max_line_bytes: usize,
+}
+
+impl Default for GrepOptions {
+    fn default() -> Self {
+        Self {
+            context: 2,
+            max_matches: 50,
+            skip: 0,
+            max_line_bytes: 400,
+        }
+    }
+}
+
+/// One line of a [`GrepResult`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GrepLine {
+    /// 1-based line number.
+    pub number: usize,
+    /// Whether the line matches (else it is context).
+    pub is_match: bool,
+    /// The line without its line end; a window of it when longer than `max_line_bytes`.
+    pub text: String,
+    /// Byte offset of `text` within the line (non-zero when the line was cut).
+    pub column: usize,
+    /// Length of the whole line in bytes.
+    pub line_bytes: usize,
+}
+
+/// What [`grep`] found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GrepResult {
+    /// Lines in the text.
+    pub total_lines: usize,
+    /// Matching lines in the whole text.
+    pub total_matches: usize,
+    /// Matching lines skipped (`GrepOptions::skip`).
+    pub skipped: usize,
+    /// Matching lines returned.
+    pub returned: usize,
+    /// Matches and context lines, in order, without duplicates.
+    pub lines: Vec<GrepLine>,
+}
+
+/// Searches `text` line by line.
+pub fn grep(text: &str, index: &LineIndex, pattern: &Pattern, options: &GrepOptions) -> GrepResult {
+    let mut matching = Vec::new();
+    let mut total = 0;
+    let take = options.skip.saturating_add(options.max_matches);
+    pattern.for_each_line(text, index, 0, index.len(), |line| {
+        if total >= options.skip && total < take {
+            matching.push(line);
+        }
+        total += 1;
+        true
+    });
+    let mut lines: Vec<GrepLine> = Vec::new();
+    for (n, &m) in matching.iter().enumerate() {
+        let from = m.saturating_sub(options.context);
+        let from = lines.last().map_or(from, |l| from.max(l.number));
+        let next_match = matching.get(n + 1).copied().unwrap_or(usize::MAX);
+        let to = m
+            .saturating_add(options.context)
+            .saturating_add(1)
+            .min(index.len())
+            .min(next_match);
+        for i in from..to {
+            let line = index.line_trimmed(text, i);
+            let is_match = i == m;
+            let window_at = if is_match {
+                pattern.find(line).map_or(0, |(s, _)| s)
+            } else {
+                0
+            };
+            let (column, shown) = window(line, window_at, options.max_line_bytes);
+            lines.push(GrepLine {
+                number: i + 1,
+                is_match,
+                text: shown.to_string(),
+                column,
+                line_bytes: line.len(),
+            });
+        }
+    }
+    GrepResult {
+        total_lines: index.len(),
+        total_matches: total,
+        skipped: options.skip.min(total),
+        returned: matching.len(),
+        lines,
+    }
+}
+
+/// A window of at most `max` bytes of `line` that shows byte `at` (starting a
+/// little before it); returns its start and text.
+fn window(line: &str, at: usize, max: usize) -> (usize, &str) {
+    if line.len() <= max {
+        return (0, line);
+    }
+    let mut start = at
+        .saturating_sub(max / 4)
+        .min(line.len().saturating_sub(max));
+    while !line.is_char_boundary(start) {
+        start -= 1;
+    }
+    let rest = line.get(start..).unwrap_or("");
+    (start, floor_prefix(rest, max))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn required_literal_is_conservative() {
+        let r = |p: &str| required_literal(p);
+        assert_eq!(r("exit code [1-9]").as_deref(), Some("exit code "));
+        assert_eq!(r("Traceback").as_deref(), Some("Traceback"));
+        assert_eq!(r("ab*c"), None);
+        assert_eq!(r("abc?d").as_deref(), Some("ab"));
+        assert_eq!(r("a|b"), None);
+        assert_eq!(r("(a|b)cd").as_deref(), Some("cd"));
+        assert_eq!(r("(?i)error"), None);
+        assert_eq!(r("^error:").as_deref(), Some("error:"));
+        assert_eq!(r(r"\d+ FAILED$").as_deref(), Some(" FAILED"));
+        assert_eq!(r(r"[]ab]xy{2}z").as_deref(), None);
+        assert_eq!(r(r"[]ab]wxy{2}z").as_deref(), Some("wx"));
+        assert_eq!(r(r"\x{41}bc\.def").as_deref(), Some("def"));
+    }
+
+    #[test]
+    fn finds_lines_with_context_and_paging() {
+        let text = "a\nerror: one\nb\nc\nd\nerror: two\ne\n";
+        let index = LineIndex::new(text);
+        let p = Pattern::new("error: \\w+", false, false).unwrap();
+        let r = grep(text, &index, &p, &GrepOptions::default());
+        assert_eq!(r.total_matches, 2);
+        let numbers: Vec<usize> = r.lines.iter().map(|l| l.number).collect();
+        assert_eq!(numbers, vec![1, 2, 3, 4, 5, 6, 7]);
+        let r = grep(
+            text,
+            &index,
+            &p,
+            &GrepOptions {
+                skip: 1,
+                context: 0,
+                ..GrepOptions::default()
+            },
+        );
+        assert_eq!((r.returned, r.skipped), (1, 1));
+        assert_eq!(r.lines[0].number, 6);
+        assert!(Pattern::new("(", false, false).is_err());
+        let lit = Pattern::new("(", true, false).unwrap();
+        assert!(lit.is_match("f(x)"));
+        let ci = Pattern::new("ERROR", true, true).unwrap();
+        assert!(ci.is_match("an error here"));
+    }
+}

@@ -1,0 +1,80 @@
+//! wasm exports of compaction: pinned constraints, stage ends, and the second
+//! phase of the async summarizer flow (the pending prompt, validating a
+//! summary, adopting it into the compacted request).
+
+use wasm_bindgen::prelude::*;
+
+use super::{to_js, Session};
+use crate::compact;
+use crate::config::Config;
+use crate::error::{Error, ErrorCode};
+use crate::formats;
+
+#[wasm_bindgen]
+impl Session {
+    /// Pins a constraint for `session` (archived word for word at the next
+    /// compaction); returns whether it was new.
+    #[wasm_bindgen(js_name = pinConstraint)]
+    pub fn pin_constraint(&mut self, session: &str, text: &str) -> Result<bool, JsValue> {
+        self.state.compact.pin(session, text).map_err(to_js)
+    }
+
+    /// Constraints pinned for `session`, as JSON text (an array of strings).
+    #[wasm_bindgen(js_name = pinnedConstraints)]
+    pub fn pinned_constraints(&self, session: &str) -> String {
+        serde_json::to_string(self.state.compact.pinned(session)).unwrap_or_else(|_| "[]".into())
+    }
+
+    /// Marks the end of a task stage: the next compress call of `session` is a
+    /// stage boundary (a compaction trigger).
+    #[wasm_bindgen(js_name = finishStage)]
+    pub fn finish_stage(&mut self, session: &str) {
+        self.state.compact.finish_stage(session);
+    }
+
+    /// The summarization prompt of the last compaction of `session` while its
+    /// summary may still be replaced (`undefined` otherwise).
+    #[wasm_bindgen(js_name = pendingSummaryPrompt)]
+    pub fn pending_summary_prompt(&self, session: &str) -> Option<String> {
+        self.state
+            .compact
+            .pending_prompt(session)
+            .map(str::to_string)
+    }
+
+    /// Replaces the extractive summary in `request` (the output of the
+    /// compress call that compacted, JSON text) by `summary`, a host
+    /// summarizer's answer; returns the new request as JSON text. Throws
+    /// `SUMMARIZER_FAILED` when a section is missing or empty or nothing is pending.
+    #[wasm_bindgen(js_name = adoptSummary)]
+    pub fn adopt_summary(
+        &mut self,
+        request: &str,
+        options: &str,
+        summary: &str,
+    ) -> Result<String, JsValue> {
+        let config = Config::from_json_str(options).map_err(to_js)?;
+        let value = crate::json::parse_strict(request, config.limits.max_depth).map_err(to_js)?;
+        let format = match config.format {
+            Some(f) => f,
+            None => formats::detect(&value).map_err(to_js)?,
+        };
+        let mut conv = formats::parse(format, &value).map_err(to_js)?;
+        compact::adopt_summary(&mut conv, &mut self.state.compact, &config, summary)
+            .map_err(to_js)?;
+        serde_json::to_string(&formats::emit(format, &conv)).map_err(|e| {
+            to_js(Error::new(
+                ErrorCode::InvalidRequest,
+                "request",
+                e.to_string(),
+            ))
+        })
+    }
+}
+
+/// `null` when `text` has the five summary sections (Goal, Progress, Key
+/// facts, Decisions, Next steps), each once and non-empty; otherwise what is wrong.
+#[wasm_bindgen(js_name = validateSummary)]
+pub fn validate_summary(text: &str) -> Option<String> {
+    compact::validate_summary(text).err().map(|e| e.message)
+}

@@ -1,0 +1,185 @@
+//! wasm exports of spilling: the store's read/grep/evict/sweep, the agent
+//! tools (`spillTools`, `handleToolCall`) and `spillText`.
+
+use serde::Deserialize;
+use wasm_bindgen::prelude::*;
+
+use super::{to_js, JsCounter, Session};
+use crate::config::Config;
+use crate::error::{Error, ErrorCode};
+use crate::pipeline::SessionState;
+use crate::spill::{
+    self, handle_tool_call, tool_definitions, GrepOptions, MemoryStore, Pattern, SpillStore,
+    StoreLimits, ToolFormat,
+};
+use crate::tokens::{Estimator, TokenCounter};
+
+fn json<T: serde::Serialize>(value: &T) -> Result<String, JsValue> {
+    serde_json::to_string(value)
+        .map_err(|e| to_js(Error::new(ErrorCode::InvalidRequest, "", e.to_string())))
+}
+
+fn parse<T: for<'de> Deserialize<'de> + Default>(text: &str, what: &str) -> Result<T, JsValue> {
+    if text.trim().is_empty() {
+        return Ok(T::default());
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let path = e.path().to_string();
+        let path = if path == "." {
+            what.to_string()
+        } else {
+            format!("{what}.{path}")
+        };
+        to_js(Error::new(
+            ErrorCode::InvalidOption,
+            path,
+            e.into_inner().to_string(),
+        ))
+    })
+}
+
+/// Options of `Session.grep` (JSON, camelCase).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+struct GrepArgs {
+    literal: bool,
+    ignore_case: bool,
+    context: Option<usize>,
+    max_matches: Option<usize>,
+    skip: usize,
+}
+
+#[wasm_bindgen]
+impl Session {
+    /// A new, empty session whose store has the given limits (JSON text:
+    /// `{maxBytes, maxSessionBytes, ttlSeconds}`, each optional).
+    #[wasm_bindgen(js_name = withLimits)]
+    pub fn with_limits(limits: &str) -> Result<Session, JsValue> {
+        let limits: StoreLimits = parse(limits, "limits")?;
+        Ok(Session {
+            store: MemoryStore::with_limits(limits),
+            state: SessionState::default(),
+        })
+    }
+
+    /// Lines `offset+1 ..= offset+limit` of a blob as JSON text
+    /// `{offset, count, totalLines, totalBytes, text}`.
+    pub fn read(
+        &mut self,
+        session: &str,
+        key: &str,
+        offset: usize,
+        limit: usize,
+    ) -> Result<String, JsValue> {
+        json(
+            &self
+                .store
+                .read(session, key, offset, limit)
+                .map_err(to_js)?,
+        )
+    }
+
+    /// Matching lines of a blob as JSON text (see `GrepResult`); `options` is
+    /// JSON text `{literal, ignoreCase, context, maxMatches, skip}`.
+    pub fn grep(
+        &mut self,
+        session: &str,
+        key: &str,
+        pattern: &str,
+        options: &str,
+    ) -> Result<String, JsValue> {
+        let args: GrepArgs = parse(options, "options")?;
+        let pattern = Pattern::new(pattern, args.literal, args.ignore_case).map_err(to_js)?;
+        let defaults = GrepOptions::default();
+        let options = GrepOptions {
+            context: args.context.unwrap_or(defaults.context),
+            max_matches: args.max_matches.unwrap_or(defaults.max_matches),
+            skip: args.skip,
+            ..defaults
+        };
+        json(
+            &self
+                .store
+                .grep(session, key, &pattern, &options)
+                .map_err(to_js)?,
+        )
+    }
+
+    /// Whether a blob exists.
+    pub fn contains(&self, session: &str, key: &str) -> bool {
+        self.store.contains(session, key)
+    }
+
+    /// Removes a whole session; returns the bytes freed.
+    pub fn evict(&mut self, session: &str) -> f64 {
+        self.store.evict(session) as f64
+    }
+
+    /// Tells the store the host time in seconds (it never goes back).
+    #[wasm_bindgen(js_name = setNow)]
+    pub fn set_now(&mut self, now: f64) {
+        self.store.set_now(seconds(now));
+    }
+
+    /// Removes sessions unused for the TTL at `now` (seconds); returns how many.
+    pub fn sweep(&mut self, now: f64) -> u32 {
+        u32::try_from(self.store.sweep(seconds(now))).unwrap_or(u32::MAX)
+    }
+
+    /// Store usage as JSON text `{totalBytes, sessions, limits}`.
+    pub fn usage(&self) -> Result<String, JsValue> {
+        json(&serde_json::json!({
+            "totalBytes": self.store.total_bytes(),
+            "sessions": self.store.sessions(),
+            "limits": self.store.limits(),
+        }))
+    }
+
+    /// Runs a `read_spill` / `grep_spill` call for `session`; `args` is the
+    /// call's arguments as JSON text. Returns JSON text `{text, isError}`.
+    #[wasm_bindgen(js_name = handleToolCall)]
+    pub fn handle_tool_call(
+        &mut self,
+        name: &str,
+        args: &str,
+        session: &str,
+    ) -> Result<String, JsValue> {
+        json(&handle_tool_call(&mut self.store, session, name, args).map_err(to_js)?)
+    }
+
+    /// Caps one text: over the cap of `options` (JSON text, compress settings)
+    /// it is kept under `options.session` and replaced by its excerpt. Returns
+    /// JSON text `{text, spilled, pointer?, refused?, tokensBefore, tokensAfter}`.
+    #[wasm_bindgen(js_name = spillText)]
+    pub fn spill_text(
+        &mut self,
+        text: &str,
+        options: &str,
+        counter: Option<js_sys::Function>,
+    ) -> Result<String, JsValue> {
+        let config = Config::from_json_str(options).map_err(to_js)?;
+        let js_counter = counter.map(JsCounter);
+        let counter: &dyn TokenCounter = match &js_counter {
+            Some(c) => c,
+            None => &Estimator,
+        };
+        json(&spill::spill_text(text, &config, &mut self.store, counter).map_err(to_js)?)
+    }
+}
+
+fn seconds(now: f64) -> u64 {
+    if now.is_finite() && now > 0.0 {
+        now as u64
+    } else {
+        0
+    }
+}
+
+/// Definitions of `read_spill` and `grep_spill` as JSON text, in `format`
+/// (`openai-chat`, `openai-responses` or `anthropic`).
+#[wasm_bindgen(js_name = spillTools)]
+pub fn spill_tools(format: &str) -> Result<String, JsValue> {
+    let format = ToolFormat::parse(format).map_err(to_js)?;
+    Ok(tool_definitions(format).to_string())
+}

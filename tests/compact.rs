@@ -1,0 +1,578 @@
+//! Compaction (stage 5): triggers, stage boundaries on the shared traces, the
+//! constraint archive, the summary, re-application, the host summarizer
+//! hand-off and the no-orphan property on every trajectory.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::collections::HashSet;
+
+use serde_json::{json, Value};
+use tracelite::compact::constraints::ARCHIVE_HEADER;
+use tracelite::compact::summary::SUMMARY_MARK;
+use tracelite::compact::trigger::{stage_boundaries, step_activities};
+use tracelite::compact::{adopt_summary, validate_summary};
+use tracelite::formats::{self, emit, FormatName};
+use tracelite::model::{Conversation, PartKind, Role};
+use tracelite::tokens::Estimator;
+use tracelite::{
+    compress_with, Config, Env, MemoryStore, Output, SessionState, SpillStore, Trajectory,
+};
+
+fn request(conv: &Conversation) -> String {
+    serde_json::to_string(&emit(FormatName::OpenaiChat, conv)).unwrap()
+}
+
+fn run(req: &str, config: &Config, store: &mut MemoryStore, state: &mut SessionState) -> Output {
+    compress_with(
+        req,
+        config,
+        Env {
+            store,
+            counter: &Estimator,
+            state,
+            previous: None,
+        },
+    )
+    .unwrap()
+}
+
+fn config(v: Value) -> Config {
+    Config::from_json(v).unwrap()
+}
+
+fn compact_notes(out: &Output) -> Vec<String> {
+    out.report.stages.last().unwrap().notes.clone()
+}
+
+fn compacted(out: &Output) -> bool {
+    compact_notes(out)
+        .iter()
+        .any(|n| n.starts_with("compacted"))
+}
+
+/// A valid OpenAI chat request: every tool call answered, every tool message
+/// answering a call of the nearest preceding assistant message.
+fn assert_valid(req: &str) {
+    let value: Value = serde_json::from_str(req).unwrap();
+    let conv = formats::parse(FormatName::OpenaiChat, &value).unwrap();
+    let mut calls: HashSet<String> = HashSet::new();
+    let mut results: HashSet<String> = HashSet::new();
+    let mut open: HashSet<String> = HashSet::new();
+    for (i, m) in conv.messages.iter().enumerate() {
+        for p in &m.parts {
+            match &p.kind {
+                PartKind::ToolCall(c) => {
+                    calls.insert(c.id.clone());
+                }
+                PartKind::ToolResult(r) => {
+                    assert!(
+                        open.contains(&r.call_id),
+                        "message {i}: result {} does not follow its call",
+                        r.call_id
+                    );
+                    results.insert(r.call_id.clone());
+                }
+                _ => {}
+            }
+        }
+        if m.role == Role::Assistant {
+            open = m
+                .parts
+                .iter()
+                .filter_map(|p| match &p.kind {
+                    PartKind::ToolCall(c) => Some(c.id.clone()),
+                    _ => None,
+                })
+                .collect();
+        } else if m.role != Role::Tool {
+            open.clear();
+        }
+    }
+    assert_eq!(calls, results, "orphaned tool call or result");
+}
+
+/// A small synthetic trajectory: read, edit `src/calc.py`, a failing test
+/// with a traceback, a fix, a passing test, then `extra` filler steps.
+fn synthetic(extra: usize, filler_bytes: usize) -> Trajectory {
+    let mut steps = vec![
+        json!({"thought": "Let me look at the code.", "tool": "str_replace_editor",
+               "args": {"command": "view", "path": "/repo/src/calc.py"},
+               "observation": "def add(a, b):\n    return a - b\n"}),
+        json!({"thought": "The fix is to use +. I'll edit `add`.", "tool": "str_replace_editor",
+               "args": {"command": "str_replace", "path": "/repo/src/calc.py", "old_str": "a - b", "new_str": "a + c"},
+               "observation": "The file /repo/src/calc.py has been edited."}),
+        json!({"thought": "Now run the tests.", "tool": "execute_bash",
+               "args": {"command": "cd /repo && python -m pytest tests -q"},
+               "observation": format!("{}\nTraceback (most recent call last):\n  File \"/repo/src/calc.py\", line 2, in add\nNameError: name 'c' is not defined\n=== 1 failed in 0.01s ===\n[Command finished with exit code 1]", "x".repeat(filler_bytes))}),
+        json!({"thought": "Typo: I need to use b instead of c.", "tool": "str_replace_editor",
+               "args": {"command": "str_replace", "path": "/repo/src/calc.py", "old_str": "a + c", "new_str": "a + b"},
+               "observation": "The file /repo/src/calc.py has been edited."}),
+        json!({"thought": "Run the tests again.", "tool": "execute_bash",
+               "args": {"command": "cd /repo && python -m pytest tests -q"},
+               "observation": "..\n=== 2 passed in 0.01s ===\n[Command finished with exit code 0]"}),
+    ];
+    for i in 0..extra {
+        steps.push(json!({"thought": format!("Next I will inspect file {i}."), "tool": "execute_bash",
+            "args": {"command": format!("cat /repo/docs/f{i}.txt")},
+            "observation": format!("{}\n[Command finished with exit code 0]", format!("doc line {i} ").repeat(filler_bytes / 12 + 1))}));
+    }
+    let t = json!({
+        "id": "synthetic",
+        "task": "Fix `add` in src/calc.py. Do not modify the tests. You must keep the public API.",
+        "system": "You are a coding agent.",
+        "steps": steps,
+    });
+    Trajectory::from_json(&t.to_string()).unwrap()
+}
+
+#[test]
+fn stage_boundaries_on_real_trajectories() {
+    let files = common::trace_files();
+    if files.is_empty() {
+        eprintln!("no traces: skipped");
+        return;
+    }
+    let config = Config::default();
+    let mut total = 0;
+    let mut with = 0;
+    let mut checks = 0;
+    for file in &files {
+        let t = common::load_trace(file);
+        let conv = t.conversation_at(t.steps.len()).unwrap();
+        let steps = step_activities(&conv, &config);
+        checks += steps.iter().filter(|s| s.activity.check.is_some()).count();
+        let b = stage_boundaries(&steps);
+        for &i in &b {
+            let c = steps[i].activity.check.as_ref().unwrap();
+            assert_eq!(c.outcome, tracelite::compact::activity::Outcome::Passed);
+        }
+        total += b.len();
+        with += usize::from(!b.is_empty());
+        let detail: Vec<String> = b
+            .iter()
+            .map(|&i| {
+                format!(
+                    "{i}:`{}`",
+                    steps[i]
+                        .activity
+                        .check
+                        .as_ref()
+                        .unwrap()
+                        .command
+                        .chars()
+                        .take(60)
+                        .collect::<String>()
+                )
+            })
+            .collect();
+        println!(
+            "{}: {} steps, boundaries at steps {:?}  {}",
+            file.file_name().unwrap().to_string_lossy(),
+            t.steps.len(),
+            b,
+            detail.join(" | ")
+        );
+    }
+    println!(
+        "{total} boundaries in {with}/{} trajectories ({checks} test/run commands)",
+        files.len()
+    );
+    assert!(
+        with * 2 >= files.len(),
+        "boundaries fire in at least half the runs"
+    );
+    assert!(total * 3 < checks, "a boundary is rarer than a check");
+}
+
+#[test]
+fn threshold_hysteresis_and_budget() {
+    let t = synthetic(60, 600);
+    let n = t.steps.len();
+    let cfg = config(
+        json!({"session": "th", "compact": {"threshold": 4000, "planner": false, "minTurns": 5, "keep": 4, "detectStages": false}}),
+    );
+    let mut store = MemoryStore::new();
+    let mut state = SessionState::default();
+    let mut compactions = Vec::new();
+    for step in 0..=n {
+        let out = run(
+            &request(&t.conversation_at(step).unwrap()),
+            &cfg,
+            &mut store,
+            &mut state,
+        );
+        let tokens_in_stage = out.report.stages.last().unwrap().tokens_before;
+        if compacted(&out) {
+            compactions.push(step);
+            assert!(tokens_in_stage > 4000 || out.report.tokens_before > 4000);
+        }
+        if out.report.tokens_before <= 4000 {
+            assert!(!compacted(&out), "under the threshold at step {step}");
+        }
+        assert_valid(&out.request);
+    }
+    assert!(compactions.len() >= 2, "{compactions:?}");
+    for w in compactions.windows(2) {
+        assert!(w[1] - w[0] >= 5, "hysteresis violated: {compactions:?}");
+    }
+    // The budget overrides hysteresis: budget − cap = 6000 with a 2000-token cap.
+    let forced = config(
+        json!({"session": "th2", "budget": 8000, "compact": {"threshold": 4000, "planner": true, "minTurns": 50, "keep": 4, "detectStages": false}}),
+    );
+    let mut state = SessionState::default();
+    let mut count = 0;
+    for step in 0..=n {
+        let out = run(
+            &request(&t.conversation_at(step).unwrap()),
+            &forced,
+            &mut store,
+            &mut state,
+        );
+        if compacted(&out) {
+            count += 1;
+            assert!(
+                compact_notes(&out).iter().any(|n| n.contains("forced")) || count == 1,
+                "{:?}",
+                compact_notes(&out)
+            );
+        }
+    }
+    assert!(count >= 2, "forced compactions ignore minTurns: {count}");
+}
+
+#[test]
+fn off_switch_is_off() {
+    let t = synthetic(30, 600);
+    let conv = t.conversation_at(t.steps.len()).unwrap();
+    let mut store = MemoryStore::new();
+    let mut state = SessionState::default();
+    let on = config(json!({"session": "off", "compact": {"threshold": 2000, "planner": false}}));
+    assert!(compacted(&run(
+        &request(&conv),
+        &on,
+        &mut store,
+        &mut state
+    )));
+    let off = config(
+        json!({"session": "off", "stageBoundary": true, "compact": {"enabled": false, "threshold": 2000}}),
+    );
+    state.compact.finish_stage("off");
+    let out = run(&request(&conv), &off, &mut store, &mut state);
+    assert_eq!(
+        out.request,
+        request(&conv),
+        "no compaction, no re-applied summary"
+    );
+    assert!(out.report.changes.iter().all(|c| c.kind != "summary"));
+}
+
+#[test]
+fn host_boundaries_and_finish_stage() {
+    let t = synthetic(6, 400);
+    let conv = t.conversation_at(t.steps.len()).unwrap();
+    let base = json!({"session": "fs", "compact": {"threshold": 1_000_000, "planner": false, "keep": 4, "minSaving": 0, "detectStages": false}});
+    let cfg = config(base.clone());
+    let mut store = MemoryStore::new();
+    let mut state = SessionState::default();
+    assert!(!compacted(&run(
+        &request(&conv),
+        &cfg,
+        &mut store,
+        &mut state
+    )));
+    state.compact.finish_stage("fs");
+    let out = run(&request(&conv), &cfg, &mut store, &mut state);
+    assert!(compacted(&out), "{:?}", compact_notes(&out));
+    assert!(compact_notes(&out)[0].contains("stage boundary (host)"));
+    // Consumed: the next call re-applies but does not compact again.
+    let again = run(&request(&conv), &cfg, &mut store, &mut state);
+    assert!(!compacted(&again));
+    assert_eq!(again.request, out.request, "re-applied byte for byte");
+    let mut with_option = base;
+    with_option["stageBoundary"] = json!(true);
+    with_option["session"] = json!("fs2");
+    let out = run(
+        &request(&conv),
+        &config(with_option),
+        &mut store,
+        &mut SessionState::default(),
+    );
+    assert!(compacted(&out));
+}
+
+#[test]
+fn detected_stage_boundary_triggers() {
+    // Steps 0-4: view, edit, failing test, fix, passing test → boundary at step 4.
+    let t = synthetic(0, 4000);
+    let cfg = config(
+        json!({"session": "sb", "compact": {"threshold": 1_000_000, "planner": false, "keep": 2, "minSaving": 0}}),
+    );
+    let mut store = MemoryStore::new();
+    let before = run(
+        &request(&t.conversation_at(4).unwrap()),
+        &cfg,
+        &mut store,
+        &mut SessionState::default(),
+    );
+    assert!(!compacted(&before));
+    let out = run(
+        &request(&t.conversation_at(5).unwrap()),
+        &cfg,
+        &mut store,
+        &mut SessionState::default(),
+    );
+    assert!(compacted(&out), "{:?}", compact_notes(&out));
+    assert!(compact_notes(&out)[0].contains("passing check after an edit"));
+    assert_valid(&out.request);
+}
+
+#[test]
+fn summary_keeps_errors_and_edited_paths_with_pointers() {
+    let t = synthetic(8, 3000);
+    let cfg = config(
+        json!({"session": "sum", "compact": {"threshold": 2000, "planner": false, "keep": 4}}),
+    );
+    let mut store = MemoryStore::new();
+    let mut state = SessionState::default();
+    let out = run(
+        &request(&t.conversation_at(t.steps.len()).unwrap()),
+        &cfg,
+        &mut store,
+        &mut state,
+    );
+    assert!(compacted(&out));
+    let msgs = &out.conversation.messages;
+    let archive = msgs[0].text_content();
+    let summary = msgs[1].text_content();
+    assert!(archive.starts_with(ARCHIVE_HEADER));
+    assert!(archive.contains("- Do not modify the tests."), "{archive}");
+    assert!(
+        archive.contains("- You must keep the public API."),
+        "{archive}"
+    );
+    assert!(summary.starts_with(SUMMARY_MARK));
+    let parsed = validate_summary(summary.split_once('\n').unwrap().1).unwrap();
+    assert!(parsed.sections.iter().all(|s| !s.is_empty()));
+    assert!(
+        summary.contains("NameError: name 'c' is not defined"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("`/repo/src/calc.py` (2 edits)"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("→ failed (exit 1)") && summary.contains("→ passed (exit 0)"),
+        "{summary}"
+    );
+    // Every fact line cites a pointer that resolves to its original.
+    let mut resolved = 0;
+    for line in summary
+        .lines()
+        .filter(|l| l.starts_with("- ") && !l.contains("Continue from"))
+    {
+        let ptr = line
+            .split_whitespace()
+            .find(|w| w.starts_with("spill://"))
+            .unwrap_or_else(|| panic!("no pointer: {line}"));
+        let (session, key) = ptr.trim_start_matches("spill://").split_once('/').unwrap();
+        let original = store.get(session, key).unwrap();
+        if line.contains("NameError") {
+            assert!(original.contains("NameError: name 'c' is not defined"));
+        }
+        resolved += 1;
+    }
+    assert!(resolved >= 6);
+    // Every compacted message is recoverable through the index.
+    let index_ptr = out
+        .report
+        .changes
+        .iter()
+        .find(|c| c.kind == "summary")
+        .unwrap()
+        .pointer
+        .clone()
+        .unwrap();
+    let index = store
+        .get("sum", index_ptr.rsplit('/').next().unwrap())
+        .unwrap();
+    assert!(index.lines().filter(|l| l.starts_with("message ")).count() >= 10);
+}
+
+/// Feeds each output back as the history (the host keeps the compacted
+/// conversation), so later compactions merge the previous summary.
+#[test]
+fn constraints_byte_identical_after_three_compactions() {
+    let t = synthetic(40, 800);
+    let cfg = config(
+        json!({"session": "arch", "compact": {"threshold": 3000, "planner": false, "keep": 4, "minTurns": 2, "pinned": ["Never push to main."]}}),
+    );
+    let mut store = MemoryStore::new();
+    let mut state = SessionState::default();
+    state.compact.pin("arch", "Keep commits small.").unwrap();
+    let mut history = t.conversation_at(0).unwrap();
+    let mut archives = Vec::new();
+    let mut summaries = Vec::new();
+    for step in 0..t.steps.len() {
+        let next = t.conversation_at(step + 1).unwrap();
+        let prev = t.conversation_at(step).unwrap();
+        history
+            .messages
+            .extend(next.messages[prev.messages.len()..].iter().cloned());
+        let out = run(&request(&history), &cfg, &mut store, &mut state);
+        assert_valid(&out.request);
+        if compacted(&out) {
+            archives.push(out.conversation.messages[0].text_content());
+            summaries.push(out.conversation.messages[1].text_content());
+        }
+        history = out.conversation;
+    }
+    assert!(archives.len() >= 3, "{} compactions", archives.len());
+    assert!(
+        archives.iter().all(|a| a == &archives[0]),
+        "archive changed"
+    );
+    assert!(
+        archives[0].contains("- Never push to main.")
+            && archives[0].contains("- Keep commits small.")
+    );
+    // The goal survives every merge; progress accumulates instead of being re-summarized.
+    let last = validate_summary(summaries.last().unwrap().split_once('\n').unwrap().1).unwrap();
+    assert!(
+        last.sections[0]
+            .iter()
+            .any(|l| l.contains("Fix `add` in src/calc.py")),
+        "{:?}",
+        last.sections[0]
+    );
+    assert!(summaries.last().unwrap().contains("NameError"));
+    assert_eq!(summaries.last().unwrap().matches("## Goal").count(), 1);
+}
+
+#[test]
+fn host_summary_is_validated_and_adopted() {
+    let t = synthetic(12, 1500);
+    let cfg = config(
+        json!({"session": "llm", "compact": {"threshold": 2000, "planner": false, "keep": 4}}),
+    );
+    let mut store = MemoryStore::new();
+    let mut state = SessionState::default();
+    let req = request(&t.conversation_at(t.steps.len()).unwrap());
+    let out = run(&req, &cfg, &mut store, &mut state);
+    assert!(compacted(&out));
+    let prompt = state.compact.pending_prompt("llm").unwrap().to_string();
+    for s in [
+        "## Goal",
+        "## Progress",
+        "## Key facts",
+        "## Decisions",
+        "## Next steps",
+        "spill://llm/",
+        "<constraints>",
+        "Do not modify the tests.",
+    ] {
+        assert!(prompt.contains(s), "prompt lacks {s}");
+    }
+    let mut conv = out.conversation.clone();
+    let bad = adopt_summary(
+        &mut conv,
+        &mut state.compact,
+        &cfg,
+        "## Goal\nx\n## Progress\ny",
+    )
+    .unwrap_err();
+    assert_eq!(bad.code, tracelite::ErrorCode::SummarizerFailed);
+    assert!(bad.message.contains("Key facts"));
+    let good = "## Goal\nFix add.\n## Progress\nEdited calc.py.\n## Key facts\nNameError fixed.\n## Decisions\nUse +.\n## Next steps\nSubmit.";
+    adopt_summary(&mut conv, &mut state.compact, &cfg, good).unwrap();
+    let text = conv.messages[1].text_content();
+    assert!(text.starts_with(SUMMARY_MARK) && text.contains("Use +."));
+    assert!(state.compact.pending_prompt("llm").is_none());
+    // Later calls re-apply the adopted summary.
+    let again = run(&req, &cfg, &mut store, &mut state);
+    assert_eq!(again.conversation.messages[1].text_content(), text);
+    assert!(
+        adopt_summary(&mut conv, &mut state.compact, &cfg, good).is_err(),
+        "nothing pending any more"
+    );
+}
+
+#[test]
+fn planner_explains_its_decision() {
+    let t = synthetic(30, 2000);
+    let conv = t.conversation_at(t.steps.len()).unwrap();
+    let mut store = MemoryStore::new();
+    // Long horizon: compaction pays.
+    let pays = config(
+        json!({"session": "pl", "budget": 1_000_000, "compact": {"threshold": 5000, "horizon": 20, "keep": 4}}),
+    );
+    let out = run(
+        &request(&conv),
+        &pays,
+        &mut store,
+        &mut SessionState::default(),
+    );
+    let notes = compact_notes(&out);
+    assert!(
+        compacted(&out) && notes[0].contains("planner:") && notes[0].contains("compact now"),
+        "{notes:?}"
+    );
+    // One turn ahead with cheap cache reads and costly writes: waiting is cheaper.
+    let waits = config(
+        json!({"session": "pl", "budget": 1_000_000, "compact": {"threshold": 5000, "horizon": 1, "keep": 4, "prices": {"input": 3, "cachedInput": 0.03, "cacheWrite": 6}}}),
+    );
+    let out = run(
+        &request(&conv),
+        &waits,
+        &mut store,
+        &mut SessionState::default(),
+    );
+    let notes = compact_notes(&out);
+    assert!(
+        !compacted(&out) && notes[0].starts_with("not compacting") && notes[0].contains("wait"),
+        "{notes:?}"
+    );
+}
+
+/// Every shared trajectory, pseudo-random steps and `keep` values: after
+/// compaction no tool call is separated from its result and the request is valid.
+#[test]
+fn no_orphans_on_every_trajectory_and_random_cuts() {
+    let files = common::trace_files();
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n.max(1) as u64) as usize
+    };
+    let mut compactions = 0;
+    for file in &files {
+        let t = common::load_trace(file);
+        let mut store = MemoryStore::new();
+        for _ in 0..3 {
+            let step = 1 + next(t.steps.len());
+            let keep = 1 + next(9);
+            let cfg = config(
+                json!({"session": "prop", "compact": {"threshold": 1500, "planner": false, "keep": keep, "minSaving": 0}}),
+            );
+            let conv = t.conversation_at(step).unwrap();
+            let out = run(
+                &request(&conv),
+                &cfg,
+                &mut store,
+                &mut SessionState::default(),
+            );
+            assert_valid(&out.request);
+            if compacted(&out) {
+                compactions += 1;
+                // The kept tail is verbatim: its last message equals the input's.
+                assert_eq!(out.conversation.messages.last(), conv.messages.last());
+            }
+        }
+    }
+    if !files.is_empty() {
+        assert!(compactions > files.len(), "{compactions} compactions");
+    }
+}

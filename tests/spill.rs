@@ -1,0 +1,487 @@
+//! Spilling: the stage on requests, the bounded store (quotas, LRU, TTL),
+//! isolation and traversal attempts, refusals, determinism and the agent tools.
+#![allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
+
+use serde_json::{json, Value};
+use tracelite::spill::{
+    self, handle_tool_call, tool_definitions, GrepOptions, Pattern, StoreLimits, ToolFormat,
+};
+use tracelite::{compress, Config, ErrorCode, MemoryStore, SpillStore};
+
+/// A request whose single tool result is `output`.
+fn request(output: &str) -> String {
+    json!({
+        "model": "m",
+        "messages": [
+            {"role": "user", "content": "run the tests"},
+            {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{\"command\":\"pytest\"}"}}
+            ]},
+            {"role": "tool", "content": output, "tool_call_id": "c1"},
+        ]
+    })
+    .to_string()
+}
+
+/// A test log of `n` lines with a traceback in the middle.
+fn log(n: usize) -> String {
+    let mut out = String::new();
+    for i in 1..=n {
+        if i == n / 2 {
+            out.push_str("Traceback (most recent call last):\n");
+        } else if i == n / 2 + 3 {
+            out.push_str("ValueError: boom\n");
+        } else {
+            out.push_str(&format!(
+                "line {i}: collected item test_{i} passed in 0.{i:03}s\n"
+            ));
+        }
+    }
+    out.push_str("== 1 failed, 2 passed ==");
+    out
+}
+
+fn config(budget: u64) -> Config {
+    Config::from_json(json!({"budget": budget, "session": "s1"})).unwrap()
+}
+
+fn tool_text(out: &str) -> String {
+    let v: Value = serde_json::from_str(out).unwrap();
+    v["messages"][2]["content"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn over_the_cap_becomes_an_excerpt_with_a_pointer_and_error_lines() {
+    let text = log(20_000);
+    let mut store = MemoryStore::new();
+    let cfg = config(16_000);
+    let out = compress(&request(&text), &cfg, &mut store).unwrap();
+    let excerpt = tool_text(&out.request);
+    let key = spill::content_key("tool", &text);
+    let pointer = format!("spill://s1/{key}");
+    assert!(excerpt.contains(&pointer), "{excerpt}");
+    assert!(excerpt.contains("read_spill") && excerpt.contains("grep_spill"));
+    assert!(excerpt.starts_with("[output too long: 20001 lines, "));
+    // The error lines of the hidden middle are listed with their numbers.
+    assert!(
+        excerpt.contains("  10000: Traceback (most recent call last):"),
+        "{excerpt}"
+    );
+    assert!(excerpt.contains("  10003: ValueError: boom"));
+    // The last line is shown and ends the output.
+    assert!(excerpt.ends_with("== 1 failed, 2 passed =="));
+    assert!(excerpt.contains("\nline 1: collected"));
+    let cap = cfg.result_cap();
+    let tokens = tracelite::tokens::estimate(&excerpt);
+    assert!(tokens <= cap, "{tokens} > {cap}");
+    assert!(tokens >= cap * 8 / 10, "{tokens} uses too little of {cap}");
+    assert_eq!(store.get("s1", &key).unwrap(), text);
+    assert_eq!(out.report.spills.len(), 1);
+    assert_eq!(out.report.spills[0].pointer, pointer);
+    assert_eq!(out.report.spills[0].lines, 20_001);
+    let change = &out.report.changes[0];
+    assert_eq!((change.kind.as_str(), change.message), ("excerpt", 2));
+    assert_eq!(change.pointer.as_deref(), Some(pointer.as_str()));
+    assert!(out.report.tokens_after < out.report.tokens_before / 5);
+}
+
+#[test]
+fn under_the_cap_nothing_changes_and_the_cap_scales_with_the_budget() {
+    let text = log(1_500);
+    let mut store = MemoryStore::new();
+    let big = compress(&request(&text), &config(1_000_000), &mut store).unwrap();
+    assert_eq!(big.request, request(&text));
+    assert!(store.list("s1").is_empty());
+    let small = compress(&request(&text), &config(16_000), &mut store).unwrap();
+    assert_ne!(small.request, request(&text));
+    assert_eq!(store.list("s1").len(), 1);
+}
+
+#[test]
+fn compressing_twice_is_deterministic_and_stores_nothing_new() {
+    let text = log(8_000);
+    let mut a = MemoryStore::new();
+    let mut b = MemoryStore::new();
+    let first = compress(&request(&text), &config(16_000), &mut a).unwrap();
+    let again = compress(&request(&text), &config(16_000), &mut a).unwrap();
+    let other = compress(&request(&text), &config(16_000), &mut b).unwrap();
+    assert_eq!(first.request, again.request);
+    assert_eq!(first.request, other.request);
+    assert!(
+        again.report.spills.is_empty(),
+        "the same history stores nothing new"
+    );
+    assert_eq!(a.list("s1").len(), 1);
+    // Compressing the output again changes nothing.
+    let twice = compress(&first.request, &config(16_000), &mut a).unwrap();
+    assert_eq!(twice.request, first.request);
+}
+
+#[test]
+fn a_refused_blob_says_so_instead_of_pointing_to_nothing() {
+    let text = log(20_000);
+    let mut store = MemoryStore::with_limits(StoreLimits {
+        max_session_bytes: 1_000,
+        ..StoreLimits::default()
+    });
+    let out = compress(&request(&text), &config(16_000), &mut store).unwrap();
+    let excerpt = tool_text(&out.request);
+    assert!(
+        excerpt.contains("[full output could not be kept: the session's spill quota is full"),
+        "{excerpt}"
+    );
+    assert!(!excerpt.contains("spill://"));
+    assert!(out.report.spills.is_empty());
+    assert!(out.report.changes[0].pointer.is_none());
+    // The per-call limit refuses the same way.
+    let mut store = MemoryStore::new();
+    let cfg = Config::from_json(json!({
+        "budget": 16000, "session": "s1", "limits": {"maxSpillBytesPerSession": 100}
+    }))
+    .unwrap();
+    let excerpt = tool_text(&compress(&request(&text), &cfg, &mut store).unwrap().request);
+    assert!(
+        excerpt.contains("full output could not be kept:"),
+        "{excerpt}"
+    );
+    assert!(store.list("s1").is_empty());
+}
+
+#[test]
+fn a_single_giant_line_fits_cut_by_characters() {
+    let line = "0123456789abcdef".repeat(65_536); // 1 MiB, no newline
+    let mut store = MemoryStore::new();
+    let cfg = config(16_000);
+    let out = compress(&request(&line), &cfg, &mut store).unwrap();
+    let excerpt = tool_text(&out.request);
+    assert!(excerpt.starts_with("[output too long: 1 line, 1048.6 KB; showing the first 0 and the last 1 line; 0 lines hidden]"), "{}", &excerpt[..200]);
+    assert!(excerpt.contains("bytes of line 1 hidden"));
+    assert!(excerpt.ends_with("cdef"));
+    assert!(tracelite::tokens::estimate(&excerpt) <= cfg.result_cap());
+    // Giant first and last lines of a longer text.
+    let two = format!("{line}\nmiddle\n{line}");
+    let excerpt = tool_text(&compress(&request(&two), &cfg, &mut store).unwrap().request);
+    assert!(
+        excerpt.contains("showing the first 1 and the last 1 line; 1 line hidden"),
+        "{}",
+        &excerpt[..300]
+    );
+    assert!(tracelite::tokens::estimate(&excerpt) <= cfg.result_cap());
+}
+
+#[test]
+fn keys_are_isolated_by_session_and_validated() {
+    let mut store = MemoryStore::new();
+    store.put("alice", "k1", "secret\n").unwrap();
+    let missing = store.get("alice", "nope").unwrap_err();
+    let foreign = store.get("bob", "k1").unwrap_err();
+    assert_eq!(missing.code, ErrorCode::SpillNotFound);
+    assert_eq!(foreign.code, ErrorCode::SpillNotFound);
+    assert_eq!(foreign.message, missing.message);
+    assert_eq!(
+        store.read("bob", "k1", 0, 10).unwrap_err().code,
+        ErrorCode::SpillNotFound
+    );
+    let p = Pattern::new("secret", true, false).unwrap();
+    assert_eq!(
+        store
+            .grep("bob", "k1", &p, &GrepOptions::default())
+            .unwrap_err()
+            .code,
+        ErrorCode::SpillNotFound
+    );
+    for bad in [
+        "../alice/k1",
+        "a/b",
+        "..",
+        "",
+        "k1\0",
+        "k 1",
+        "%2e%2e",
+        &"x".repeat(129),
+    ] {
+        assert_eq!(
+            store.put("alice", bad, "x").unwrap_err().code,
+            ErrorCode::InvalidSpillKey,
+            "{bad:?}"
+        );
+        assert!(store.get("alice", bad).is_err());
+    }
+    assert_eq!(
+        store.put("../x", "k", "x").unwrap_err().code,
+        ErrorCode::InvalidSpillKey
+    );
+    // Through the tool: another session's pointer reads like a missing one.
+    let theirs = handle_tool_call(
+        &mut store,
+        "bob",
+        "read_spill",
+        r#"{"pointer":"spill://alice/k1"}"#,
+    )
+    .unwrap();
+    let nothing = handle_tool_call(
+        &mut store,
+        "bob",
+        "read_spill",
+        r#"{"pointer":"spill://bob/k1"}"#,
+    )
+    .unwrap();
+    assert!(theirs.is_error && nothing.is_error);
+    assert!(!theirs.text.contains("secret"));
+    assert_eq!(
+        theirs.text.replace("spill://alice/k1", "P"),
+        nothing.text.replace("spill://bob/k1", "P")
+    );
+    let traversal = handle_tool_call(
+        &mut store,
+        "bob",
+        "read_spill",
+        r#"{"pointer":"spill://bob/../alice/k1"}"#,
+    )
+    .unwrap();
+    assert!(traversal.is_error && !traversal.text.contains("secret"));
+    let ours = handle_tool_call(
+        &mut store,
+        "alice",
+        "read_spill",
+        r#"{"pointer":"spill://alice/k1"}"#,
+    )
+    .unwrap();
+    assert!(
+        !ours.is_error && ours.text.contains("1\tsecret"),
+        "{}",
+        ours.text
+    );
+}
+
+#[test]
+fn the_store_is_bounded_and_evicts_least_recently_used_sessions() {
+    let mut store = MemoryStore::with_limits(StoreLimits {
+        max_bytes: 300,
+        max_session_bytes: 200,
+        ttl_seconds: 0,
+    });
+    let blob = |c: char| c.to_string().repeat(100);
+    store.put("a", "k", &blob('a')).unwrap();
+    store.put("b", "k", &blob('b')).unwrap();
+    store.put("c", "k", &blob('c')).unwrap();
+    // Using `a` makes `b` the least recently used.
+    store.get("a", "k").unwrap();
+    store.put("d", "k", &blob('d')).unwrap();
+    assert_eq!(store.sessions(), vec!["a", "c", "d"]);
+    assert_eq!(store.total_bytes(), 300);
+    // Per-session quota: refused, nothing evicted.
+    let err = store.put("a", "k2", &"x".repeat(150)).unwrap_err();
+    assert_eq!(err.code, ErrorCode::StoreRefused);
+    assert!(err.message.contains("quota"), "{err}");
+    assert_eq!(store.sessions(), vec!["a", "c", "d"]);
+    // One more byte in all: the least recently used other session goes.
+    store.put("a", "k2", "x").unwrap();
+    assert_eq!(store.sessions(), vec!["a", "d"]);
+    assert_eq!(store.total_bytes(), 201);
+    let err = store.put("a", "k3", &blob('y')).unwrap_err();
+    assert_eq!(err.code, ErrorCode::StoreRefused);
+    // Bigger than the whole store.
+    assert_eq!(
+        store.put("e", "k", &"z".repeat(301)).unwrap_err().code,
+        ErrorCode::StoreRefused
+    );
+    // The same text under the same key is a no-op; another text is refused.
+    store.put("d", "k", &blob('d')).unwrap();
+    assert_eq!(
+        store.put("d", "k", &blob('q')).unwrap_err().code,
+        ErrorCode::StoreRefused
+    );
+    assert_eq!(store.evict("a"), 101);
+    assert!(store.list("a").is_empty());
+    assert!(store.delete("d", "k"));
+    assert!(!store.delete("d", "k"));
+    assert_eq!(store.total_bytes(), 0);
+}
+
+#[test]
+fn ttl_sweeps_sessions_unused_since_the_host_time() {
+    let mut store = MemoryStore::with_limits(StoreLimits {
+        ttl_seconds: 100,
+        ..StoreLimits::default()
+    });
+    store.set_now(1_000);
+    store.put("old", "k", "x").unwrap();
+    store.set_now(1_050);
+    store.put("new", "k", "y").unwrap();
+    assert_eq!(store.sweep(1_099), 0);
+    store.get("old", "k").unwrap(); // used at 1099
+    assert_eq!(store.sweep(1_150), 1); // "new" (1050) expired, "old" (1099) not yet
+    assert_eq!(store.sessions(), vec!["old"]);
+    assert_eq!(store.sweep(1_199), 1);
+    assert!(store.sessions().is_empty());
+    // Time never goes back.
+    store.set_now(10);
+    store.put("s", "k", "z").unwrap();
+    assert_eq!(store.sweep(1_250), 0);
+}
+
+#[test]
+fn read_spill_pages_with_line_numbers_and_hints() {
+    let mut store = MemoryStore::new();
+    let text: String = (1..=450).map(|i| format!("row {i}\n")).collect();
+    store.put("s", "k", &text).unwrap();
+    let r = handle_tool_call(
+        &mut store,
+        "s",
+        "read_spill",
+        r#"{"pointer":"spill://s/k"}"#,
+    )
+    .unwrap();
+    assert!(
+        r.text.starts_with("spill://s/k: lines 1-200 of 450"),
+        "{}",
+        r.text
+    );
+    assert!(r.text.contains("\n     1\trow 1\n"));
+    assert!(r
+        .text
+        .ends_with("[250 more lines: read_spill with offset=200 to continue]"));
+    let r = handle_tool_call(
+        &mut store,
+        "s",
+        "read_spill",
+        r#"{"pointer":"k","offset":400,"limit":100}"#,
+    )
+    .unwrap();
+    assert!(
+        r.text.contains("   450\trow 450\n[end of output]"),
+        "{}",
+        r.text
+    );
+    let r = handle_tool_call(
+        &mut store,
+        "s",
+        "read_spill",
+        r#"{"pointer":"k","offset":450}"#,
+    )
+    .unwrap();
+    assert!(r.is_error && r.text.contains("past the end"));
+    let r = handle_tool_call(&mut store, "s", "read_spill", r#"{"offset":1}"#).unwrap();
+    assert!(r.is_error && r.text.contains("pointer"), "{}", r.text);
+    let r = handle_tool_call(&mut store, "s", "read_spill", "not json").unwrap();
+    assert!(r.is_error);
+    let e = handle_tool_call(&mut store, "s", "rm_rf", "{}").unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidToolCall);
+}
+
+#[test]
+fn read_spill_continues_a_giant_line_by_column() {
+    let mut store = MemoryStore::new();
+    let line = "é".repeat(20_000) + "END"; // 40,003 bytes
+    store.put("s", "k", &format!("{line}\nnext\n")).unwrap();
+    let mut got = String::new();
+    let mut column = 0;
+    for _ in 0..10 {
+        let args = json!({"pointer": "spill://s/k", "offset": 0, "limit": 1, "column": column});
+        let r = handle_tool_call(&mut store, "s", "read_spill", &args.to_string()).unwrap();
+        let body = r.text.lines().nth(1).unwrap();
+        got.push_str(body.strip_prefix("     1\t").unwrap());
+        match r.text.rsplit_once("column=") {
+            Some((_, c)) => column = c.trim_end_matches(']').parse().unwrap(),
+            None => break,
+        }
+    }
+    assert_eq!(got, line);
+}
+
+#[test]
+fn grep_spill_shows_matches_with_context_and_paging() {
+    let mut store = MemoryStore::new();
+    store.put("s", "k", &log(1_000)).unwrap();
+    let r = handle_tool_call(
+        &mut store,
+        "s",
+        "grep_spill",
+        r#"{"pointer":"spill://s/k","pattern":"test_9\\d passed","context":1,"max_matches":3}"#,
+    )
+    .unwrap();
+    assert!(
+        r.text.starts_with(
+            "spill://s/k: 10 matching lines of 1001 for \"test_9\\d passed\"; showing matches 1-3\n89-line 89:"
+        ),
+        "{}",
+        r.text
+    );
+    assert!(r
+        .text
+        .contains("\n90:line 90: collected item test_90 passed"));
+    assert!(r
+        .text
+        .contains("\n92:line 92: collected item test_92 passed in 0.092s\n93-line 93"));
+    assert!(!r.text.contains("\n--\n"));
+    assert!(r
+        .text
+        .ends_with("[7 more matches: grep_spill with skip=3; read a line whole with read_spill]"));
+    let r = handle_tool_call(
+        &mut store,
+        "s",
+        "grep_spill",
+        r#"{"pointer":"k","pattern":"test_9(","literal":false}"#,
+    )
+    .unwrap();
+    assert!(r.is_error && r.text.contains("literal"), "{}", r.text);
+    let r = handle_tool_call(
+        &mut store,
+        "s",
+        "grep_spill",
+        r#"{"pointer":"k","pattern":"VALUEERROR","ignore_case":true,"literal":true}"#,
+    )
+    .unwrap();
+    assert!(r.text.contains("503:ValueError: boom"), "{}", r.text);
+    let r = handle_tool_call(
+        &mut store,
+        "s",
+        "grep_spill",
+        r#"{"pointer":"k","pattern":"no such thing"}"#,
+    )
+    .unwrap();
+    assert!(!r.is_error && r.text.contains("0 matching lines"));
+}
+
+#[test]
+fn tool_definitions_in_every_format() {
+    let chat = tool_definitions(ToolFormat::OpenaiChat);
+    assert_eq!(chat[0]["type"], "function");
+    assert_eq!(chat[0]["function"]["name"], "read_spill");
+    assert_eq!(
+        chat[1]["function"]["parameters"]["required"],
+        json!(["pointer", "pattern"])
+    );
+    let responses = tool_definitions(ToolFormat::OpenaiResponses);
+    assert_eq!(responses[1]["name"], "grep_spill");
+    assert!(responses[1]["parameters"]["properties"]["pattern"].is_object());
+    let anthropic = tool_definitions(ToolFormat::Anthropic);
+    assert_eq!(anthropic[0]["name"], "read_spill");
+    assert_eq!(anthropic[0]["input_schema"]["type"], "object");
+    assert_eq!(ToolFormat::parse("openai").unwrap(), ToolFormat::OpenaiChat);
+    assert!(ToolFormat::parse("cohere").is_err());
+}
+
+#[test]
+fn error_patterns_are_a_validated_setting() {
+    let e = Config::from_json(json!({"spill": {"errorPatterns": ["ok", "bad("]}})).unwrap_err();
+    assert_eq!(e.path, "spill.errorPatterns[1]");
+    let cfg =
+        Config::from_json(json!({"budget": 16000, "spill": {"errorPatterns": ["CUSTOM-\\d+"]}}))
+            .unwrap();
+    let mut text = log(20_000).replace("ValueError: boom", "CUSTOM-42 went wrong");
+    text.push('\n');
+    let out = compress(&request(&text), &cfg, &mut MemoryStore::new()).unwrap();
+    let excerpt = tool_text(&out.request);
+    assert!(
+        excerpt.contains("  10003: CUSTOM-42 went wrong"),
+        "{excerpt}"
+    );
+    assert!(!excerpt.contains("Traceback"));
+}
