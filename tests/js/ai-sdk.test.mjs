@@ -215,10 +215,10 @@ test('tool loop: the model calls read_spill and grep_spill and gets the hidden l
   assert.deepEqual(outputs, [
     'spill://agent-1/tool-0042: 1 matching lines of 4000 for "FAILED"; showing matches 1-1\n'
       + `2717-${lines[2716]}\n2718:FAILED tests/test_price.py::test_discount - KeyError: price\n2719-${lines[2718]}\n[no more matches]`,
-    'spill://agent-1/tool-0042: lines 2718-2719 of 4000\n'
+    `spill://agent-1/tool-0042: lines 2718-2719 of 4000 (${(Buffer.byteLength(LOG) / 1000).toFixed(1)} KB)\n`
       + `  2718\t${lines[2717]}\n  2719\t${lines[2718]}\n[1281 more lines: read_spill with offset=2719 to continue]`,
-    'read_spill: no spilled output at that pointer (it may have expired)',
-    'grep_spill: invalid pattern: Invalid regular expression: /(/: Unterminated group; pass "literal": true to search the text as written',
+    'no spilled output at spill://agent-1/tool-9999 in this session (it may have expired)',
+    'grep_spill: invalid regex: found open group without closing \')\'; pass "literal": true to search the text as written',
   ]);
   store.free();
 });
@@ -229,9 +229,9 @@ test('spillTools scoped to a session read only that session\'s spills, bare keys
   store.put('user-b', 'tool-2', 'secret of b');
   const tools = spillTools(store, { session: 'user-a' });
   assert.match(await tools.read_spill.execute({ pointer: 'spill://user-a/tool-1' }), /1\talpha\n +2\tbeta\n\[end of output\]$/);
-  assert.match(await tools.read_spill.execute({ pointer: 'tool-1', offset: 1 }), /^spill:\/\/user-a\/tool-1: lines 2-2 of 2\n +2\tbeta/);
-  assert.equal(await tools.read_spill.execute({ pointer: 'spill://user-b/tool-2' }), 'read_spill: no spilled output at that pointer (it may have expired)');
-  assert.equal(await tools.grep_spill.execute({ pointer: 'spill://user-b/tool-2', pattern: 'secret' }), 'grep_spill: no spilled output at that pointer (it may have expired)');
+  assert.match(await tools.read_spill.execute({ pointer: 'tool-1', offset: 1 }), /^tool-1: lines 2-2 of 2 \(0\.0 KB\)\n +2\tbeta/);
+  assert.equal(await tools.read_spill.execute({ pointer: 'spill://user-b/tool-2' }), 'no spilled output at spill://user-b/tool-2 in this session (it may have expired)');
+  assert.equal(await tools.grep_spill.execute({ pointer: 'spill://user-b/tool-2', pattern: 'secret' }), 'no spilled output at spill://user-b/tool-2 in this session (it may have expired)');
   // Unscoped tools read any session of the store.
   assert.match(await spillTools(store).grep_spill.execute({ pointer: 'spill://user-b/tool-2', pattern: 'secret' }), /1:secret of b/);
   store.free();
@@ -250,6 +250,15 @@ test('a store that is not the wasm one (KV-like) receives every spill', async ()
   assert.equal(middleware.store, kvLike);
   assert.equal(blobs.size, reports[0].spills.length);
   for (const s of reports[0].spills) assert.equal(Buffer.byteLength(blobs.get(`${s.session}/${s.key}`)), s.bytes);
+  assert.ok(reports[0].spills.length > 0, 'the huge tool result was spilled');
+  // The core's tools read it back from the outside store (through a scratch wasm session).
+  const tools = spillTools(kvLike);
+  const [first] = reports[0].spills;
+  const page = await tools.read_spill.execute({ pointer: first.pointer, offset: 2717, limit: 1 });
+  assert.match(page, /\n  2718\tFAILED tests\/test_price.py::test_discount - KeyError: price\n/);
+  const found = await tools.grep_spill.execute({ pointer: first.pointer, pattern: 'KeyError', context: 0 });
+  assert.match(found, /^spill:\/\/.+: 1 matching lines of 4000 for "KeyError"; showing matches 1-1\n2718:FAILED/);
+  assert.match(await tools.read_spill.execute({ pointer: `spill://${first.session}/tool-none` }), /^no spilled output at /);
   assert.equal(mock.doGenerateCalls.length, 1);
 });
 
@@ -323,7 +332,7 @@ test('ai 6 (LanguageModelV3, specificationVersion v3): the same middleware and t
     });
     assert.deepEqual(JSON.parse(out), {
       text: 'ok',
-      tool: { type: 'text', value: 'spill://s6/tool-6: lines 2-3 of 3\n     2\ttwo\n     3\tthree\n[end of output]' },
+      tool: { type: 'text', value: 'spill://s6/tool-6: lines 2-3 of 3 (0.0 KB)\n     2\ttwo\n     3\tthree\n[end of output]' },
       calls: 2,
       spec: 'v3',
     });

@@ -110,7 +110,7 @@ test('chat completions: the compressed body goes upstream with the headers, SSE 
   for (const spill of want.spills) {
     const lines = spill.text.split('\n');
     const page = await mf.dispatchFetch(`http://proxy.test/spill/${spill.key}?offset=1&limit=3`, { headers: { 'x-tracelite-session': 'agent-7' } });
-    assert.equal((await page.json()).text, lines.slice(1, 4).join('\n'));
+    assert.equal((await page.json()).text, `${lines.slice(1, 4).join('\n')}\n`);
   }
   // The report was logged, the key never.
   assert.match(logs, /tracelite .*"session":"agent-7"/);
@@ -217,8 +217,8 @@ test('GET /spill/<key> pages and /spill/<key>/grep searches the session\'s blobs
   const page = await mf.dispatchFetch('http://proxy.test/spill/tool-0123abcd?offset=319&limit=3', { headers: session });
   assert.equal(page.status, 200);
   assert.deepEqual(await page.json(), {
-    pointer: 'spill://agent-9/tool-0123abcd', offset: 319, limit: 3, count: 3, totalLines: 500, nextOffset: 322,
-    text: 'line 319\nline 320\nTraceback: KeyError: price',
+    pointer: 'spill://agent-9/tool-0123abcd', offset: 319, limit: 3, count: 3, totalLines: 500, totalBytes: Buffer.byteLength(text), nextOffset: 322,
+    text: 'line 319\nline 320\nTraceback: KeyError: price\n',
   });
   const grep = await mf.dispatchFetch('http://proxy.test/spill/tool-0123abcd/grep?q=KeyError:%20price&context=1', { headers: session });
   const found = await grep.json();
