@@ -33,7 +33,16 @@ pub fn parse_strict(text: &str, max_depth: usize) -> Result<Value> {
         } else {
             ErrorCode::InvalidJson
         };
-        let path = if path == "." || path.is_empty() {
+        let at = if path == "." || path.is_empty() {
+            String::new()
+        } else {
+            format!(" (in {path})")
+        };
+        if code == ErrorCode::InvalidJson {
+            // Syntax errors carry their line and column; the path is where parsing stopped.
+            return Error::new(code, "request", format!("{message}{at}"));
+        }
+        let path = if at.is_empty() {
             "request".to_string()
         } else {
             path

@@ -1,7 +1,12 @@
 //! Compaction (stage 5): triggers, stage boundaries on the shared traces, the
 //! constraint archive, the summary, re-application, the host summarizer
 //! hand-off and the no-orphan property on every trajectory.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 
 mod common;
 

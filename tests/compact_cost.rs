@@ -10,7 +10,12 @@
 //! goes through the pipeline with one session state per trajectory; the
 //! emitted request's tokens are priced with the part shared with the previous
 //! request (whole messages, at least 1,024 tokens) as cached input.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 
 mod common;
 

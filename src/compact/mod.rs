@@ -167,7 +167,9 @@ pub fn adopt_summary(
             "the request holds no TraceLite summary to replace",
         ));
     };
-    conv.messages[at] = Message::text(Role::User, rendered.clone());
+    if let Some(slot) = conv.messages.get_mut(at) {
+        *slot = Message::text(Role::User, rendered.clone());
+    }
     if let Some(rec) = s.record.as_mut() {
         if let Some(m) = rec.replacement.iter_mut().find(|m| is_summary(m)) {
             *m = Message::text(Role::User, rendered);

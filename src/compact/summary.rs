@@ -43,18 +43,25 @@ impl Summary {
         let mut current: Option<usize> = None;
         for line in text.lines() {
             if let Some((k, inline)) = heading(line) {
-                if sections[k].is_some() {
-                    return Err(format!("section \"{}\" appears twice", SECTIONS[k]));
+                let name = SECTIONS.get(k).copied().unwrap_or("?");
+                let Some(slot) = sections.get_mut(k) else {
+                    continue;
+                };
+                if slot.is_some() {
+                    return Err(format!("section \"{name}\" appears twice"));
                 }
                 let mut body = Vec::new();
                 if !inline.is_empty() {
                     body.push(inline.to_string());
                 }
-                sections[k] = Some(body);
+                *slot = Some(body);
                 current = Some(k);
                 continue;
             }
-            if let Some(body) = current.and_then(|k| sections[k].as_mut()) {
+            if let Some(body) = current
+                .and_then(|k| sections.get_mut(k))
+                .and_then(Option::as_mut)
+            {
                 let l = line.trim_end();
                 if !l.trim().is_empty() {
                     body.push(l.to_string());
@@ -63,10 +70,10 @@ impl Summary {
         }
         let mut missing = Vec::new();
         let mut empty = Vec::new();
-        for (k, s) in sections.iter().enumerate() {
+        for (s, name) in sections.iter().zip(SECTIONS) {
             match s {
-                None => missing.push(SECTIONS[k]),
-                Some(b) if b.is_empty() => empty.push(SECTIONS[k]),
+                None => missing.push(name),
+                Some(b) if b.is_empty() => empty.push(name),
                 _ => {}
             }
         }
@@ -96,15 +103,16 @@ impl Summary {
         if out.sections[0].is_empty() {
             out.sections[0] = newer.sections[0].clone();
         }
-        for k in 1..4 {
-            for line in &newer.sections[k] {
-                if !out.sections[k].contains(line) {
-                    out.sections[k].push(line.clone());
+        // Progress, key facts and decisions (sections 1..4) accumulate.
+        for (mine, theirs) in out.sections.iter_mut().zip(&newer.sections).skip(1).take(3) {
+            for line in theirs {
+                if !mine.contains(line) {
+                    mine.push(line.clone());
                 }
             }
-            let len = out.sections[k].len();
+            let len = mine.len();
             if len > MAX_LINES {
-                out.sections[k].drain(..len - MAX_LINES);
+                mine.drain(..len - MAX_LINES);
             }
         }
         if !newer.sections[4].is_empty() {

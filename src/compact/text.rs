@@ -37,7 +37,7 @@ pub fn sentences(text: &str) -> Vec<&str> {
         let mut start = 0;
         let mut i = 0;
         while i + 1 < bytes.len() {
-            if matches!(bytes[i], b'.' | b'!' | b'?') && bytes[i + 1] == b' ' {
+            if matches!(bytes.get(i), Some(b'.' | b'!' | b'?')) && bytes.get(i + 1) == Some(&b' ') {
                 if let Some(s) = line.get(start..=i) {
                     push_trimmed(&mut out, s);
                 }
@@ -75,9 +75,12 @@ pub fn contains_phrase(hay: &str, needle: &str) -> bool {
     (0..=h.len() - n.len()).any(|i| {
         h.get(i..i + n.len())
             .is_some_and(|w| w.eq_ignore_ascii_case(n))
-            && (i == 0 || !is_word(h[i - 1]) || !is_word(n[0]))
-            && h.get(i + n.len())
-                .map_or(true, |&b| !is_word(b) || !is_word(n[n.len() - 1]))
+            && (i == 0
+                || !h.get(i - 1).is_some_and(|&b| is_word(b))
+                || !n.first().is_some_and(|&b| is_word(b)))
+            && h.get(i + n.len()).map_or(true, |&b| {
+                !is_word(b) || !n.last().is_some_and(|&b| is_word(b))
+            })
     })
 }
 

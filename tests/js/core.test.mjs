@@ -35,7 +35,8 @@ test('compress returns a request of the same format and a report', () => {
   const request = trajectoryToRequest(trajectory, trajectory.steps.length, 'openai-chat');
   assert.equal(request.messages[0].role, 'system');
   const store = new SpillStore();
-  const { request: out, report } = compress(request, { store, budget: 16000, session: 'core-test' });
+  // Compaction (off here) is the one stage that replaces old calls, by a summary with pointers.
+  const { request: out, report } = compress(request, { store, budget: 16000, session: 'core-test', compact: { enabled: false } });
   assert.equal(report.format, 'openai-chat');
   assert.ok(Array.isArray(out.messages));
   assert.equal(report.stages.map((s) => s.stage).join(), 'spill,dedup,phase,optical,compact');

@@ -84,8 +84,13 @@ test('10,000 steps compress within the message limit and keep every call', () =>
   const messages = [{ role: 'user', content: 'loop' }];
   for (let i = 0; i < 10000; i++) messages.push(...toolTurn(`c${i}`, `output ${i}\nline two of ${i}`));
   const request = { messages };
-  const { request: out } = compress(request);
+  const { request: out } = compress(request, { compact: { enabled: false } });
   assertCallsKept(request, out);
+  // With compaction on (the default), old pairs become a summary; the kept tail has no orphans.
+  const { request: compacted, report } = compress(request);
+  assert.ok(report.tokensAfter < report.tokensBefore);
+  const ids = new Set(compacted.messages.flatMap((m) => (m.tool_calls ?? []).map((c) => c.id)));
+  for (const m of compacted.messages.filter((m) => m.role === 'tool')) assert.ok(ids.has(m.tool_call_id), m.tool_call_id);
   assertCode(() => compress(request, { limits: { maxMessages: 1000 } }), 'LIMIT_EXCEEDED', 'limits.maxMessages');
 });
 
