@@ -49,3 +49,8 @@ lint:
 	cargo fmt --check
 	cargo clippy --all-targets -- -D warnings
 	cargo clippy --lib --target wasm32-unknown-unknown -- -D warnings
+
+## playground: build the package and serve www/ (pkg/ at /pkg/) on http://127.0.0.1:$(PORT)/
+PORT ?= 8080
+playground: pkg
+	node www/serve.mjs --port $(PORT)

@@ -2,7 +2,13 @@
 //! whole `compress` of a request holding that log.
 //!
 //! `cargo bench --bench spill` (throughput is reported in MiB/s).
-#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+#![allow(
+    missing_docs,
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use tracelite::spill::lines::LineIndex;

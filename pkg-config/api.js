@@ -11,6 +11,7 @@ import { SpillStore } from './spill.js';
 export { TraceLiteError } from './errors.js';
 export { SpillStore } from './spill.js';
 export * from './compact.js';
+export * from './optical.js';
 
 let defaultStore;
 
@@ -54,3 +55,7 @@ export function trajectoryToRequest(trajectory, t, format = 'openai-chat') {
   }
   return JSON.parse(guarded(() => wasmTrajectoryToRequest(text, t, format)));
 }
+export * from './config.js';
+export * from './replay.js';
+
+export * from './session.js';

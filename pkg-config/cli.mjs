@@ -2,8 +2,7 @@
 // tracelite CLI: `compress` a request file, or `replay` trajectories as an agent loop would.
 import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { performance } from 'node:perf_hooks';
-import { SpillStore, TraceLiteError, compress, trajectoryToRequest } from './node.js';
+import { TraceLiteError, compress, replayTrajectory, sessionName, summarizeReplay } from './node.js';
 
 const USAGE = `usage:
   tracelite compress <request.json> [options] [--report]
@@ -101,66 +100,16 @@ async function o200kCounter() {
   };
 }
 
-function percentile(sorted, p) {
-  if (sorted.length === 0) return 0;
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[i];
-}
-
-function round(x, digits = 3) {
-  const f = 10 ** digits;
-  return Math.round(x * f) / f;
-}
-
-function summarize(perStep, prefixFractions) {
-  const baseline = perStep.reduce((s, p) => s + p.baseline, 0);
-  const compressed = perStep.reduce((s, p) => s + p.compressed, 0);
-  const ms = perStep.map((p) => p.ms).sort((a, b) => a - b);
-  return {
-    steps: perStep.length,
-    baseline_tokens: baseline,
-    compressed_tokens: compressed,
-    reduction: baseline === 0 ? 0 : round(1 - compressed / baseline, 4),
-    prefix_reuse: prefixFractions.length === 0 ? 0 : round(prefixFractions.reduce((s, x) => s + x, 0) / prefixFractions.length, 4),
-    per_step: perStep,
-    latency_ms: { p50: round(percentile(ms, 50)), p95: round(percentile(ms, 95)), max: round(ms.at(-1) ?? 0) },
-  };
-}
-
-function sessionName(id) {
-  return (id || 'replay').replace(/[^A-Za-z0-9._-]/g, '-').replace(/\.\.+/g, '.').slice(0, 128);
-}
-
-/** Replays one trajectory: compress the request before every step. */
-function replayTrajectory(trajectory, options, { countTokens, dump } = {}) {
-  const text = JSON.stringify(trajectory);
-  const store = new SpillStore();
-  const session = options.session ?? sessionName(trajectory.id);
-  const perStep = [];
-  const prefixFractions = [];
-  let previous;
-  try {
-    for (let t = 0; t < trajectory.steps.length; t++) {
-      const request = trajectoryToRequest(text, t, 'openai-chat');
-      const started = performance.now();
-      const out = compress(request, { ...options, session, store, countTokens, previous });
-      const ms = performance.now() - started;
-      const outText = JSON.stringify(out.request);
-      if (out.report.prefix && out.report.prefix.previousBytes > 0) {
-        prefixFractions.push(out.report.prefix.sharedBytes / out.report.prefix.previousBytes);
-      }
-      previous = outText;
-      perStep.push({ t, baseline: out.report.tokensBefore, compressed: out.report.tokensAfter, ms: round(ms) });
-      if (dump) {
-        const dir = join(dump, sessionName(trajectory.id));
-        mkdirSync(dir, { recursive: true });
-        writeFileSync(join(dir, `${t}.json`), outText);
-      }
+/** Replays one trajectory (pkg-config/replay.js), optionally dumping each compressed request. */
+function replayOne(trajectory, options, { countTokens, dump } = {}) {
+  const onStep = dump
+    ? ({ t, outputText }) => {
+      const dir = join(dump, sessionName(trajectory.id));
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, `${t}.json`), outputText);
     }
-  } finally {
-    store.free();
-  }
-  return { result: summarize(perStep, prefixFractions), prefixFractions };
+    : undefined;
+  return replayTrajectory(trajectory, options, { countTokens, onStep });
 }
 
 function table(id, result) {
@@ -213,14 +162,14 @@ async function main(argv) {
       const trajectory = readJson(file);
       if (!Array.isArray(trajectory.steps)) continue;
       const id = trajectory.id || basename(file, '.json');
-      const { result, prefixFractions } = replayTrajectory(trajectory, args.options, { countTokens, dump: args.flags.dump });
+      const { result, prefixFractions } = replayOne(trajectory, args.options, { countTokens, dump: args.flags.dump });
       fractions.push(...prefixFractions);
       runs.push({ id, ...result });
       if (!args.flags.json) process.stdout.write(table(id, result) + '\n\n');
     }
     if (statSync(path).isDirectory()) {
       const perStep = runs.flatMap((r) => r.per_step.map((p) => ({ id: r.id, ...p })));
-      const total = summarize(perStep, fractions);
+      const total = summarizeReplay(perStep, fractions);
       if (args.flags.json) process.stdout.write(JSON.stringify({ runs, total }) + '\n');
       else process.stdout.write(`${runs.length} trajectories\n${totalsLine(total)}\n`);
     } else if (args.flags.json) {

@@ -13,6 +13,7 @@ export type ErrorCode =
   | 'INVALID_JSON' | 'INVALID_REQUEST' | 'UNKNOWN_FORMAT' | 'INVALID_OPTION'
   | 'LIMIT_EXCEEDED' | 'SPILL_NOT_FOUND' | 'INVALID_SPILL_KEY' | 'STORE_REFUSED'
   | 'INVALID_PATTERN' | 'INVALID_TOOL_CALL' | 'COUNTER_FAILED' | 'SUMMARIZER_FAILED'
+  | 'RENDER_FAILED'
   | (string & {});
 
 /** Thrown by every function: `code` is stable, `path` names the offending field. */
@@ -36,34 +37,56 @@ export interface SpillOptions {
   maxErrorLines?: number;
 }
 
-/** Stage 2 settings. */
+/** Stage 2 settings (src/config.rs `DedupConfig`): an observation loses the lines
+ * that reappear in a later observation inside the recent window. */
 export interface DedupOptions {
   enabled?: boolean;
   /** Lines whose trimmed length is at most this are kept. Default 5. */
   minLineChars?: number;
 }
 
-/** Stage 3 settings. */
+/** Stage 3 settings (src/config.rs `PhaseConfig`): at the first edit, earlier tool
+ * results become tombstones with a pointer to the original. */
 export interface PhaseOptions {
   enabled?: boolean;
   /** Also clean up at later edit phases. Default false. */
   everyPhase?: boolean;
+  /** Edit tools: `name` or `name:command` (e.g. `str_replace_editor:create`). */
   editTools?: string[];
+  /** Shell tools whose commands are scanned for file writes. */
+  shellTools?: string[];
+  /** A failed edit (error result) does not start a phase. Default true. */
+  skipFailed?: boolean;
+  /** Globs (`*`) on path components of edit targets that do not start a phase, e.g. `reproduce*`. Default []. */
+  ignoreTargets?: string[];
 }
 
-/** Stage 4 settings. */
+/** Stage 4 settings (src/config.rs `OpticalConfig`). */
 export interface OpticalOptions {
   enabled?: boolean;
-  /** Render only if image tokens ≤ text tokens / ratio. Default 2. */
+  /** Render only if image tokens (+ the one-line reference) ≤ text tokens / ratio. Default 2. */
   ratio?: number;
+  /** Observations leave the window in batches of this many (prefix cache). Default 3. */
   batch?: number;
+  /** Largest font pixel height (4–64). Default 12. */
   fontPx?: number;
+  /** Smallest font pixel height; the largest size reaching the lowest cost is used. Default 10. */
   minFontPx?: number;
+  /** Blank pixel rows between lines (0–3). Default 1. */
+  lineGap?: number;
+  /** Narrowest wrap width in columns. Default 60. */
+  minColumns?: number;
+  /** PNG grayscale bit depth: 1, 2, 4 or 8. Default 2. */
+  bitDepth?: 1 | 2 | 4 | 8;
+  /** Share of glyphs missing from the font above which an observation stays text. Default 0.05. */
   maxMissingShare?: number;
   detail?: 'high' | 'low';
   mediaResolution?: '' | 'low' | 'medium' | 'high';
   patchMultiplier?: number;
+  /** Images per request, counting images already present. Default 50. */
   maxImages?: number;
+  /** Render cache bytes per session. Default 33554432. */
+  cacheBytes?: number;
 }
 
 /** Stage 5 settings (src/config.rs `CompactConfig`). */
@@ -223,3 +246,7 @@ export interface Trajectory {
 export function trajectoryToRequest(trajectory: Trajectory | string, t: number, format?: FormatName): Record<string, unknown>;
 
 export * from './compact.js';
+export * from './config.js';
+export * from './replay.js';
+export * from './session.js';
+export * from './optical.js';

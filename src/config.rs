@@ -119,13 +119,16 @@ impl Default for SpillConfig {
     }
 }
 
-/// Dedup settings.
+/// Dedup settings (stage 2). An observation loses the lines (trimmed length
+/// above `min_line_chars`) that reappear in a later observation that was inside
+/// the recent window (`window`) with it; the newest observation and tool calls
+/// are never touched.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct DedupConfig {
     /// Stage switch.
     pub enabled: bool,
-    /// Lines whose trimmed length is at most this are never deduplicated.
+    /// Lines whose trimmed length is at most this are never deduplicated. Default 5.
     pub min_line_chars: usize,
 }
 
@@ -138,7 +141,7 @@ impl Default for DedupConfig {
     }
 }
 
-/// Edit-triggered clean-up settings.
+/// Edit-triggered clean-up settings (stage 3).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct PhaseConfig {
@@ -146,8 +149,23 @@ pub struct PhaseConfig {
     pub enabled: bool,
     /// Also clear diagnosis output at later edit phases, not only the first.
     pub every_phase: bool,
-    /// Tool names that are edits (plus `str_replace_editor` sub-commands).
+    /// Tools whose calls are edits: `name` (every call) or `name:command`
+    /// (only calls whose `command` argument is `command`, e.g.
+    /// `str_replace_editor:create`).
     pub edit_tools: Vec<String>,
+    /// Tools that run shell commands (argument `command` or `cmd`, a string or
+    /// an argv array); their commands are scanned for file writes (`sed -i`,
+    /// `cat > f`, heredocs, `tee`, `echo … > f`, `git apply`, `patch`, Python
+    /// `open(…, 'w')`).
+    pub shell_tools: Vec<String>,
+    /// An edit whose result looks like a failure (`is_error`, "No replacement
+    /// was performed", `sed: -e expression`, …) does not start a phase.
+    pub skip_failed: bool,
+    /// Edits whose target path has a component matching one of these globs
+    /// (`*` wildcard, e.g. `reproduce*`, `/tmp`) do not start a phase:
+    /// writing a scratch reproduction script is still diagnosis. Empty by
+    /// default (every file write counts, as the design says).
+    pub ignore_targets: Vec<String>,
 }
 
 impl Default for PhaseConfig {
@@ -156,31 +174,59 @@ impl Default for PhaseConfig {
             enabled: true,
             every_phase: false,
             edit_tools: [
-                "str_replace_editor",
+                "str_replace_editor:create",
+                "str_replace_editor:str_replace",
+                "str_replace_editor:insert",
                 "edit_file",
                 "apply_patch",
                 "write_file",
+                "Edit",
+                "MultiEdit",
+                "Write",
             ]
             .map(String::from)
             .to_vec(),
+            shell_tools: [
+                "bash",
+                "execute_bash",
+                "shell",
+                "run_shell_command",
+                "run_terminal_cmd",
+                "exec_command",
+                "Bash",
+            ]
+            .map(String::from)
+            .to_vec(),
+            skip_failed: true,
+            ignore_targets: Vec::new(),
         }
     }
 }
 
-/// Optical snapshot settings.
+/// Optical snapshot settings: older tool results become images of their text
+/// when that costs at most `1/ratio` of the text's tokens.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct OpticalConfig {
     /// Stage switch.
     pub enabled: bool,
-    /// Render only if image tokens ≤ text tokens / ratio.
+    /// Render only if image tokens (plus the one-line reference) ≤ text tokens / ratio.
     pub ratio: f64,
-    /// Observations leave the window in batches of this many (prefix stability).
+    /// Observations leave the recent window in batches of this many, so the
+    /// prompt prefix stays byte-identical between batches (prefix cache).
     pub batch: usize,
-    /// Font pixel height.
-    pub font_px: f32,
-    /// Smallest font height the layout may choose.
-    pub min_font_px: f32,
+    /// Largest font pixel height the layout may use (4–64).
+    pub font_px: u32,
+    /// Smallest font pixel height the layout may use; the layout takes the
+    /// largest size in `minFontPx..=fontPx` that reaches the lowest image cost.
+    pub min_font_px: u32,
+    /// Blank pixel rows between text lines (0–3).
+    pub line_gap: u32,
+    /// Narrowest wrap width in columns the layout may choose (lines shorter
+    /// than this are never padded to it).
+    pub min_columns: usize,
+    /// PNG grayscale bit depth: 1, 2, 4 or 8.
+    pub bit_depth: u8,
     /// An observation whose share of glyphs missing from the font exceeds this stays text.
     pub max_missing_share: f64,
     /// OpenAI `detail` (`high` or `low`).
@@ -189,8 +235,10 @@ pub struct OpticalConfig {
     pub media_resolution: String,
     /// Multiplier for OpenAI patch models (mini 1.62, nano 2.46, o4-mini 1.72).
     pub patch_multiplier: f64,
-    /// Maximum images per request.
+    /// Maximum images per request (images already in the request count too).
     pub max_images: usize,
+    /// Bytes of rendered images a session keeps in its render cache.
+    pub cache_bytes: usize,
 }
 
 impl Default for OpticalConfig {
@@ -199,13 +247,17 @@ impl Default for OpticalConfig {
             enabled: true,
             ratio: 2.0,
             batch: 3,
-            font_px: 10.0,
-            min_font_px: 8.0,
+            font_px: 12,
+            min_font_px: 10,
+            line_gap: 1,
+            min_columns: 60,
+            bit_depth: 2,
             max_missing_share: 0.05,
             detail: "high".into(),
             media_resolution: String::new(),
             patch_multiplier: 1.62,
-            max_images: 20,
+            max_images: 50,
+            cache_bytes: 32 << 20,
         }
     }
 }
@@ -386,14 +438,43 @@ impl Config {
         if !(self.optical.ratio.is_finite() && self.optical.ratio > 0.0) {
             return bad("optical.ratio", "must be a positive number");
         }
-        if !(self.optical.font_px >= 4.0 && self.optical.font_px <= 64.0) {
+        if !(4..=64).contains(&self.optical.font_px) {
             return bad("optical.fontPx", "must be between 4 and 64");
         }
-        if !(self.optical.min_font_px >= 4.0 && self.optical.min_font_px <= self.optical.font_px) {
+        if !(4..=self.optical.font_px).contains(&self.optical.min_font_px) {
             return bad("optical.minFontPx", "must be between 4 and optical.fontPx");
         }
         if !(1..=127).contains(&self.limits.max_depth) {
             return bad("limits.maxDepth", "must be between 1 and 127");
+        }
+        let malformed = |names: &[String]| {
+            names
+                .iter()
+                .any(|t| t.is_empty() || t.starts_with(':') || t.ends_with(':'))
+        };
+        if malformed(&self.phase.edit_tools) {
+            return bad(
+                "phase.editTools",
+                "tool names must be non-empty (`name` or `name:command`)",
+            );
+        }
+        if malformed(&self.phase.shell_tools) {
+            return bad("phase.shellTools", "tool names must be non-empty");
+        }
+        if self.optical.line_gap > 3 {
+            return bad("optical.lineGap", "must be between 0 and 3");
+        }
+        if self.optical.min_columns == 0 {
+            return bad("optical.minColumns", "must be at least 1");
+        }
+        if !matches!(self.optical.bit_depth, 1 | 2 | 4 | 8) {
+            return bad("optical.bitDepth", "must be 1, 2, 4 or 8");
+        }
+        if !(0.0..=1.0).contains(&self.optical.max_missing_share) {
+            return bad("optical.maxMissingShare", "must be in [0, 1]");
+        }
+        if !(self.optical.patch_multiplier.is_finite() && self.optical.patch_multiplier > 0.0) {
+            return bad("optical.patchMultiplier", "must be a positive number");
         }
         if self.optical.batch == 0 {
             return bad("optical.batch", "must be at least 1");

@@ -1,8 +1,28 @@
-//! Stage placeholder replaced by its own issue.
+//! Stage 2, cross-observation line dedup.
+//!
+//! When an observation (tool result) arrives, the lines it repeats are removed
+//! from the earlier observations still inside the recent window, so each line
+//! is kept once, in its newest copy. Only lines whose trimmed length exceeds
+//! `dedup.minLineChars` count; the newest observation and tool calls are never
+//! touched; lines holding a `spill://` pointer are never removed.
+//!
+//! The rule is a pure function of the history, which keeps it stable across
+//! turns: observation `i` loses the lines that reappear in observations
+//! `i+1 ..= i+window-1` (the ones that shared the window with it). Once an
+//! observation has left the window its text never changes again, so only the
+//! last `window - 1` observations can differ between turn t and turn t+1 and
+//! the prompt prefix before them stays byte-identical.
+//!
+//! Each edited observation ends with one marker,
+//! `[N duplicate lines removed; they appear in step t; original: spill://…]`,
+//! and the original text is kept in the spill store under that pointer.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use crate::error::Result;
-use crate::model::Conversation;
+use crate::model::{Conversation, Part, PartKind, PartRef, ToolResult};
 use crate::pipeline::{Stage, StageContext, StageName};
+use crate::spill;
 
 /// The dedup stage.
 #[derive(Debug, Default)]
@@ -17,7 +37,279 @@ impl Stage for Dedup {
         cx.config.dedup.enabled
     }
 
-    fn apply(&self, _conv: &mut Conversation, _cx: &mut StageContext<'_>) -> Result<()> {
+    fn apply(&self, conv: &mut Conversation, cx: &mut StageContext<'_>) -> Result<()> {
+        let window = cx.config.window;
+        let min_chars = cx.config.dedup.min_line_chars;
+        let observations = conv.observations();
+        if window < 2 || observations.len() < 2 {
+            return Ok(());
+        }
+        let plans = plan(conv, &observations, window, min_chars);
+        for plan in plans {
+            apply_plan(conv, cx, plan)?;
+        }
         Ok(())
+    }
+}
+
+/// What dedup will do to one observation.
+#[derive(Debug)]
+struct Thinning {
+    /// Where the observation is.
+    at: PartRef,
+    /// New text per part (`None`: the part is not text and stays as is).
+    texts: Vec<Option<String>>,
+    /// Lines removed.
+    removed: usize,
+    /// The removed lines, concatenated (to price them).
+    removed_text: String,
+    /// Steps (1-based) whose observations hold the removed lines.
+    steps: BTreeSet<usize>,
+    /// Whether some removed line belongs to an observation without a step number.
+    unnumbered: bool,
+}
+
+/// Decides, for every observation, which lines go. Reads only; owns its output.
+fn plan(
+    conv: &Conversation,
+    observations: &[PartRef],
+    window: usize,
+    min_chars: usize,
+) -> Vec<Thinning> {
+    let step_of: HashMap<PartRef, usize> = conv
+        .steps()
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| s.result_at.map(|at| (at, i + 1)))
+        .collect();
+    let results: Vec<Option<&ToolResult>> = observations
+        .iter()
+        .map(|at| conv.tool_result(*at))
+        .collect();
+    let sets: Vec<HashSet<&str>> = results
+        .iter()
+        .map(|r| r.map(|r| line_set(r, min_chars)).unwrap_or_default())
+        .collect();
+    let mut plans = Vec::new();
+    for (i, (at, result)) in observations.iter().zip(&results).enumerate() {
+        let Some(result) = result else { continue };
+        let end = (i + window - 1).min(observations.len() - 1);
+        let later: Vec<(Option<usize>, &HashSet<&str>)> = (i + 1..=end)
+            .filter_map(|j| {
+                let set = sets.get(j)?;
+                let step = observations.get(j).and_then(|a| step_of.get(a)).copied();
+                (!set.is_empty()).then_some((step, set))
+            })
+            .collect();
+        if later.is_empty() {
+            continue;
+        }
+        if let Some(thinning) = thin(*at, result, &later, min_chars) {
+            plans.push(thinning);
+        }
+    }
+    plans
+}
+
+/// The lines of `result` that dedup may match (trimmed, long enough, no pointer).
+fn line_set(result: &ToolResult, min_chars: usize) -> HashSet<&str> {
+    result
+        .parts
+        .iter()
+        .filter_map(Part::as_text)
+        .flat_map(str::lines)
+        .map(str::trim)
+        .filter(|t| eligible(t, min_chars))
+        .collect()
+}
+
+fn eligible(trimmed: &str, min_chars: usize) -> bool {
+    trimmed.len() > min_chars
+        && (trimmed.is_ascii() || trimmed.chars().count() > min_chars)
+        && !trimmed.contains(spill::SCHEME)
+}
+
+/// Removes from `result` the lines found in `later` (each attributed to the
+/// first later observation holding it).
+fn thin(
+    at: PartRef,
+    result: &ToolResult,
+    later: &[(Option<usize>, &HashSet<&str>)],
+    min_chars: usize,
+) -> Option<Thinning> {
+    let mut texts = Vec::with_capacity(result.parts.len());
+    let mut removed = 0;
+    let mut removed_text = String::new();
+    let mut steps = BTreeSet::new();
+    let mut unnumbered = false;
+    for part in &result.parts {
+        let Some(text) = part.as_text() else {
+            texts.push(None);
+            continue;
+        };
+        let mut kept = String::with_capacity(text.len());
+        for line in text.split_inclusive('\n') {
+            let trimmed = line.trim();
+            let found = if eligible(trimmed, min_chars) {
+                later.iter().find(|(_, set)| set.contains(trimmed))
+            } else {
+                None
+            };
+            match found {
+                Some((step, _)) => {
+                    removed += 1;
+                    removed_text.push_str(line);
+                    match step {
+                        Some(s) => {
+                            steps.insert(*s);
+                        }
+                        None => unnumbered = true,
+                    }
+                }
+                None => kept.push_str(line),
+            }
+        }
+        texts.push(Some(kept));
+    }
+    (removed > 0).then_some(Thinning {
+        at,
+        texts,
+        removed,
+        removed_text,
+        steps,
+        unnumbered,
+    })
+}
+
+/// The marker closing a thinned observation.
+pub fn marker(removed: usize, steps: &BTreeSet<usize>, unnumbered: bool, pointer: &str) -> String {
+    let lines = if removed == 1 { "line" } else { "lines" };
+    let (verb, pronoun) = if removed == 1 {
+        ("appears", "it")
+    } else {
+        ("appear", "they")
+    };
+    let place = match (steps.len(), unnumbered) {
+        (0, _) => "a later tool result".to_string(),
+        (1, false) => format!("step {}", steps.iter().next().copied().unwrap_or_default()),
+        _ => {
+            let mut names: Vec<String> = steps.iter().map(usize::to_string).collect();
+            if unnumbered {
+                names.push("a later tool result".into());
+            }
+            let last = names.pop().unwrap_or_default();
+            if names.is_empty() {
+                format!("step {last}")
+            } else {
+                format!("steps {} and {last}", names.join(", "))
+            }
+        }
+    };
+    format!(
+        "[{removed} duplicate {lines} removed; {pronoun} {verb} in {place}; original: {pointer}]"
+    )
+}
+
+/// Applies a plan when the marker costs fewer tokens than the lines it
+/// replaces. The change is priced on the affected content only (removed lines
+/// before, marker after), so an observation is never tokenized whole.
+fn apply_plan(conv: &mut Conversation, cx: &mut StageContext<'_>, plan: Thinning) -> Result<()> {
+    let Some(result) = conv.tool_result(plan.at) else {
+        return Ok(());
+    };
+    let original = result.text();
+    // Content keys are deterministic: price the marker with the pointer the
+    // store will give before storing anything.
+    let predicted = spill::pointer(&cx.config.session, &spill::content_key("dedup", &original));
+    let before = cx.meter.text(&plan.removed_text)?;
+    let after = cx.meter.text(&marker_line(&plan, &predicted))?;
+    if after >= before {
+        return Ok(());
+    }
+    let pointer = match cx.keep("dedup", &original) {
+        Ok(p) => p,
+        Err(e) => {
+            cx.notes
+                .push(format!("message {}: kept verbatim ({e})", plan.at.message));
+            return Ok(());
+        }
+    };
+    let after = if pointer == predicted {
+        after
+    } else {
+        cx.meter.text(&marker_line(&plan, &pointer))?
+    };
+    let thinned = rebuild(result, &plan, &pointer);
+    let detail = format!(
+        "{} lines; kept in step{} {}",
+        plan.removed,
+        if plan.steps.len() == 1 { "" } else { "s" },
+        plan.steps
+            .iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    if let Some(slot) = conv.tool_result_mut(plan.at) {
+        *slot = thinned;
+    }
+    cx.record(
+        plan.at.message,
+        "dedup",
+        before,
+        after,
+        Some(pointer),
+        detail,
+    );
+    Ok(())
+}
+
+fn marker_line(plan: &Thinning, pointer: &str) -> String {
+    marker(plan.removed, &plan.steps, plan.unnumbered, pointer)
+}
+
+/// `result` with the planned texts and the marker appended to its last text part.
+fn rebuild(result: &ToolResult, plan: &Thinning, pointer: &str) -> ToolResult {
+    let mut out = result.clone();
+    let last_text = plan.texts.iter().rposition(Option::is_some);
+    for (i, (part, text)) in out.parts.iter_mut().zip(&plan.texts).enumerate() {
+        let (PartKind::Text { text: slot }, Some(text)) = (&mut part.kind, text) else {
+            continue;
+        };
+        *slot = text.clone();
+        if Some(i) == last_text {
+            if !slot.is_empty() && !slot.ends_with('\n') {
+                slot.push('\n');
+            }
+            slot.push_str(&marker_line(plan, pointer));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn marker_wording() {
+        let one: BTreeSet<usize> = [7].into();
+        assert_eq!(
+            marker(12, &one, false, "spill://s/k"),
+            "[12 duplicate lines removed; they appear in step 7; original: spill://s/k]"
+        );
+        assert_eq!(
+            marker(1, &one, false, "p"),
+            "[1 duplicate line removed; it appears in step 7; original: p]"
+        );
+        let two: BTreeSet<usize> = [7, 8].into();
+        assert_eq!(
+            marker(3, &two, false, "p"),
+            "[3 duplicate lines removed; they appear in steps 7 and 8; original: p]"
+        );
+        assert_eq!(
+            marker(3, &BTreeSet::new(), true, "p"),
+            "[3 duplicate lines removed; they appear in a later tool result; original: p]"
+        );
     }
 }

@@ -32,6 +32,8 @@ pub enum ErrorCode {
     CounterFailed,
     /// The host-supplied summarizer failed.
     SummarizerFailed,
+    /// Rendering an optical snapshot failed.
+    RenderFailed,
 }
 
 impl ErrorCode {
@@ -50,6 +52,7 @@ impl ErrorCode {
             Self::InvalidToolCall => "INVALID_TOOL_CALL",
             Self::CounterFailed => "COUNTER_FAILED",
             Self::SummarizerFailed => "SUMMARIZER_FAILED",
+            Self::RenderFailed => "RENDER_FAILED",
         }
     }
 }

@@ -47,6 +47,8 @@ pub struct SessionState {
     pub turns: u64,
     /// Compaction records, pinned constraints and pending summaries, per session.
     pub compact: crate::compact::CompactState,
+    /// Optical snapshots rendered so far, by content hash.
+    pub snapshots: crate::optical::SnapshotCache,
 }
 
 /// What a stage changed at one place.
@@ -352,8 +354,19 @@ pub fn compress_with(request: &str, config: &Config, env: Env<'_>) -> Result<Out
         Some(f) => f,
         None => formats::detect(&value)?,
     };
-    let mut conv = formats::parse(format, &value)?;
+    let conv = formats::parse(format, &value)?;
     drop(value);
+    compress_conversation(conv, format, config, env)
+}
+
+/// Runs the stages over a conversation already in the neutral model (the
+/// stateful [`crate::session::TraceLite`] keeps one) and emits it as `format`.
+pub fn compress_conversation(
+    mut conv: Conversation,
+    format: FormatName,
+    config: &Config,
+    env: Env<'_>,
+) -> Result<Output> {
     if conv.messages.len() + conv.system.len() > config.limits.max_messages {
         return Err(Error::new(
             ErrorCode::LimitExceeded,

@@ -1,12 +1,187 @@
-//! Stage placeholder replaced by its own issue.
+//! Stage 4, optical snapshots: tool results older than the recent window
+//! become images of their text when the image costs at most `1/ratio` of the
+//! text's tokens for the target provider.
+//!
+//! [`layout`] (tabs, ANSI, control characters, trimming) → [`budget`] (font
+//! size, wrap width and split chosen to minimise the provider's image tokens)
+//! → [`raster`] (glyph tiles from the bundled font) → [`encode`] (low bit
+//! depth grayscale PNG, base64). Renders are cached by content hash in the
+//! session's [`SnapshotCache`].
+//!
+//! Placement: the tool result keeps a one-line text reference (with the
+//! `spill://` pointer to its original text) followed by the image parts; each
+//! format's emitter puts the images where its provider accepts them.
+//! Observations leave the window in batches of `optical.batch`, so between two
+//! batches the emitted prefix is byte-identical and the provider's prompt cache
+//! keeps working.
 
+pub mod budget;
+mod cache;
+pub mod encode;
+pub mod layout;
+pub mod raster;
+
+pub use cache::SnapshotCache;
+
+use serde_json::{Map, Value};
+
+use crate::config::{OpticalConfig, Provider};
 use crate::error::Result;
-use crate::model::Conversation;
+use crate::model::{Conversation, Image, Part, PartKind, PartRef};
 use crate::pipeline::{Stage, StageContext, StageName};
+use crate::spill;
+
+use budget::{Plan, MARGIN};
+use layout::Lines;
+
+/// What rendering an observation costs and, once rendered, its images.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Snapshot {
+    /// The chosen layout (font, width, split, image tokens).
+    pub plan: Plan,
+    /// Lines of the text after layout.
+    pub lines: usize,
+    /// Drawn cells that are not spaces.
+    pub ink: usize,
+    /// Cells drawn as a placeholder because the font lacks the character.
+    pub missing: usize,
+    /// PNG images, in order (empty until rendered).
+    pub images: Vec<Image>,
+}
+
+impl Snapshot {
+    /// Share of drawn glyphs missing from the font.
+    pub fn missing_share(&self) -> f64 {
+        if self.ink == 0 {
+            0.0
+        } else {
+            self.missing as f64 / self.ink as f64
+        }
+    }
+
+    /// Image tokens of all images.
+    pub fn image_tokens(&self) -> u64 {
+        self.plan.tokens
+    }
+}
+
+/// Lays out `text` and chooses the cheapest legible plan for `provider`.
+/// `None` for empty text or settings no image can satisfy.
+pub fn plan(text: &str, provider: Provider, optical: &OpticalConfig) -> Option<Snapshot> {
+    let lines = layout::lay_out(text);
+    plan_lines(&lines, provider, optical)
+}
+
+fn plan_lines(lines: &Lines, provider: Provider, optical: &OpticalConfig) -> Option<Snapshot> {
+    let plan = budget::choose(lines, provider, optical, |px| {
+        raster::cell_metrics(px, optical.line_gap)
+    })?;
+    let missing = lines
+        .lines
+        .iter()
+        .flat_map(|l| l.iter())
+        .filter(|c| !raster::covers(**c))
+        .count();
+    Some(Snapshot {
+        plan,
+        lines: lines.lines.len(),
+        ink: lines.ink,
+        missing,
+        images: Vec::new(),
+    })
+}
+
+/// Plans and renders `text` into PNG images (see [`plan`]).
+pub fn render(text: &str, provider: Provider, optical: &OpticalConfig) -> Result<Option<Snapshot>> {
+    let lines = layout::lay_out(text);
+    let Some(mut snapshot) = plan_lines(&lines, provider, optical) else {
+        return Ok(None);
+    };
+    snapshot.images = draw_images(&lines, &snapshot.plan, optical)?;
+    Ok(Some(snapshot))
+}
+
+fn draw_images(lines: &Lines, plan: &Plan, optical: &OpticalConfig) -> Result<Vec<Image>> {
+    let Some(atlas) = raster::atlas(plan.font_px, optical.line_gap) else {
+        return Ok(Vec::new());
+    };
+    let rows = lines.wrap(plan.columns);
+    let mut images = Vec::with_capacity(plan.image_rows.len());
+    let mut start = 0;
+    for (&n, &(width, height)) in plan.image_rows.iter().zip(&plan.image_sizes) {
+        let end = (start + n).min(rows.len());
+        let chunk = rows.get(start..end).unwrap_or(&[]);
+        let canvas = raster::draw(chunk, atlas, plan.font_px, width, height, MARGIN);
+        let png = encode::png(&canvas, optical.bit_depth)?;
+        images.push(Image {
+            media_type: "image/png".into(),
+            data: encode::base64(&png),
+            url: None,
+            width,
+            height,
+        });
+        start = end;
+    }
+    Ok(images)
+}
+
+/// Cache key of a snapshot: content hash of the text and of every setting
+/// that changes the pixels or the price.
+pub fn cache_key(text: &str, provider: Provider, optical: &OpticalConfig) -> u64 {
+    let mut h = Fnv::new();
+    h.write(text.as_bytes());
+    h.write(&[0xff, provider as u8, optical.bit_depth]);
+    for v in [
+        optical.font_px,
+        optical.min_font_px,
+        optical.line_gap,
+        optical.min_columns as u32,
+    ] {
+        h.write(&v.to_le_bytes());
+    }
+    h.write(&optical.patch_multiplier.to_bits().to_le_bytes());
+    h.write(optical.detail.as_bytes());
+    h.write(&[0xfe]);
+    h.write(optical.media_resolution.as_bytes());
+    h.0
+}
+
+struct Fnv(u64);
+
+impl Fnv {
+    fn new() -> Self {
+        Self(0xcbf2_9ce4_8422_2325)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 ^= u64::from(*b);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+}
+
+/// The one-line text a snapshot leaves in the tool result.
+pub fn reference(lines: usize, images: usize, pointer: &str) -> String {
+    let s = if images == 1 { "" } else { "s" };
+    format!(
+        "[{lines} lines of output shown as {images} image{s}; full text: {pointer} (read_spill)]"
+    )
+}
 
 /// The optical stage.
 #[derive(Debug, Default)]
 pub struct Optical;
+
+/// Why an observation outside the window stayed text.
+#[derive(Debug, Default)]
+struct Tally {
+    rendered: usize,
+    not_text: usize,
+    too_costly: usize,
+    missing_glyphs: usize,
+    image_cap: usize,
+    store_refused: usize,
+}
 
 impl Stage for Optical {
     fn name(&self) -> StageName {
@@ -17,7 +192,179 @@ impl Stage for Optical {
         cx.config.optical.enabled
     }
 
-    fn apply(&self, _conv: &mut Conversation, _cx: &mut StageContext<'_>) -> Result<()> {
+    fn apply(&self, conv: &mut Conversation, cx: &mut StageContext<'_>) -> Result<()> {
+        let optical = &cx.config.optical;
+        let observations = conv.observations();
+        let outside = observations.len().saturating_sub(cx.config.window);
+        // Whole batches only: the rendered set changes once every `batch` turns.
+        let due = outside / optical.batch.max(1) * optical.batch.max(1);
+        let mut images_in_request = count_images(conv);
+        let mut tally = Tally::default();
+        for &at in observations.iter().take(due) {
+            match self.snapshot_one(conv, at, cx, images_in_request)? {
+                Outcome::Rendered(n) => {
+                    tally.rendered += 1;
+                    images_in_request += n;
+                }
+                Outcome::NotText => tally.not_text += 1,
+                Outcome::TooCostly => tally.too_costly += 1,
+                Outcome::MissingGlyphs => tally.missing_glyphs += 1,
+                Outcome::ImageCap => tally.image_cap += 1,
+                Outcome::StoreRefused => tally.store_refused += 1,
+            }
+        }
+        let optical = &cx.config.optical;
+        cx.notes.push(format!(
+            "{} observations, {} in the recent window, {} outside of which {} in whole batches of {}: \
+             {} rendered, {} cost more than 1/{} of their text, {} have too many glyphs missing from the font, \
+             {} over the {}-image cap, {} not plain text, {} refused by the store",
+            observations.len(),
+            observations.len() - outside,
+            outside,
+            due,
+            optical.batch,
+            tally.rendered,
+            tally.too_costly,
+            optical.ratio,
+            tally.missing_glyphs,
+            tally.image_cap,
+            optical.max_images,
+            tally.not_text,
+            tally.store_refused,
+        ));
         Ok(())
     }
+}
+
+enum Outcome {
+    Rendered(usize),
+    NotText,
+    TooCostly,
+    MissingGlyphs,
+    ImageCap,
+    StoreRefused,
+}
+
+impl Optical {
+    fn snapshot_one(
+        &self,
+        conv: &mut Conversation,
+        at: PartRef,
+        cx: &mut StageContext<'_>,
+        images_in_request: usize,
+    ) -> Result<Outcome> {
+        let config = cx.config;
+        let optical = &config.optical;
+        let Some(result) = conv.tool_result(at) else {
+            return Ok(Outcome::NotText);
+        };
+        if result.parts.is_empty() || result.parts.iter().any(|p| p.as_text().is_none()) {
+            return Ok(Outcome::NotText);
+        }
+        let text = result.text();
+        if text.trim().is_empty() {
+            return Ok(Outcome::NotText);
+        }
+        let mut before = 0;
+        for p in &result.parts {
+            before += cx.meter.part(p)?;
+        }
+        // What the image shows reaches the model: mask secrets first (the
+        // store keeps the original under `text`'s pointer).
+        let shown = cx.redact(&text).into_owned();
+        let key = cache_key(&shown, config.provider, optical);
+        let snapshot = match cx.state.snapshots.get(key) {
+            Some(s) => s.clone(),
+            None => {
+                let Some(s) = plan(&shown, config.provider, optical) else {
+                    return Ok(Outcome::TooCostly);
+                };
+                cx.state
+                    .snapshots
+                    .insert(key, s.clone(), optical.cache_bytes);
+                s
+            }
+        };
+        if snapshot.missing_share() > optical.max_missing_share {
+            return Ok(Outcome::MissingGlyphs);
+        }
+        let count = snapshot.plan.image_sizes.len();
+        let pointer = spill::pointer(&config.session, &spill::content_key("snapshot", &text));
+        let line = reference(snapshot.lines, count, &pointer);
+        let after = cx.meter.text(&line)? + snapshot.image_tokens();
+        if after as f64 > before as f64 / optical.ratio {
+            return Ok(Outcome::TooCostly);
+        }
+        if images_in_request + count > optical.max_images {
+            return Ok(Outcome::ImageCap);
+        }
+        let Ok(kept) = cx.keep("snapshot", &text) else {
+            return Ok(Outcome::StoreRefused);
+        };
+        let images = if snapshot.images.is_empty() {
+            let Some(rendered) = render(&shown, config.provider, optical)? else {
+                return Ok(Outcome::TooCostly);
+            };
+            cx.state
+                .snapshots
+                .insert(key, rendered.clone(), optical.cache_bytes);
+            rendered.images
+        } else {
+            snapshot.images.clone()
+        };
+        let mut parts = Vec::with_capacity(images.len() + 1);
+        parts.push(Part::text(line));
+        for image in images {
+            let mut part = Part::from(PartKind::Image(image));
+            if config.provider == Provider::Openai {
+                let mut inner = Map::new();
+                inner.insert("detail".into(), Value::String(optical.detail.clone()));
+                part.extra.insert("image_url".into(), Value::Object(inner));
+            }
+            parts.push(part);
+        }
+        if let Some(result) = conv.tool_result_mut(at) {
+            result.parts = parts;
+        }
+        let plan = &snapshot.plan;
+        let sizes: Vec<String> = plan
+            .image_sizes
+            .iter()
+            .map(|(w, h)| format!("{w}x{h}"))
+            .collect();
+        cx.record(
+            at.message,
+            "snapshot",
+            before,
+            after,
+            Some(kept),
+            format!(
+                "text {before} tokens, image {} tokens ({} px font, {} columns, {}), ratio {:.2}",
+                snapshot.image_tokens(),
+                plan.font_px,
+                plan.columns,
+                sizes.join(" + "),
+                before as f64 / after.max(1) as f64,
+            ),
+        );
+        Ok(Outcome::Rendered(count))
+    }
+}
+
+fn count_images(conv: &Conversation) -> usize {
+    fn count(parts: &[Part]) -> usize {
+        parts
+            .iter()
+            .map(|p| match &p.kind {
+                PartKind::Image(_) => 1,
+                PartKind::ToolResult(r) => count(&r.parts),
+                _ => 0,
+            })
+            .sum()
+    }
+    conv.system
+        .iter()
+        .chain(&conv.messages)
+        .map(|m| count(&m.parts))
+        .sum()
 }

@@ -2,11 +2,14 @@
 //! Values cross as JSON text; errors become `Error` objects with `name =
 //! "TraceLiteError"`, a stable `code` and the offending `path`.
 
+mod optical;
+mod session;
 mod spill;
 
 use wasm_bindgen::prelude::*;
 
 mod compact;
+mod config;
 
 use crate::config::Config;
 use crate::error::{Error, ErrorCode};

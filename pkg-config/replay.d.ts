@@ -1,0 +1,50 @@
+import type { CompressSettings, Report, SpillBlob, SpillStore, Trajectory } from './index.js';
+
+/** One replayed step: totals of the request sent before step `t`. */
+export interface ReplayStep {
+  t: number;
+  /** Tokens of the uncompressed request. */
+  baseline: number;
+  /** Tokens after compression. */
+  compressed: number;
+  /** Milliseconds the compress call took. */
+  ms: number;
+  /** Set when several trajectories are summed. */
+  id?: string;
+}
+
+/** The figures `tracelite replay --json` prints. */
+export interface ReplaySummary {
+  steps: number;
+  baseline_tokens: number;
+  compressed_tokens: number;
+  /** 1 − compressed/baseline, rounded to 4 digits. */
+  reduction: number;
+  /** Mean share of the previous request's bytes reused as prefix. */
+  prefix_reuse: number;
+  per_step: ReplayStep[];
+  latency_ms: { p50: number; p95: number; max: number };
+}
+
+/** The spill session a replay uses for a trajectory id. */
+export function sessionName(id: string | undefined | null): string;
+
+/** Totals of replayed steps. */
+export function summarizeReplay(perStep: ReplayStep[], prefixFractions?: number[]): ReplaySummary;
+
+/** Replays a trajectory as an agent loop would, one store for the whole trajectory. */
+export function replayTrajectory(
+  trajectory: Trajectory | string,
+  options?: CompressSettings,
+  host?: {
+    store?: SpillStore;
+    countTokens?: (text: string) => number;
+    onStep?: (step: {
+      t: number;
+      request: Record<string, unknown>;
+      output: { request: Record<string, unknown>; report: Report; spills: SpillBlob[] };
+      outputText: string;
+      ms: number;
+    }) => void;
+  },
+): { result: ReplaySummary; prefixFractions: number[] };

@@ -1,0 +1,71 @@
+//! The render cache: snapshots by content hash, bounded by bytes, kept in the
+//! session state so re-rendering the same history costs nothing.
+
+use std::collections::{HashMap, VecDeque};
+
+use super::Snapshot;
+
+/// Snapshots by [`super::cache_key`], evicted oldest-first past a byte bound.
+/// The cache only saves work: outputs never depend on what it holds.
+#[derive(Debug, Default)]
+pub struct SnapshotCache {
+    entries: HashMap<u64, Snapshot>,
+    order: VecDeque<u64>,
+    bytes: usize,
+    /// Lookups that found an entry.
+    pub hits: u64,
+    /// Lookups that did not.
+    pub misses: u64,
+}
+
+fn size(s: &Snapshot) -> usize {
+    256 + s.images.iter().map(|i| i.data.len()).sum::<usize>()
+}
+
+impl SnapshotCache {
+    /// The snapshot cached under `key`.
+    pub fn get(&mut self, key: u64) -> Option<&Snapshot> {
+        let found = self.entries.get(&key);
+        if found.is_some() {
+            self.hits += 1;
+        } else {
+            self.misses += 1;
+        }
+        found
+    }
+
+    /// Caches `snapshot` under `key` (replacing an earlier entry), then evicts
+    /// the oldest entries until at most `limit` bytes are held.
+    pub fn insert(&mut self, key: u64, snapshot: Snapshot, limit: usize) {
+        let added = size(&snapshot);
+        if let Some(old) = self.entries.insert(key, snapshot) {
+            self.bytes -= size(&old);
+        } else {
+            self.order.push_back(key);
+        }
+        self.bytes += added;
+        while self.bytes > limit {
+            let Some(oldest) = self.order.pop_front() else {
+                break;
+            };
+            if let Some(old) = self.entries.remove(&oldest) {
+                self.bytes -= size(&old);
+            }
+        }
+    }
+
+    /// Number of cached snapshots.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether the cache is empty.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Bytes held (image payloads plus a fixed overhead per entry).
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+}

@@ -1,0 +1,218 @@
+//! Layout: turns tool output into the character grid that gets drawn.
+//!
+//! Terminal semantics where they matter for what a reader would have seen:
+//! ANSI escape sequences are stripped, `\r` returns to the start of the line
+//! (progress bars overwrite themselves), backspace moves left, tabs expand to
+//! the next multiple of [`TAB_STOP`]. Other control characters become caret
+//! notation (`^A`, `^?`), C1 controls become [`MISSING`]. Empty space that buys
+//! nothing is trimmed: trailing spaces, leading and trailing blank lines, runs
+//! of blank lines (kept as one).
+
+/// Tab stops every this many columns (terminal convention).
+pub const TAB_STOP: usize = 8;
+
+/// Stands for a character that cannot be drawn; the raster draws a placeholder box.
+pub const MISSING: char = '\u{FFFD}';
+
+/// Normalized lines of an observation, ready to wrap at any width.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lines {
+    /// One entry per line, in cells (one `char` per cell).
+    pub lines: Vec<Vec<char>>,
+    /// Cells that are not spaces.
+    pub ink: usize,
+}
+
+impl Lines {
+    /// Length of the longest line in cells.
+    pub fn max_len(&self) -> usize {
+        self.lines.iter().map(Vec::len).max().unwrap_or(0)
+    }
+
+    /// Number of rows when lines wrap at `columns` cells (an empty line is one row).
+    pub fn rows(&self, columns: usize) -> usize {
+        let c = columns.max(1);
+        self.lines.iter().map(|l| l.len().div_ceil(c).max(1)).sum()
+    }
+
+    /// Histogram of line lengths: `(length, count)` sorted by length, for fast
+    /// row counts over many candidate widths.
+    pub fn length_histogram(&self) -> Vec<(usize, usize)> {
+        let mut lens: Vec<usize> = self.lines.iter().map(Vec::len).collect();
+        lens.sort_unstable();
+        let mut out: Vec<(usize, usize)> = Vec::new();
+        for len in lens {
+            match out.last_mut() {
+                Some((l, n)) if *l == len => *n += 1,
+                _ => out.push((len, 1)),
+            }
+        }
+        out
+    }
+
+    /// The rows at `columns` cells: each line cut into pieces of at most `columns`.
+    pub fn wrap(&self, columns: usize) -> Vec<&[char]> {
+        let c = columns.max(1);
+        let mut rows = Vec::with_capacity(self.rows(c));
+        for line in &self.lines {
+            if line.is_empty() {
+                rows.push(&line[..]);
+            } else {
+                rows.extend(line.chunks(c));
+            }
+        }
+        rows
+    }
+}
+
+/// Rows given a length histogram (see [`Lines::length_histogram`]).
+pub fn rows_from_histogram(histogram: &[(usize, usize)], columns: usize) -> usize {
+    let c = columns.max(1);
+    histogram
+        .iter()
+        .map(|&(len, n)| len.div_ceil(c).max(1) * n)
+        .sum()
+}
+
+/// Normalizes `text` into drawable lines.
+pub fn lay_out(text: &str) -> Lines {
+    let mut lines: Vec<Vec<char>> = Vec::new();
+    let mut line: Vec<char> = Vec::new();
+    let mut col = 0usize;
+    let mut chars = text.chars().peekable();
+    while let Some(ch) = chars.next() {
+        match ch {
+            '\n' => {
+                lines.push(finish(std::mem::take(&mut line)));
+                col = 0;
+            }
+            '\r' => {
+                if chars.peek() == Some(&'\n') {
+                    continue;
+                }
+                col = 0;
+            }
+            '\t' => {
+                let next = (col / TAB_STOP + 1) * TAB_STOP;
+                while col < next {
+                    put(&mut line, &mut col, ' ');
+                }
+            }
+            '\u{8}' => col = col.saturating_sub(1),
+            '\u{1b}' => skip_escape(&mut chars),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                put(&mut line, &mut col, '^');
+                let shown = char::from_u32((c as u32) ^ 0x40).unwrap_or('?');
+                put(&mut line, &mut col, shown);
+            }
+            c if ('\u{80}'..='\u{9f}').contains(&c) => put(&mut line, &mut col, MISSING),
+            // Zero-width characters take no cell.
+            '\u{200b}'..='\u{200f}' | '\u{feff}' => {}
+            c => put(&mut line, &mut col, c),
+        }
+    }
+    lines.push(finish(line));
+    // Trim blank lines at both ends and collapse runs of blank lines.
+    let mut out: Vec<Vec<char>> = Vec::with_capacity(lines.len());
+    for l in lines {
+        if l.is_empty() && out.last().map_or(true, Vec::is_empty) {
+            continue;
+        }
+        out.push(l);
+    }
+    while out.last().is_some_and(Vec::is_empty) {
+        out.pop();
+    }
+    let ink = out
+        .iter()
+        .map(|l| l.iter().filter(|c| **c != ' ').count())
+        .sum();
+    Lines { lines: out, ink }
+}
+
+fn put(line: &mut Vec<char>, col: &mut usize, ch: char) {
+    if let Some(slot) = line.get_mut(*col) {
+        *slot = ch;
+    } else {
+        line.resize(*col, ' ');
+        line.push(ch);
+    }
+    *col += 1;
+}
+
+fn finish(mut line: Vec<char>) -> Vec<char> {
+    while line.last() == Some(&' ') {
+        line.pop();
+    }
+    line
+}
+
+/// Skips one escape sequence after `ESC`: CSI (`ESC [ … final`), OSC/DCS/PM/APC
+/// strings (terminated by BEL or `ESC \`), charset designations (`ESC ( B`) and
+/// two-character escapes.
+fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    match chars.next() {
+        Some('[') => {
+            for c in chars.by_ref() {
+                if ('\u{40}'..='\u{7e}').contains(&c) {
+                    break;
+                }
+            }
+        }
+        Some(']' | 'P' | '^' | '_' | 'X') => {
+            while let Some(c) = chars.next() {
+                if c == '\u{7}' {
+                    break;
+                }
+                if c == '\u{1b}' && chars.peek() == Some(&'\\') {
+                    chars.next();
+                    break;
+                }
+            }
+        }
+        Some('(' | ')' | '*' | '+' | '-' | '.' | '/' | '#' | '%' | ' ') => {
+            chars.next();
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(l: &Lines) -> Vec<String> {
+        l.lines.iter().map(|l| l.iter().collect()).collect()
+    }
+
+    #[test]
+    fn strips_ansi_expands_tabs_and_overwrites_on_cr() {
+        let l = lay_out("\u{1b}[1;31mred\u{1b}[0m\tx\r\n10%\r55%\rdone\n\u{1b}]0;title\u{7}ok");
+        assert_eq!(texts(&l), ["red     x", "done", "ok"]);
+    }
+
+    #[test]
+    fn control_characters_use_caret_notation_and_c1_is_missing() {
+        let l = lay_out("a\u{0}b\u{7f}c\u{85}d");
+        assert_eq!(texts(&l), [format!("a^@b^?c{MISSING}d")]);
+        let l = lay_out("ab\u{8}X");
+        assert_eq!(texts(&l), ["aX"]);
+    }
+
+    #[test]
+    fn trims_and_collapses_blank_lines() {
+        let l = lay_out("\n\n  a  \n\n\n\nb\n\n");
+        assert_eq!(texts(&l), ["  a", "", "b"]);
+        assert_eq!(l.ink, 2);
+        assert!(lay_out("").lines.is_empty());
+    }
+
+    #[test]
+    fn wraps_and_counts_rows() {
+        let l = lay_out("abcdefg\n\nxy");
+        assert_eq!(l.rows(3), 3 + 1 + 1);
+        let rows: Vec<String> = l.wrap(3).iter().map(|r| r.iter().collect()).collect();
+        assert_eq!(rows, ["abc", "def", "g", "", "xy"]);
+        assert_eq!(rows_from_histogram(&l.length_histogram(), 3), l.rows(3));
+    }
+}

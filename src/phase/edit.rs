@@ -1,0 +1,250 @@
+//! [`EditDetector`]: decides whether a tool call edits files.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::shell;
+use crate::config::PhaseConfig;
+use crate::model::{ToolCall, ToolResult};
+
+/// How a call edits files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EditKind {
+    /// A named edit tool (`phase.editTools`).
+    Tool,
+    /// `sed -i` (or `perl -i`).
+    SedInPlace,
+    /// `cat`/`echo`/`printf` redirected into a file.
+    Redirect,
+    /// A heredoc written into a file (`cat > f <<EOF`).
+    Heredoc,
+    /// `tee f`.
+    Tee,
+    /// `git apply` / `git am`.
+    GitApply,
+    /// `patch`.
+    Patch,
+    /// Python `open(…, 'w')`, `write_text`, `fileinput` in place.
+    PythonWrite,
+}
+
+impl EditKind {
+    /// The kebab-case name used in notes and reports.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Tool => "tool",
+            Self::SedInPlace => "sed-in-place",
+            Self::Redirect => "redirect",
+            Self::Heredoc => "heredoc",
+            Self::Tee => "tee",
+            Self::GitApply => "git-apply",
+            Self::Patch => "patch",
+            Self::PythonWrite => "python-write",
+        }
+    }
+}
+
+/// An edit found in a tool call.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EditAction {
+    /// How it edits.
+    pub kind: EditKind,
+    /// The file, when the call names it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+}
+
+/// Recognises edit actions: named edit tools and shell commands that write files.
+#[derive(Debug, Clone)]
+pub struct EditDetector<'a> {
+    edit_tools: &'a [String],
+    shell_tools: &'a [String],
+}
+
+impl<'a> EditDetector<'a> {
+    /// A detector for the tools named in `config`.
+    pub fn new(config: &'a PhaseConfig) -> Self {
+        Self {
+            edit_tools: &config.edit_tools,
+            shell_tools: &config.shell_tools,
+        }
+    }
+
+    /// The edit `call` makes, if it makes one.
+    pub fn classify(&self, call: &ToolCall) -> Option<EditAction> {
+        let args = call.arguments_json();
+        let sub = args.get("command").and_then(Value::as_str);
+        let named = self
+            .edit_tools
+            .iter()
+            .any(|entry| match entry.split_once(':') {
+                Some((name, command)) => name == call.name && sub == Some(command),
+                None => *entry == call.name,
+            });
+        if named {
+            let target = ["path", "file_path", "filename", "file", "target_file"]
+                .iter()
+                .find_map(|k| args.get(*k).and_then(Value::as_str))
+                .map(String::from);
+            return Some(EditAction {
+                kind: EditKind::Tool,
+                target,
+            });
+        }
+        if !self.shell_tools.contains(&call.name) {
+            return None;
+        }
+        let script = shell_script(&call.arguments, &args)?;
+        shell::find_write(&script).map(|w| EditAction {
+            kind: w.kind,
+            target: w.target,
+        })
+    }
+}
+
+/// The script a shell tool runs: `command`/`cmd` as a string, the script of an
+/// argv like `["bash", "-lc", script]`, or the raw arguments when they are not JSON.
+fn shell_script(raw: &str, args: &Value) -> Option<String> {
+    let field = match args {
+        Value::Null => return Some(raw.to_string()),
+        Value::String(s) => return Some(s.clone()),
+        Value::Object(o) => o.get("command").or_else(|| o.get("cmd"))?,
+        _ => return None,
+    };
+    match field {
+        Value::String(s) => Some(s.clone()),
+        Value::Array(items) => {
+            let words: Vec<&str> = items.iter().filter_map(Value::as_str).collect();
+            match words.as_slice() {
+                [shell, flag, script] if is_shell(shell) && flag.ends_with('c') => {
+                    Some((*script).to_string())
+                }
+                _ => Some(words.join(" ")),
+            }
+        }
+        _ => None,
+    }
+}
+
+fn is_shell(program: &str) -> bool {
+    matches!(
+        program.rsplit('/').next().unwrap_or(program),
+        "bash" | "sh" | "zsh" | "dash"
+    )
+}
+
+/// Phrases in the first part of a result showing that an edit did not happen.
+const FAILURE_SIGNS: [&str; 10] = [
+    "No replacement was performed",
+    "sed: -e expression",
+    "sed: can't read",
+    "error: patch failed",
+    "patch does not apply",
+    "can't find file to patch",
+    "syntax error near unexpected token",
+    "unexpected EOF while looking for matching",
+    "Permission denied",
+    "No such file or directory",
+];
+
+/// Whether a result says the edit failed: `is_error`, an `ERROR:` opening
+/// (OpenHands) or a known failure phrase in its first 2,000 bytes.
+pub fn failed(result: &ToolResult) -> bool {
+    if result.is_error {
+        return true;
+    }
+    let text = result.text();
+    let head = match text.char_indices().nth(2_000) {
+        Some((i, _)) => text.get(..i).unwrap_or(&text),
+        None => &text,
+    };
+    head.trim_start().starts_with("ERROR:") || FAILURE_SIGNS.iter().any(|s| head.contains(s))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Part;
+
+    fn call(name: &str, arguments: &str) -> ToolCall {
+        ToolCall {
+            id: "c".into(),
+            name: name.into(),
+            arguments: arguments.into(),
+        }
+    }
+
+    #[test]
+    fn named_tools_and_sub_commands() {
+        let config = PhaseConfig::default();
+        let d = EditDetector::new(&config);
+        let edit = d.classify(&call(
+            "str_replace_editor",
+            r#"{"command":"str_replace","path":"/a.py","old_str":"x","new_str":"y"}"#,
+        ));
+        assert_eq!(
+            edit,
+            Some(EditAction {
+                kind: EditKind::Tool,
+                target: Some("/a.py".into())
+            })
+        );
+        assert_eq!(
+            d.classify(&call(
+                "str_replace_editor",
+                r#"{"command":"view","path":"/a.py"}"#
+            )),
+            None
+        );
+        assert!(d
+            .classify(&call("apply_patch", "*** Begin Patch"))
+            .is_some());
+        assert!(d.classify(&call("read_file", r#"{"path":"a"}"#)).is_none());
+    }
+
+    #[test]
+    fn shell_tools_in_every_argument_shape() {
+        let config = PhaseConfig::default();
+        let d = EditDetector::new(&config);
+        let kind = |name, args| d.classify(&call(name, args)).map(|e| e.kind);
+        assert_eq!(
+            kind("bash", r#"{"command":"sed -i 's/a/b/' f"}"#),
+            Some(EditKind::SedInPlace)
+        );
+        assert_eq!(
+            kind("shell", r#"{"command":["bash","-lc","echo x > f.txt"]}"#),
+            Some(EditKind::Redirect)
+        );
+        assert_eq!(
+            kind("exec_command", r#"{"cmd":"git apply p.diff"}"#),
+            Some(EditKind::GitApply)
+        );
+        assert_eq!(
+            kind("bash", "sed -i 's/a/b/' f"),
+            Some(EditKind::SedInPlace)
+        );
+        assert_eq!(kind("bash", r#"{"command":"grep 'sed -i' f"}"#), None);
+        assert_eq!(kind("python", r#"{"command":"sed -i 's/a/b/' f"}"#), None);
+    }
+
+    #[test]
+    fn failure_signs() {
+        let result = |text: &str, is_error| ToolResult {
+            call_id: "c".into(),
+            parts: vec![Part::text(text)],
+            is_error,
+        };
+        assert!(failed(&result(
+            "ERROR:\nNo replacement was performed",
+            false
+        )));
+        assert!(failed(&result(
+            "sed: -e expression #1, char 5: unterminated",
+            false
+        )));
+        assert!(failed(&result("ok", true)));
+        assert!(!failed(&result("The file /a.py has been edited.", false)));
+        assert!(!failed(&result("", false)));
+    }
+}

@@ -1,0 +1,359 @@
+//! [`TraceLite`]: the stateful controller for agents that run in-process.
+//!
+//! The session keeps the raw history (never compressed), a [`SpillStore`] and
+//! the [`SessionState`] caches, and runs the same pure pipeline as
+//! [`crate::compress`] whenever the agent needs a request. Assembling the same
+//! history twice gives the same bytes; the report says how much of the
+//! previous request's prefix the new one reuses.
+//!
+//! ```
+//! use tracelite::formats::FormatName;
+//! use tracelite::model::{Message, Role, ToolCall};
+//! use tracelite::session::TraceLite;
+//! use tracelite::Config;
+//!
+//! let mut tl = TraceLite::new(Config::default());
+//! tl.add_message(Message::text(Role::User, "Fix the failing test")).unwrap();
+//! let call = ToolCall { id: String::new(), name: "bash".into(), arguments: r#"{"command":"ls"}"#.into() };
+//! tl.process_step(call, "src\ntests\n").unwrap();
+//! let out = tl.assemble(FormatName::OpenaiChat, Default::default()).unwrap();
+//! assert!(out.request.contains("\"tool_calls\""));
+//! assert_eq!(tl.telemetry().steps, 1);
+//! ```
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::config::Config;
+use crate::error::{Error, ErrorCode, Result};
+use crate::formats::FormatName;
+use crate::model::{
+    Conversation, Extra, Layout, Message, Part, PartKind, Role, ToolCall, ToolResult,
+};
+use crate::phase::{EditAction, EditDetector};
+use crate::pipeline::{
+    compress_conversation, Env, Output, PrefixReport, Report, SessionState, StageName,
+};
+use crate::spill::{MemoryStore, SpillStore};
+use crate::tokens::{Estimator, TokenCounter};
+
+/// What [`TraceLite::process_step`] recorded.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StepSummary {
+    /// 1-based number of the step (tool call) in the session.
+    pub step: usize,
+    /// Id of the call (generated as `call_<n>` when the host gave none).
+    pub call_id: String,
+    /// Tokens of the output as received.
+    pub output_tokens: u64,
+    /// The edit the call makes, if the phase detector sees one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub edit: Option<EditAction>,
+}
+
+/// Counters of a session, for dashboards and tests.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Telemetry {
+    /// Tool steps processed.
+    pub steps: usize,
+    /// Messages in the raw history (system prompt included).
+    pub messages: usize,
+    /// Requests assembled.
+    pub assembles: u64,
+    /// Tokens of the raw history at the last assemble.
+    pub tokens_raw: u64,
+    /// Tokens of the last assembled request.
+    pub tokens_sent: u64,
+    /// Sum of raw tokens over every assemble.
+    pub total_tokens_raw: u64,
+    /// Sum of sent tokens over every assemble.
+    pub total_tokens_sent: u64,
+    /// Tokens saved per stage, summed over every assemble.
+    pub saved_by_stage: BTreeMap<String, u64>,
+    /// Edit actions seen among the steps.
+    pub edits: usize,
+    /// Step of the first edit action.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_edit_step: Option<usize>,
+    /// Blobs in the spill store for this session.
+    pub spill_blobs: usize,
+    /// Bytes in the spill store for this session.
+    pub spill_bytes: usize,
+    /// Prefix shared with the previous request of the same format, at the last assemble.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<PrefixReport>,
+}
+
+/// The stateful controller: raw history + spill store + caches, running the
+/// pure pipeline on demand.
+pub struct TraceLite<S: SpillStore = MemoryStore> {
+    config: Config,
+    conversation: Conversation,
+    store: S,
+    state: SessionState,
+    counter: Box<dyn TokenCounter>,
+    previous: BTreeMap<&'static str, String>,
+    telemetry: Telemetry,
+    last_report: Option<Report>,
+}
+
+impl TraceLite<MemoryStore> {
+    /// A session with an in-memory store and the built-in token estimator.
+    pub fn new(config: Config) -> Self {
+        Self::with_store(config, MemoryStore::new())
+    }
+}
+
+impl<S: SpillStore> TraceLite<S> {
+    /// A session keeping removed text in `store`.
+    pub fn with_store(config: Config, store: S) -> Self {
+        Self {
+            config,
+            conversation: Conversation::default(),
+            store,
+            state: SessionState::default(),
+            counter: Box::new(Estimator),
+            previous: BTreeMap::new(),
+            telemetry: Telemetry::default(),
+            last_report: None,
+        }
+    }
+
+    /// Uses `counter` instead of the built-in estimator.
+    pub fn with_counter(mut self, counter: Box<dyn TokenCounter>) -> Self {
+        self.counter = counter;
+        self
+    }
+
+    /// Settings used by the next assemble.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Mutable settings (e.g. to pin a constraint or mark a stage boundary).
+    pub fn config_mut(&mut self) -> &mut Config {
+        &mut self.config
+    }
+
+    /// The raw (uncompressed) history.
+    pub fn conversation(&self) -> &Conversation {
+        &self.conversation
+    }
+
+    /// The spill store.
+    pub fn store(&self) -> &S {
+        &self.store
+    }
+
+    /// The spill store, mutably (to read blobs back: `get` may refresh an LRU).
+    pub fn store_mut(&mut self) -> &mut S {
+        &mut self.store
+    }
+
+    /// Appends a system, user or assistant message. Tool calls and results go
+    /// through [`Self::process_step`] so that they always come in pairs.
+    pub fn add_message(&mut self, message: Message) -> Result<()> {
+        if message.role == Role::Tool
+            || message
+                .parts
+                .iter()
+                .any(|p| matches!(p.kind, PartKind::ToolCall(_) | PartKind::ToolResult(_)))
+        {
+            return Err(Error::new(
+                ErrorCode::InvalidRequest,
+                "message",
+                "tool calls and results are added with processStep",
+            ));
+        }
+        let leading = self.conversation.messages.is_empty();
+        if leading && matches!(message.role, Role::System | Role::Developer) {
+            self.conversation.system.push(message);
+        } else {
+            self.conversation.messages.push(message);
+        }
+        self.telemetry.messages += 1;
+        Ok(())
+    }
+
+    /// Appends a message given as an OpenAI Chat message object
+    /// (`{"role": "user", "content": "…"}`, content parts allowed).
+    pub fn add_message_json(&mut self, message: &Value) -> Result<()> {
+        let request = serde_json::json!({ "messages": [message] });
+        let mut conv = crate::formats::parse(FormatName::OpenaiChat, &request).map_err(|e| {
+            Error::new(
+                e.code,
+                e.path.replacen("messages[0]", "message", 1),
+                e.message,
+            )
+        })?;
+        let message = conv
+            .system
+            .pop()
+            .or_else(|| conv.messages.pop())
+            .ok_or_else(|| Error::new(ErrorCode::InvalidRequest, "message", "missing"))?;
+        self.add_message(message)
+    }
+
+    /// Records one agent step: the assistant's tool call and the tool's output.
+    /// The call joins the last assistant message when that message has text
+    /// but no call yet (thought + action), otherwise it opens a new one.
+    pub fn process_step(
+        &mut self,
+        mut call: ToolCall,
+        output: impl Into<String>,
+    ) -> Result<StepSummary> {
+        if call.name.is_empty() {
+            return Err(Error::new(
+                ErrorCode::InvalidToolCall,
+                "toolCall.name",
+                "a tool call needs a name",
+            ));
+        }
+        let step = self.telemetry.steps + 1;
+        if call.id.is_empty() {
+            call.id = format!("call_{step}");
+        }
+        if self.conversation.tool_call(&call.id).is_some() {
+            return Err(Error::new(
+                ErrorCode::InvalidToolCall,
+                "toolCall.id",
+                format!("a tool call with id {:?} was already processed", call.id),
+            ));
+        }
+        let output = output.into();
+        let output_tokens = self.counter.count(&output)?;
+        let edit = EditDetector::new(&self.config.phase).classify(&call);
+        let call_id = call.id.clone();
+        let mut call_extra = Extra::new();
+        call_extra.insert("type".into(), Value::String("function".into()));
+        let call_part = Part {
+            kind: PartKind::ToolCall(call),
+            extra: call_extra,
+        };
+        let joins = self.conversation.messages.last().is_some_and(|m| {
+            m.role == Role::Assistant
+                && !m
+                    .parts
+                    .iter()
+                    .any(|p| matches!(p.kind, PartKind::ToolCall(_)))
+        });
+        match self.conversation.messages.last_mut() {
+            Some(last) if joins => last.parts.push(call_part),
+            _ => {
+                self.conversation.messages.push(Message {
+                    role: Role::Assistant,
+                    parts: vec![call_part],
+                    layout: Layout::Null,
+                    extra: Extra::new(),
+                });
+                self.telemetry.messages += 1;
+            }
+        }
+        self.conversation.messages.push(Message {
+            role: Role::Tool,
+            parts: vec![Part::from(PartKind::ToolResult(ToolResult {
+                call_id: call_id.clone(),
+                parts: vec![Part::text(output)],
+                is_error: false,
+            }))],
+            layout: Layout::Text,
+            extra: Extra::new(),
+        });
+        self.telemetry.messages += 1;
+        self.telemetry.steps = step;
+        if edit.is_some() {
+            self.telemetry.edits += 1;
+            self.telemetry.first_edit_step.get_or_insert(step);
+        }
+        Ok(StepSummary {
+            step,
+            call_id,
+            output_tokens,
+            edit,
+        })
+    }
+
+    /// The request (in `format`, with `base` as its other top-level members,
+    /// e.g. `model`) that the agent should send now: the raw history run
+    /// through every enabled stage.
+    pub fn assemble(&mut self, format: FormatName, base: Extra) -> Result<Output> {
+        let mut conv = self.conversation.clone();
+        conv.extra = base;
+        let previous = self.previous.get(format.as_str()).map(String::as_str);
+        let out = compress_conversation(
+            conv,
+            format,
+            &self.config,
+            Env {
+                store: &mut self.store,
+                counter: self.counter.as_ref(),
+                state: &mut self.state,
+                previous,
+            },
+        )?;
+        self.previous.insert(format.as_str(), out.request.clone());
+        self.observe(&out.report);
+        self.last_report = Some(out.report.clone());
+        Ok(out)
+    }
+
+    /// Marks the end of a task stage: the next assemble is a compaction trigger.
+    pub fn finish_stage(&mut self) {
+        self.state.compact.finish_stage(&self.config.session);
+    }
+
+    /// Pins a constraint the compaction archive keeps word for word; returns
+    /// whether it was new.
+    pub fn pin_constraint(&mut self, text: &str) -> Result<bool> {
+        self.state.compact.pin(&self.config.session, text)
+    }
+
+    /// Constraints pinned so far.
+    pub fn pinned_constraints(&self) -> &[String] {
+        self.state.compact.pinned(&self.config.session)
+    }
+
+    /// The report of the last assemble.
+    pub fn report(&self) -> Option<&Report> {
+        self.last_report.as_ref()
+    }
+
+    /// Counters of the session so far.
+    pub fn telemetry(&self) -> Telemetry {
+        let mut t = self.telemetry.clone();
+        let blobs = self.store.list(&self.config.session);
+        t.spill_blobs = blobs.len();
+        t.spill_bytes = blobs.iter().map(|b| b.bytes).sum();
+        t
+    }
+
+    fn observe(&mut self, report: &Report) {
+        let t = &mut self.telemetry;
+        t.assembles += 1;
+        t.tokens_raw = report.tokens_before;
+        t.tokens_sent = report.tokens_after;
+        t.total_tokens_raw += report.tokens_before;
+        t.total_tokens_sent += report.tokens_after;
+        for stage in &report.stages {
+            let saved = stage.tokens_before.saturating_sub(stage.tokens_after);
+            *t.saved_by_stage
+                .entry(stage_key(stage.stage).to_string())
+                .or_default() += saved;
+        }
+        t.prefix = report.prefix.clone();
+    }
+}
+
+fn stage_key(stage: StageName) -> &'static str {
+    match stage {
+        StageName::Spill => "spill",
+        StageName::Dedup => "dedup",
+        StageName::Phase => "phase",
+        StageName::Optical => "optical",
+        StageName::Compact => "compact",
+    }
+}

@@ -1,0 +1,165 @@
+//! The stateful session for JS: `TraceLiteSession` wraps [`TraceLite`] (the
+//! JS class `TraceLite` in `pkg-config/session.js` wraps this). Values cross
+//! as JSON text.
+
+use serde::Serialize;
+use serde_json::Value;
+use wasm_bindgen::prelude::*;
+
+use super::{to_js, JsCounter};
+use crate::config::Config;
+use crate::error::{Error, ErrorCode};
+use crate::formats::FormatName;
+use crate::model::{Extra, ToolCall};
+use crate::session::TraceLite;
+use crate::spill::{self, SpillStore};
+
+fn json<T: Serialize>(value: &T, what: &str) -> Result<String, JsValue> {
+    serde_json::to_string(value)
+        .map_err(|e| to_js(Error::new(ErrorCode::InvalidRequest, what, e.to_string())))
+}
+
+fn parse(text: &str, what: &str) -> Result<Value, JsValue> {
+    serde_json::from_str(text)
+        .map_err(|e| to_js(Error::new(ErrorCode::InvalidJson, what, e.to_string())))
+}
+
+/// Raw history + spill store + caches of one in-process agent (`free()` releases it).
+#[wasm_bindgen(js_name = TraceLiteSession)]
+pub struct TraceLiteSession {
+    inner: TraceLite,
+}
+
+#[wasm_bindgen(js_class = TraceLiteSession)]
+impl TraceLiteSession {
+    /// A session with `options` (JSON text of the settings) and an optional
+    /// token counter `(text) => number`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        options: &str,
+        counter: Option<js_sys::Function>,
+    ) -> Result<TraceLiteSession, JsValue> {
+        let config = Config::from_json_str(options).map_err(to_js)?;
+        let mut inner = TraceLite::new(config);
+        if let Some(f) = counter {
+            inner = inner.with_counter(Box::new(JsCounter(f)));
+        }
+        Ok(TraceLiteSession { inner })
+    }
+
+    /// Records a step: `call` is JSON `{"id", "name", "arguments"}` (arguments
+    /// as JSON text). Returns the step summary as JSON text.
+    #[wasm_bindgen(js_name = processStep)]
+    pub fn process_step(&mut self, call: &str, output: String) -> Result<String, JsValue> {
+        let value = parse(call, "toolCall")?;
+        let field = |k: &str| {
+            value
+                .get(k)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        };
+        let call = ToolCall {
+            id: field("id"),
+            name: field("name"),
+            arguments: field("arguments"),
+        };
+        let summary = self.inner.process_step(call, output).map_err(to_js)?;
+        json(&summary, "step")
+    }
+
+    /// Appends a message given as JSON text of an OpenAI Chat message.
+    #[wasm_bindgen(js_name = addMessage)]
+    pub fn add_message(&mut self, message: &str) -> Result<(), JsValue> {
+        let value = parse(message, "message")?;
+        self.inner.add_message_json(&value).map_err(to_js)
+    }
+
+    /// Assembles the request in `format` with `base` (JSON text of an object:
+    /// the request's other top-level members). Returns
+    /// `{"request": …, "report": …, "spills": […]}` as JSON text.
+    pub fn assemble(&mut self, format: &str, base: &str) -> Result<String, JsValue> {
+        let format: FormatName =
+            serde_json::from_value(Value::String(format.into())).map_err(|_| {
+                to_js(Error::new(
+                    ErrorCode::UnknownFormat,
+                    "format",
+                    format!("unknown format {format:?}"),
+                ))
+            })?;
+        let base: Extra = match parse(base, "base")? {
+            Value::Object(map) => map,
+            Value::Null => Extra::new(),
+            _ => {
+                return Err(to_js(Error::new(
+                    ErrorCode::InvalidRequest,
+                    "base",
+                    "must be an object",
+                )))
+            }
+        };
+        let out = self.inner.assemble(format, base).map_err(to_js)?;
+        let report = json(&out.report, "report")?;
+        let spills = json(&out.spills, "spills")?;
+        let mut text = String::with_capacity(out.request.len() + report.len() + spills.len() + 36);
+        text.push_str("{\"request\":");
+        text.push_str(&out.request);
+        text.push_str(",\"report\":");
+        text.push_str(&report);
+        text.push_str(",\"spills\":");
+        text.push_str(&spills);
+        text.push('}');
+        Ok(text)
+    }
+
+    /// Counters as JSON text.
+    pub fn telemetry(&self) -> Result<String, JsValue> {
+        json(&self.inner.telemetry(), "telemetry")
+    }
+
+    /// Marks the end of a task stage (the next assemble may compact).
+    #[wasm_bindgen(js_name = finishStage)]
+    pub fn finish_stage(&mut self) {
+        self.inner.finish_stage();
+    }
+
+    /// Pins a constraint kept word for word by compaction; returns whether it was new.
+    #[wasm_bindgen(js_name = pinConstraint)]
+    pub fn pin_constraint(&mut self, text: &str) -> Result<bool, JsValue> {
+        self.inner.pin_constraint(text).map_err(to_js)
+    }
+
+    /// Pinned constraints as JSON text (an array of strings).
+    #[wasm_bindgen(js_name = pinnedConstraints)]
+    pub fn pinned_constraints(&self) -> Result<String, JsValue> {
+        json(&self.inner.pinned_constraints(), "pinnedConstraints")
+    }
+
+    /// The last report as JSON text (`null` before the first assemble).
+    pub fn report(&self) -> Result<String, JsValue> {
+        json(&self.inner.report(), "report")
+    }
+
+    /// The full text behind a `spill://<session>/<key>` pointer.
+    #[wasm_bindgen(js_name = readSpill)]
+    pub fn read_spill(&mut self, pointer: &str) -> Result<String, JsValue> {
+        let rest = pointer.strip_prefix(spill::SCHEME).unwrap_or(pointer);
+        let (session, key) = rest.split_once('/').ok_or_else(|| {
+            to_js(Error::new(
+                ErrorCode::InvalidSpillKey,
+                "pointer",
+                "expected spill://<session>/<key>",
+            ))
+        })?;
+        self.inner.store_mut().get(session, key).map_err(to_js)
+    }
+
+    /// Blobs of the session's spill namespace as JSON text `[{key, bytes, lines}]`.
+    #[wasm_bindgen(js_name = listSpills)]
+    pub fn list_spills(&self) -> Result<String, JsValue> {
+        json(
+            &self.inner.store().list(&self.inner.config().session),
+            "spills",
+        )
+    }
+}

@@ -1,0 +1,252 @@
+// The browser playground (www/) in Debian's Chromium, headless, via playwright-core.
+// Needs `make pkg` and /usr/bin/chromium (`apt-get install -y chromium`); fails
+// (never skips) when either is missing. Screenshots go to tests/artifacts/.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { after, before, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const SAMPLE = `${ROOT}tests/fixtures/sample-trajectory.json`;
+const ARTIFACTS = `${ROOT}tests/artifacts`;
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const ARGS = [
+  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+];
+const WAIT = { timeout: 60_000 };
+
+let browser;
+let server;
+let page;
+let baseUrl;
+const consoleErrors = [];
+
+async function shot(name) {
+  await page.screenshot({ path: `${ARTIFACTS}/playground-${name}.png`, fullPage: false });
+}
+
+/** Runs `action` and waits until the page has finished one more compression run. */
+async function afterRun(action) {
+  const runs = await page.evaluate(() => Number(document.body.dataset.runs ?? 0));
+  await action();
+  await page.waitForFunction((n) => Number(document.body.dataset.runs ?? 0) > n, runs, WAIT);
+}
+
+async function setControl(id, value) {
+  await afterRun(() => page.fill(`#opt-${id}`, String(value)));
+}
+
+async function resetAndLoadSample() {
+  await afterRun(() => page.click('#reset-options'));
+  await afterRun(() => page.click('#load-sample'));
+}
+
+function cliReplay(options) {
+  const out = execFileSync(process.execPath, [
+    `${ROOT}pkg/cli.mjs`, 'replay', '--json', SAMPLE, '--options', JSON.stringify(options),
+  ], { encoding: 'utf8', maxBuffer: 64 << 20 });
+  return JSON.parse(out);
+}
+
+async function shownFigures() {
+  return page.$eval('#reduction', (el) => ({
+    reduction: Number(el.dataset.reduction),
+    baseline: Number(el.dataset.baseline),
+    compressed: Number(el.dataset.compressed),
+  }));
+}
+
+before(async () => {
+  assert.ok(existsSync(CHROMIUM), `Chromium not found at ${CHROMIUM}: install it (apt-get install -y chromium) or set CHROMIUM_PATH`);
+  assert.ok(existsSync(`${ROOT}pkg/browser.js`), 'pkg/ is not built: run `make pkg`');
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const { chromium } = await import('playwright-core');
+  const { startServer } = await import(`${ROOT}www/serve.mjs`);
+  ({ server, url: baseUrl } = await startServer({ port: 0 }));
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });
+  const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+  page = await context.newPage();
+  page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(`console: ${m.text()}`); });
+  page.on('pageerror', (e) => consoleErrors.push(`pageerror: ${e.message}`));
+  page.on('worker', (w) => w.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(`worker: ${m.text()}`); }));
+  // The page loads the sample trajectory by itself.
+  await page.goto(baseUrl);
+  await page.waitForFunction(() => Number(document.body.dataset.runs ?? 0) >= 1, null, WAIT);
+});
+
+after(async () => {
+  await browser?.close();
+  await new Promise((resolve) => (server ? server.close(resolve) : resolve()));
+});
+
+test('the page loads the sample trajectory with no console errors', async () => {
+  await shot('loaded');
+  assert.deepEqual(consoleErrors, []);
+  assert.equal(await page.$eval('#status', (el) => el.dataset.kind), 'done', await page.textContent('#status'));
+  const steps = JSON.parse(readFileSync(SAMPLE, 'utf8')).steps.length;
+  assert.equal(await page.$eval('#step', (el) => Number(el.max)), steps - 1);
+  assert.ok((await page.$$('#prompt-view article.msg')).length > 2, 'the prompt view shows messages');
+  assert.ok((await page.$$('#chart-tokens polyline')).length === 2, 'the token chart has two series');
+  const unlabelled = await page.$$eval('input, select, textarea', (els) => els
+    .filter((e) => e.labels.length === 0 && !e.getAttribute('aria-label') && !e.getAttribute('aria-labelledby'))
+    .map((e) => e.id || e.outerHTML));
+  assert.deepEqual(unlabelled, [], 'every control has a label');
+  assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'no horizontal scrolling');
+});
+
+test('the reduction figure equals `replay --json` with the same options', async () => {
+  for (const [name, settings] of [['defaults', {}], ['budget-16k', { budget: 16000 }], ['window-1', { window: 1, budget: 32000 }]]) {
+    await afterRun(() => page.click('#reset-options'));
+    for (const [id, value] of Object.entries(settings)) await setControl(id, value);
+    const options = JSON.parse(await page.$eval('#export-cli', (el) => el.dataset.options));
+    assert.deepEqual(options, settings, `${name}: the page sends exactly the changed settings`);
+    const cli = cliReplay(options);
+    const shown = await shownFigures();
+    assert.equal(shown.reduction, cli.reduction, `${name}: reduction`);
+    assert.equal(shown.baseline, cli.baseline_tokens, `${name}: baseline tokens`);
+    assert.equal(shown.compressed, cli.compressed_tokens, `${name}: compressed tokens`);
+    assert.equal(await page.textContent('#reduction'), `${(cli.reduction * 100).toFixed(1)}%`);
+    await shot(`reduction-${name}`);
+  }
+  await afterRun(() => page.click('#reset-options'));
+});
+
+test('moving the step slider changes the prompt view', async () => {
+  const last = await page.$eval('#step', (el) => Number(el.max));
+  const view = async (t) => {
+    await page.waitForFunction((s) => document.getElementById('prompt-view').dataset.step === String(s), t, WAIT);
+    return {
+      text: await page.textContent('#prompt-view'),
+      messages: (await page.$$('#prompt-view article.msg')).length,
+    };
+  };
+  await page.focus('#step');
+  await page.keyboard.press('End');
+  const end = await view(last);
+  await page.keyboard.press('Home');
+  const start = await view(0);
+  assert.notEqual(start.text, end.text);
+  assert.ok(start.messages < end.messages, `${start.messages} messages at t=0, ${end.messages} at t=${last}`);
+  await page.keyboard.press('ArrowRight');
+  const one = await view(1);
+  assert.notEqual(one.text, start.text);
+  await shot('slider');
+});
+
+test('an uploaded Anthropic request is parsed and shown', async () => {
+  const request = {
+    model: 'claude-sonnet-4-5',
+    max_tokens: 1024,
+    system: 'You are a careful coding agent.',
+    messages: [
+      { role: 'user', content: 'Fix the failing test in utils.py' },
+      { role: 'assistant', content: [
+        { type: 'text', text: 'Let me run the tests.' },
+        { type: 'tool_use', id: 'toolu_01', name: 'bash', input: { command: 'pytest -q' } },
+      ] },
+      { role: 'user', content: [
+        { type: 'tool_result', tool_use_id: 'toolu_01', content: '1 failed, 3 passed\nFAILED test_utils.py::test_slug' },
+      ] },
+    ],
+  };
+  await afterRun(() => page.setInputFiles('#file-input', {
+    name: 'anthropic-request.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(request)),
+  }));
+  await shot('anthropic');
+  const format = await page.evaluate(() => window.tracelitePlayground.run.steps[0].format);
+  assert.equal(format, 'anthropic', 'the core detected the Anthropic Messages format (src/formats/anthropic.rs)');
+  const text = await page.textContent('#prompt-view');
+  assert.ok(text.includes('FAILED test_utils.py::test_slug'), 'the tool result is shown');
+  assert.ok(text.includes('You are a careful coding agent.'), 'the system prompt is shown');
+  assert.equal(await page.$eval('#prompt-view', (el) => el.querySelectorAll('.call').length), 1, 'the tool call is shown');
+});
+
+test('a pasted request and a dropped trajectory load', async () => {
+  const chat = {
+    model: 'gpt-4.1',
+    messages: [
+      { role: 'system', content: 'Pasted system prompt.' },
+      { role: 'user', content: 'Pasted task text.' },
+    ],
+  };
+  await page.click('#paste-box summary');
+  await page.fill('#paste-text', JSON.stringify(chat));
+  await afterRun(() => page.click('#paste-load'));
+  assert.ok((await page.textContent('#prompt-view')).includes('Pasted task text.'));
+  assert.equal(await page.evaluate(() => window.tracelitePlayground.run.steps[0].format), 'openai-chat');
+
+  const trajectory = { id: 'dropped-run', task: 'Dropped task.', system: 'sys', steps: [
+    { tool: 'bash', args: { command: 'ls' }, observation: 'a.py\nb.py', thought: 'look' },
+    { tool: 'bash', args: { command: 'cat a.py' }, observation: 'print(1)', thought: 'read' },
+  ] };
+  await afterRun(() => page.evaluate((text) => {
+    const dt = new DataTransfer();
+    dt.items.add(new File([text], 'dropped.json', { type: 'application/json' }));
+    document.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+  }, JSON.stringify(trajectory)));
+  assert.equal(await page.$eval('#step', (el) => Number(el.max)), 1);
+  assert.match(await page.textContent('#input-label'), /dropped-run \(trajectory, 2 steps\)/);
+  assert.ok((await page.textContent('#prompt-view')).includes('Dropped task.'));
+});
+
+test('a snapshot image is displayed with a natural size > 0', async () => {
+  await resetAndLoadSample();
+  // Snapshots pay off only for observations that leave the recent window and
+  // whose image costs less than their text: a window of 1 and k = 1 make some.
+  await setControl('window', 1);
+  await setControl('ratio', 1);
+  const t = await page.evaluate(() => window.tracelitePlayground.run.steps.findLastIndex(
+    (s) => s.stages.some((x) => x.stage === 'optical' && x.saved > 0)));
+  assert.ok(t >= 0, 'no step of the sample replay has an optical snapshot (the optical stage made no change)');
+  await page.$eval('#step', (el, v) => { el.value = String(v); el.dispatchEvent(new Event('input', { bubbles: true })); }, t);
+  await page.waitForFunction((s) => document.getElementById('prompt-view').dataset.step === String(s), t, WAIT);
+  await page.waitForFunction(() => [...document.querySelectorAll('#prompt-view img')].some((i) => i.complete && i.naturalWidth > 0), null, WAIT);
+  const size = await page.$eval('#prompt-view img', (i) => ({ w: i.naturalWidth, h: i.naturalHeight, shown: i.getBoundingClientRect().width }));
+  assert.ok(size.w > 0 && size.h > 0, `natural size ${size.w}×${size.h}`);
+  assert.equal(Math.round(size.shown), size.w, 'shown at its real size');
+  await page.$eval('#prompt-view img', (i) => i.scrollIntoView());
+  await shot('snapshot');
+});
+
+test('spill grep finds a known line of a spilled observation', async () => {
+  await resetAndLoadSample();
+  await setControl('budget', 16000);
+  // A line from the middle of the sample's largest observation: hidden by the excerpt, kept in the store.
+  const steps = JSON.parse(readFileSync(SAMPLE, 'utf8')).steps;
+  const big = steps.map((s) => s.observation ?? '').sort((a, b) => b.length - a.length)[0];
+  const lines = big.split('\n');
+  const known = lines.slice(Math.floor(lines.length / 2)).find((l) => l.trim().length > 20 && lines.indexOf(l) === lines.lastIndexOf(l));
+  assert.ok(known, 'the fixture has a distinctive middle line');
+  const spills = await page.$$eval('#spill-list option', (os) => os.length);
+  assert.ok(spills > 0, 'the replay at budget 16000 spilled something (spill stage)');
+  await page.fill('#spill-pattern', known.trim());
+  await page.check('#spill-all');
+  await page.click('#spill-grep-form button[type=submit]');
+  await page.waitForFunction(() => document.querySelectorAll('#spill-matches li').length > 0, null, WAIT);
+  const hits = await page.$$eval('#spill-matches li code', (cs) => cs.map((c) => c.textContent));
+  assert.ok(hits.includes(known), `grep shows the line ${JSON.stringify(known)}`);
+  // Reading from the match shows the same line at the top of the page.
+  await page.click('#spill-matches li button');
+  await page.waitForFunction((k) => document.getElementById('spill-text').textContent.split('\n')[0].endsWith(k), known, WAIT);
+  await page.$eval('#spills', (el) => el.scrollIntoView());
+  await shot('spill-grep');
+});
+
+test('an invalid setting is reported at its control, and fixing it runs again', async () => {
+  await resetAndLoadSample();
+  await page.fill('#opt-spillFraction', '2');
+  await page.waitForFunction(() => document.getElementById('status').dataset.kind === 'error', null, WAIT);
+  const message = await page.textContent('#opt-spillFraction-error');
+  assert.match(message, /./, 'the error shows next to the control');
+  assert.equal(await page.getAttribute('#opt-spillFraction', 'aria-invalid'), 'true');
+  await shot('invalid-setting');
+  await setControl('spillFraction', 0.25);
+  assert.equal(await page.textContent('#opt-spillFraction-error'), '');
+  assert.equal(await page.$eval('#status', (el) => el.dataset.kind), 'done');
+});
+
+test('no console errors during the session', () => {
+  assert.deepEqual(consoleErrors, []);
+});

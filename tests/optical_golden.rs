@@ -1,0 +1,142 @@
+//! Golden images: the renderer's PNG bytes for fixed inputs are compared with
+//! `tests/golden/*.png`. After an intended change, look at the new images in
+//! `target/tmp/optical-golden/` and re-accept them with
+//! `TRACELITE_ACCEPT=1 cargo test --test optical_golden`.
+#![allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
+
+use std::path::Path;
+
+use base64::Engine;
+use tracelite::config::{OpticalConfig, Provider};
+use tracelite::optical;
+
+const PYTHON: &str = "\
+def total(orders, *, tax=0.2):
+    \"\"\"Sum of order amounts with tax.\"\"\"
+    s = 0
+    for o in orders:
+        if o.amount < 0:
+            raise ValueError(f\"negative amount: {o.amount!r}\")
+        s += o.amount
+    return round(s * (1 + tax), 2)  # {}[]<>|\\~`^_@#$%&
+";
+
+const TERMINAL: &str = "\
+\u{1b}[1m============================= test session starts ==============================\u{1b}[0m
+platform linux -- Python 3.11.4, pytest-7.4.0, pluggy-1.2.0
+collected 3 items\r\n
+tests/test_pricing.py \u{1b}[32m.\u{1b}[0m\u{1b}[31mF\u{1b}[0m\u{1b}[32m.\u{1b}[0m\t[100%]
+downloading 10%\r50%\rdone
+
+FAILED tests/test_pricing.py::test_discount - AssertionError: assert 9.5 == 9.0
+\u{1}ctrl\u{7f} tab\tend
+naïve café — “quotes” ✓ ✗ 日本 ─┼─
+";
+
+fn long_log() -> String {
+    (0..120)
+        .map(|i| {
+            format!(
+                "{i:04} INFO worker-{} processed batch {} in {}ms\n",
+                i % 7,
+                i * 31 % 997,
+                i * 13 % 211
+            )
+        })
+        .collect()
+}
+
+fn check(name: &str, text: &str, provider: Provider, optical: &OpticalConfig) {
+    let snap = optical::render(text, provider, optical).unwrap().unwrap();
+    let accept = std::env::var_os("TRACELITE_ACCEPT").is_some();
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("optical-golden");
+    std::fs::create_dir_all(&out).unwrap();
+    for (i, image) in snap.images.iter().enumerate() {
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(&image.data)
+            .unwrap();
+        let file = format!("{name}-{i}.png");
+        std::fs::write(out.join(&file), &bytes).unwrap();
+        let path = golden.join(&file);
+        if accept {
+            std::fs::write(&path, &bytes).unwrap();
+            continue;
+        }
+        let want = std::fs::read(&path).unwrap_or_else(|_| {
+            panic!(
+                "missing {file}; accept with TRACELITE_ACCEPT=1 cargo test --test optical_golden"
+            )
+        });
+        assert!(
+            want == bytes,
+            "{file} differs from the golden image (new one in {}); if intended, accept with \
+             TRACELITE_ACCEPT=1 cargo test --test optical_golden",
+            out.display()
+        );
+    }
+    if !accept {
+        let extra = golden.join(format!("{name}-{}.png", snap.images.len()));
+        assert!(!extra.exists(), "{name}: fewer images than the golden set");
+    }
+}
+
+#[test]
+fn python_source_at_defaults() {
+    check(
+        "python-anthropic",
+        PYTHON,
+        Provider::Anthropic,
+        &OpticalConfig::default(),
+    );
+    check(
+        "python-openai",
+        PYTHON,
+        Provider::Openai,
+        &OpticalConfig::default(),
+    );
+}
+
+#[test]
+fn terminal_output_with_ansi_cr_tabs_controls_and_missing_glyphs() {
+    check(
+        "terminal-anthropic",
+        TERMINAL,
+        Provider::Anthropic,
+        &OpticalConfig::default(),
+    );
+}
+
+#[test]
+fn bit_depths() {
+    for bits in [1u8, 8] {
+        let o = OpticalConfig {
+            bit_depth: bits,
+            ..OpticalConfig::default()
+        };
+        check(
+            &format!("python-{bits}bit"),
+            PYTHON,
+            Provider::Anthropic,
+            &o,
+        );
+    }
+}
+
+#[test]
+fn long_output_splits_into_several_images() {
+    let o = OpticalConfig {
+        detail: "low".into(),
+        ..OpticalConfig::default()
+    };
+    let snap = optical::render(&long_log(), Provider::Openai, &o)
+        .unwrap()
+        .unwrap();
+    assert!(snap.images.len() > 1, "{:?}", snap.plan.image_sizes);
+    check("log-openai-low", &long_log(), Provider::Openai, &o);
+}

@@ -1,0 +1,291 @@
+//! The optical stage through `compress`: which observations become images,
+//! where the images go, what the report says, recoverability, batching and
+//! prefix stability, determinism, and "never worse than doing nothing".
+#![allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
+
+use serde_json::{json, Value};
+use tracelite::config::Provider;
+use tracelite::spill::SpillStore;
+use tracelite::tokens::Estimator;
+use tracelite::{compress, compress_with, Config, Env, MemoryStore, SessionState};
+
+/// Dense, code-like output (many tokens per character, long lines).
+fn dense(seed: usize) -> String {
+    (0..40)
+        .map(|i| {
+            let n = seed * 131 + i * 17;
+            format!(
+                "    self.assertEqual(obj_{a}.get_{b}(x[{c}], y={d}), {{'k{e}': [{f}, {g}]}})  # case {i}\n",
+                a = n % 97,
+                b = n % 13,
+                c = n % 7,
+                d = n % 29,
+                e = n % 11,
+                f = n % 5,
+                g = n % 3,
+            )
+        })
+        .collect()
+}
+
+/// An OpenAI Chat request with `n` tool calls answered by `outputs(i)`.
+fn request(n: usize, outputs: impl Fn(usize) -> String) -> String {
+    let mut messages = vec![
+        json!({"role": "system", "content": "You are a coding agent."}),
+        json!({"role": "user", "content": "Fix the failing test."}),
+    ];
+    for i in 0..n {
+        messages.push(json!({
+            "role": "assistant",
+            "content": null,
+            "tool_calls": [{"id": format!("call_{i}"), "type": "function",
+                "function": {"name": "bash", "arguments": format!("{{\"command\":\"cat f{i}.py\"}}")}}]
+        }));
+        messages.push(
+            json!({"role": "tool", "tool_call_id": format!("call_{i}"), "content": outputs(i)}),
+        );
+    }
+    json!({"model": "gpt-4o", "messages": messages}).to_string()
+}
+
+fn config(provider: Provider) -> Config {
+    let mut c = Config {
+        provider,
+        ..Config::default()
+    };
+    c.spill.enabled = false;
+    c.dedup.enabled = false;
+    c.phase.enabled = false;
+    c.compact.enabled = false;
+    c
+}
+
+fn tool_contents(out: &Value) -> Vec<Value> {
+    out["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].clone())
+        .collect()
+}
+
+#[test]
+fn old_observations_become_images_in_a_user_message_and_stay_recoverable() {
+    let req = request(7, dense);
+    let mut store = MemoryStore::new();
+    let c = config(Provider::Openai);
+    let out = compress(&req, &c, &mut store).unwrap();
+    let emitted: Value = serde_json::from_str(&out.request).unwrap();
+    // 7 observations, window 3 → 4 outside, batch 3 → the oldest 3 are rendered.
+    let snaps: Vec<_> = out
+        .report
+        .changes
+        .iter()
+        .filter(|ch| ch.kind == "snapshot")
+        .collect();
+    assert_eq!(snaps.len(), 3, "{:#?}", out.report);
+    let contents = tool_contents(&emitted);
+    for (i, content) in contents.iter().enumerate() {
+        let text = content.as_str().unwrap();
+        if i < 3 {
+            assert!(
+                text.starts_with('[') && text.contains("spill://default/snapshot-"),
+                "{text}"
+            );
+            assert!(!text.contains('\n'), "the reference is one line");
+        } else {
+            assert_eq!(text, dense(i), "observation {i} stays verbatim");
+        }
+    }
+    // Images follow the run of tool messages in a user message (Chat accepts them only there).
+    let messages = emitted["messages"].as_array().unwrap();
+    let users: Vec<&Value> = messages
+        .iter()
+        .filter(|m| m["role"] == "user" && m["content"].is_array())
+        .collect();
+    assert_eq!(users.len(), 3);
+    for u in users {
+        for part in u["content"].as_array().unwrap() {
+            assert_eq!(part["type"], "image_url");
+            assert!(part["image_url"]["url"]
+                .as_str()
+                .unwrap()
+                .starts_with("data:image/png;base64,iVBORw0KGgo"));
+            assert_eq!(part["image_url"]["detail"], "high");
+        }
+    }
+    // Tool calls untouched and in order.
+    let calls: Vec<&str> = messages
+        .iter()
+        .filter_map(|m| m["tool_calls"][0]["function"]["arguments"].as_str())
+        .collect();
+    assert_eq!(calls.len(), 7);
+    assert!(calls
+        .iter()
+        .enumerate()
+        .all(|(i, a)| a.contains(&format!("f{i}.py"))));
+    // The report gives tokens and the ratio; the original text is one pointer away.
+    for (i, ch) in snaps.iter().enumerate() {
+        assert!(ch.tokens_after as f64 <= ch.tokens_before as f64 / c.optical.ratio);
+        assert!(
+            ch.detail.contains("ratio") && ch.detail.contains("image"),
+            "{}",
+            ch.detail
+        );
+        let pointer = ch.pointer.as_deref().unwrap();
+        let key = pointer.rsplit('/').next().unwrap();
+        assert_eq!(store.get("default", key).unwrap(), dense(i));
+        assert!(out.report.spills.iter().any(|s| s.pointer == pointer));
+    }
+    let stage = &out.report.stages[3];
+    assert!(stage.tokens_after < stage.tokens_before);
+    assert!(stage.notes[0].contains("3 rendered"), "{:?}", stage.notes);
+}
+
+#[test]
+fn batches_keep_the_prefix_byte_identical_until_the_next_batch() {
+    let c = config(Provider::Anthropic);
+    let mut state = SessionState::default();
+    let mut store = MemoryStore::new();
+    let mut previous: Option<String> = None;
+    let mut rendered_at = Vec::new();
+    for n in 1..=12 {
+        let req = request(n, dense);
+        let out = compress_with(
+            &req,
+            &c,
+            Env {
+                store: &mut store,
+                counter: &Estimator,
+                state: &mut state,
+                previous: previous.as_deref(),
+            },
+        )
+        .unwrap();
+        let rendered = out
+            .report
+            .changes
+            .iter()
+            .filter(|ch| ch.kind == "snapshot")
+            .count();
+        rendered_at.push(rendered);
+        if let (Some(prev), Some(prefix)) = (&previous, &out.report.prefix) {
+            let crossed = rendered != rendered_at[rendered_at.len() - 2];
+            // Without a new batch, the previous request (minus its closing `]}`) is a prefix.
+            if !crossed {
+                assert!(prefix.shared_bytes >= prev.len() - 2, "n={n}");
+            } else {
+                assert!(prefix.shared_bytes < prev.len() - 2, "n={n}");
+            }
+        }
+        previous = Some(out.request);
+    }
+    // window 3, batch 3: images appear in steps of 3.
+    assert_eq!(rendered_at, [0, 0, 0, 0, 0, 3, 3, 3, 6, 6, 6, 9]);
+    assert!(
+        state.snapshots.hits > 0,
+        "later turns reuse earlier renders"
+    );
+}
+
+#[test]
+fn output_is_deterministic_and_independent_of_the_cache() {
+    let req = request(9, dense);
+    for provider in [
+        Provider::Anthropic,
+        Provider::Openai,
+        Provider::OpenaiPatch,
+        Provider::Gemini,
+        Provider::Qwen,
+    ] {
+        let c = config(provider);
+        let a = compress(&req, &c, &mut MemoryStore::new()).unwrap();
+        let mut state = SessionState::default();
+        let mut store = MemoryStore::new();
+        let mut run = || {
+            compress_with(
+                &req,
+                &c,
+                Env {
+                    store: &mut store,
+                    counter: &Estimator,
+                    state: &mut state,
+                    previous: None,
+                },
+            )
+            .unwrap()
+        };
+        let b = run();
+        let cached = run();
+        assert_eq!(a.request, b.request, "{provider:?}");
+        assert_eq!(a.request, cached.request, "{provider:?}");
+        assert!(
+            a.report.changes.iter().any(|ch| ch.kind == "snapshot"),
+            "{provider:?}: {:#?}",
+            a.report.stages[3]
+        );
+    }
+}
+
+#[test]
+fn never_worse_sparse_short_and_unrenderable_output_stays_text() {
+    let outputs = |i: usize| match i % 3 {
+        // Few tokens: no image is cheap enough.
+        0 => "ok".to_string(),
+        // Sparse: one long line of few tokens among blank space.
+        1 => format!("{}\n{}", "x".repeat(150), "y ".repeat(10)),
+        // Glyphs the font lacks.
+        _ => "日本語のテキスト、表示できない文字ばかり。\n".repeat(30),
+    };
+    let req = request(9, outputs);
+    for provider in [Provider::Anthropic, Provider::Openai, Provider::Gemini] {
+        let out = compress(&req, &config(provider), &mut MemoryStore::new()).unwrap();
+        assert!(
+            out.report.changes.is_empty(),
+            "{provider:?}: {:#?}",
+            out.report.changes
+        );
+        assert_eq!(out.report.tokens_after, out.report.tokens_before);
+        let note = &out.report.stages[3].notes[0];
+        assert!(note.contains("0 rendered"), "{note}");
+        assert!(note.contains("2 have too many glyphs missing"), "{note}");
+    }
+}
+
+#[test]
+fn the_image_cap_and_the_switch_are_respected() {
+    let req = request(12, dense);
+    let mut c = config(Provider::Anthropic);
+    c.optical.max_images = 2;
+    let out = compress(&req, &c, &mut MemoryStore::new()).unwrap();
+    let images = out.request.matches("data:image/png;base64,").count();
+    assert!(images <= 2 && images > 0, "{images}");
+    c.optical.enabled = false;
+    let off = compress(&req, &c, &mut MemoryStore::new()).unwrap();
+    let (a, b): (Value, Value) = (
+        serde_json::from_str(&off.request).unwrap(),
+        serde_json::from_str(&req).unwrap(),
+    );
+    assert!(a == b, "optical off leaves the request unchanged");
+}
+
+#[test]
+fn options_are_validated_by_name() {
+    for (opts, path) in [
+        (json!({"optical": {"bitDepth": 3}}), "optical.bitDepth"),
+        (json!({"optical": {"fontPx": 70}}), "optical.fontPx"),
+        (json!({"optical": {"minFontPx": 13}}), "optical.minFontPx"),
+        (json!({"optical": {"lineGap": 5}}), "optical.lineGap"),
+        (json!({"optical": {"minColumns": 0}}), "optical.minColumns"),
+        (json!({"optical": {"batch": 0}}), "optical.batch"),
+    ] {
+        let e = Config::from_json(opts).unwrap_err();
+        assert_eq!(e.path, path);
+    }
+}
