@@ -3,9 +3,11 @@
 // yours. Paging, search (a linear-time regex dialect, no catastrophic
 // backtracking) and the agent tools' replies are the core's (src/spill/): a
 // blob from a store outside wasm is copied into a scratch wasm session first.
-import { SpillStore, TraceLiteError } from '#entry';
+// Relative imports only (usable from a module worker without an import map);
+// the host entry that initializes the wasm must be loaded first.
 import { Session } from './tracelite.js';
-import { guarded } from './errors.js';
+import { SpillStore } from './spill.js';
+import { TraceLiteError, guarded } from './errors.js';
 
 /** Default and largest page sizes (lines) of `readSpill`. */
 export const READ_LIMIT = 200;
@@ -93,20 +95,30 @@ async function onBlob(store, session, key, fn, missingOk = false) {
   }
 }
 
-/**
- * A page of a spill: skips `offset` lines (default 0) and returns up to
- * `limit` (default 200, at most 2000). Resolves `{ pointer, offset, limit,
- * count, totalLines, totalBytes, nextOffset, text }`; `text` holds the lines as
- * stored (line ends included) and `nextOffset` is null after the last line.
- */
-export async function readSpill(store, pointer, options = {}) {
-  const { session, key } = parsePointer(pointer, options.session);
-  const offset = intOption(options.offset, 'offset', 0, 0, 2 ** 31 - 1);
-  const limit = intOption(options.limit, 'limit', READ_LIMIT, 1, MAX_READ_LIMIT);
-  const page = JSON.parse(await onBlob(store, session, key, (s) => s.read(session, key, offset, limit)));
+function readArgs(options) {
+  return {
+    offset: intOption(options.offset, 'offset', 0, 0, 2 ** 31 - 1),
+    limit: intOption(options.limit, 'limit', READ_LIMIT, 1, MAX_READ_LIMIT),
+  };
+}
+
+function grepArgs(pattern, options) {
+  if (typeof pattern !== 'string') {
+    throw new TraceLiteError('pattern must be a string', 'INVALID_PATTERN', 'pattern');
+  }
+  return JSON.stringify({
+    literal: Boolean(options.literal),
+    ignoreCase: Boolean(options.ignoreCase),
+    context: intOption(options.context, 'context', GREP_CONTEXT, 0, MAX_GREP_CONTEXT),
+    maxMatches: intOption(options.maxMatches, 'maxMatches', GREP_MAX_MATCHES, 1, MAX_GREP_MATCHES),
+    skip: intOption(options.skip, 'skip', 0, 0, 2 ** 31 - 1),
+  });
+}
+
+function shapePage(json, limit) {
+  const page = JSON.parse(json);
   const end = page.offset + page.count;
   return {
-    pointer: `spill://${session}/${key}`,
     offset: page.offset,
     limit,
     count: page.count,
@@ -115,6 +127,70 @@ export async function readSpill(store, pointer, options = {}) {
     nextOffset: end < page.totalLines ? end : null,
     text: page.text,
   };
+}
+
+function shapeMatches(json, pattern) {
+  const found = JSON.parse(json);
+  const out = [];
+  let previous;
+  for (const line of found.lines) {
+    if (previous !== undefined && line.number !== previous + 1) out.push('--');
+    previous = line.number;
+    out.push(`${line.number}${line.isMatch ? ':' : '-'}${line.text}`);
+  }
+  const next = found.skipped + found.returned;
+  return {
+    pattern,
+    totalLines: found.totalLines,
+    totalMatches: found.totalMatches,
+    skipped: found.skipped,
+    matches: found.lines.filter((l) => l.isMatch).map((l) => ({ line: l.number, text: l.text })),
+    lines: found.lines,
+    nextSkip: next < found.totalMatches ? next : null,
+    text: out.join('\n'),
+  };
+}
+
+/** Runs `fn(wasmSession)` on a scratch session holding `text` as `t/t`. */
+function onText(text, fn) {
+  if (typeof text !== 'string') throw new TraceLiteError('text must be a string', 'INVALID_REQUEST', 'text');
+  const scratch = guarded(() => Session.withLimits(SCRATCH_LIMITS));
+  try {
+    guarded(() => scratch.put('t', 't', text));
+    return guarded(() => fn(scratch));
+  } finally {
+    scratch.free();
+  }
+}
+
+/**
+ * A page of a text's lines, by the core (synchronous; for a text already in
+ * hand): skips `offset` lines, returns up to `limit`. Like `readSpill`, but
+ * `text` holds the lines joined by "\n" without a final line end.
+ */
+export function pageLines(text, options = {}) {
+  const { offset, limit } = readArgs(options);
+  const page = shapePage(onText(text, (s) => s.read('t', 't', offset, limit)), limit);
+  return { ...page, text: page.text.endsWith('\n') ? page.text.slice(0, -1) : page.text };
+}
+
+/** Lines of a text matching `pattern`, by the core (synchronous); as `grepSpill`. */
+export function grepLines(text, pattern, options = {}) {
+  const args = grepArgs(pattern, options);
+  return shapeMatches(onText(text, (s) => s.grep('t', 't', pattern, args)), pattern);
+}
+
+/**
+ * A page of a spill: skips `offset` lines (default 0) and returns up to
+ * `limit` (default 200, at most 2000). Resolves `{ pointer, offset, limit,
+ * count, totalLines, totalBytes, nextOffset, text }`; `text` holds the lines as
+ * stored (line ends included) and `nextOffset` is null after the last line.
+ */
+export async function readSpill(store, pointer, options = {}) {
+  const { session, key } = parsePointer(pointer, options.session);
+  const { offset, limit } = readArgs(options);
+  const json = await onBlob(store, session, key, (s) => s.read(session, key, offset, limit));
+  return { pointer: `spill://${session}/${key}`, ...shapePage(json, limit) };
 }
 
 /**
@@ -127,36 +203,9 @@ export async function readSpill(store, pointer, options = {}) {
  */
 export async function grepSpill(store, pointer, pattern, options = {}) {
   const { session, key } = parsePointer(pointer, options.session);
-  if (typeof pattern !== 'string') {
-    throw new TraceLiteError('pattern must be a string', 'INVALID_PATTERN', 'pattern');
-  }
-  const args = JSON.stringify({
-    literal: Boolean(options.literal),
-    ignoreCase: Boolean(options.ignoreCase),
-    context: intOption(options.context, 'context', GREP_CONTEXT, 0, MAX_GREP_CONTEXT),
-    maxMatches: intOption(options.maxMatches, 'maxMatches', GREP_MAX_MATCHES, 1, MAX_GREP_MATCHES),
-    skip: intOption(options.skip, 'skip', 0, 0, 2 ** 31 - 1),
-  });
-  const found = JSON.parse(await onBlob(store, session, key, (s) => s.grep(session, key, pattern, args)));
-  const out = [];
-  let previous;
-  for (const line of found.lines) {
-    if (previous !== undefined && line.number !== previous + 1) out.push('--');
-    previous = line.number;
-    out.push(`${line.number}${line.isMatch ? ':' : '-'}${line.text}`);
-  }
-  const next = found.skipped + found.returned;
-  return {
-    pointer: `spill://${session}/${key}`,
-    pattern,
-    totalLines: found.totalLines,
-    totalMatches: found.totalMatches,
-    skipped: found.skipped,
-    matches: found.lines.filter((l) => l.isMatch).map((l) => ({ line: l.number, text: l.text })),
-    lines: found.lines,
-    nextSkip: next < found.totalMatches ? next : null,
-    text: out.join('\n'),
-  };
+  const args = grepArgs(pattern, options);
+  const json = await onBlob(store, session, key, (s) => s.grep(session, key, pattern, args));
+  return { pointer: `spill://${session}/${key}`, ...shapeMatches(json, pattern) };
 }
 
 /**
