@@ -150,6 +150,10 @@ pub struct Report {
     pub changes: Vec<Change>,
     /// Blobs stored during this call.
     pub spills: Vec<SpillRecord>,
+    /// Fixes made in repair mode (`Config::repair`) and snapshot images
+    /// replaced to stay within the provider's image limits.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub repairs: Vec<formats::Repair>,
     /// Prefix shared with `previous`, when one was given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prefix: Option<PrefixReport>,
@@ -297,8 +301,17 @@ pub fn compress_with(request: &str, config: &Config, env: Env<'_>) -> Result<Out
             ),
         ));
     }
+    let repairs = if config.repair {
+        formats::repair(&mut conv, format)?
+    } else {
+        formats::validate(&conv, format)?;
+        Vec::new()
+    };
     let (mut report, spills) =
         run_stages(&mut conv, config, env.store, env.counter, env.state, format)?;
+    report.repairs = repairs;
+    let limited = formats::images::enforce(&mut conv, format, config.optical.max_images);
+    report.repairs.extend(limited);
     let request_out = serde_json::to_string(&formats::emit(format, &conv))
         .map_err(|e| Error::new(ErrorCode::InvalidRequest, "request", e.to_string()))?;
     report.prefix = env.previous.map(|prev| PrefixReport {
@@ -375,6 +388,7 @@ fn run_stages(
         stages: stage_reports,
         changes: cx.changes,
         spills: cx.spills,
+        repairs: Vec::new(),
         prefix: None,
     };
     Ok((report, cx.blobs))

@@ -8,7 +8,7 @@
 
 use serde_json::{Map, Value};
 
-use super::invalid;
+use super::{invalid, split_data_url, Field};
 use crate::error::Result;
 use crate::model::{
     Conversation, Extra, Image, Layout, Message, Part, PartKind, Role, ToolCall, ToolResult,
@@ -193,12 +193,6 @@ fn parse_content_part(item: &Value, path: &str) -> Result<Part> {
     }
 }
 
-fn split_data_url(url: &str) -> Option<(&str, &str)> {
-    let rest = url.strip_prefix("data:")?;
-    let (media_type, data) = rest.split_once(";base64,")?;
-    Some((media_type, data))
-}
-
 fn parse_tool_call(call: &Value, path: &str) -> Result<Part> {
     let obj = call
         .as_object()
@@ -245,6 +239,39 @@ fn parse_tool_call(call: &Value, path: &str) -> Result<Part> {
         }),
         extra,
     })
+}
+
+/// JSON path of a part (or its id member) of `conv.messages[message]`.
+pub(crate) fn part_path(conv: &Conversation, message: usize, part: usize, field: Field) -> String {
+    let base = format!("messages[{}]", conv.system.len() + message);
+    let Some(msg) = conv.messages.get(message) else {
+        return base;
+    };
+    let before = msg.parts.get(..part).unwrap_or(&msg.parts);
+    match msg.parts.get(part).map(|p| &p.kind) {
+        Some(PartKind::ToolCall(_)) => {
+            let n = before
+                .iter()
+                .filter(|p| matches!(p.kind, PartKind::ToolCall(_)))
+                .count();
+            match field {
+                Field::Part => format!("{base}.tool_calls[{n}]"),
+                Field::Id => format!("{base}.tool_calls[{n}].id"),
+            }
+        }
+        Some(PartKind::ToolResult(_)) => match field {
+            Field::Part => base,
+            Field::Id => format!("{base}.tool_call_id"),
+        },
+        _ if msg.layout == Layout::Text => format!("{base}.content"),
+        _ => {
+            let n = before
+                .iter()
+                .filter(|p| !matches!(p.kind, PartKind::ToolCall(_) | PartKind::ToolResult(_)))
+                .count();
+            format!("{base}.content[{n}]")
+        }
+    }
 }
 
 /// Emits a Chat Completions request body.
