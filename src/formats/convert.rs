@@ -40,7 +40,7 @@ pub struct Conversion {
     pub to: FormatName,
     /// The request in the target format.
     pub request: Value,
-    /// Everything that did not survive, in source order.
+    /// Everything that did not survive: top-level settings, then messages in order.
     pub lossy: Vec<Lossy>,
 }
 
@@ -96,7 +96,11 @@ pub fn convert_conversation(
             } else {
                 Role::System
             };
-            system.push(neutral_message(role, parts));
+            let mut m = neutral_message(role, parts);
+            if m.parts.len() == 1 {
+                m.layout = Layout::Text;
+            }
+            system.push(m);
         }
     }
     let mut messages = Vec::new();
