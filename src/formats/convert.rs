@@ -342,7 +342,8 @@ fn is_call(p: &Part) -> bool {
 
 fn set_layout(msg: &mut Message) {
     let texts = msg.parts.iter().filter(|p| p.as_text().is_some()).count();
-    msg.layout = if msg.parts.len() == 1 && texts == 1 {
+    let content = msg.parts.iter().filter(|p| !is_call(p)).count();
+    msg.layout = if content == 1 && texts == 1 {
         Layout::Text
     } else if msg.role == Role::Assistant && texts == 0 && msg.parts.iter().all(is_call) {
         Layout::Null
@@ -354,6 +355,12 @@ fn set_layout(msg: &mut Message) {
 fn restructure_chat(messages: Vec<Message>) -> Vec<Message> {
     let mut out: Vec<Message> = Vec::new();
     for mut msg in messages {
+        for part in &mut msg.parts {
+            if is_call(part) {
+                part.extra
+                    .insert("type".into(), Value::String("function".into()));
+            }
+        }
         if msg.role == Role::Assistant {
             if let Some(last) = out.last_mut().filter(|l| l.role == Role::Assistant) {
                 last.parts.append(&mut msg.parts);
