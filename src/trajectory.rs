@@ -127,7 +127,10 @@ pub fn trajectory_to_request(
     format: FormatName,
 ) -> Result<Value> {
     // The conversation is built in OpenAI Chat shape; other formats get it converted.
-    let (conv, _) =
-        formats::convert_conversation(trajectory.conversation_at(t)?, FormatName::OpenaiChat, format);
+    let (conv, _) = formats::convert_conversation(
+        trajectory.conversation_at(t)?,
+        FormatName::OpenaiChat,
+        format,
+    );
     Ok(formats::emit(format, &conv))
 }

@@ -1,6 +1,7 @@
 //! Fixtures written from each provider's documented request examples, covering
 //! every part kind: they are detected, parse → emit to the same JSON, validate,
 //! and convert to every other format with the lost members listed.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use serde_json::Value;
 use tracelite::formats::{self, FormatName};
@@ -69,10 +70,7 @@ fn explicit_format_overrides_detection() {
     assert_eq!(formats::emit(FormatName::Anthropic, &conv), request);
     let e = formats::detect(&serde_json::json!({"prompt": "x"})).unwrap_err();
     assert_eq!(e.code.as_str(), "UNKNOWN_FORMAT");
-    assert_eq!(
-        FormatName::from_name("gemini").unwrap(),
-        FormatName::Gemini
-    );
+    assert_eq!(FormatName::from_name("gemini").unwrap(), FormatName::Gemini);
     assert!(FormatName::from_name("cohere").is_err());
 }
 
@@ -135,11 +133,26 @@ fn conversions_keep_portable_content_and_list_the_rest() {
         "thinking",
         "metadata",
     ] {
-        assert!(anthropic_to_chat.iter().any(|p| p == path), "{path}: {anthropic_to_chat:?}");
+        assert!(
+            anthropic_to_chat.iter().any(|p| p == path),
+            "{path}: {anthropic_to_chat:?}"
+        );
     }
     let responses_to_gemini = lossy_paths(FormatName::OpenaiResponses, FormatName::Gemini);
-    for path in ["input[2]", "input[3].id", "input[4].id", "input[8]", "input[9]", "model", "reasoning", "tools[1]"] {
-        assert!(responses_to_gemini.iter().any(|p| p == path), "{path}: {responses_to_gemini:?}");
+    for path in [
+        "input[2]",
+        "input[3].id",
+        "input[4].id",
+        "input[8]",
+        "input[9]",
+        "model",
+        "reasoning",
+        "tools[1]",
+    ] {
+        assert!(
+            responses_to_gemini.iter().any(|p| p == path),
+            "{path}: {responses_to_gemini:?}"
+        );
     }
     let gemini_to_anthropic = lossy_paths(FormatName::Gemini, FormatName::Anthropic);
     for path in [
@@ -150,7 +163,10 @@ fn conversions_keep_portable_content_and_list_the_rest() {
         "generationConfig.thinkingConfig",
         "toolConfig",
     ] {
-        assert!(gemini_to_anthropic.iter().any(|p| p == path), "{path}: {gemini_to_anthropic:?}");
+        assert!(
+            gemini_to_anthropic.iter().any(|p| p == path),
+            "{path}: {gemini_to_anthropic:?}"
+        );
     }
 }
 
@@ -160,8 +176,14 @@ fn conversion_maps_settings_and_tools() {
     let r = &out.request;
     assert_eq!(r["generationConfig"]["maxOutputTokens"], 300);
     assert_eq!(r["generationConfig"]["stopSequences"][0], "\n\n");
-    assert_eq!(r["tools"][0]["functionDeclarations"][0]["name"], "get_current_weather");
-    assert_eq!(r["systemInstruction"]["parts"][0]["text"], "You are a helpful assistant.");
+    assert_eq!(
+        r["tools"][0]["functionDeclarations"][0]["name"],
+        "get_current_weather"
+    );
+    assert_eq!(
+        r["systemInstruction"]["parts"][0]["text"],
+        "You are a helpful assistant."
+    );
     let out = formats::convert(&fixture(FormatName::Gemini), None, FormatName::Anthropic).unwrap();
     let r = &out.request;
     assert_eq!(r["max_tokens"], 800);
@@ -177,7 +199,12 @@ fn conversion_maps_settings_and_tools() {
         .collect();
     assert_eq!(results.len(), 3);
     assert_eq!(results[2]["is_error"], true);
-    let out = formats::convert(&fixture(FormatName::Anthropic), None, FormatName::OpenaiResponses).unwrap();
+    let out = formats::convert(
+        &fixture(FormatName::Anthropic),
+        None,
+        FormatName::OpenaiResponses,
+    )
+    .unwrap();
     let r = &out.request;
     assert_eq!(r["max_output_tokens"], 1024);
     assert_eq!(r["tools"][0]["type"], "function");

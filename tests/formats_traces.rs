@@ -1,6 +1,7 @@
 //! Every shared trajectory, rendered into every format, parses and emits back to
 //! the same JSON, validates, and converts to every other format without losing
 //! a tool call or result.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 
@@ -79,8 +80,15 @@ fn conversions_between_formats_keep_every_step() {
                 let ctx = format!("{} {} -> {}", file.display(), from.as_str(), to.as_str());
                 assert_eq!(got, expected, "{ctx}");
                 assert_eq!(
-                    conv.system.iter().map(|m| m.text_content()).collect::<Vec<_>>(),
-                    reference.system.iter().map(|m| m.text_content()).collect::<Vec<_>>(),
+                    conv.system
+                        .iter()
+                        .map(|m| m.text_content())
+                        .collect::<Vec<_>>(),
+                    reference
+                        .system
+                        .iter()
+                        .map(|m| m.text_content())
+                        .collect::<Vec<_>>(),
                     "{ctx}"
                 );
                 // Chat-shaped replays carry only `model` besides the messages.

@@ -1,5 +1,6 @@
 //! One test per validation error, in each format, with the JSON path of the
 //! offending field; repair mode fixes each repairable one and lists it.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use serde_json::{json, Value};
 use tracelite::formats::{self, FormatName};
@@ -45,46 +46,88 @@ fn chat_call(id: &str) -> Value {
 }
 
 fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
-    list.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
+    list.iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect()
 }
 
 // ---- orphaned tool results ----
 
 #[test]
 fn orphan_tool_result() {
-    assert_error(CHAT, json!({"messages": [
-        {"role": "user", "content": "hi"},
-        {"role": "tool", "tool_call_id": "nope", "content": "x"}
-    ]}), "ORPHAN_TOOL_RESULT", "messages[1].tool_call_id");
-    assert_error(RESP, json!({"input": [
-        {"role": "user", "content": "hi"},
-        {"type": "function_call_output", "call_id": "nope", "output": "x"}
-    ]}), "ORPHAN_TOOL_RESULT", "input[1].call_id");
-    assert_error(ANTH, json!({"messages": [
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "nope", "content": "x"}]}
-    ]}), "ORPHAN_TOOL_RESULT", "messages[0].content[0].tool_use_id");
-    assert_error(GEM, json!({"contents": [
-        {"role": "user", "parts": [{"functionResponse": {"name": "ghost", "response": {"output": "x"}}}]}
-    ]}), "ORPHAN_TOOL_RESULT", "contents[0].parts[0].functionResponse.name");
+    assert_error(
+        CHAT,
+        json!({"messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "tool", "tool_call_id": "nope", "content": "x"}
+        ]}),
+        "ORPHAN_TOOL_RESULT",
+        "messages[1].tool_call_id",
+    );
+    assert_error(
+        RESP,
+        json!({"input": [
+            {"role": "user", "content": "hi"},
+            {"type": "function_call_output", "call_id": "nope", "output": "x"}
+        ]}),
+        "ORPHAN_TOOL_RESULT",
+        "input[1].call_id",
+    );
+    assert_error(
+        ANTH,
+        json!({"messages": [
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "nope", "content": "x"}]}
+        ]}),
+        "ORPHAN_TOOL_RESULT",
+        "messages[0].content[0].tool_use_id",
+    );
+    assert_error(
+        GEM,
+        json!({"contents": [
+            {"role": "user", "parts": [{"functionResponse": {"name": "ghost", "response": {"output": "x"}}}]}
+        ]}),
+        "ORPHAN_TOOL_RESULT",
+        "contents[0].parts[0].functionResponse.name",
+    );
     // A result before its call is orphaned too.
-    assert_error(CHAT, json!({"messages": [
-        {"role": "tool", "tool_call_id": "a", "content": "x"},
-        {"role": "assistant", "content": null, "tool_calls": [chat_call("a")]}
-    ]}), "ORPHAN_TOOL_RESULT", "messages[0].tool_call_id");
+    assert_error(
+        CHAT,
+        json!({"messages": [
+            {"role": "tool", "tool_call_id": "a", "content": "x"},
+            {"role": "assistant", "content": null, "tool_calls": [chat_call("a")]}
+        ]}),
+        "ORPHAN_TOOL_RESULT",
+        "messages[0].tool_call_id",
+    );
 }
 
 #[test]
 fn orphan_tool_result_is_repaired_into_user_text() {
-    let (list, out) = repairs(CHAT, json!({"messages": [
-        {"role": "user", "content": "hi"},
-        {"role": "tool", "tool_call_id": "nope", "content": "x"}
-    ]}));
-    assert_eq!(list, pairs(&[("ORPHAN_TOOL_RESULT", "messages[1].tool_call_id")]));
-    assert_eq!(out["messages"][1], json!({"role": "user", "content": "[tool result for nope]\nx"}));
-    let (list, out) = repairs(ANTH, json!({"messages": [
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "nope", "content": "x"}]}
-    ]}));
-    assert_eq!(list, pairs(&[("ORPHAN_TOOL_RESULT", "messages[0].content[0].tool_use_id")]));
+    let (list, out) = repairs(
+        CHAT,
+        json!({"messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "tool", "tool_call_id": "nope", "content": "x"}
+        ]}),
+    );
+    assert_eq!(
+        list,
+        pairs(&[("ORPHAN_TOOL_RESULT", "messages[1].tool_call_id")])
+    );
+    assert_eq!(
+        out["messages"][1],
+        json!({"role": "user", "content": "[tool result for nope]\nx"})
+    );
+    let (list, out) = repairs(
+        ANTH,
+        json!({"messages": [
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "nope", "content": "x"}]}
+        ]}),
+    );
+    assert_eq!(
+        list,
+        pairs(&[("ORPHAN_TOOL_RESULT", "messages[0].content[0].tool_use_id")])
+    );
     assert_eq!(out["messages"][0]["content"][0]["type"], "text");
 }
 
@@ -92,37 +135,69 @@ fn orphan_tool_result_is_repaired_into_user_text() {
 
 #[test]
 fn missing_tool_result_unless_at_the_end() {
-    assert_error(CHAT, json!({"messages": [
-        {"role": "assistant", "content": null, "tool_calls": [chat_call("a")]},
-        {"role": "user", "content": "and?"}
-    ]}), "MISSING_TOOL_RESULT", "messages[0].tool_calls[0]");
-    assert_error(RESP, json!({"input": [
-        {"type": "function_call", "call_id": "a", "name": "f", "arguments": "{}"},
-        {"role": "user", "content": "and?"}
-    ]}), "MISSING_TOOL_RESULT", "input[0]");
-    assert_error(ANTH, json!({"messages": [
-        {"role": "user", "content": "go"},
-        {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "f", "input": {}}]},
-        {"role": "user", "content": "and?"}
-    ]}), "MISSING_TOOL_RESULT", "messages[1].content[0]");
-    assert_error(GEM, json!({"contents": [
-        {"role": "model", "parts": [{"functionCall": {"name": "f", "args": {}}}]},
-        {"role": "user", "parts": [{"text": "and?"}]}
-    ]}), "MISSING_TOOL_RESULT", "contents[0].parts[0]");
+    assert_error(
+        CHAT,
+        json!({"messages": [
+            {"role": "assistant", "content": null, "tool_calls": [chat_call("a")]},
+            {"role": "user", "content": "and?"}
+        ]}),
+        "MISSING_TOOL_RESULT",
+        "messages[0].tool_calls[0]",
+    );
+    assert_error(
+        RESP,
+        json!({"input": [
+            {"type": "function_call", "call_id": "a", "name": "f", "arguments": "{}"},
+            {"role": "user", "content": "and?"}
+        ]}),
+        "MISSING_TOOL_RESULT",
+        "input[0]",
+    );
+    assert_error(
+        ANTH,
+        json!({"messages": [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "f", "input": {}}]},
+            {"role": "user", "content": "and?"}
+        ]}),
+        "MISSING_TOOL_RESULT",
+        "messages[1].content[0]",
+    );
+    assert_error(
+        GEM,
+        json!({"contents": [
+            {"role": "model", "parts": [{"functionCall": {"name": "f", "args": {}}}]},
+            {"role": "user", "parts": [{"text": "and?"}]}
+        ]}),
+        "MISSING_TOOL_RESULT",
+        "contents[0].parts[0]",
+    );
     // The last turn's calls may lack results (the host is about to run them),
     // even when some siblings are answered.
     for (format, request) in [
-        (CHAT, json!({"messages": [{"role": "user", "content": "go"},
+        (
+            CHAT,
+            json!({"messages": [{"role": "user", "content": "go"},
             {"role": "assistant", "content": null, "tool_calls": [chat_call("a"), chat_call("b")]},
-            {"role": "tool", "tool_call_id": "a", "content": "x"}]})),
-        (RESP, json!({"input": [{"role": "user", "content": "go"},
+            {"role": "tool", "tool_call_id": "a", "content": "x"}]}),
+        ),
+        (
+            RESP,
+            json!({"input": [{"role": "user", "content": "go"},
             {"type": "function_call", "call_id": "a", "name": "f", "arguments": "{}"},
             {"type": "reasoning", "id": "rs", "summary": []},
-            {"type": "function_call", "call_id": "b", "name": "f", "arguments": "{}"}]})),
-        (ANTH, json!({"messages": [{"role": "user", "content": "go"},
-            {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "f", "input": {}}]}]})),
-        (GEM, json!({"contents": [{"role": "user", "parts": [{"text": "go"}]},
-            {"role": "model", "parts": [{"functionCall": {"name": "f"}}]}]})),
+            {"type": "function_call", "call_id": "b", "name": "f", "arguments": "{}"}]}),
+        ),
+        (
+            ANTH,
+            json!({"messages": [{"role": "user", "content": "go"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "f", "input": {}}]}]}),
+        ),
+        (
+            GEM,
+            json!({"contents": [{"role": "user", "parts": [{"text": "go"}]},
+            {"role": "model", "parts": [{"functionCall": {"name": "f"}}]}]}),
+        ),
     ] {
         let conv = formats::parse(format, &request).unwrap();
         formats::validate(&conv, format).unwrap();
@@ -131,62 +206,109 @@ fn missing_tool_result_unless_at_the_end() {
 
 #[test]
 fn missing_tool_result_is_repaired_with_a_tombstone() {
-    let (list, out) = repairs(CHAT, json!({"messages": [
-        {"role": "assistant", "content": null, "tool_calls": [chat_call("a"), chat_call("b")]},
-        {"role": "tool", "tool_call_id": "a", "content": "x"},
-        {"role": "user", "content": "and?"}
-    ]}));
-    assert_eq!(list, pairs(&[("MISSING_TOOL_RESULT", "messages[0].tool_calls[1]")]));
+    let (list, out) = repairs(
+        CHAT,
+        json!({"messages": [
+            {"role": "assistant", "content": null, "tool_calls": [chat_call("a"), chat_call("b")]},
+            {"role": "tool", "tool_call_id": "a", "content": "x"},
+            {"role": "user", "content": "and?"}
+        ]}),
+    );
+    assert_eq!(
+        list,
+        pairs(&[("MISSING_TOOL_RESULT", "messages[0].tool_calls[1]")])
+    );
     assert_eq!(out["messages"][2]["tool_call_id"], "b");
     assert_eq!(out["messages"][2]["content"], formats::validate::TOMBSTONE);
     assert_eq!(out["messages"][3]["role"], "user");
-    let (list, out) = repairs(ANTH, json!({"messages": [
-        {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "f", "input": {}}]},
-        {"role": "user", "content": "and?"}
-    ]}));
-    assert_eq!(list, pairs(&[("MISSING_TOOL_RESULT", "messages[0].content[0]")]));
+    let (list, out) = repairs(
+        ANTH,
+        json!({"messages": [
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "f", "input": {}}]},
+            {"role": "user", "content": "and?"}
+        ]}),
+    );
+    assert_eq!(
+        list,
+        pairs(&[("MISSING_TOOL_RESULT", "messages[0].content[0]")])
+    );
     assert_eq!(out["messages"][1]["content"][0]["type"], "tool_result");
     assert_eq!(out["messages"][1]["content"][1]["text"], "and?");
-    let (list, out) = repairs(GEM, json!({"contents": [
-        {"role": "model", "parts": [{"functionCall": {"name": "f", "args": {}}}]},
-        {"role": "model", "parts": [{"text": "hmm"}]}
-    ]}));
-    assert_eq!(list, pairs(&[("MISSING_TOOL_RESULT", "contents[0].parts[0]")]));
-    assert_eq!(out["contents"][1]["parts"][0]["functionResponse"]["name"], "f");
+    let (list, out) = repairs(
+        GEM,
+        json!({"contents": [
+            {"role": "model", "parts": [{"functionCall": {"name": "f", "args": {}}}]},
+            {"role": "model", "parts": [{"text": "hmm"}]}
+        ]}),
+    );
+    assert_eq!(
+        list,
+        pairs(&[("MISSING_TOOL_RESULT", "contents[0].parts[0]")])
+    );
+    assert_eq!(
+        out["contents"][1]["parts"][0]["functionResponse"]["name"],
+        "f"
+    );
 }
 
 // ---- duplicate ids ----
 
 #[test]
 fn duplicate_tool_call_id() {
-    assert_error(CHAT, json!({"messages": [
-        {"role": "assistant", "content": null, "tool_calls": [chat_call("a")]},
-        {"role": "tool", "tool_call_id": "a", "content": "1"},
-        {"role": "assistant", "content": null, "tool_calls": [chat_call("a")]},
-        {"role": "tool", "tool_call_id": "a", "content": "2"}
-    ]}), "DUPLICATE_TOOL_CALL_ID", "messages[2].tool_calls[0].id");
-    assert_error(ANTH, json!({"messages": [
-        {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "f", "input": {}},
-                                          {"type": "tool_use", "id": "a", "name": "f", "input": {}}]}
-    ]}), "DUPLICATE_TOOL_CALL_ID", "messages[0].content[1].id");
-    assert_error(RESP, json!({"input": [
-        {"type": "function_call", "call_id": "a", "name": "f", "arguments": "{}"},
-        {"type": "function_call", "call_id": "a", "name": "f", "arguments": "{}"}
-    ]}), "DUPLICATE_TOOL_CALL_ID", "input[1].call_id");
-    assert_error(GEM, json!({"contents": [
-        {"role": "model", "parts": [{"functionCall": {"id": "a", "name": "f"}}, {"functionCall": {"id": "a", "name": "f"}}]}
-    ]}), "DUPLICATE_TOOL_CALL_ID", "contents[0].parts[1].functionCall.id");
+    assert_error(
+        CHAT,
+        json!({"messages": [
+            {"role": "assistant", "content": null, "tool_calls": [chat_call("a")]},
+            {"role": "tool", "tool_call_id": "a", "content": "1"},
+            {"role": "assistant", "content": null, "tool_calls": [chat_call("a")]},
+            {"role": "tool", "tool_call_id": "a", "content": "2"}
+        ]}),
+        "DUPLICATE_TOOL_CALL_ID",
+        "messages[2].tool_calls[0].id",
+    );
+    assert_error(
+        ANTH,
+        json!({"messages": [
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "f", "input": {}},
+                                              {"type": "tool_use", "id": "a", "name": "f", "input": {}}]}
+        ]}),
+        "DUPLICATE_TOOL_CALL_ID",
+        "messages[0].content[1].id",
+    );
+    assert_error(
+        RESP,
+        json!({"input": [
+            {"type": "function_call", "call_id": "a", "name": "f", "arguments": "{}"},
+            {"type": "function_call", "call_id": "a", "name": "f", "arguments": "{}"}
+        ]}),
+        "DUPLICATE_TOOL_CALL_ID",
+        "input[1].call_id",
+    );
+    assert_error(
+        GEM,
+        json!({"contents": [
+            {"role": "model", "parts": [{"functionCall": {"id": "a", "name": "f"}}, {"functionCall": {"id": "a", "name": "f"}}]}
+        ]}),
+        "DUPLICATE_TOOL_CALL_ID",
+        "contents[0].parts[1].functionCall.id",
+    );
 }
 
 #[test]
 fn duplicate_tool_call_id_is_repaired_by_renaming_the_later_call() {
-    let (list, out) = repairs(CHAT, json!({"messages": [
-        {"role": "assistant", "content": null, "tool_calls": [chat_call("a")]},
-        {"role": "tool", "tool_call_id": "a", "content": "1"},
-        {"role": "assistant", "content": null, "tool_calls": [chat_call("a")]},
-        {"role": "tool", "tool_call_id": "a", "content": "2"}
-    ]}));
-    assert_eq!(list, pairs(&[("DUPLICATE_TOOL_CALL_ID", "messages[2].tool_calls[0].id")]));
+    let (list, out) = repairs(
+        CHAT,
+        json!({"messages": [
+            {"role": "assistant", "content": null, "tool_calls": [chat_call("a")]},
+            {"role": "tool", "tool_call_id": "a", "content": "1"},
+            {"role": "assistant", "content": null, "tool_calls": [chat_call("a")]},
+            {"role": "tool", "tool_call_id": "a", "content": "2"}
+        ]}),
+    );
+    assert_eq!(
+        list,
+        pairs(&[("DUPLICATE_TOOL_CALL_ID", "messages[2].tool_calls[0].id")])
+    );
     assert_eq!(out["messages"][1]["tool_call_id"], "a");
     assert_eq!(out["messages"][2]["tool_calls"][0]["id"], "a_1");
     assert_eq!(out["messages"][3]["tool_call_id"], "a_1");
@@ -195,22 +317,38 @@ fn duplicate_tool_call_id_is_repaired_by_renaming_the_later_call() {
 
 #[test]
 fn duplicate_tool_result() {
-    assert_error(CHAT, json!({"messages": [
-        {"role": "assistant", "content": null, "tool_calls": [chat_call("a")]},
-        {"role": "tool", "tool_call_id": "a", "content": "1"},
-        {"role": "tool", "tool_call_id": "a", "content": "1 again"}
-    ]}), "DUPLICATE_TOOL_RESULT", "messages[2].tool_call_id");
-    assert_error(ANTH, json!({"messages": [
-        {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "f", "input": {}}]},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "1"},
-                                     {"type": "tool_result", "tool_use_id": "a", "content": "2"}]}
-    ]}), "DUPLICATE_TOOL_RESULT", "messages[1].content[1].tool_use_id");
-    let (list, _) = repairs(CHAT, json!({"messages": [
-        {"role": "assistant", "content": null, "tool_calls": [chat_call("a")]},
-        {"role": "tool", "tool_call_id": "a", "content": "1"},
-        {"role": "tool", "tool_call_id": "a", "content": "1 again"}
-    ]}));
-    assert_eq!(list, pairs(&[("DUPLICATE_TOOL_RESULT", "messages[2].tool_call_id")]));
+    assert_error(
+        CHAT,
+        json!({"messages": [
+            {"role": "assistant", "content": null, "tool_calls": [chat_call("a")]},
+            {"role": "tool", "tool_call_id": "a", "content": "1"},
+            {"role": "tool", "tool_call_id": "a", "content": "1 again"}
+        ]}),
+        "DUPLICATE_TOOL_RESULT",
+        "messages[2].tool_call_id",
+    );
+    assert_error(
+        ANTH,
+        json!({"messages": [
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "f", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "1"},
+                                         {"type": "tool_result", "tool_use_id": "a", "content": "2"}]}
+        ]}),
+        "DUPLICATE_TOOL_RESULT",
+        "messages[1].content[1].tool_use_id",
+    );
+    let (list, _) = repairs(
+        CHAT,
+        json!({"messages": [
+            {"role": "assistant", "content": null, "tool_calls": [chat_call("a")]},
+            {"role": "tool", "tool_call_id": "a", "content": "1"},
+            {"role": "tool", "tool_call_id": "a", "content": "1 again"}
+        ]}),
+    );
+    assert_eq!(
+        list,
+        pairs(&[("DUPLICATE_TOOL_RESULT", "messages[2].tool_call_id")])
+    );
 }
 
 // ---- impossible role order ----
@@ -223,14 +361,24 @@ fn misplaced_tool_result() {
         {"role": "user", "content": "wait"},
         {"role": "tool", "tool_call_id": "b", "content": "2"}
     ]});
-    assert_error(CHAT, chat.clone(), "MISPLACED_TOOL_RESULT", "messages[3].tool_call_id");
+    assert_error(
+        CHAT,
+        chat.clone(),
+        "MISPLACED_TOOL_RESULT",
+        "messages[3].tool_call_id",
+    );
     let anth = json!({"messages": [
         {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "f", "input": {}}]},
         {"role": "user", "content": "wait"},
         {"role": "assistant", "content": "ok"},
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "1"}]}
     ]});
-    assert_error(ANTH, anth.clone(), "MISPLACED_TOOL_RESULT", "messages[3].content[0].tool_use_id");
+    assert_error(
+        ANTH,
+        anth.clone(),
+        "MISPLACED_TOOL_RESULT",
+        "messages[3].content[0].tool_use_id",
+    );
     // Responses accepts an output anywhere after its call.
     let resp = json!({"input": [
         {"type": "function_call", "call_id": "a", "name": "f", "arguments": "{}"},
@@ -240,32 +388,65 @@ fn misplaced_tool_result() {
     formats::validate(&formats::parse(RESP, &resp).unwrap(), RESP).unwrap();
 
     let (list, out) = repairs(CHAT, chat);
-    assert_eq!(list, pairs(&[("MISPLACED_TOOL_RESULT", "messages[3].tool_call_id")]));
-    let roles: Vec<&str> = out["messages"].as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(
+        list,
+        pairs(&[("MISPLACED_TOOL_RESULT", "messages[3].tool_call_id")])
+    );
+    let roles: Vec<&str> = out["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
     assert_eq!(roles, ["assistant", "tool", "tool", "user"]);
     let (list, out) = repairs(ANTH, anth);
-    assert_eq!(list, pairs(&[("MISPLACED_TOOL_RESULT", "messages[3].content[0].tool_use_id")]));
+    assert_eq!(
+        list,
+        pairs(&[(
+            "MISPLACED_TOOL_RESULT",
+            "messages[3].content[0].tool_use_id"
+        )])
+    );
     assert_eq!(out["messages"][1]["content"][0]["tool_use_id"], "a");
     assert_eq!(out["messages"].as_array().unwrap().len(), 3);
 }
 
 #[test]
 fn tool_parts_in_the_wrong_role() {
-    assert_error(ANTH, json!({"messages": [
-        {"role": "user", "content": [{"type": "tool_use", "id": "a", "name": "f", "input": {}}]}
-    ]}), "INVALID_ROLE_ORDER", "messages[0].content[0]");
-    assert_error(ANTH, json!({"messages": [
-        {"role": "user", "content": "go"},
-        {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "f", "input": {}},
-                                          {"type": "tool_result", "tool_use_id": "a", "content": "x"}]}
-    ]}), "INVALID_ROLE_ORDER", "messages[1].content[1]");
-    assert_error(GEM, json!({"contents": [
-        {"role": "user", "parts": [{"functionCall": {"name": "f"}}]}
-    ]}), "INVALID_ROLE_ORDER", "contents[0].parts[0]");
+    assert_error(
+        ANTH,
+        json!({"messages": [
+            {"role": "user", "content": [{"type": "tool_use", "id": "a", "name": "f", "input": {}}]}
+        ]}),
+        "INVALID_ROLE_ORDER",
+        "messages[0].content[0]",
+    );
+    assert_error(
+        ANTH,
+        json!({"messages": [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "f", "input": {}},
+                                              {"type": "tool_result", "tool_use_id": "a", "content": "x"}]}
+        ]}),
+        "INVALID_ROLE_ORDER",
+        "messages[1].content[1]",
+    );
+    assert_error(
+        GEM,
+        json!({"contents": [
+            {"role": "user", "parts": [{"functionCall": {"name": "f"}}]}
+        ]}),
+        "INVALID_ROLE_ORDER",
+        "contents[0].parts[0]",
+    );
     // Not repairable: repair mode still reports it.
-    let mut conv = formats::parse(GEM, &json!({"contents": [
-        {"role": "user", "parts": [{"functionCall": {"name": "f"}}]}
-    ]})).unwrap();
+    let mut conv = formats::parse(
+        GEM,
+        &json!({"contents": [
+            {"role": "user", "parts": [{"functionCall": {"name": "f"}}]}
+        ]}),
+    )
+    .unwrap();
     let e = formats::repair(&mut conv, GEM).unwrap_err();
     assert_eq!(e.code.as_str(), "INVALID_ROLE_ORDER");
 }
@@ -274,28 +455,70 @@ fn tool_parts_in_the_wrong_role() {
 
 #[test]
 fn wrong_types_name_the_field() {
-    assert_error(CHAT, json!({"messages": [{"role": "assistant", "tool_calls": [
+    assert_error(
+        CHAT,
+        json!({"messages": [{"role": "assistant", "tool_calls": [
         {"id": "a", "type": "function", "function": {"name": "f", "arguments": {"x": 1}}}]}]}),
-        "INVALID_REQUEST", "messages[0].tool_calls[0].function.arguments");
-    assert_error(RESP, json!({"input": [{"type": "function_call", "call_id": 7, "name": "f", "arguments": "{}"}]}),
-        "INVALID_REQUEST", "input[0].call_id");
-    assert_error(RESP, json!({"input": [{"role": "robot", "content": "x"}]}),
-        "INVALID_REQUEST", "input[0].role");
+        "INVALID_REQUEST",
+        "messages[0].tool_calls[0].function.arguments",
+    );
+    assert_error(
+        RESP,
+        json!({"input": [{"type": "function_call", "call_id": 7, "name": "f", "arguments": "{}"}]}),
+        "INVALID_REQUEST",
+        "input[0].call_id",
+    );
+    assert_error(
+        RESP,
+        json!({"input": [{"role": "robot", "content": "x"}]}),
+        "INVALID_REQUEST",
+        "input[0].role",
+    );
     assert_error(RESP, json!({"input": 3}), "INVALID_REQUEST", "input");
-    assert_error(ANTH, json!({"messages": [{"role": "assistant", "content": [
+    assert_error(
+        ANTH,
+        json!({"messages": [{"role": "assistant", "content": [
         {"type": "tool_use", "id": "a", "name": "f", "input": "ls"}]}]}),
-        "INVALID_REQUEST", "messages[0].content[0].input");
-    assert_error(ANTH, json!({"messages": [{"role": "user", "content": [
+        "INVALID_REQUEST",
+        "messages[0].content[0].input",
+    );
+    assert_error(
+        ANTH,
+        json!({"messages": [{"role": "user", "content": [
         {"type": "tool_result", "tool_use_id": "a", "is_error": "yes"}]}]}),
-        "INVALID_REQUEST", "messages[0].content[0].is_error");
-    assert_error(ANTH, json!({"system": 5, "messages": []}), "INVALID_REQUEST", "system");
-    assert_error(ANTH, json!({"messages": [{"role": "system", "content": "x"}]}),
-        "INVALID_REQUEST", "messages[0].role");
-    assert_error(GEM, json!({"contents": [{"role": "model", "parts": [{"functionCall": {"name": "f", "args": [1]}}]}]}),
-        "INVALID_REQUEST", "contents[0].parts[0].functionCall.args");
-    assert_error(GEM, json!({"contents": [{"role": "user", "parts": [{"text": 1}]}]}),
-        "INVALID_REQUEST", "contents[0].parts[0].text");
-    assert_error(GEM, json!({"contents": [{"role": "user"}]}), "INVALID_REQUEST", "contents[0].parts");
+        "INVALID_REQUEST",
+        "messages[0].content[0].is_error",
+    );
+    assert_error(
+        ANTH,
+        json!({"system": 5, "messages": []}),
+        "INVALID_REQUEST",
+        "system",
+    );
+    assert_error(
+        ANTH,
+        json!({"messages": [{"role": "system", "content": "x"}]}),
+        "INVALID_REQUEST",
+        "messages[0].role",
+    );
+    assert_error(
+        GEM,
+        json!({"contents": [{"role": "model", "parts": [{"functionCall": {"name": "f", "args": [1]}}]}]}),
+        "INVALID_REQUEST",
+        "contents[0].parts[0].functionCall.args",
+    );
+    assert_error(
+        GEM,
+        json!({"contents": [{"role": "user", "parts": [{"text": 1}]}]}),
+        "INVALID_REQUEST",
+        "contents[0].parts[0].text",
+    );
+    assert_error(
+        GEM,
+        json!({"contents": [{"role": "user"}]}),
+        "INVALID_REQUEST",
+        "contents[0].parts",
+    );
 }
 
 // ---- in the compress pipeline ----

@@ -339,10 +339,7 @@ fn emit_block(part: &Part) -> Value {
                 }
                 None => {
                     source.insert("type".into(), Value::String("base64".into()));
-                    source.insert(
-                        "media_type".into(),
-                        Value::String(image.media_type.clone()),
-                    );
+                    source.insert("media_type".into(), Value::String(image.media_type.clone()));
                     source.insert("data".into(), Value::String(image.data.clone()));
                 }
             }
@@ -374,8 +371,7 @@ fn emit_block(part: &Part) -> Value {
             out.insert("tool_use_id".into(), Value::String(result.call_id.clone()));
             let layout = part.extra.get("content");
             if !(result.parts.is_empty() && layout == Some(&Value::Null)) {
-                let array =
-                    layout.is_some_and(Value::is_array) || !plain_text(&result.parts);
+                let array = layout.is_some_and(Value::is_array) || !plain_text(&result.parts);
                 let content = if array {
                     Value::Array(result.parts.iter().map(emit_block).collect())
                 } else {
@@ -427,6 +423,9 @@ mod tests {
         });
         let conv = parse(&req).unwrap();
         assert_eq!(emit(&conv), req);
-        assert_eq!(part_path(&conv, 2, 1, Field::Id), "messages[2].content[1].tool_use_id");
+        assert_eq!(
+            part_path(&conv, 2, 1, Field::Id),
+            "messages[2].content[1].tool_use_id"
+        );
     }
 }

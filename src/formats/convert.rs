@@ -91,7 +91,9 @@ pub fn convert_conversation(
             }
         }
         if !parts.is_empty() {
-            let role = if msg.role == Role::Developer && matches!(to, FormatName::OpenaiChat | FormatName::OpenaiResponses) {
+            let role = if msg.role == Role::Developer
+                && matches!(to, FormatName::OpenaiChat | FormatName::OpenaiResponses)
+            {
                 Role::Developer
             } else {
                 Role::System
@@ -165,7 +167,8 @@ fn system_path(from: FormatName, conv: &Conversation, i: usize) -> String {
             if i == 0 && conv.extra.get("instructions") == Some(&Value::Bool(true)) {
                 "instructions".into()
             } else {
-                let offset = usize::from(conv.extra.get("instructions") == Some(&Value::Bool(true)));
+                let offset =
+                    usize::from(conv.extra.get("instructions") == Some(&Value::Bool(true)));
                 format!("input[{}].content", i - offset)
             }
         }
@@ -317,8 +320,9 @@ fn normalize_arguments(messages: &mut [Message], to: FormatName, lossy: &mut Vec
                     } else if !ok {
                         lossy.push(Lossy {
                             path: format!("tool call {:?}", call.id),
-                            what: "arguments are not a JSON object: wrapped as {\"arguments\": text}"
-                                .into(),
+                            what:
+                                "arguments are not a JSON object: wrapped as {\"arguments\": text}"
+                                    .into(),
                         });
                         let mut wrapped = Map::new();
                         wrapped.insert("arguments".into(), Value::String(call.arguments.clone()));
@@ -378,11 +382,22 @@ fn restructure_chat(messages: Vec<Message>) -> Vec<Message> {
                 Some(PartKind::ToolResult(r)) => r.parts.iter().all(|p| p.as_text().is_some()),
                 _ => true,
             };
-            tool.layout = if all_text { Layout::Text } else { Layout::Parts };
+            tool.layout = if all_text {
+                Layout::Text
+            } else {
+                Layout::Parts
+            };
             out.push(tool);
         }
         if !rest.is_empty() {
-            let mut m = neutral_message(if msg.role == Role::Tool { Role::User } else { msg.role }, rest);
+            let mut m = neutral_message(
+                if msg.role == Role::Tool {
+                    Role::User
+                } else {
+                    msg.role
+                },
+                rest,
+            );
             set_layout(&mut m);
             out.push(m);
         }
@@ -410,7 +425,11 @@ fn restructure_responses(messages: Vec<Message>) -> Vec<Message> {
         for part in msg.parts {
             if is_call(&part) || is_result(&part) {
                 flush(&mut content, &mut out);
-                let r = if is_call(&part) { Role::Assistant } else { Role::Tool };
+                let r = if is_call(&part) {
+                    Role::Assistant
+                } else {
+                    Role::Tool
+                };
                 let mut item = neutral_message(r, vec![part]);
                 item.layout = Layout::Absent;
                 out.push(item);
@@ -436,8 +455,9 @@ fn restructure_turns(messages: Vec<Message>) -> Vec<Message> {
     }
     for msg in &mut out {
         // Results first in a user turn (Anthropic requires it).
-        let (mut results, rest): (Vec<Part>, Vec<Part>) =
-            std::mem::take(&mut msg.parts).into_iter().partition(is_result);
+        let (mut results, rest): (Vec<Part>, Vec<Part>) = std::mem::take(&mut msg.parts)
+            .into_iter()
+            .partition(is_result);
         results.extend(rest);
         msg.parts = results;
         msg.layout = if msg.parts.len() == 1 && msg.parts.iter().all(|p| p.as_text().is_some()) {

@@ -44,7 +44,9 @@ const SYNTHETIC: &str = "tlgem_";
 pub fn is_synthetic_id(id: &str) -> bool {
     id.strip_prefix(SYNTHETIC).is_some_and(|rest| {
         let mut it = rest.split('_');
-        let ok = |s: Option<&str>| s.is_some_and(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()));
+        let ok = |s: Option<&str>| {
+            s.is_some_and(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
+        };
         ok(it.next()) && ok(it.next()) && it.next().is_none()
     })
 }
@@ -151,7 +153,12 @@ fn parse_parts(
     };
     let mut parts = Vec::with_capacity(items.len());
     for (j, item) in items.iter().enumerate() {
-        parts.push(parse_part(item, &format!("{path}.parts[{j}]"), (index, j), log)?);
+        parts.push(parse_part(
+            item,
+            &format!("{path}.parts[{j}]"),
+            (index, j),
+            log,
+        )?);
     }
     Ok(parts)
 }
@@ -175,16 +182,13 @@ fn flag(extra: &mut Extra, snake: bool, camel: &str, snake_name: &str, inner: Ex
     }
 }
 
-fn parse_part(
-    item: &Value,
-    path: &str,
-    (m, p): (usize, usize),
-    log: &mut CallLog,
-) -> Result<Part> {
+fn parse_part(item: &Value, path: &str, (m, p): (usize, usize), log: &mut CallLog) -> Result<Part> {
     let obj = as_obj(item, path, "a part")?;
-    let other = || Part::from(PartKind::Other {
-        value: item.clone(),
-    });
+    let other = || {
+        Part::from(PartKind::Other {
+            value: item.clone(),
+        })
+    };
     if let Some(text) = obj.get("text") {
         let Value::String(text) = text else {
             return Err(invalid(format!("{path}.text"), "must be a string"));
@@ -231,7 +235,11 @@ fn parse_part(
         });
     }
     if let Some((value, snake)) = container(obj, "functionCall", "function_call") {
-        let name_key = if snake { "function_call" } else { "functionCall" };
+        let name_key = if snake {
+            "function_call"
+        } else {
+            "functionCall"
+        };
         let at = format!("{path}.{name_key}");
         let inner = as_obj(value, &at, "a function call")?;
         let name = req_str(inner, "name", &at)?.to_string();
@@ -343,7 +351,11 @@ pub(crate) fn part_path(conv: &Conversation, message: usize, part: usize, field:
             } else {
                 "functionCall"
             };
-            let member = if is_synthetic_id(&call.id) { "name" } else { "id" };
+            let member = if is_synthetic_id(&call.id) {
+                "name"
+            } else {
+                "id"
+            };
             format!("{at}.{c}.{member}")
         }
         (PartKind::ToolResult(result), Field::Id) => {
@@ -455,7 +467,11 @@ fn emit_content(conv: &Conversation, msg: &Message, follow_up: &mut Vec<Value>) 
 }
 
 /// The container name to use and the inner unknown members.
-fn container_of<'a>(part: &'a Part, camel: &'a str, snake: &'a str) -> (&'a str, Option<&'a Map<String, Value>>) {
+fn container_of<'a>(
+    part: &'a Part,
+    camel: &'a str,
+    snake: &'a str,
+) -> (&'a str, Option<&'a Map<String, Value>>) {
     match (part.extra.get(snake), part.extra.get(camel)) {
         (Some(Value::Object(inner)), _) => (snake, Some(inner)),
         (_, Some(Value::Object(inner))) => (camel, Some(inner)),

@@ -134,15 +134,15 @@ fn looks_anthropic(message: &Value) -> bool {
     let Some(blocks) = message.get("content").and_then(Value::as_array) else {
         return false;
     };
-    blocks.iter().any(|b| {
-        match b.get("type").and_then(Value::as_str) {
+    blocks
+        .iter()
+        .any(|b| match b.get("type").and_then(Value::as_str) {
             Some("tool_use" | "tool_result" | "thinking" | "redacted_thinking" | "document") => {
                 true
             }
             Some("image") => b.get("source").is_some(),
             _ => false,
-        }
-    })
+        })
 }
 
 /// Parses a request of `format`.
@@ -229,7 +229,11 @@ pub(crate) fn req_str<'a>(obj: &'a Map<String, Value>, key: &str, path: &str) ->
 }
 
 /// A value that must be an object.
-pub(crate) fn as_obj<'a>(value: &'a Value, path: &str, what: &str) -> Result<&'a Map<String, Value>> {
+pub(crate) fn as_obj<'a>(
+    value: &'a Value,
+    path: &str,
+    what: &str,
+) -> Result<&'a Map<String, Value>> {
     value
         .as_object()
         .ok_or_else(|| invalid(path, format!("{what} must be an object")))

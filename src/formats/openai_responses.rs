@@ -145,7 +145,11 @@ fn parse_item(item: &Value, path: &str) -> Result<Message> {
                     extra.insert("output".into(), Value::Array(Vec::new()));
                     let mut parts = Vec::with_capacity(items.len());
                     for (j, p) in items.iter().enumerate() {
-                        parts.push(parse_content(p, &format!("{path}.output[{j}]"), Role::User)?);
+                        parts.push(parse_content(
+                            p,
+                            &format!("{path}.output[{j}]"),
+                            Role::User,
+                        )?);
                     }
                     parts
                 }
@@ -306,7 +310,10 @@ pub fn emit(conv: &Conversation) -> Value {
         emit_items(msg, &mut items);
     }
     let string_input = conv.extra.get("input") == Some(&Value::String("text".into()));
-    let input = match (string_input, conv.system.len() == usize::from(instructions.is_some())) {
+    let input = match (
+        string_input,
+        conv.system.len() == usize::from(instructions.is_some()),
+    ) {
         (true, true) => match conv.messages.as_slice() {
             [only] if is_plain_user_text(only) => Value::String(only.text_content()),
             _ => Value::Array(items),

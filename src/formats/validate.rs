@@ -148,12 +148,9 @@ fn find_issues(conv: &Conversation, format: FormatName) -> Vec<Issue> {
                             *answered = true;
                             let placed = !strict_placement(format)
                                 || (*call_at < m
-                                    && conv
-                                        .messages
-                                        .get(*call_at + 1..=m)
-                                        .is_some_and(|run| {
-                                            run.iter().all(|x| in_answer_run(format, x))
-                                        }));
+                                    && conv.messages.get(*call_at + 1..=m).is_some_and(|run| {
+                                        run.iter().all(|x| in_answer_run(format, x))
+                                    }));
                             if !placed {
                                 issues.push(Issue {
                                     code: ErrorCode::MisplacedToolResult,
