@@ -10,6 +10,7 @@ import { SpillStore } from './spill.js';
 
 export { TraceLiteError } from './errors.js';
 export { SpillStore } from './spill.js';
+export * from './formats.js';
 
 let defaultStore;
 

@@ -99,6 +99,8 @@ export interface CompressSettings {
   /** Spill namespace. Default "default". */
   session?: string;
   stageBoundary?: boolean;
+  /** Repair tool-call pairing problems instead of rejecting the request. Default false. */
+  repair?: boolean;
   spill?: SpillOptions;
   dedup?: DedupOptions;
   phase?: PhaseOptions;
@@ -161,6 +163,8 @@ export interface Report {
   stages: StageReport[];
   changes: Change[];
   spills: SpillRecord[];
+  /** Repairs made (repair mode) and snapshot images replaced to respect provider limits. */
+  repairs?: import('./formats.js').Repair[];
   prefix?: { sharedBytes: number; previousBytes: number; currentBytes: number };
 }
 
@@ -197,3 +201,5 @@ export interface Trajectory {
 
 /** The request an agent loop sends before step `t`. */
 export function trajectoryToRequest(trajectory: Trajectory | string, t: number, format?: FormatName): Record<string, unknown>;
+
+export * from './formats.js';

@@ -2,6 +2,8 @@
 //! Values cross as JSON text; errors become `Error` objects with `name =
 //! "TraceLiteError"`, a stable `code` and the offending `path`.
 
+mod formats;
+
 use wasm_bindgen::prelude::*;
 
 use crate::config::Config;
