@@ -79,6 +79,14 @@ export interface CompactOptions {
   planner?: boolean;
 }
 
+/** Secret redaction. */
+export interface RedactOptions {
+  /** Mask secrets in excerpts, snapshots and summaries. Default true. */
+  enabled?: boolean;
+  /** Also mask them in the spill store. Default false. */
+  store?: boolean;
+}
+
 /** Resource limits. */
 export interface LimitOptions {
   maxRequestBytes?: number;
@@ -106,6 +114,7 @@ export interface CompressSettings {
   phase?: PhaseOptions;
   optical?: OpticalOptions;
   compact?: CompactOptions;
+  redact?: RedactOptions;
   limits?: LimitOptions;
 }
 
@@ -165,6 +174,8 @@ export interface Report {
   spills: SpillRecord[];
   /** Repairs made (repair mode) and snapshot images replaced to respect provider limits. */
   repairs?: import('./formats.js').Repair[];
+  /** Secrets masked (counts and kinds, never values). */
+  redactions: { count: number; kinds: string[] };
   prefix?: { sharedBytes: number; previousBytes: number; currentBytes: number };
 }
 

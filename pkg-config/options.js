@@ -6,7 +6,13 @@ import { SpillStore } from './spill.js';
 const HOST_OPTIONS = ['store', 'countTokens', 'previous'];
 
 export function requestText(request, what = 'request') {
-  if (typeof request === 'string') return request;
+  if (typeof request === 'string') {
+    // Lone surrogates cannot cross into wasm (they would silently become U+FFFD).
+    if (!request.isWellFormed()) {
+      throw new TraceLiteError(`${what} contains lone UTF-16 surrogates`, 'INVALID_REQUEST', what);
+    }
+    return request;
+  }
   if (request !== null && typeof request === 'object' && !Array.isArray(request)) {
     return JSON.stringify(request);
   }

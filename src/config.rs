@@ -56,6 +56,8 @@ pub struct Config {
     pub optical: OpticalConfig,
     /// Stage 5: compaction.
     pub compact: CompactConfig,
+    /// Secret redaction.
+    pub redact: RedactConfig,
     /// Resource limits.
     pub limits: Limits,
 }
@@ -75,6 +77,7 @@ impl Default for Config {
             phase: PhaseConfig::default(),
             optical: OpticalConfig::default(),
             compact: CompactConfig::default(),
+            redact: RedactConfig::default(),
             limits: Limits::default(),
         }
     }
@@ -257,6 +260,25 @@ impl Default for CompactConfig {
     }
 }
 
+/// Secret redaction settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct RedactConfig {
+    /// Mask secrets in excerpts, snapshots and summaries.
+    pub enabled: bool,
+    /// Also mask them in the spill store (the original is then lost).
+    pub store: bool,
+}
+
+impl Default for RedactConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            store: false,
+        }
+    }
+}
+
 /// Resource limits; exceeding one is a `LIMIT_EXCEEDED` error naming it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
@@ -278,7 +300,7 @@ impl Default for Limits {
         Self {
             max_request_bytes: 64 << 20,
             max_messages: 100_000,
-            max_depth: 128,
+            max_depth: 100,
             max_image_pixels: 50_000_000,
             max_spill_bytes_per_session: 16 << 20,
         }
@@ -334,6 +356,9 @@ impl Config {
         }
         if !(self.optical.min_font_px >= 4.0 && self.optical.min_font_px <= self.optical.font_px) {
             return bad("optical.minFontPx", "must be between 4 and optical.fontPx");
+        }
+        if !(1..=127).contains(&self.limits.max_depth) {
+            return bad("limits.maxDepth", "must be between 1 and 127");
         }
         if self.optical.batch == 0 {
             return bad("optical.batch", "must be at least 1");

@@ -8,6 +8,7 @@ use crate::config::Config;
 use crate::error::{Error, ErrorCode, Result};
 use crate::formats::{self, FormatName};
 use crate::model::Conversation;
+use crate::redact::Redactions;
 use crate::spill::{self, SpillStore};
 use crate::tokens::{Estimator, Meter, TokenCounter};
 
@@ -154,6 +155,8 @@ pub struct Report {
     /// replaced to stay within the provider's image limits.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub repairs: Vec<formats::Repair>,
+    /// Secrets masked in what reaches the model (counts and kinds, never values).
+    pub redactions: Redactions,
     /// Prefix shared with `previous`, when one was given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prefix: Option<PrefixReport>,
@@ -179,9 +182,23 @@ pub struct StageContext<'a> {
     pub blobs: Vec<SpillBlob>,
     /// Notes of the stage now running.
     pub notes: Vec<String>,
+    /// Secrets masked so far.
+    pub redactions: Redactions,
 }
 
 impl StageContext<'_> {
+    /// Masks secrets in text that is about to reach the model (an excerpt, a
+    /// snapshot, a summary), counting them for the report. Identity when
+    /// `redact.enabled` is off.
+    pub fn redact<'t>(&mut self, text: &'t str) -> std::borrow::Cow<'t, str> {
+        if !self.config.redact.enabled {
+            return std::borrow::Cow::Borrowed(text);
+        }
+        let (out, found) = crate::redact::redact(text);
+        self.redactions.merge(&found);
+        out
+    }
+
     /// Records a change made by the running stage.
     pub fn record(
         &mut self,
@@ -207,6 +224,15 @@ impl StageContext<'_> {
     /// its pointer, or the store's reason for refusing it.
     pub fn keep(&mut self, kind: &str, text: &str) -> std::result::Result<String, Error> {
         let session = self.config.session.clone();
+        let masked;
+        let text = if self.config.redact.store {
+            let (out, found) = crate::redact::redact(text);
+            self.redactions.merge(&found);
+            masked = out;
+            &*masked
+        } else {
+            text
+        };
         let key = spill::content_key(kind, text);
         let existed = self.store.list(&session).iter().any(|i| i.key == key);
         self.store.put(&session, &key, text)?;
@@ -282,8 +308,7 @@ pub fn compress_with(request: &str, config: &Config, env: Env<'_>) -> Result<Out
             ),
         ));
     }
-    let value: Value = serde_json::from_str(request)
-        .map_err(|e| Error::new(ErrorCode::InvalidJson, "request", e.to_string()))?;
+    let value: Value = crate::json::parse_strict(request, config.limits.max_depth)?;
     let format = match config.format {
         Some(f) => f,
         None => formats::detect(&value)?,
@@ -356,6 +381,7 @@ fn run_stages(
         spills: Vec::new(),
         blobs: Vec::new(),
         notes: Vec::new(),
+        redactions: Redactions::default(),
     };
     let tokens_before = cx.meter.conversation(conv)?;
     let mut tokens = tokens_before;
@@ -389,6 +415,7 @@ fn run_stages(
         changes: cx.changes,
         spills: cx.spills,
         repairs: Vec::new(),
+        redactions: cx.redactions,
         prefix: None,
     };
     Ok((report, cx.blobs))

@@ -62,15 +62,14 @@ fn chunk_counts(b: &[u8]) -> [f64; 16] {
                 i += 1;
             }
             let len = i - start;
-            let slot = match len {
-                0..=3 => 0,
-                4..=5 => 1,
-                6..=8 => 2,
-                _ => 3,
-            };
-            f[slot] += 1.0;
-            if slot == 3 {
-                f[4] += len as f64;
+            match len {
+                0..=3 => f[0] += 1.0,
+                4..=5 => f[1] += 1.0,
+                6..=8 => f[2] += 1.0,
+                _ => {
+                    f[3] += 1.0;
+                    f[4] += len as f64;
+                }
             }
         } else if c.is_ascii_digit() {
             while i < n && at(i).is_ascii_digit() {

@@ -1,7 +1,12 @@
 //! Fixtures written from each provider's documented request examples, covering
 //! every part kind: they are detected, parse → emit to the same JSON, validate,
 //! and convert to every other format with the lost members listed.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 use serde_json::Value;
 use tracelite::formats::{self, FormatName};

@@ -1,7 +1,12 @@
 //! Property tests: random conversations in each format's canonical shape
 //! survive emit → parse unchanged, and snapshot images inside tool results
 //! land where each provider accepts them.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 use proptest::prelude::*;
 use serde_json::{Map, Value};

@@ -1,7 +1,12 @@
 //! Every shared trajectory, rendered into every format, parses and emits back to
 //! the same JSON, validates, and converts to every other format without losing
 //! a tool call or result.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 mod common;
 

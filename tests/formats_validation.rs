@@ -1,6 +1,11 @@
 //! One test per validation error, in each format, with the JSON path of the
 //! offending field; repair mode fixes each repairable one and lists it.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 use serde_json::{json, Value};
 use tracelite::formats::{self, FormatName};

@@ -249,40 +249,43 @@ fn rename_duplicate_calls(conv: &mut Conversation, format: FormatName, repairs: 
         .collect();
     let mut counter = 1usize;
     let mut first_answered: HashSet<String> = HashSet::new();
-    for m in 0..conv.messages.len() {
-        for p in 0..conv.messages[m].parts.len() {
-            let (is_call, id) = match &conv.messages[m].parts[p].kind {
-                PartKind::ToolCall(c) => (true, c.id.clone()),
-                PartKind::ToolResult(r) => (false, r.call_id.clone()),
-                _ => continue,
+    let mut tool_parts = Vec::new();
+    for (m, msg) in conv.messages.iter().enumerate() {
+        for (p, part) in msg.parts.iter().enumerate() {
+            match &part.kind {
+                PartKind::ToolCall(c) => tool_parts.push((m, p, true, c.id.clone())),
+                PartKind::ToolResult(r) => tool_parts.push((m, p, false, r.call_id.clone())),
+                _ => {}
+            }
+        }
+    }
+    for (m, p, is_call, id) in tool_parts {
+        if is_call {
+            if seen.insert(id.clone()) {
+                continue;
+            }
+            let fresh = loop {
+                let candidate = format!("{id}_{counter}");
+                counter += 1;
+                if !taken.contains(&candidate) && !seen.contains(&candidate) {
+                    break candidate;
+                }
             };
-            if is_call {
-                if seen.insert(id.clone()) {
-                    continue;
-                }
-                let fresh = loop {
-                    let candidate = format!("{id}_{counter}");
-                    counter += 1;
-                    if !taken.contains(&candidate) && !seen.contains(&candidate) {
-                        break candidate;
-                    }
-                };
-                seen.insert(fresh.clone());
-                repairs.push(Repair {
-                    code: ErrorCode::DuplicateToolCallId.as_str().into(),
-                    path: part_path(format, conv, m, p, Field::Id),
-                    action: format!("renamed the later call to {fresh:?}"),
-                });
-                renames.push((m, p, fresh.clone()));
-                waiting.entry(id).or_default().push_back(fresh);
-            } else if waiting.contains_key(&id) || seen.contains(&id) {
-                // The first result answers the first call; later ones answer renamed calls.
-                if first_answered.insert(id.clone()) {
-                    continue;
-                }
-                if let Some(fresh) = waiting.get_mut(&id).and_then(|q| q.pop_front()) {
-                    renames.push((m, p, fresh));
-                }
+            seen.insert(fresh.clone());
+            repairs.push(Repair {
+                code: ErrorCode::DuplicateToolCallId.as_str().into(),
+                path: part_path(format, conv, m, p, Field::Id),
+                action: format!("renamed the later call to {fresh:?}"),
+            });
+            renames.push((m, p, fresh.clone()));
+            waiting.entry(id).or_default().push_back(fresh);
+        } else if waiting.contains_key(&id) || seen.contains(&id) {
+            // The first result answers the first call; later ones answer renamed calls.
+            if first_answered.insert(id.clone()) {
+                continue;
+            }
+            if let Some(fresh) = waiting.get_mut(&id).and_then(|q| q.pop_front()) {
+                renames.push((m, p, fresh));
             }
         }
     }

@@ -20,8 +20,13 @@ fn format_of(name: Option<String>, request: &Value) -> Result<FormatName, JsValu
 }
 
 fn to_text(value: &impl serde::Serialize) -> Result<String, JsValue> {
-    serde_json::to_string(value)
-        .map_err(|e| to_js(Error::new(ErrorCode::InvalidRequest, "request", e.to_string())))
+    serde_json::to_string(value).map_err(|e| {
+        to_js(Error::new(
+            ErrorCode::InvalidRequest,
+            "request",
+            e.to_string(),
+        ))
+    })
 }
 
 /// The format of `request` (JSON text), e.g. `"anthropic"`.
