@@ -8,8 +8,15 @@ use crate::error::{Error, ErrorCode};
 use crate::formats::{self, FormatName};
 
 fn parse_json(text: &str) -> Result<Value, JsValue> {
-    serde_json::from_str(text)
-        .map_err(|e| to_js(Error::new(ErrorCode::InvalidJson, "request", e.to_string())))
+    let limits = crate::config::Limits::default();
+    if text.len() > limits.max_request_bytes {
+        return Err(to_js(Error::new(
+            ErrorCode::LimitExceeded,
+            "limits.maxRequestBytes",
+            "request is over the default size limit",
+        )));
+    }
+    crate::json::parse_strict(text, limits.max_depth).map_err(to_js)
 }
 
 fn format_of(name: Option<String>, request: &Value) -> Result<FormatName, JsValue> {
