@@ -547,3 +547,37 @@ fn compress_validates_and_repairs_on_request() {
     let back: Value = serde_json::from_str(&out.request).unwrap();
     assert_eq!(back["messages"][1]["role"], "user");
 }
+
+#[test]
+fn results_may_answer_server_side_calls() {
+    // Responses continuing a stored response answer calls the request does not hold.
+    let resp = json!({"previous_response_id": "resp_1", "input": [
+        {"type": "function_call_output", "call_id": "call_9", "output": "done"}
+    ]});
+    formats::validate(&formats::parse(RESP, &resp).unwrap(), RESP).unwrap();
+    let gem = json!({"cachedContent": "cachedContents/abc", "contents": [
+        {"role": "user", "parts": [{"functionResponse": {"name": "f", "response": {"output": "x"}}}]}
+    ]});
+    formats::validate(&formats::parse(GEM, &gem).unwrap(), GEM).unwrap();
+    // Without them the same results are orphans.
+    assert_error(
+        RESP,
+        json!({"previous_response_id": null, "input": [
+            {"type": "function_call_output", "call_id": "call_9", "output": "done"}
+        ]}),
+        "ORPHAN_TOOL_RESULT",
+        "input[0].call_id",
+    );
+}
+
+#[test]
+fn legacy_function_messages_round_trip_as_text() {
+    let chat = json!({"messages": [
+        {"role": "user", "content": "weather?"},
+        {"role": "assistant", "content": null, "function_call": {"name": "w", "arguments": "{}"}},
+        {"role": "function", "name": "w", "content": "sunny"}
+    ]});
+    let conv = formats::parse(CHAT, &chat).unwrap();
+    formats::validate(&conv, CHAT).unwrap();
+    assert_eq!(formats::emit(CHAT, &conv), chat);
+}

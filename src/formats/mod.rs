@@ -12,6 +12,28 @@
 //! (with an opt-in repair mode) and [`convert`] translates between formats,
 //! listing everything that has no equivalent in the target.
 //!
+//! ```
+//! use serde_json::json;
+//! use tracelite::formats::{self, convert, FormatName};
+//!
+//! let chat = json!({"model": "gpt-4o", "messages": [
+//!     {"role": "system", "content": "be brief"},
+//!     {"role": "user", "content": "list files", "name": "alice"},
+//!     {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function",
+//!         "function": {"name": "bash", "arguments": "{\"cmd\":\"ls\"}"}}]},
+//!     {"role": "tool", "tool_call_id": "c1", "content": "a.txt"}
+//! ]});
+//! // Lossless in its own format…
+//! let conv = formats::parse(FormatName::OpenaiChat, &chat).unwrap();
+//! assert_eq!(formats::emit(FormatName::OpenaiChat, &conv), chat);
+//! // …and convertible, with what cannot move listed by path.
+//! let out = convert(&chat, None, FormatName::Anthropic).unwrap();
+//! assert_eq!(out.request["system"], "be brief");
+//! assert_eq!(out.request["messages"][1]["content"][0]["input"]["cmd"], "ls");
+//! assert_eq!(out.request["messages"][2]["content"][0]["tool_use_id"], "c1");
+//! assert_eq!(out.lossy[0].path, "messages[1].name");
+//! ```
+//!
 //! ## How the top level stays lossless
 //! Each format puts a *slot* in [`Conversation::extra`] at the position of every
 //! member it interprets (`messages`, `input`, `system`, …), so emit writes the

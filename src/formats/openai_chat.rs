@@ -57,6 +57,8 @@ fn parse_message(raw: &Value, path: &str) -> Result<Message> {
         Some("user") => Role::User,
         Some("assistant") => Role::Assistant,
         Some("tool") => Role::Tool,
+        // Legacy function results: a tool turn without a call id, kept as text.
+        Some("function") => Role::Tool,
         Some(other) => {
             return Err(invalid(
                 format!("{path}.role"),
@@ -104,7 +106,11 @@ fn parse_message(raw: &Value, path: &str) -> Result<Message> {
             }
         }
     }
-    if role == Role::Tool {
+    let legacy_function = obj.get("role").and_then(Value::as_str) == Some("function");
+    if legacy_function {
+        extra.insert("role".into(), Value::String("function".into()));
+    }
+    if role == Role::Tool && !legacy_function {
         let call_id = obj
             .get("tool_call_id")
             .and_then(Value::as_str)

@@ -18,6 +18,10 @@
 //! | call without result, not at the end | `MISSING_TOOL_RESULT` | a tombstone result is added |
 //! | call outside an assistant turn, result inside one | `INVALID_ROLE_ORDER` | none (error) |
 //!
+//! A request that continues server-side history (Responses
+//! `previous_response_id` or `conversation`, Gemini `cachedContent`) may answer
+//! calls that are not in it: those results are not orphans.
+//!
 //! No repair drops content: converted results keep their text, tombstones say
 //! that no result was recorded.
 
@@ -87,8 +91,21 @@ fn only_plumbing(format: FormatName, msg: &Message) -> bool {
     })
 }
 
+/// Whether earlier turns live on the server (Responses `previous_response_id` or
+/// `conversation`, Gemini `cachedContent`), so a result may answer a call not in the request.
+fn has_server_history(conv: &Conversation, format: FormatName) -> bool {
+    let keys: &[&str] = match format {
+        FormatName::OpenaiResponses => &["previous_response_id", "conversation"],
+        FormatName::Gemini => &["cachedContent", "cached_content"],
+        _ => &[],
+    };
+    keys.iter()
+        .any(|k| conv.extra.get(*k).is_some_and(|v| !v.is_null()))
+}
+
 fn find_issues(conv: &Conversation, format: FormatName) -> Vec<Issue> {
     let mut issues = Vec::new();
+    let server_history = has_server_history(conv, format);
     // call id → (message index, answered)
     let mut calls: HashMap<&str, (usize, bool)> = HashMap::new();
     for (m, msg) in conv.messages.iter().enumerate() {
@@ -127,6 +144,7 @@ fn find_issues(conv: &Conversation, format: FormatName) -> Vec<Issue> {
                         });
                     }
                     match calls.get_mut(result.call_id.as_str()) {
+                        None if server_history => {}
                         None => issues.push(Issue {
                             code: ErrorCode::OrphanToolResult,
                             message: m,
