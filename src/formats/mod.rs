@@ -8,8 +8,8 @@
 //! * [`gemini`]: Gemini `generateContent` (`contents`, `systemInstruction`).
 //!
 //! [`detect`] guesses the format of a request; callers override it with an
-//! explicit [`FormatName`]. [`validate`] checks tool-call pairing and role order
-//! (with an opt-in repair mode) and [`convert`] translates between formats,
+//! explicit [`FormatName`]. [`validate()`] checks tool-call pairing and role order
+//! (with an opt-in repair mode) and [`convert()`] translates between formats,
 //! listing everything that has no equivalent in the target.
 //!
 //! ```
