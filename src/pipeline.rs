@@ -332,10 +332,12 @@ pub fn compress_with(request: &str, config: &Config, env: Env<'_>) -> Result<Out
         formats::validate(&conv, format)?;
         Vec::new()
     };
+    let client_images = formats::images::fingerprints(&conv);
     let (mut report, spills) =
         run_stages(&mut conv, config, env.store, env.counter, env.state, format)?;
     report.repairs = repairs;
-    let limited = formats::images::enforce(&mut conv, format, config.optical.max_images);
+    let limited =
+        formats::images::enforce(&mut conv, format, config.optical.max_images, &client_images);
     report.repairs.extend(limited);
     let request_out = serde_json::to_string(&formats::emit(format, &conv))
         .map_err(|e| Error::new(ErrorCode::InvalidRequest, "request", e.to_string()))?;

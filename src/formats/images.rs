@@ -10,6 +10,9 @@
 //! * Gemini: up to 3,000 images per prompt; 20 MB per request with inline data
 //!   (Vertex AI image understanding, Firebase input file requirements).
 
+use std::collections::HashSet;
+use std::hash::{Hash, Hasher};
+
 use super::validate::Repair;
 use super::FormatName;
 use crate::model::{Conversation, Image, Part, PartKind};
@@ -66,13 +69,47 @@ fn decoded_bytes(image: &Image) -> usize {
     image.data.len() / 4 * 3
 }
 
+fn fingerprint(image: &Image) -> u64 {
+    // SipHash with fixed keys: deterministic across runs and hosts.
+    #[allow(deprecated)]
+    let mut h = std::hash::SipHasher::new();
+    image.media_type.hash(&mut h);
+    image.data.hash(&mut h);
+    image.url.hash(&mut h);
+    h.finish()
+}
+
+/// Fingerprints of every image in `conv` (take them before the stages run, so
+/// [`enforce`] knows which images the client sent).
+pub fn fingerprints(conv: &Conversation) -> HashSet<u64> {
+    fn walk(part: &Part, out: &mut HashSet<u64>) {
+        match &part.kind {
+            PartKind::Image(image) => {
+                out.insert(fingerprint(image));
+            }
+            PartKind::ToolResult(r) => r.parts.iter().for_each(|p| walk(p, out)),
+            _ => {}
+        }
+    }
+    let mut out = HashSet::new();
+    for msg in conv.system.iter().chain(&conv.messages) {
+        msg.parts.iter().for_each(|p| walk(p, &mut out));
+    }
+    out
+}
+
 /// Keeps the images inside tool results (the optical stage's snapshots) within
 /// `format`'s limits and `max_images`: walking from the oldest, a snapshot that
 /// would exceed a limit is replaced by a text note (the observation's text is
 /// still in the spill store through the result's pointer). Images the client
-/// sent itself are counted but never touched. Returns one [`Repair`] (code
-/// `LIMIT_EXCEEDED`) per replaced image.
-pub fn enforce(conv: &mut Conversation, format: FormatName, max_images: usize) -> Vec<Repair> {
+/// sent itself (`client`, from [`fingerprints`]) are counted but never touched.
+/// Returns one [`Repair`] (code `LIMIT_EXCEEDED`) per replaced image.
+pub fn enforce(
+    conv: &mut Conversation,
+    format: FormatName,
+    max_images: usize,
+    client: &HashSet<u64>,
+) -> Vec<Repair> {
     let limits = image_limits(format);
     let cap = limits.max_images.min(max_images);
     let mut count = 0usize;
@@ -80,9 +117,19 @@ pub fn enforce(conv: &mut Conversation, format: FormatName, max_images: usize) -
     // Client images count first: they cannot be dropped.
     for msg in &conv.messages {
         for part in &msg.parts {
-            if let PartKind::Image(image) = &part.kind {
-                count += 1;
-                total += decoded_bytes(image);
+            let inner: &[Part] = match &part.kind {
+                PartKind::ToolResult(r) => &r.parts,
+                _ => std::slice::from_ref(part),
+            };
+            for p in inner {
+                if let PartKind::Image(image) = &p.kind {
+                    if !matches!(part.kind, PartKind::ToolResult(_))
+                        || client.contains(&fingerprint(image))
+                    {
+                        count += 1;
+                        total += decoded_bytes(image);
+                    }
+                }
             }
         }
     }
@@ -119,6 +166,9 @@ pub fn enforce(conv: &mut Conversation, format: FormatName, max_images: usize) -
                 let PartKind::Image(image) = &inner.kind else {
                     continue;
                 };
+                if client.contains(&fingerprint(image)) {
+                    continue;
+                }
                 let bytes = decoded_bytes(image);
                 let reason = if count + 1 > cap {
                     Some(format!("more than {cap} images per request"))
@@ -190,7 +240,12 @@ mod tests {
         for i in 0..5 {
             conv.messages.push(snapshot(&format!("c{i}")));
         }
-        let repairs = enforce(&mut conv, FormatName::Anthropic, 3);
+        // A client screenshot inside the first result is never replaced but counts.
+        let client = fingerprints(&conv);
+        assert_eq!(client.len(), 1);
+        let mut conv2 = conv.clone();
+        assert!(enforce(&mut conv2, FormatName::Anthropic, 0, &client).is_empty());
+        let repairs = enforce(&mut conv, FormatName::Anthropic, 3, &HashSet::new());
         assert_eq!(repairs.len(), 2);
         assert_eq!(repairs[0].path, "messages[3]");
         let kept = conv
