@@ -107,3 +107,37 @@ fn conversions_between_formats_keep_every_step() {
         }
     }
 }
+
+#[test]
+fn compress_keeps_every_format_valid() {
+    let files = common::trace_files();
+    for file in files.iter().step_by(11) {
+        let trace = common::load_trace(file);
+        let t = trace.steps.len();
+        for format in FormatName::ALL {
+            let ctx = format!("{} {}", file.display(), format.as_str());
+            let request = trajectory_to_request(&trace, t, format).unwrap();
+            let text = request.to_string();
+            // All stages off: the identity.
+            let mut off = tracelite::Config::default();
+            off.spill.enabled = false;
+            off.dedup.enabled = false;
+            off.phase.enabled = false;
+            off.optical.enabled = false;
+            off.compact.enabled = false;
+            let out = tracelite::compress(&text, &off, &mut tracelite::MemoryStore::new()).unwrap();
+            let back: serde_json::Value = serde_json::from_str(&out.request).unwrap();
+            assert_eq!(back, request, "{ctx}");
+            assert_eq!(out.report.format, format);
+            // Default stages, small budget: still a valid request of the same format.
+            let mut config = tracelite::Config::default();
+            config.budget = 16_000;
+            let out =
+                tracelite::compress(&text, &config, &mut tracelite::MemoryStore::new()).unwrap();
+            let back: serde_json::Value = serde_json::from_str(&out.request).unwrap();
+            let conv = formats::parse(format, &back).unwrap();
+            formats::validate(&conv, format).unwrap();
+            assert!(out.report.tokens_after <= out.report.tokens_before, "{ctx}");
+        }
+    }
+}
