@@ -130,8 +130,10 @@ fn compress_keeps_every_format_valid() {
             assert_eq!(back, request, "{ctx}");
             assert_eq!(out.report.format, format);
             // Default stages, small budget: still a valid request of the same format.
-            let mut config = tracelite::Config::default();
-            config.budget = 16_000;
+            let config = tracelite::Config {
+                budget: 16_000,
+                ..Default::default()
+            };
             let out =
                 tracelite::compress(&text, &config, &mut tracelite::MemoryStore::new()).unwrap();
             let back: serde_json::Value = serde_json::from_str(&out.request).unwrap();
