@@ -134,6 +134,7 @@ fn conversions_keep_portable_content_and_list_the_rest() {
         "messages[1].content[0]",
         "messages[1].content[1]",
         "messages[2].content[0].cache_control",
+        "messages[4].content[1]",
         "tools[2]",
         "thinking",
         "metadata",

@@ -1,7 +1,8 @@
 //! Conversion between request formats through the neutral model.
 //!
 //! Portable content converts exactly: text, inline images, tool calls (name,
-//! arguments, id) and tool results (text, images, error flag), the system
+//! arguments, id) and tool results (text, images; the error flag between
+//! Anthropic and Gemini, which alone carry one), the system
 //! prompt, and the settings `model`, `temperature`, `top_p`, the output-token
 //! limit, stop sequences, `stream` and function tools. Everything else has no
 //! equivalent in another format and is dropped, each listed as a [`Lossy`]
@@ -111,7 +112,7 @@ pub fn convert_conversation(
         let mut parts = Vec::new();
         for (p, part) in msg.parts.iter().enumerate() {
             let path = part_path(from, &conv, m, p, Field::Part);
-            if let Some(kept) = portable(part, &path, &mut lossy) {
+            if let Some(kept) = portable(part, &path, to, &mut lossy) {
                 parts.push(kept);
             }
         }
@@ -234,7 +235,7 @@ fn report_extra(extra: &Extra, path: &str, lossy: &mut Vec<Lossy>) {
 }
 
 /// The part without format-specific members, or `None` when it cannot move.
-fn portable(part: &Part, path: &str, lossy: &mut Vec<Lossy>) -> Option<Part> {
+fn portable(part: &Part, path: &str, to: FormatName, lossy: &mut Vec<Lossy>) -> Option<Part> {
     let kind = match &part.kind {
         PartKind::Other { value } => {
             let what = value
@@ -249,6 +250,16 @@ fn portable(part: &Part, path: &str, lossy: &mut Vec<Lossy>) -> Option<Part> {
             return None;
         }
         PartKind::ToolResult(result) => {
+            if result.is_error && matches!(to, FormatName::OpenaiChat | FormatName::OpenaiResponses)
+            {
+                lossy.push(Lossy {
+                    path: path.into(),
+                    what: format!(
+                        "error flag of the tool result dropped (no equivalent in {})",
+                        to.as_str()
+                    ),
+                });
+            }
             let mut parts = Vec::new();
             for (i, inner) in result.parts.iter().enumerate() {
                 let inner_path = format!("{path}.content[{i}]");
