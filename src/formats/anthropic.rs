@@ -17,7 +17,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{as_obj, invalid, is_foreign_slot, req_str, rest, Field};
+use super::{as_obj, invalid, req_str, rest, Field};
 use crate::error::Result;
 use crate::model::{
     Conversation, Extra, Image, Layout, Message, Part, PartKind, Role, ToolCall, ToolResult,
@@ -196,10 +196,19 @@ fn parse_block(item: &Value, path: &str) -> Result<Part> {
                     for (j, b) in blocks.iter().enumerate() {
                         let inner_path = format!("{path}.content[{j}]");
                         let inner = as_obj(b, &inner_path, "a content block")?;
-                        parts.push(match inner.get("type").and_then(Value::as_str) {
-                            Some("text") => parse_block(b, &inner_path)?,
-                            Some("image") => parse_image(inner, b),
-                            _ => Part::from(PartKind::Other { value: b.clone() }),
+                        parts.push(match inner.get("type") {
+                            Some(Value::String(t)) if t == "text" => parse_block(b, &inner_path)?,
+                            Some(Value::String(t)) if t == "image" => parse_image(inner, b),
+                            Some(Value::String(_)) => {
+                                Part::from(PartKind::Other { value: b.clone() })
+                            }
+                            Some(_) => {
+                                return Err(invalid(
+                                    format!("{inner_path}.type"),
+                                    "must be a string",
+                                ))
+                            }
+                            None => return Err(invalid(format!("{inner_path}.type"), "missing")),
                         });
                     }
                     parts
@@ -262,7 +271,6 @@ pub fn emit(conv: &Conversation) -> Value {
                     out.insert(key.clone(), Value::Array(m));
                 }
             }
-            _ if is_foreign_slot(key, value, &OWN) => {}
             _ => {
                 out.insert(key.clone(), value.clone());
             }

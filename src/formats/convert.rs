@@ -139,6 +139,34 @@ pub fn convert_conversation(
         FormatName::OpenaiResponses => restructure_responses(messages),
         FormatName::Anthropic | FormatName::Gemini => restructure_turns(messages),
     };
+    let mut out = Conversation {
+        system,
+        messages,
+        extra: Extra::new(),
+    };
+    // Responses accepts a result anywhere after its call; the others want it right after.
+    let mut moved = Vec::new();
+    if super::validate::has_server_history(&conv, from)
+        && !super::validate::has_server_history(&out, to)
+    {
+        // Results answering calls kept on the provider's server have no call here.
+        super::validate::demote_unpaired(&mut out, to, &mut moved);
+    }
+    super::validate::move_misplaced(&mut out, to, &mut moved);
+    if super::validate::has_server_history(&conv, from)
+        && !super::validate::has_server_history(&out, to)
+    {
+        super::validate::add_tombstones(&mut out, to, &mut moved);
+    }
+    for m in moved {
+        lossy.push(Lossy {
+            path: m.path,
+            what: format!("{} ({}; path in the converted request)", m.action, m.code),
+        });
+    }
+    let Conversation {
+        system, messages, ..
+    } = out;
     let mut extra = settings.emit(to, &mut lossy);
     if system.is_empty() {
         extra.shift_remove("system");
@@ -217,7 +245,7 @@ fn report_extra(extra: &Extra, path: &str, lossy: &mut Vec<Lossy>) {
             // Gemini containers hold inner unknown members besides the name/response flags.
             if let Value::Object(inner) = value {
                 for (k, v) in inner {
-                    if k != "name" && k != "response" && !is_empty(v) {
+                    if !matches!(k.as_str(), "name" | "response" | "id") && !is_empty(v) {
                         lossy.push(Lossy {
                             path: format!("{path}.{key}.{k}"),
                             what: "member without an equivalent dropped".into(),

@@ -20,7 +20,8 @@
 //! Flags in `extra`: the snake_case container name (`inline_data`,
 //! `function_call`, `function_response`) holding the inner unknown members;
 //! the camelCase one only when there are inner unknown members; inside it,
-//! `name` when it is not the answered call's name and `response` as
+//! `name` when it is not the answered call's name, `id: null` when a response
+//! without an id answered a call that has one, and `response` as
 //! `{key: null}` (a one-string response under another key) or `true` (JSON
 //! response). A message's `role` flag is `null` when the role was absent and
 //! the role string when it was `function` or `tool`. Images from the optical
@@ -29,7 +30,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{as_obj, invalid, is_foreign_slot, req_str, rest, Field};
+use super::{as_obj, invalid, req_str, rest, Field};
 use crate::error::Result;
 use crate::model::{
     Conversation, Extra, Image, Layout, Message, Part, PartKind, Role, ToolCall, ToolResult,
@@ -49,6 +50,15 @@ pub fn is_synthetic_id(id: &str) -> bool {
         };
         ok(it.next()) && ok(it.next()) && it.next().is_none()
     })
+}
+
+/// An explicit id shaped like a made-up one is kept in the inner flags so it is emitted.
+fn keep_explicit_id(inner_extra: &mut Extra, inner: &Map<String, Value>) {
+    if let Some(Value::String(id)) = inner.get("id") {
+        if is_synthetic_id(id) {
+            inner_extra.insert("id".into(), Value::String(id.clone()));
+        }
+    }
 }
 
 struct CallLog {
@@ -168,10 +178,17 @@ fn container<'a>(
     obj: &'a Map<String, Value>,
     camel: &str,
     snake: &str,
-) -> Option<(&'a Value, bool)> {
-    obj.get(camel)
-        .map(|v| (v, false))
-        .or_else(|| obj.get(snake).map(|v| (v, true)))
+    path: &str,
+) -> Result<Option<(&'a Value, bool)>> {
+    match (obj.get(camel), obj.get(snake)) {
+        (Some(_), Some(_)) => Err(invalid(
+            format!("{path}.{snake}"),
+            format!("{camel} and {snake} are the same member; give one"),
+        )),
+        (Some(v), None) => Ok(Some((v, false))),
+        (None, Some(v)) => Ok(Some((v, true))),
+        (None, None) => Ok(None),
+    }
 }
 
 fn flag(extra: &mut Extra, snake: bool, camel: &str, snake_name: &str, inner: Extra) {
@@ -201,7 +218,7 @@ fn parse_part(item: &Value, path: &str, (m, p): (usize, usize), log: &mut CallLo
             extra: rest(obj, &["text"]),
         });
     }
-    if let Some((value, snake)) = container(obj, "inlineData", "inline_data") {
+    if let Some((value, snake)) = container(obj, "inlineData", "inline_data", path)? {
         let (container_name, mime_key) = if snake {
             ("inline_data", "mime_type")
         } else {
@@ -234,7 +251,7 @@ fn parse_part(item: &Value, path: &str, (m, p): (usize, usize), log: &mut CallLo
             extra,
         });
     }
-    if let Some((value, snake)) = container(obj, "functionCall", "function_call") {
+    if let Some((value, snake)) = container(obj, "functionCall", "function_call", path)? {
         let name_key = if snake {
             "function_call"
         } else {
@@ -254,13 +271,15 @@ fn parse_part(item: &Value, path: &str, (m, p): (usize, usize), log: &mut CallLo
             Some(_) => return Err(invalid(format!("{at}.id"), "must be a string")),
         };
         log.calls.push((name.clone(), id.clone(), false));
+        let mut inner_extra = rest(inner, &["name", "args", "id"]);
+        keep_explicit_id(&mut inner_extra, inner);
         let mut extra = rest(obj, &[name_key]);
         flag(
             &mut extra,
             snake,
             "functionCall",
             "function_call",
-            rest(inner, &["name", "args", "id"]),
+            inner_extra,
         );
         return Ok(Part {
             kind: PartKind::ToolCall(ToolCall {
@@ -271,7 +290,7 @@ fn parse_part(item: &Value, path: &str, (m, p): (usize, usize), log: &mut CallLo
             extra,
         });
     }
-    if let Some((value, snake)) = container(obj, "functionResponse", "function_response") {
+    if let Some((value, snake)) = container(obj, "functionResponse", "function_response", path)? {
         let name_key = if snake {
             "function_response"
         } else {
@@ -281,15 +300,23 @@ fn parse_part(item: &Value, path: &str, (m, p): (usize, usize), log: &mut CallLo
         let inner = as_obj(value, &at, "a function response")?;
         let name = req_str(inner, "name", &at)?;
         let mut inner_extra = rest(inner, &["name", "response", "id"]);
+        keep_explicit_id(&mut inner_extra, inner);
         let call_id = match inner.get("id") {
             Some(Value::String(id)) => {
                 log.answer_id(id);
                 id.clone()
             }
             Some(_) => return Err(invalid(format!("{at}.id"), "must be a string")),
-            None => log
-                .answer(name)
-                .unwrap_or_else(|| format!("{SYNTHETIC}{m}_{p}")),
+            None => {
+                let matched = log
+                    .answer(name)
+                    .unwrap_or_else(|| format!("{SYNTHETIC}{m}_{p}"));
+                if !is_synthetic_id(&matched) {
+                    // Answers a call that has an id, without repeating it.
+                    inner_extra.insert("id".into(), Value::Null);
+                }
+                matched
+            }
         };
         if log.name_of(&call_id) != Some(name) {
             inner_extra.insert("name".into(), Value::String(name.to_string()));
@@ -335,6 +362,32 @@ fn parse_part(item: &Value, path: &str, (m, p): (usize, usize), log: &mut CallLo
         });
     }
     Ok(other())
+}
+
+/// Drops the flags that leave a response's id out, so every response that
+/// answers a call with an id names it (used after repairs re-paired results).
+pub(crate) fn make_ids_explicit(conv: &mut Conversation) {
+    for msg in &mut conv.messages {
+        for part in &mut msg.parts {
+            if !matches!(part.kind, PartKind::ToolResult(_)) {
+                continue;
+            }
+            for key in ["functionResponse", "function_response"] {
+                let emptied = match part.extra.get_mut(key) {
+                    Some(Value::Object(inner)) => {
+                        if inner.get("id").is_some_and(Value::is_null) {
+                            inner.shift_remove("id");
+                        }
+                        inner.is_empty()
+                    }
+                    _ => false,
+                };
+                if emptied && key == "functionResponse" {
+                    part.extra.shift_remove(key);
+                }
+            }
+        }
+    }
 }
 
 /// JSON path of a part (or its id member) of `conv.messages[message]`.
@@ -402,7 +455,6 @@ pub fn emit(conv: &Conversation) -> Value {
             "systemInstruction" | "system_instruction" if value.is_null() => {
                 out.insert(key.clone(), system.take().unwrap_or(Value::Null));
             }
-            _ if is_foreign_slot(key, value, &OWN) => {}
             _ => {
                 out.insert(key.clone(), value.clone());
             }
@@ -550,7 +602,9 @@ fn emit_part(conv: &Conversation, part: &Part, follow_up: &mut Vec<Value>) -> Va
             fr.insert("response".into(), response);
             if let Some(inner) = inner {
                 for (k, v) in inner {
-                    if k != "name" && k != "response" {
+                    if k == "id" && v.is_null() {
+                        fr.shift_remove("id");
+                    } else if k != "name" && k != "response" {
                         fr.entry(k.clone()).or_insert_with(|| v.clone());
                     }
                 }

@@ -267,21 +267,3 @@ pub(crate) fn split_data_url(url: &str) -> Option<(&str, &str)> {
     let (media_type, data) = rest.split_once(";base64,")?;
     Some((media_type, data))
 }
-
-/// Top-level members some format interprets; a `null` one from another format
-/// is a slot, not data.
-pub(crate) const SLOT_KEYS: [&str; 6] = [
-    "messages",
-    "input",
-    "instructions",
-    "system",
-    "contents",
-    "systemInstruction",
-];
-
-/// Whether `key: value` of a conversation's `extra` is another format's slot.
-pub(crate) fn is_foreign_slot(key: &str, value: &Value, own: &[&str]) -> bool {
-    value.is_null()
-        && !own.contains(&key)
-        && (SLOT_KEYS.contains(&key) || key == "system_instruction")
-}

@@ -19,13 +19,11 @@
 
 use serde_json::{Map, Value};
 
-use super::{as_obj, invalid, is_foreign_slot, req_str, rest, split_data_url, Field};
+use super::{as_obj, invalid, req_str, rest, split_data_url, Field};
 use crate::error::Result;
 use crate::model::{
     Conversation, Extra, Image, Layout, Message, Part, PartKind, Role, ToolCall, ToolResult,
 };
-
-const OWN: [&str; 2] = ["input", "instructions"];
 
 /// Parses a Responses request body.
 pub fn parse(request: &Value) -> Result<Conversation> {
@@ -40,6 +38,9 @@ pub fn parse(request: &Value) -> Result<Conversation> {
             ("input", Value::Array(_)) => Value::Null,
             ("input", _) => return Err(invalid("input", "must be a string or an array of items")),
             ("instructions", Value::String(_)) => Value::Bool(true),
+            ("instructions", Value::Bool(_) | Value::Number(_)) => {
+                return Err(invalid("instructions", "must be a string"))
+            }
             _ => value.clone(),
         };
         conv.extra.insert(key.clone(), slot);
@@ -335,7 +336,6 @@ pub fn emit(conv: &Conversation) -> Value {
                     out.insert(key.clone(), Value::String(text));
                 }
             }
-            _ if is_foreign_slot(key, value, &OWN) => {}
             _ => {
                 out.insert(key.clone(), value.clone());
             }

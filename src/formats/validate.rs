@@ -93,7 +93,7 @@ fn only_plumbing(format: FormatName, msg: &Message) -> bool {
 
 /// Whether earlier turns live on the server (Responses `previous_response_id` or
 /// `conversation`, Gemini `cachedContent`), so a result may answer a call not in the request.
-fn has_server_history(conv: &Conversation, format: FormatName) -> bool {
+pub(crate) fn has_server_history(conv: &Conversation, format: FormatName) -> bool {
     let keys: &[&str] = match format {
         FormatName::OpenaiResponses => &["previous_response_id", "conversation"],
         FormatName::Gemini => &["cachedContent", "cached_content"],
@@ -232,6 +232,22 @@ pub fn validate(conv: &Conversation, format: FormatName) -> Result<()> {
 pub fn repair(conv: &mut Conversation, format: FormatName) -> Result<Vec<Repair>> {
     let mut repairs = Vec::new();
     rename_duplicate_calls(conv, format, &mut repairs);
+    demote_unpaired(conv, format, &mut repairs);
+    move_misplaced(conv, format, &mut repairs);
+    add_tombstones(conv, format, &mut repairs);
+    if format == FormatName::Gemini && !repairs.is_empty() {
+        super::gemini::make_ids_explicit(conv);
+    }
+    validate(conv, format)?;
+    Ok(repairs)
+}
+
+/// Turns orphaned and duplicate results into user text.
+pub(crate) fn demote_unpaired(
+    conv: &mut Conversation,
+    format: FormatName,
+    repairs: &mut Vec<Repair>,
+) {
     for issue in find_issues(conv, format) {
         if matches!(
             issue.code,
@@ -245,10 +261,6 @@ pub fn repair(conv: &mut Conversation, format: FormatName) -> Result<Vec<Repair>
             demote_result(conv, issue.message, issue.part);
         }
     }
-    move_misplaced(conv, format, &mut repairs);
-    add_tombstones(conv, format, &mut repairs);
-    validate(conv, format)?;
-    Ok(repairs)
 }
 
 fn rename_duplicate_calls(conv: &mut Conversation, format: FormatName, repairs: &mut Vec<Repair>) {
@@ -408,7 +420,11 @@ fn place_result(conv: &mut Conversation, format: FormatName, call_at: usize, res
     }
 }
 
-fn move_misplaced(conv: &mut Conversation, format: FormatName, repairs: &mut Vec<Repair>) {
+pub(crate) fn move_misplaced(
+    conv: &mut Conversation,
+    format: FormatName,
+    repairs: &mut Vec<Repair>,
+) {
     for _ in 0..conv.messages.len() * 4 + 16 {
         let issue = find_issues(conv, format)
             .into_iter()
@@ -450,7 +466,11 @@ fn move_misplaced(conv: &mut Conversation, format: FormatName, repairs: &mut Vec
     }
 }
 
-fn add_tombstones(conv: &mut Conversation, format: FormatName, repairs: &mut Vec<Repair>) {
+pub(crate) fn add_tombstones(
+    conv: &mut Conversation,
+    format: FormatName,
+    repairs: &mut Vec<Repair>,
+) {
     for _ in 0..conv.messages.len() * 4 + 16 {
         let issue = find_issues(conv, format)
             .into_iter()
