@@ -12,6 +12,10 @@ export { TraceLiteError } from './errors.js';
 export * from './spill.js';
 export * from './compact.js';
 export * from './optical.js';
+export { SpillStore } from './spill.js';
+export * from './formats.js';
+
+let defaultStore;
 
 /**
  * Compresses a provider request. Returns `{ request, report, spills }`: `request`

@@ -145,6 +145,8 @@ export interface CompressSettings {
   /** Spill namespace. Default "default". */
   session?: string;
   stageBoundary?: boolean;
+  /** Repair tool-call pairing problems instead of rejecting the request. Default false. */
+  repair?: boolean;
   spill?: SpillOptions;
   dedup?: DedupOptions;
   phase?: PhaseOptions;
@@ -208,6 +210,8 @@ export interface Report {
   stages: StageReport[];
   changes: Change[];
   spills: SpillRecord[];
+  /** Repairs made (repair mode) and snapshot images replaced to respect provider limits. */
+  repairs?: import('./formats.js').Repair[];
   /** Secrets masked (counts and kinds, never values). */
   redactions: { count: number; kinds: string[] };
   prefix?: { sharedBytes: number; previousBytes: number; currentBytes: number };
@@ -241,3 +245,4 @@ export * from './config.js';
 export * from './replay.js';
 export * from './session.js';
 export * from './optical.js';
+export * from './formats.js';
