@@ -45,6 +45,11 @@ test-rust:
 test-js: pkg
 	node --test --test-reporter=spec tests/js/
 
+## bench: evaluation on ../shared/traces (not part of `make test`): writes bench/REPORT.md,
+## bench/report.json and bench/chart.svg. `make bench BENCH_ARGS=--quick` for a fast subset.
+bench: pkg
+	node bench/run.mjs $(BENCH_ARGS)
+
 lint:
 	cargo fmt --check
 	cargo clippy --all-targets -- -D warnings

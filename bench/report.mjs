@@ -1,0 +1,225 @@
+// Writes bench/REPORT.md from the result object of the harness.
+import { PROVIDERS } from './tokens.mjs';
+
+const pct = (x) => (Number.isFinite(x) ? `${(x * 100).toFixed(1)}%` : 'n/a');
+const share = (a, b) => (b > 0 ? a / b : NaN);
+const int = (n) => Math.round(n).toLocaleString('en-US');
+const usd = (x) => (x >= 1 ? `$${x.toFixed(2)}` : `$${x.toFixed(3)}`);
+const ms = (x) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2));
+const signed = (x) => (Number.isFinite(x) ? `${x <= 0 ? '−' : '+'}${Math.abs(x * 100).toFixed(1)}%` : 'n/a');
+
+function table(header, rows) {
+  const lines = [`| ${header.join(' | ')} |`, `|${header.map((h, i) => (i === 0 ? '---' : '---:')).join('|')}|`];
+  for (const r of rows) lines.push(`| ${r.join(' | ')} |`);
+  return lines.join('\n');
+}
+
+function costPerTrace(p) {
+  return p.traces > 0 ? (p.inputCost + p.outputCost) / p.traces : 0;
+}
+
+/** The headline table (Markdown): tokens, $ and fidelity per policy. */
+export function headlineTable(result) {
+  const full = result.policies.find((p) => p.id === 'full');
+  const rows = result.policies.map((p) => {
+    const o = p.byProvider.openai;
+    const red = full ? 1 - share(o.inputTokens, full.byProvider.openai.inputTokens) : NaN;
+    const costs = PROVIDERS.map((prov) => {
+      const c = costPerTrace(p.byProvider[prov]);
+      const f = full ? costPerTrace(full.byProvider[prov]) : NaN;
+      return p.id === 'full' ? usd(c) : `${usd(c)} (${signed(c / f - 1)})`;
+    });
+    const f = p.fidelity;
+    const removed = f.recover.removedBytes;
+    return [
+      p.label,
+      int(o.inputTokens),
+      p.id === 'full' ? '—' : pct(red),
+      ...costs,
+      pct(share(f.toolCalls.kept, f.toolCalls.total)),
+      pct(share(f.critical.present, f.critical.checked)),
+      removed > 0 ? pct(share(f.recover.recoveredBytes, removed)) : 'nothing removed',
+    ];
+  });
+  return table(
+    ['policy', 'input tokens', 'reduction', '$/traj Anthropic', '$/traj OpenAI', '$/traj Gemini', 'tool calls verbatim', 'critical lines as text', 'removed bytes recoverable'],
+    rows,
+  );
+}
+
+/** The whole report. `extra`: { speed, criterion, chartFile, command, commit }. */
+export function reportMarkdown(result, extra = {}) {
+  const m = result.meta;
+  const out = [];
+  out.push('# TraceLite evaluation report');
+  out.push('');
+  out.push(
+    `Generated ${m.generated} from commit \`${extra.commit ?? '?'}\` by \`${extra.command ?? 'make bench'}\`` +
+      `${m.quick ? ' (**quick mode**: a subset of traces)' : ''}. ` +
+      `${m.traces} trajectories, ${int(m.steps)} requests (one per step), replayed as the agent sent them. ` +
+      `Harness time ${m.harnessSeconds.toFixed(0)} s.`,
+  );
+  out.push('');
+  out.push('Tokens are exact o200k_base counts (js-tiktoken) of every message (+4 per message, +3 per tool call) summed over all requests; images use each provider\'s formula (`bench/tokens.mjs`, the same as `src/tokens.rs`). ' +
+    'Where a column shows one token count for policies that emit images, it is the OpenAI run. ' +
+    '$ per trajectory is input (with prompt caching, below) plus output at the prices of `bench/prices.json`.');
+  out.push('');
+  out.push('## Headline');
+  out.push('');
+  out.push(headlineTable(result));
+  out.push('');
+  if (result.pending.length) {
+    out.push('Pending policies (not measured in this run):');
+    for (const p of result.pending) out.push(`* ${p.label}: ${p.reason}.`);
+    out.push('');
+  }
+  if (result.errors?.length) {
+    out.push(`**${result.errors.length} replays failed** (see \`errors\` in the JSON): ` +
+      [...new Set(result.errors.map((e) => `${e.policy}: ${e.error}`))].slice(0, 5).join('; '));
+    out.push('');
+  }
+  if (extra.chartFile) {
+    out.push(`![cumulative tokens](${extra.chartFile})`);
+    out.push('');
+    out.push(`Cumulative input tokens per policy over the median trajectory (${result.chart?.trace ?? '?'}, by full-history tokens).`);
+    out.push('');
+  }
+
+  out.push('## Tokens per source');
+  out.push('');
+  const sources = [...new Set(result.traces.map((t) => t.source))];
+  const full = result.policies.find((p) => p.id === 'full');
+  out.push(
+    table(
+      ['policy', ...sources.flatMap((s) => [`${s} tokens`, 'reduction'])],
+      result.policies.map((p) => [
+        p.label,
+        ...sources.flatMap((s) => {
+          const b = p.byProvider.openai.bySource[s];
+          const f = full?.byProvider.openai.bySource[s];
+          return [b ? int(b.inputTokens) : '—', b && f ? pct(1 - share(b.inputTokens, f.inputTokens)) : '—'];
+        }),
+      ]),
+    ),
+  );
+  out.push('');
+  out.push(sources.map((s) => `\`${s}\`: ${result.traces.filter((t) => t.source === s).length} trajectories`).join(', ') + '.');
+  out.push('');
+
+  out.push('## Cost and prompt caching');
+  out.push('');
+  out.push('Cached input is modelled per message: a message counts as cached when it and every message before it are byte-identical to the cached prefix. ' +
+    'OpenAI and Gemini cache the prefix shared with the previous request automatically (minimum 1024 / 2048 tokens; OpenAI in 128-token steps; no write charge). ' +
+    'Anthropic caches at explicit breakpoints, assumed after the system prompt and at the end of every request: a request reads the longest prefix an earlier request wrote and writes the rest at the cache-write price. ' +
+    'Prices above 200k prompt tokens use the long-context rows.');
+  out.push('');
+  const rows = [];
+  for (const p of result.policies) {
+    const cells = [p.label];
+    for (const prov of PROVIDERS) {
+      const b = p.byProvider[prov];
+      cells.push(int(b.inputTokens), pct(share(b.cachedTokens, b.inputTokens)), usd(b.inputCost / Math.max(1, b.traces)));
+    }
+    rows.push(cells);
+  }
+  out.push(table(['policy', ...PROVIDERS.flatMap((p) => [`${p} tokens`, 'cached', 'input $/traj'])], rows));
+  out.push('');
+  out.push(table(['provider', 'model', 'input', 'cached input', 'cache write', 'output', 'price date', 'source'],
+    result.prices.map((r) => [r.provider, r.model, `$${r.input}`, `$${r.cachedInput}`, r.cacheWrite ? `$${r.cacheWrite}` : '—', `$${r.output}`, r.date, r.source])));
+  out.push('');
+  out.push('Prices are USD per 1M tokens (`bench/prices.json`).');
+  out.push('');
+
+  out.push('## Fidelity');
+  out.push('');
+  out.push('* **Tool calls verbatim**: every tool call of the original request present in the output with the same id, name and arguments, in order (checked at every step); "as text" counts the others whose arguments still appear in the text (e.g. quoted by a summary).');
+  out.push('* **Critical lines**: the last line of every Python traceback, other `...Error:` lines, failing test names (pytest `FAILED a::b`, unittest `FAIL: test (mod.Class)`), and files the agent edited; checked at every later step for presence as text anywhere in the request.');
+  out.push('* **Recoverable**: for every observation a policy changed, the share of its removed bytes (lines no longer shown) found in the blobs its `spill://` pointers name (the pointers in its own message, else every pointer of the request; pointers inside blobs are followed), read back from the SpillStore. Baselines keep nothing, so 0%.');
+  out.push('');
+  const kinds = ['error', 'test', 'path'];
+  out.push(
+    table(
+      ['policy', 'tool calls kept', 'critical (all)', ...kinds.map((k) => `${k} lines`), 'observations changed', 'fully recoverable', 'removed bytes', 'recovered'],
+      result.policies.map((p) => {
+        const f = p.fidelity;
+        return [
+          p.label,
+          `${int(f.toolCalls.kept)} / ${int(f.toolCalls.total)}${f.toolCalls.inText ? ` (+${int(f.toolCalls.inText)} as text)` : ''}`,
+          pct(share(f.critical.present, f.critical.checked)),
+          ...kinds.map((k) => pct(share(f.critical.byKind[k]?.present ?? 0, f.critical.byKind[k]?.checked ?? 0))),
+          int(f.recover.observations),
+          pct(share(f.recover.full, f.recover.observations)),
+          int(f.recover.removedBytes),
+          pct(share(f.recover.recoveredBytes, f.recover.removedBytes)),
+        ];
+      }),
+    ),
+  );
+  out.push('');
+  const snaps = result.snapshots;
+  if (snaps?.unavailable) {
+    out.push(`Snapshot legibility: not measured (${snaps.unavailable}).`);
+  } else if (snaps && Object.keys(snaps).length) {
+    out.push('Snapshot legibility (tesseract 5, `--psm 6`; tesseract takes seconds per image, so one snapshot per policy in each of a few sampled trajectories: the snapshot of the last request that shows the most critical items missing from the text, else the middle one). ' +
+      'A line is legible when its normalized text (case, whitespace, `_`, quotes, 0/o, 1/l folded) is a substring of the OCR text or ≥ 90% of its 4-grams are:');
+    out.push('');
+    out.push(table(['policy', 'snapshots', 'images', 'sampled lines legible', 'critical items missing from text', 'of those legible in the snapshot'],
+      Object.entries(snaps).map(([id, v]) => [id, v.snapshots, v.images, `${v.linesLegible} / ${v.lines} (${pct(share(v.linesLegible, v.lines))})`, v.criticalMissing, `${v.criticalLegible} (${pct(share(v.criticalLegible, v.criticalMissing))})`])));
+  } else {
+    out.push('Snapshot legibility: no policy emitted images in this run, so nothing was OCR\'d.');
+  }
+  out.push('');
+
+  out.push('## Speed and size');
+  out.push('');
+  const s = extra.speed;
+  if (s) {
+    out.push(`wasm: **${int(s.wasm.rawBytes)} bytes raw, ${int(s.wasm.gzipBytes)} bytes gzip** (\`pkg/tracelite_bg.wasm\`, gzip -9).`);
+    out.push('');
+    if (s.latency) {
+      const L = s.latency;
+      out.push(`Compress latency in wasm under Node (${L.node}), one call per step, TraceLite defaults, separate process (\`bench/latency.mjs\`, ${L.traces} trajectories, ${int(L.steps)} calls):`);
+      out.push('');
+      out.push(table(['configuration', 'p50 ms/step', 'p95 ms/step', 'max ms', 'p50 ms/observation', 'p95 ms/observation'],
+        L.configs.map((c) => [c.label, ms(c.ms.p50), ms(c.ms.p95), ms(c.ms.max), ms(c.perObservationMs.p50), ms(c.perObservationMs.p95)])));
+      out.push('');
+      out.push(`Peak memory: wasm linear memory ${int(L.wasmMemoryBytes)} bytes; process max RSS ${L.maxRssKb ? `${int(L.maxRssKb)} KB (\`/usr/bin/time -v\`)` : `${int(L.rssBytes / 1024)} KB (process.memoryUsage)`}.`);
+      out.push('');
+    }
+  }
+  const c = extra.criterion;
+  if (c?.length) {
+    out.push('Native (Criterion, `cargo bench`; per-iteration times of the samples):');
+    out.push('');
+    out.push(table(['benchmark', 'p50', 'p95', 'mean'], c.map((b) => [b.id, fmtNs(b.p50), fmtNs(b.p95), fmtNs(b.mean)])));
+    out.push('');
+  } else if (extra.criterionNote) {
+    out.push(`Native benchmarks: ${extra.criterionNote}`);
+    out.push('');
+  }
+  out.push('In-harness wasm latency per TraceLite policy (same process as the tokenizer, so noisier):');
+  out.push('');
+  out.push(table(['policy', 'p50 ms/step', 'p95 ms/step', 'p50 ms/observation'],
+    result.policies.filter((p) => p.latency).map((p) => [p.label, ms(p.latency.ms.p50), ms(p.latency.ms.p95), ms(p.latency.perObservationMs.p50)])));
+  out.push('');
+  out.push('## Method notes');
+  out.push('');
+  out.push('* Replay: the request before step t holds the system prompt, the task and steps 0..t−1 (`trajectoryToRequest`, OpenAI chat format). TraceLite policies call `compress` on it with one SpillStore per trajectory; baselines transform its messages in `bench/policies.mjs`.');
+  out.push('* Head truncation keeps the first 10,000 chars of a tool output plus a one-line note; head+tail keeps 5,000 + 5,000 chars with mini-swe-agent\'s elision markers; masking replaces all but the last N tool outputs with `Old environment output: (K lines omitted)` (SWE-agent).');
+  out.push('* Masking moves its boundary every step, so the cached prefix ends at the newest masked observation and everything after it is re-sent uncached (Anthropic: re-written at 1.25× input). That is why masking saves tokens but can cost more than full history once caching is priced.');
+  out.push('* The traces were already clipped at run time by their agents (mini-swe-agent head+tail at 10k chars, OpenHands at 30k), so truncation baselines change little on them.');
+  out.push(`* Tokenizer work: ${int(m.tokenizerStats.distinctTexts)} distinct texts, ${int(m.tokenizerStats.chars)} chars, ${m.tokenizerStats.seconds.toFixed(0)} s. ` +
+    'Texts are split with o200k\'s pre-tokenizer regex and each distinct piece is encoded once (exact); pre-tokenizer pieces over 64 chars (runs of dashes or spaces; js-tiktoken is quadratic on them) are counted in 64-char chunks, ±1 token per chunk.');
+  out.push('* Text is counted with o200k_base for every provider; Anthropic and Gemini tokenizers differ by a few percent.');
+  out.push('* Only "TraceLite defaults" is replayed once per provider (its optical stage sizes and accepts images for the target provider). The other policies are replayed once with OpenAI settings and any images they emit are priced with each provider\'s formula.');
+  out.push(`* "Every observation as an image" ${m.renderer ? `renders every non-empty tool output with the package's \`${m.renderer}\` (default optical settings, OpenAI sizing) into a user message right after a one-line stub (Chat Completions accepts images only in user messages); outputs with nothing to draw stay text` : 'runs through the optical stage with every other stage off, no recent window, batch 1, no image cap and a ratio of 10⁻⁶ (any image accepted); observations the renderer cannot draw stay text'}.`);
+  out.push('* Replays run in worker processes; compress latency is measured separately (`bench/latency.mjs`) and natively (Criterion). The machine is shared, so absolute times vary between runs.');
+  out.push('');
+  return out.join('\n');
+}
+
+function fmtNs(ns) {
+  if (ns >= 1e6) return `${(ns / 1e6).toFixed(2)} ms`;
+  if (ns >= 1e3) return `${(ns / 1e3).toFixed(1)} µs`;
+  return `${ns.toFixed(0)} ns`;
+}

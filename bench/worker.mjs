@@ -1,0 +1,20 @@
+// A bench worker: replays its share of the trajectories and prints one JSON
+// line per trajectory, then a stats line (bench/harness.mjs `runBench`).
+import { performance } from 'node:perf_hooks';
+import * as pkg from '../pkg/node.js';
+import { loadPrices } from './cost.mjs';
+import { benchTrace, selectPolicies } from './harness.mjs';
+import { o200kCounter } from './tokens.mjs';
+
+const { files, policies: ids, ocrFiles = [], prices } = JSON.parse(process.argv[2]);
+const ctx = { pkg, count: o200kCounter(), prices: loadPrices(prices) };
+const { policies } = selectPolicies(pkg, ids);
+let peakRss = 0;
+for (const file of files) {
+  const t0 = performance.now();
+  const r = benchTrace(ctx, file, policies, { ocr: ocrFiles.includes(file) });
+  peakRss = Math.max(peakRss, process.memoryUsage().rss);
+  process.stdout.write(JSON.stringify({ type: 'trace', ...r }) + '\n');
+  process.stderr.write(`${r.trace.id}: ${r.trace.steps} steps, ${((performance.now() - t0) / 1000).toFixed(1)} s (pid ${process.pid})\n`);
+}
+process.stdout.write(JSON.stringify({ type: 'stats', tokenizer: ctx.count.stats, peakRss }) + '\n');

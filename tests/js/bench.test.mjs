@@ -1,0 +1,184 @@
+// The evaluation harness (bench/): its formulas and one end-to-end run on the
+// bundled sample trajectory with a few policies.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as pkg from '../../pkg/node.js';
+import { PromptCache } from '../../bench/cost.mjs';
+import { criticalItems, editedPaths, legible, recoverable, toolCallsKept } from '../../bench/fidelity.mjs';
+import { runBench, sampleLines, snapshotGroups, spreadPerSource } from '../../bench/harness.mjs';
+import { headTail, maskObservations } from '../../bench/policies.mjs';
+import { encoder, imageTokens, o200kCounter, pngSize } from '../../bench/tokens.mjs';
+
+const root = new URL('../../', import.meta.url).pathname;
+const sample = join(root, 'tests/fixtures/sample-trajectory.json');
+
+test('image formulas agree with src/tokens.rs image_tokens', () => {
+  // The values pinned by the Rust unit test `image_formulas_match_reference`.
+  assert.equal(imageTokens('anthropic', 750, 1000), 1000);
+  assert.equal(imageTokens('openai', 1024, 1024), 85 + 4 * 170);
+  assert.equal(imageTokens('gemini', 300, 300), 258);
+  assert.equal(imageTokens('gemini', 1000, 700), 258 * 2);
+  assert.equal(imageTokens('qwen', 280, 56), 20);
+  assert.equal(imageTokens('openai-patch', 64, 64), 7);
+  assert.equal(imageTokens('openai', 4000, 4000, { detail: 'low' }), 85);
+  // Downscaling: Anthropic caps the long edge at 1568 px and the area at ~1.15 MP.
+  assert.equal(imageTokens('anthropic', 3136, 100), Math.ceil((1568 * 50) / 750));
+  assert.equal(imageTokens('gemini', 800, 800, { mediaResolution: 'medium' }), 560);
+});
+
+test('the piecewise o200k counter equals js-tiktoken on ordinary text', () => {
+  const enc = encoder();
+  const count = o200kCounter();
+  const steps = JSON.parse(readFileSync(sample, 'utf8')).steps;
+  const text = steps.map((s) => s.observation).join('\n').split('\n').filter((l) => l.length < 60).join('\n').slice(0, 8000);
+  assert.equal(count(text), enc.encode(text, 'all').length);
+  assert.equal(count('def f(x):\n    return x  # café\n\n'), enc.encode('def f(x):\n    return x  # café\n\n').length);
+  // A 1000-char run is counted in chunks, close to the exact count.
+  const run = `x = "${'-'.repeat(1000)}"`;
+  assert.ok(Math.abs(count(run) - enc.encode(run).length) <= 16);
+  assert.equal(count.stats.longPieces, 1);
+});
+
+test('pngSize reads the IHDR of a base64 PNG', () => {
+  const png = Buffer.alloc(33);
+  Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).copy(png);
+  png.writeUInt32BE(13, 8);
+  png.write('IHDR', 12, 'latin1');
+  png.writeUInt32BE(578, 16);
+  png.writeUInt32BE(700, 20);
+  assert.deepEqual(pngSize(`data:image/png;base64,${png.toString('base64')}`), { width: 578, height: 700 });
+  assert.equal(pngSize('aGVsbG8='), null);
+});
+
+test('head+tail keeps 5k+5k of long outputs and leaves short ones alone', () => {
+  const f = headTail(5000, 5000);
+  assert.equal(f('short'), 'short');
+  const long = 'a'.repeat(6000) + 'MIDDLE' + 'z'.repeat(6000);
+  const out = f(long);
+  assert.ok(out.includes('a'.repeat(5000)) && out.includes('z'.repeat(5000)));
+  assert.ok(!out.includes('MIDDLE'));
+  assert.match(out, /2006 characters elided/);
+});
+
+test('masking keeps the last N tool outputs', () => {
+  const msgs = [{ role: 'user', content: 'task' }];
+  for (let i = 0; i < 7; i++) {
+    msgs.push({ role: 'assistant', content: null, tool_calls: [{ id: `c${i}`, type: 'function', function: { name: 'bash', arguments: `{"command":"ls ${i}"}` } }] });
+    msgs.push({ role: 'tool', tool_call_id: `c${i}`, content: `line1\nout ${i}` });
+  }
+  const out = maskObservations(5)(msgs);
+  const tools = out.filter((m) => m.role === 'tool').map((m) => m.content);
+  assert.deepEqual(tools.slice(0, 2), ['Old environment output: (2 lines omitted)', 'Old environment output: (2 lines omitted)']);
+  assert.deepEqual(tools.slice(2), [2, 3, 4, 5, 6].map((i) => `line1\nout ${i}`));
+  assert.deepEqual(toolCallsKept(msgs, out), { total: 7, kept: 7, inText: 0 });
+  assert.deepEqual(toolCallsKept(msgs, msgs.slice(0, 3)), { total: 7, kept: 1, inText: 0 });
+});
+
+test('prompt cache: prefix reuse, minimum size and Anthropic cache writes', () => {
+  const openai = new PromptCache({ input: 2, cachedInput: 0.5, output: 8, cache: { mode: 'prefix', minTokens: 1024, granularity: 128 } });
+  let r = openai.request([1, 2], [1000, 1000]);
+  assert.equal(r.cached, 0);
+  assert.equal(r.input, (2000 * 2) / 1e6);
+  r = openai.request([1, 2, 3], [1000, 1000, 500]);
+  assert.equal(r.cached, 1920); // 2000 rounded down to 128-token steps
+  assert.equal(r.input, (1920 * 0.5 + 580 * 2) / 1e6);
+  r = openai.request([1, 9, 3], [1000, 1000, 500]);
+  assert.equal(r.cached, 0); // 1000 shared tokens are under the minimum
+
+  const anthropic = new PromptCache({ input: 3, cachedInput: 0.3, cacheWrite: 3.75, output: 15, cache: { mode: 'breakpoint', minTokens: 1024 } });
+  r = anthropic.request([1, 2], [2000, 1000], { system: 1 });
+  assert.equal(r.writes, 3000);
+  r = anthropic.request([1, 2, 3], [2000, 1000, 500], { system: 1, outputTokens: 100 });
+  assert.equal(r.cached, 3000);
+  assert.equal(r.writes, 500);
+  assert.equal(r.output, (100 * 15) / 1e6);
+  // A change in message 2 falls back to the system-prompt breakpoint.
+  r = anthropic.request([1, 7, 3, 4], [2000, 10, 500, 500], { system: 1 });
+  assert.equal(r.cached, 2000);
+});
+
+test('critical items: traceback tails, failing tests, edited files', () => {
+  const items = criticalItems({
+    steps: [
+      { tool: 'bash', args: { command: 'python t.py' }, observation: 'Traceback (most recent call last):\n  File "t.py", line 1\n    x()\nNameError: name \'x\' is not defined\n' },
+      { tool: 'bash', args: { command: "sed -i 's/a/b/' pkg/mod.py" }, observation: 'FAILED tests/test_a.py::test_b - assert 1 == 2\nFAIL: test_c (app.tests.T)\n' },
+      { tool: 'str_replace_editor', args: { command: 'view', path: '/w/x.py' }, observation: '' },
+      { tool: 'str_replace_editor', args: { command: 'create', path: '/w/y.py' }, observation: '' },
+    ],
+  });
+  assert.deepEqual(items.map((i) => [i.step, i.kind, i.text]), [
+    [0, 'error', "NameError: name 'x' is not defined"],
+    [1, 'test', 'tests/test_a.py::test_b'],
+    [1, 'test', 'test_c (app.tests.T)'],
+    [1, 'path', 'pkg/mod.py'],
+    [3, 'path', '/w/y.py'],
+  ]);
+  assert.deepEqual(editedPaths({ tool: 'bash', args: { command: 'cat <<EOF > src/a.py\nx\nEOF' } }), ['src/a.py']);
+});
+
+test('recoverability counts removed bytes found in pointed blobs', () => {
+  const original = 'head\nmiddle line\ntail';
+  assert.deepEqual(recoverable(original, 'head\n[...]\ntail', [original]), { total: 21, recovered: 21, full: true });
+  const none = recoverable(original, 'head\n[...]\ntail', []);
+  assert.equal(none.full, false);
+  assert.equal(none.recovered, 10);
+  assert.ok(legible("NameError: name 'x_y' is not defined", 'NameErr0r: name x y is not defined'));
+  assert.ok(!legible('AssertionError: totally different', 'nothing like it here at all'));
+});
+
+test('snapshots are matched to the observations they show', () => {
+  const call = (i) => ({ role: 'assistant', content: null, tool_calls: [{ id: `call_${i}`, type: 'function', function: { name: 'bash', arguments: '{}' } }] });
+  const original = [{ role: 'user', content: 'task' }, call(0), { role: 'tool', tool_call_id: 'call_0', content: 'A' }, call(1), { role: 'tool', tool_call_id: 'call_1', content: 'B' }];
+  const img = (n) => ({ role: 'user', content: Array.from({ length: n }, (_, k) => ({ type: 'image_url', image_url: { url: `data:image/png;base64,X${k}` } })) });
+  const out = [original[0], call(0), { role: 'tool', tool_call_id: 'call_0', content: '[shown as 2 images]' }, img(2), call(1), original[4]];
+  assert.deepEqual(snapshotGroups(original, out), [{ steps: [0], urls: ['data:image/png;base64,X0', 'data:image/png;base64,X1'], original: 'A' }]);
+  assert.deepEqual(sampleLines('short\n' + Array.from({ length: 50 }, (_, i) => `line number ${i}`).join('\n'), 2), ['line number 12', 'line number 37']);
+  const files = ['/t/a__1.json', '/t/a__2.json', '/t/a__3.json', '/t/b__1.json'];
+  assert.deepEqual(spreadPerSource(files, 1), ['/t/a__2.json', '/t/b__1.json']);
+});
+
+test('runBench replays the sample trajectory under a few policies', async () => {
+  const result = await runBench({ pkg, files: [sample], policies: ['full', 'headtail5k', 'mask5', 'tracelite'], ocr: false });
+  const byId = Object.fromEntries(result.policies.map((p) => [p.id, p]));
+  const steps = JSON.parse(readFileSync(sample, 'utf8')).steps.length;
+  assert.equal(result.meta.steps, steps);
+  const full = byId.full.byProvider.openai;
+  assert.equal(full.steps, steps);
+  assert.ok(full.inputTokens > 0);
+  assert.ok(full.cachedTokens > 0 && full.cachedTokens < full.inputTokens);
+  assert.ok(byId.mask5.byProvider.openai.inputTokens < full.inputTokens);
+  for (const p of result.policies) {
+    assert.equal(p.fidelity.toolCalls.kept, p.fidelity.toolCalls.total, p.id);
+    assert.ok(p.fidelity.toolCalls.total > 0);
+  }
+  assert.equal(byId.full.fidelity.critical.present, byId.full.fidelity.critical.checked);
+  assert.equal(byId.mask5.fidelity.recover.recoveredBytes, 0);
+  assert.ok(byId.tracelite.latency.ms.n === steps);
+  for (const prov of ['anthropic', 'openai', 'gemini']) {
+    const b = byId.full.byProvider[prov];
+    assert.ok(b.inputCost > 0 && b.outputCost > 0, prov);
+  }
+  assert.deepEqual(result.errors, []);
+});
+
+test('bench/run.mjs writes REPORT.md, report.json and chart.svg', () => {
+  const out = mkdtempSync(join(tmpdir(), 'tl-bench-'));
+  try {
+    execFileSync(process.execPath, [join(root, 'bench/run.mjs'), '--traces', sample, '--out', out, '--policies', 'mask10,only-spill', '--no-criterion', '--no-ocr'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const md = readFileSync(join(out, 'REPORT.md'), 'utf8');
+    assert.match(md, /## Headline/);
+    assert.match(md, /\| Observation masking, last 10 \|/);
+    assert.match(md, /wasm: \*\*[\d,]+ bytes raw/);
+    const json = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8'));
+    assert.deepEqual(json.policies.map((p) => p.id), ['full', 'mask10', 'only-spill']);
+    assert.ok(json.speed.latency.configs[0].ms.n > 0);
+    assert.ok(readFileSync(join(out, 'chart.svg'), 'utf8').startsWith('<svg'));
+    assert.ok(existsSync(join(out, 'chart.svg')));
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
+});
