@@ -17,13 +17,13 @@ export interface TraceliteMiddlewareOptions extends Omit<CompressSettings, 'form
   session?: string | ((params: { prompt: unknown[] } & Record<string, unknown>) => string);
   /** Called after each compression. */
   onReport?: (info: { session: string; report: Report; type: 'generate' | 'stream' }) => void;
-  /** Middleware/prompt spec: 'v4' (ai 7, default), 'v3' (ai 6), 'v2' (ai 5). */
-  specificationVersion?: 'v4' | 'v3' | 'v2';
+  /** Middleware/prompt spec: 'v4' (ai 7, default) or 'v3' (ai 6). */
+  specificationVersion?: 'v4' | 'v3';
 }
 
 /** A language-model middleware for `wrapLanguageModel` (compresses in `transformParams`). */
 export interface TraceliteMiddleware {
-  readonly specificationVersion: 'v4' | 'v3' | 'v2';
+  readonly specificationVersion: 'v4' | 'v3';
   /** The store spills go to: pass it to `spillTools`. */
   readonly store: SpillStoreLike;
   transformParams(options: { type: 'generate' | 'stream'; params: any; model?: unknown }): Promise<any>;
@@ -51,4 +51,4 @@ export function spillTools(store: SpillStoreLike, options?: { session?: string }
 /** The AI SDK prompt as an OpenAI Chat request, plus what restores untouched parts. */
 export function toChatRequest(prompt: unknown[]): { request: { messages: unknown[] }; side: unknown };
 /** A (compressed) Chat request made by `toChatRequest` back into an AI SDK prompt. */
-export function fromChatRequest(request: { messages: unknown[] }, side: unknown, version?: 'v4' | 'v3' | 'v2'): unknown[];
+export function fromChatRequest(request: { messages: unknown[] }, side: unknown, version?: 'v4' | 'v3'): unknown[];

@@ -2,12 +2,9 @@
 // (`transformParams`) and the `read_spill` / `grep_spill` tools that read back
 // what it moved out. Import from 'tracelite/ai-sdk' (needs the `ai` package).
 import { jsonSchema, tool } from 'ai';
-import { TraceLiteError } from './errors.js';
+import { spillTools as wasmSpillTools } from './tracelite.js';
 import { SessionStores, compressInto, sessionFromMessages } from './mirror.js';
-import {
-  GREP_CONTEXT, GREP_MAX_MATCHES, MAX_GREP_CONTEXT, MAX_GREP_MATCHES, MAX_READ_LIMIT, READ_LIMIT,
-  grepSpill, readSpill, renderMatches, renderPage,
-} from './spill-reader.js';
+import { runSpillTool } from './spill-reader.js';
 
 /** Content-part type carrying an AI SDK part the chat format has no place for. */
 const REF = 'ai-sdk';
@@ -222,7 +219,7 @@ export function fromChatRequest(request, side, version = 'v4') {
  * * `session`: a name or `(params) => name`; by default a hash of the
  *   conversation's opening, so every conversation keeps its own spills.
  * * `onReport({ session, report, type })`: called after each compression.
- * * `specificationVersion`: 'v4' (ai 7, default) or 'v3'/'v2' (ai 6/5 file parts).
+ * * `specificationVersion`: 'v4' (ai 7, default) or 'v3' (ai 6).
  */
 export function traceliteMiddleware(options = {}) {
   const { store, session, onReport, maxSessions, specificationVersion = 'v4', ...settings } = options;
@@ -240,83 +237,30 @@ export function traceliteMiddleware(options = {}) {
   };
 }
 
-function describeError(err) {
-  if (err?.name !== 'TraceLiteError') throw err;
-  if (err.code === 'SPILL_NOT_FOUND' || err.code === 'INVALID_SPILL_KEY') {
-    return 'no spilled output at that pointer (it may have expired)';
-  }
-  return err.message;
+/** The core's definitions of read_spill and grep_spill: `{ name: { description, parameters } }`. */
+function coreToolDefinitions() {
+  const out = {};
+  for (const t of JSON.parse(wasmSpillTools('openai-chat'))) out[t.function.name] = t.function;
+  return out;
 }
 
 /**
  * AI SDK tools `read_spill` and `grep_spill` over `store` (the middleware's
  * store): the model passes the `spill://…` pointer from a placeholder and gets
- * the hidden lines back, a page or the matches at a time. Arguments, limits and
- * replies follow the core's tools (src/spill/tools.rs). With `{ session }`,
- * only that session's spills are readable (another session's pointer reads as
- * missing), as the core's tools do: pass it when one store serves several users.
+ * the hidden lines back, a page or the matches at a time. Definitions,
+ * arguments and replies are the core's (src/spill/tools.rs). With
+ * `{ session }`, only that session's spills are readable (another session's
+ * pointer reads as missing): pass it when one store serves several users.
  */
 export function spillTools(store, { session } = {}) {
   if (!store || typeof store.get !== 'function') {
     throw new TypeError('spillTools(store) needs the store the middleware spills into');
   }
-  const scoped = (pointer) => {
-    if (session === undefined) return pointer;
-    const m = /^\s*spill:\/\/([^/]+)\//.exec(String(pointer));
-    if (m && m[1] !== session) {
-      throw new TraceLiteError('another session', 'SPILL_NOT_FOUND', 'pointer');
-    }
-    return m ? pointer : `spill://${session}/${String(pointer).trim()}`;
-  };
-  return {
-    read_spill: tool({
-      description:
-        'Read part of a tool output that was too long to show in full. Pass the spill:// pointer '
-        + "from the output's header. Returns numbered lines; page with offset (lines to skip) and limit.",
-      inputSchema: jsonSchema({
-        type: 'object',
-        properties: {
-          pointer: { type: 'string', description: "The spill:// pointer from the output's header." },
-          offset: { type: 'integer', minimum: 0, description: 'Lines to skip (0 = from the first line; to continue, pass the last line number shown).' },
-          limit: { type: 'integer', minimum: 1, maximum: MAX_READ_LIMIT, description: `Most lines to return (default ${READ_LIMIT}).` },
-        },
-        required: ['pointer'],
-        additionalProperties: false,
-      }),
-      execute: async ({ pointer, offset, limit }) => {
-        try {
-          return renderPage(await readSpill(store, scoped(pointer), { offset, limit }));
-        } catch (err) {
-          return `read_spill: ${describeError(err)}`;
-        }
-      },
-    }),
-    grep_spill: tool({
-      description:
-        'Search a tool output that was too long to show in full. Returns the matching lines with '
-        + 'their line numbers (N:) and context lines (N-).',
-      inputSchema: jsonSchema({
-        type: 'object',
-        properties: {
-          pointer: { type: 'string', description: "The spill:// pointer from the output's header." },
-          pattern: { type: 'string', description: 'Regular expression, matched against each line.' },
-          literal: { type: 'boolean', description: 'Search the pattern as plain text (default false).' },
-          ignore_case: { type: 'boolean', description: 'Case-insensitive (default false).' },
-          context: { type: 'integer', minimum: 0, maximum: MAX_GREP_CONTEXT, description: `Lines of context around each match (default ${GREP_CONTEXT}).` },
-          max_matches: { type: 'integer', minimum: 1, maximum: MAX_GREP_MATCHES, description: `Most matching lines to return (default ${GREP_MAX_MATCHES}).` },
-          skip: { type: 'integer', minimum: 0, description: 'Matching lines to skip (to see further matches).' },
-        },
-        required: ['pointer', 'pattern'],
-        additionalProperties: false,
-      }),
-      execute: async ({ pointer, pattern, literal, ignore_case: ignoreCase, context, max_matches: maxMatches, skip }) => {
-        try {
-          return renderMatches(await grepSpill(store, scoped(pointer), pattern, { literal, ignoreCase, context, maxMatches, skip }));
-        } catch (err) {
-          const hint = err?.code === 'INVALID_PATTERN' ? '; pass "literal": true to search the text as written' : '';
-          return `grep_spill: ${describeError(err)}${hint}`;
-        }
-      },
-    }),
-  };
+  const defs = coreToolDefinitions();
+  const make = (name) => tool({
+    description: defs[name].description,
+    inputSchema: jsonSchema(defs[name].parameters),
+    execute: async (args) => (await runSpillTool(store, name, args, session)).text,
+  });
+  return { read_spill: make('read_spill'), grep_spill: make('grep_spill') };
 }

@@ -6,12 +6,14 @@ import {
 } from './tracelite.js';
 import { TraceLiteError, guarded } from './errors.js';
 import { requestText, splitOptions } from './options.js';
-import { SpillStore } from './spill.js';
+import { sharedStore } from './spill.js';
 
 export { TraceLiteError } from './errors.js';
-export { SpillStore } from './spill.js';
+export * from './spill.js';
 export * from './compact.js';
 export * from './optical.js';
+export { SpillStore } from './spill.js';
+export * from './formats.js';
 
 let defaultStore;
 
@@ -24,7 +26,7 @@ let defaultStore;
 export function compress(request, options = {}) {
   const text = requestText(request);
   const { settings, store, countTokens, previous } = splitOptions(options);
-  const target = store ?? (defaultStore ??= new SpillStore());
+  const target = store ?? sharedStore();
   const json = guarded(() =>
     target.wasmSession.compress(text, JSON.stringify(settings), countTokens, previous),
   );

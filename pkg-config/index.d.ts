@@ -1,5 +1,7 @@
 // TypeScript types of the TraceLite package. Each options object mirrors a
 // struct of src/config.rs (same names, camelCase); defaults are documented there.
+import type { SpillStore } from './spill.js';
+export * from './spill.js';
 
 /** Request formats. */
 export type FormatName = 'openai-chat' | 'openai-responses' | 'anthropic' | 'gemini';
@@ -143,6 +145,8 @@ export interface CompressSettings {
   /** Spill namespace. Default "default". */
   session?: string;
   stageBoundary?: boolean;
+  /** Repair tool-call pairing problems instead of rejecting the request. Default false. */
+  repair?: boolean;
   spill?: SpillOptions;
   dedup?: DedupOptions;
   phase?: PhaseOptions;
@@ -206,20 +210,11 @@ export interface Report {
   stages: StageReport[];
   changes: Change[];
   spills: SpillRecord[];
+  /** Repairs made (repair mode) and snapshot images replaced to respect provider limits. */
+  repairs?: import('./formats.js').Repair[];
   /** Secrets masked (counts and kinds, never values). */
   redactions: { count: number; kinds: string[] };
   prefix?: { sharedBytes: number; previousBytes: number; currentBytes: number };
-}
-
-/** In-memory spill store inside wasm. */
-export class SpillStore {
-  constructor();
-  get(session: string, key: string): string;
-  put(session: string, key: string, text: string): void;
-  list(session: string): { key: string; bytes: number; lines: number }[];
-  delete(session: string, key: string): boolean;
-  free(): void;
-  [Symbol.dispose](): void;
 }
 
 /** Compresses a provider request; the output has the input's format. */
@@ -250,3 +245,4 @@ export * from './config.js';
 export * from './replay.js';
 export * from './session.js';
 export * from './optical.js';
+export * from './formats.js';

@@ -30,11 +30,14 @@ export interface SpillPage {
   /** Lines skipped before the page. */
   offset: number;
   limit: number;
-  /** Lines in the page (fewer than `limit` at the end or past 16 KB). */
+  /** Lines in the page (fewer than `limit` at the end). */
   count: number;
   totalLines: number;
+  /** Size of the whole blob in bytes. */
+  totalBytes: number;
   /** The offset that continues, or null at the end. */
   nextOffset: number | null;
+  /** The lines as stored, line ends included (pages concatenate to the blob). */
   text: string;
 }
 
@@ -48,6 +51,8 @@ export interface SpillMatches {
   skipped: number;
   /** 1-based line numbers and texts of the returned matches. */
   matches: { line: number; text: string }[];
+  /** The core's lines: matches and context, a window of lines too long to show. */
+  lines: { number: number; isMatch: boolean; text: string; column: number; lineBytes: number }[];
   /** The `skip` that shows further matches, or null. */
   nextSkip: number | null;
   /** grep -n style: `12:match`, `11-context`, `--` between groups. */
@@ -62,7 +67,7 @@ export interface GrepOptions {
   maxMatches?: number;
   /** Matches to skip (to see further matches). Default 0. */
   skip?: number;
-  /** Treat the pattern as plain text instead of a regular expression. */
+  /** Treat the pattern as plain text instead of a regular expression (the core's linear-time dialect). */
   literal?: boolean;
   ignoreCase?: boolean;
 }
@@ -85,7 +90,7 @@ export class KvSpillStore {
   persist(blobs: SpillBlob[] | { spills?: SpillBlob[] }): Promise<number>;
   list(session: string): Promise<{ key: string; bytes: number; lines: number }[]>;
   delete(session: string, key: string): Promise<void>;
-  /** A page of lines: skips `offset` lines (default 0), returns ≤ `limit` (default 200, ≤ 2000) within 16 KB. */
+  /** A page of lines: skips `offset` lines (default 0), returns ≤ `limit` (default 200, ≤ 2000). */
   read(session: string, key: string, offset?: number, limit?: number): Promise<SpillPage>;
   /** Lines matching a regular expression (or literal text). */
   grep(session: string, key: string, pattern: string, options?: GrepOptions): Promise<SpillMatches>;

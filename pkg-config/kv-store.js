@@ -1,6 +1,8 @@
 // A spill store over the Workers KV API, so spills survive across requests and
 // isolates. Works with any object that has KV's `get`/`put`/`delete`/`list`
-// (Cloudflare KV, Miniflare's KV, a Map-backed fake in tests).
+// (Cloudflare KV, Miniflare's KV, a Map-backed fake in tests). Paging and search
+// run in the core (see spill-reader.js).
+import '#entry'; // initializes the wasm that read/grep run in
 import { TraceLiteError } from './errors.js';
 import { checkName, grepSpill, readSpill } from './spill-reader.js';
 

@@ -45,6 +45,11 @@ export class SessionStores {
     return [...this.#entries.keys()];
   }
 
+  /** The wasm session holding a session's blobs, if it is held (internal). */
+  wasmSessionFor(session) {
+    return this.#entries.get(session)?.store.wasmSession;
+  }
+
   get(session, key) {
     const e = this.#entries.get(session);
     if (!e) throw new TraceLiteError(`no spill ${session}/${key}`, 'SPILL_NOT_FOUND', 'key');

@@ -109,6 +109,20 @@ function forwardHeaders(headers) {
 }
 
 /**
+ * The upstream response as it streams in, with `extra` headers. fetch (workerd,
+ * undici) hands over the body already decoded, so the encoding headers of the
+ * compressed bytes are dropped: a host that re-sends the Response (a Node
+ * adapter) would otherwise label plain bytes as gzip.
+ */
+function relay(response, extra = {}) {
+  const headers = new Headers(response.headers);
+  headers.delete('content-encoding');
+  headers.delete('content-length');
+  for (const [name, value] of Object.entries(extra)) headers.set(name, value);
+  return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+}
+
+/**
  * A Fetch-API handler `(request) => Promise<Response>`.
  *
  * * `POST …/v1/chat/completions`, `…/v1/responses`, `…/v1/messages`: the JSON
@@ -238,15 +252,10 @@ export function createProxy({
       body: forwarded,
       redirect: 'manual',
     }));
-    const out = new Headers(upstreamResponse.headers);
-    out.set(SESSION_HEADER, session);
-    if (report) out.set('x-tracelite-tokens', `${report.tokensBefore}->${report.tokensAfter}`);
-    if (skipped) out.set('x-tracelite-skipped', skipped);
-    return new Response(upstreamResponse.body, {
-      status: upstreamResponse.status,
-      statusText: upstreamResponse.statusText,
-      headers: out,
-    });
+    const extra = { [SESSION_HEADER]: session };
+    if (report) extra['x-tracelite-tokens'] = `${report.tokensBefore}->${report.tokensAfter}`;
+    if (skipped) extra['x-tracelite-skipped'] = skipped;
+    return relay(upstreamResponse, extra);
   }
 
   return async function handle(request) {
@@ -259,12 +268,12 @@ export function createProxy({
       if (route || format) return compressAndForward(request, url, route?.[1]);
     }
     const hasBody = request.method !== 'GET' && request.method !== 'HEAD';
-    return send(new Request(upstreamUrl(base, url), {
+    return relay(await send(new Request(upstreamUrl(base, url), {
       method: request.method,
       headers: forwardHeaders(request.headers),
       body: hasBody ? request.body : undefined,
       redirect: 'manual',
       ...(hasBody ? { duplex: 'half' } : {}),
-    }));
+    })));
   };
 }

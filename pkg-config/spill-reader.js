@@ -1,23 +1,25 @@
-// Reading spilled blobs back in pages and by search, over any store with
-// `get(session, key)` (sync or async): the wasm SpillStore, the KV store, yours.
-// Same arguments and limits as the core's read_spill / grep_spill tools
-// (src/spill/tools.rs): `offset` is the number of lines to skip.
-import { TraceLiteError } from './errors.js';
+// Reading spilled blobs back, a page or the matches at a time, from any store
+// with `get(session, key)` (sync or async): the wasm SpillStore, the KV store,
+// yours. Paging, search (a linear-time regex dialect, no catastrophic
+// backtracking) and the agent tools' replies are the core's (src/spill/): a
+// blob from a store outside wasm is copied into a scratch wasm session first.
+// Relative imports only (usable from a module worker without an import map);
+// the host entry that initializes the wasm must be loaded first.
+import { Session } from './tracelite.js';
+import { SpillStore } from './spill.js';
+import { TraceLiteError, guarded } from './errors.js';
 
-/** Default and largest page sizes (lines). */
+/** Default and largest page sizes (lines) of `readSpill`. */
 export const READ_LIMIT = 200;
 export const MAX_READ_LIMIT = 2000;
-/** Most bytes of text one page shows; a page stops early rather than exceed it. */
-export const MAX_PAGE_BYTES = 16000;
-/** grep defaults and limits. */
+/** `grepSpill` defaults and limits (as the core's grep_spill tool). */
 export const GREP_CONTEXT = 2;
 export const MAX_GREP_CONTEXT = 10;
 export const GREP_MAX_MATCHES = 50;
 export const MAX_GREP_MATCHES = 200;
-/** Longest line shown whole in grep output; longer lines are cut with "…". */
-export const MAX_LINE_CHARS = 2000;
-/** Longest pattern accepted (characters). */
-export const MAX_PATTERN_CHARS = 1000;
+
+/** Limits of a scratch session: room for any blob a store hands back. */
+const SCRATCH_LIMITS = JSON.stringify({ maxBytes: 2 ** 31 - 1, maxSessionBytes: 2 ** 31 - 1, ttlSeconds: 0 });
 
 const NAME = /^[A-Za-z0-9._-]{1,128}$/;
 
@@ -47,13 +49,6 @@ export function parsePointer(pointer, session) {
   throw new TraceLiteError('pointer must look like spill://<session>/<key>', 'INVALID_SPILL_KEY', 'pointer');
 }
 
-function splitLines(text) {
-  if (text === '') return [];
-  const lines = text.split('\n');
-  if (lines[lines.length - 1] === '') lines.pop();
-  return lines;
-}
-
 function intOption(value, name, fallback, min, max) {
   if (value === undefined || value === null || value === '') return fallback;
   const n = typeof value === 'string' ? Number(value) : value;
@@ -61,102 +56,6 @@ function intOption(value, name, fallback, min, max) {
     throw new TraceLiteError(`${name} must be an integer ≥ ${min}`, 'INVALID_OPTION', name);
   }
   return Math.min(n, max);
-}
-
-const encoder = new TextEncoder();
-
-/**
- * One page of a blob's lines: skips `offset` lines (default 0) and returns up
- * to `limit` (default 200, at most 2000) within 16 KB. Returns
- * `{ offset, limit, count, totalLines, nextOffset, text }`; `nextOffset` (the
- * offset that continues) is null at the end.
- */
-export function pageLines(blob, { offset, limit } = {}) {
-  const lines = splitLines(blob);
-  const skip = intOption(offset, 'offset', 0, 0, Number.MAX_SAFE_INTEGER);
-  const count = intOption(limit, 'limit', READ_LIMIT, 1, MAX_READ_LIMIT);
-  const shown = [];
-  let bytes = 0;
-  for (const line of lines.slice(skip, skip + count)) {
-    const size = encoder.encode(line).length + 1;
-    if (shown.length === 0 && size > MAX_PAGE_BYTES) {
-      shown.push(`${line.slice(0, MAX_PAGE_BYTES / 4)}… [line cut: ${size - 1} bytes]`);
-      break;
-    }
-    if (bytes + size > MAX_PAGE_BYTES) break;
-    bytes += size;
-    shown.push(line);
-  }
-  const end = skip + shown.length;
-  return {
-    offset: skip,
-    limit: count,
-    count: shown.length,
-    totalLines: lines.length,
-    nextOffset: end < lines.length ? end : null,
-    text: shown.join('\n'),
-  };
-}
-
-function escapeRegExp(s) {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
-function clip(line) {
-  return line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)}…` : line;
-}
-
-/**
- * Lines of a blob matching `pattern` (a JavaScript regular expression, or
- * plain text with `literal`), with `context` lines around each (default 2, at
- * most 10). `maxMatches` (default 50, at most 200) matches are returned after
- * skipping `skip`. Returns `{ pattern, totalLines, totalMatches, skipped,
- * matches: [{ line, text }], nextSkip, text }`; `text` is grep -n style
- * (`12:match`, `11-context`, `--` between groups) and `nextSkip` is null when
- * there are no more matches.
- */
-export function grepLines(blob, pattern, { context, maxMatches, skip, literal = false, ignoreCase = false } = {}) {
-  if (typeof pattern !== 'string' || pattern === '') {
-    throw new TraceLiteError('pattern must be a non-empty string', 'INVALID_PATTERN', 'pattern');
-  }
-  if (pattern.length > MAX_PATTERN_CHARS) {
-    throw new TraceLiteError(`pattern is longer than ${MAX_PATTERN_CHARS} characters`, 'INVALID_PATTERN', 'pattern');
-  }
-  let re;
-  try {
-    re = new RegExp(literal ? escapeRegExp(pattern) : pattern, ignoreCase ? 'i' : '');
-  } catch (err) {
-    throw new TraceLiteError(`invalid pattern: ${err.message}`, 'INVALID_PATTERN', 'pattern');
-  }
-  const around = intOption(context, 'context', GREP_CONTEXT, 0, MAX_GREP_CONTEXT);
-  const max = intOption(maxMatches, 'maxMatches', GREP_MAX_MATCHES, 1, MAX_GREP_MATCHES);
-  const skipped = intOption(skip, 'skip', 0, 0, Number.MAX_SAFE_INTEGER);
-  const lines = splitLines(blob);
-  const hits = [];
-  for (let i = 0; i < lines.length; i++) {
-    if (re.test(lines[i])) hits.push(i + 1);
-  }
-  const matches = hits.slice(skipped, skipped + max).map((n) => ({ line: n, text: clip(lines[n - 1]) }));
-  const isMatch = new Set(matches.map((m) => m.line));
-  const out = [];
-  let shownUpTo = 0; // last line number printed
-  for (const m of matches) {
-    const from = Math.max(1, m.line - around, shownUpTo + 1);
-    const to = Math.min(lines.length, m.line + around);
-    if (out.length > 0 && from > shownUpTo + 1) out.push('--');
-    for (let n = from; n <= to; n++) out.push(`${n}${isMatch.has(n) ? ':' : '-'}${clip(lines[n - 1])}`);
-    shownUpTo = Math.max(shownUpTo, to);
-  }
-  const next = skipped + matches.length;
-  return {
-    pattern,
-    totalLines: lines.length,
-    totalMatches: hits.length,
-    skipped,
-    matches,
-    nextSkip: next < hits.length ? next : null,
-    text: out.join('\n'),
-  };
 }
 
 /** Fetches a blob from any store (`get` may be sync or async). */
@@ -170,39 +69,172 @@ export async function loadBlob(store, session, key) {
   return text;
 }
 
-/** Reads a page of a spill: `await readSpill(store, 'spill://s/k', { offset, limit })`. */
+/**
+ * Runs `fn(wasmSession)` on a wasm session holding `session`/`key`: the
+ * store's own when it lives in wasm, else a scratch copy (freed after). With
+ * `missingOk`, a blob the store lacks gives an empty scratch session.
+ */
+async function onBlob(store, session, key, fn, missingOk = false) {
+  const own = store instanceof SpillStore
+    ? store.wasmSession
+    : (typeof store.wasmSessionFor === 'function' ? store.wasmSessionFor(session) : undefined);
+  if (own) return guarded(() => fn(own));
+  let text;
+  try {
+    text = await loadBlob(store, session, key);
+  } catch (err) {
+    const missing = err?.code === 'SPILL_NOT_FOUND' || err?.code === 'INVALID_SPILL_KEY';
+    if (!(missingOk && missing)) throw err;
+  }
+  const scratch = guarded(() => Session.withLimits(SCRATCH_LIMITS));
+  try {
+    if (text !== undefined) guarded(() => scratch.put(session, key, text));
+    return guarded(() => fn(scratch));
+  } finally {
+    scratch.free();
+  }
+}
+
+function readArgs(options) {
+  return {
+    offset: intOption(options.offset, 'offset', 0, 0, 2 ** 31 - 1),
+    limit: intOption(options.limit, 'limit', READ_LIMIT, 1, MAX_READ_LIMIT),
+  };
+}
+
+function grepArgs(pattern, options) {
+  if (typeof pattern !== 'string') {
+    throw new TraceLiteError('pattern must be a string', 'INVALID_PATTERN', 'pattern');
+  }
+  return JSON.stringify({
+    literal: Boolean(options.literal),
+    ignoreCase: Boolean(options.ignoreCase),
+    context: intOption(options.context, 'context', GREP_CONTEXT, 0, MAX_GREP_CONTEXT),
+    maxMatches: intOption(options.maxMatches, 'maxMatches', GREP_MAX_MATCHES, 1, MAX_GREP_MATCHES),
+    skip: intOption(options.skip, 'skip', 0, 0, 2 ** 31 - 1),
+  });
+}
+
+function shapePage(json, limit) {
+  const page = JSON.parse(json);
+  const end = page.offset + page.count;
+  return {
+    offset: page.offset,
+    limit,
+    count: page.count,
+    totalLines: page.totalLines,
+    totalBytes: page.totalBytes,
+    nextOffset: end < page.totalLines ? end : null,
+    text: page.text,
+  };
+}
+
+function shapeMatches(json, pattern) {
+  const found = JSON.parse(json);
+  const out = [];
+  let previous;
+  for (const line of found.lines) {
+    if (previous !== undefined && line.number !== previous + 1) out.push('--');
+    previous = line.number;
+    out.push(`${line.number}${line.isMatch ? ':' : '-'}${line.text}`);
+  }
+  const next = found.skipped + found.returned;
+  return {
+    pattern,
+    totalLines: found.totalLines,
+    totalMatches: found.totalMatches,
+    skipped: found.skipped,
+    matches: found.lines.filter((l) => l.isMatch).map((l) => ({ line: l.number, text: l.text })),
+    lines: found.lines,
+    nextSkip: next < found.totalMatches ? next : null,
+    text: out.join('\n'),
+  };
+}
+
+/** Runs `fn(wasmSession)` on a scratch session holding `text` as `t/t`. */
+function onText(text, fn) {
+  if (typeof text !== 'string') throw new TraceLiteError('text must be a string', 'INVALID_REQUEST', 'text');
+  const scratch = guarded(() => Session.withLimits(SCRATCH_LIMITS));
+  try {
+    guarded(() => scratch.put('t', 't', text));
+    return guarded(() => fn(scratch));
+  } finally {
+    scratch.free();
+  }
+}
+
+/**
+ * A page of a text's lines, by the core (synchronous; for a text already in
+ * hand): skips `offset` lines, returns up to `limit`. Like `readSpill`, but
+ * `text` holds the lines joined by "\n" without a final line end.
+ */
+export function pageLines(text, options = {}) {
+  const { offset, limit } = readArgs(options);
+  const page = shapePage(onText(text, (s) => s.read('t', 't', offset, limit)), limit);
+  return { ...page, text: page.text.endsWith('\n') ? page.text.slice(0, -1) : page.text };
+}
+
+/** Lines of a text matching `pattern`, by the core (synchronous); as `grepSpill`. */
+export function grepLines(text, pattern, options = {}) {
+  const args = grepArgs(pattern, options);
+  return shapeMatches(onText(text, (s) => s.grep('t', 't', pattern, args)), pattern);
+}
+
+/**
+ * A page of a spill: skips `offset` lines (default 0) and returns up to
+ * `limit` (default 200, at most 2000). Resolves `{ pointer, offset, limit,
+ * count, totalLines, totalBytes, nextOffset, text }`; `text` holds the lines as
+ * stored (line ends included) and `nextOffset` is null after the last line.
+ */
 export async function readSpill(store, pointer, options = {}) {
   const { session, key } = parsePointer(pointer, options.session);
-  const page = pageLines(await loadBlob(store, session, key), options);
-  return { pointer: `spill://${session}/${key}`, ...page };
+  const { offset, limit } = readArgs(options);
+  const json = await onBlob(store, session, key, (s) => s.read(session, key, offset, limit));
+  return { pointer: `spill://${session}/${key}`, ...shapePage(json, limit) };
 }
 
-/** Searches a spill: `await grepSpill(store, 'spill://s/k', 'error', { context: 2 })`. */
+/**
+ * Lines of a spill matching `pattern` (the core's regex dialect, or plain text
+ * with `literal`), with `context` lines around each (default 2, at most 10);
+ * `maxMatches` (default 50, at most 200) after skipping `skip`. Resolves
+ * `{ pointer, pattern, totalLines, totalMatches, skipped, matches: [{ line, text }],
+ * lines, nextSkip, text }`: `lines` are the core's (matches and context),
+ * `text` is grep -n style (`12:match`, `11-context`, `--` between groups).
+ */
 export async function grepSpill(store, pointer, pattern, options = {}) {
   const { session, key } = parsePointer(pointer, options.session);
-  const found = grepLines(await loadBlob(store, session, key), pattern, options);
-  return { pointer: `spill://${session}/${key}`, ...found };
+  const args = grepArgs(pattern, options);
+  const json = await onBlob(store, session, key, (s) => s.grep(session, key, pattern, args));
+  return { pointer: `spill://${session}/${key}`, ...shapeMatches(json, pattern) };
 }
 
-/** A page as the read_spill tool shows it: a header, numbered lines, a hint. */
-export function renderPage(page) {
-  if (page.count === 0) return `${page.pointer}: offset ${page.offset} is past the end (${page.totalLines} lines)`;
-  const body = page.text.split('\n').map((line, i) => `${String(page.offset + i + 1).padStart(6)}\t${line}`);
-  const last = page.offset + page.count;
-  const hint = page.nextOffset === null
-    ? '[end of output]'
-    : `[${page.totalLines - last} more lines: read_spill with offset=${last} to continue]`;
-  return `${page.pointer}: lines ${page.offset + 1}-${last} of ${page.totalLines}\n${body.join('\n')}\n${hint}`;
+/**
+ * Runs an agent's `read_spill` / `grep_spill` call (`args` an object or JSON
+ * text) with the core's tool, over any store. The session is `session` when
+ * given (another session's pointer then reads as missing), else the pointer's.
+ * Resolves `{ text, isError }`.
+ */
+export async function runSpillTool(store, name, args, session) {
+  const parsed = typeof args === 'string' ? safeJson(args) : args;
+  const json = typeof args === 'string' ? args : JSON.stringify(args ?? {});
+  const m = /^\s*spill:\/\/([^/]+)\/(.*)$/.exec(String(parsed?.pointer ?? ''));
+  const scope = session ?? m?.[1] ?? 'default';
+  const key = (m ? m[2] : String(parsed?.pointer ?? '')).trim();
+  const readable = (!m || m[1] === scope) && NAME.test(key) && NAME.test(scope) && !key.includes('..');
+  const reply = await onBlob(
+    readable ? store : { get: () => undefined },
+    scope,
+    readable ? key : 'missing',
+    (s) => s.handleToolCall(name, json, scope),
+    true,
+  );
+  return JSON.parse(reply);
 }
 
-/** Matches as the grep_spill tool shows them. */
-export function renderMatches(found) {
-  const head = `${found.pointer}: ${found.totalMatches} matching lines of ${found.totalLines} for ${JSON.stringify(found.pattern)}`;
-  if (found.matches.length === 0) {
-    return found.totalMatches > 0 ? `${head} (skip=${found.skipped} is past the last)` : head;
+function safeJson(text) {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
   }
-  const hint = found.nextSkip === null
-    ? '[no more matches]'
-    : `[${found.totalMatches - found.nextSkip} more matches: grep_spill with skip=${found.nextSkip}; read a line whole with read_spill]`;
-  return `${head}; showing matches ${found.skipped + 1}-${found.skipped + found.matches.length}\n${found.text}\n${hint}`;
 }

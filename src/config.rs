@@ -42,6 +42,10 @@ pub struct Config {
     pub session: String,
     /// Host says this request starts a new task stage (compaction trigger).
     pub stage_boundary: bool,
+    /// Repair mode: fix tool-call pairing problems the request has (orphaned or
+    /// duplicate results, duplicate ids, misplaced or missing results) instead
+    /// of rejecting it; each fix is listed in `Report::repairs`.
+    pub repair: bool,
     /// Stage 1: tool-output spilling.
     pub spill: SpillConfig,
     /// Stage 2: cross-observation line dedup.
@@ -67,6 +71,7 @@ impl Default for Config {
             window: 3,
             session: "default".into(),
             stage_boundary: false,
+            repair: false,
             spill: SpillConfig::default(),
             dedup: DedupConfig::default(),
             phase: PhaseConfig::default(),

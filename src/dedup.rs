@@ -18,6 +18,7 @@
 //! and the original text is kept in the spill store under that pointer.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::error::Result;
 use crate::model::{Conversation, Part, PartKind, PartRef, ToolResult};
@@ -51,6 +52,43 @@ impl Stage for Dedup {
         Ok(())
     }
 }
+
+/// A fast, fixed (deterministic) hasher for lines: rotate-xor-multiply over
+/// 8-byte words. Lines are not attacker-chosen keys of a long-lived table, so
+/// SipHash's flood resistance buys nothing here and costs ~3x.
+#[derive(Default)]
+struct LineHasher(u64);
+
+impl Hasher for LineHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut words = bytes.chunks_exact(8);
+        for word in &mut words {
+            self.mix(u64::from_le_bytes(word.try_into().unwrap_or_default()));
+        }
+        let tail = words
+            .remainder()
+            .iter()
+            .fold(0u64, |acc, b| (acc << 8) | u64::from(*b));
+        self.mix(tail);
+    }
+
+    fn write_u8(&mut self, b: u8) {
+        self.mix(u64::from(b));
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+impl LineHasher {
+    fn mix(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+/// The lines of one observation that dedup may match.
+type LineSet<'a> = HashSet<&'a str, BuildHasherDefault<LineHasher>>;
 
 /// What dedup will do to one observation.
 #[derive(Debug)]
@@ -86,7 +124,7 @@ fn plan(
         .iter()
         .map(|at| conv.tool_result(*at))
         .collect();
-    let sets: Vec<HashSet<&str>> = results
+    let sets: Vec<LineSet<'_>> = results
         .iter()
         .map(|r| r.map(|r| line_set(r, min_chars)).unwrap_or_default())
         .collect();
@@ -94,7 +132,7 @@ fn plan(
     for (i, (at, result)) in observations.iter().zip(&results).enumerate() {
         let Some(result) = result else { continue };
         let end = (i + window - 1).min(observations.len() - 1);
-        let later: Vec<(Option<usize>, &HashSet<&str>)> = (i + 1..=end)
+        let later: Vec<(Option<usize>, &LineSet<'_>)> = (i + 1..=end)
             .filter_map(|j| {
                 let set = sets.get(j)?;
                 let step = observations.get(j).and_then(|a| step_of.get(a)).copied();
@@ -112,7 +150,7 @@ fn plan(
 }
 
 /// The lines of `result` that dedup may match (trimmed, long enough, no pointer).
-fn line_set(result: &ToolResult, min_chars: usize) -> HashSet<&str> {
+fn line_set(result: &ToolResult, min_chars: usize) -> LineSet<'_> {
     result
         .parts
         .iter()
@@ -134,7 +172,7 @@ fn eligible(trimmed: &str, min_chars: usize) -> bool {
 fn thin(
     at: PartRef,
     result: &ToolResult,
-    later: &[(Option<usize>, &HashSet<&str>)],
+    later: &[(Option<usize>, &LineSet<'_>)],
     min_chars: usize,
 ) -> Option<Thinning> {
     let mut texts = Vec::with_capacity(result.parts.len());
@@ -217,15 +255,14 @@ fn apply_plan(conv: &mut Conversation, cx: &mut StageContext<'_>, plan: Thinning
     let Some(result) = conv.tool_result(plan.at) else {
         return Ok(());
     };
-    let original = result.text();
-    // Content keys are deterministic: price the marker with the pointer the
-    // store will give before storing anything.
-    let predicted = spill::pointer(&cx.config.session, &spill::content_key("dedup", &original));
+    // Price the marker with a pointer of the final shape before storing
+    // anything; the real pointer is priced again below (markers are short).
+    let placeholder = spill::pointer(&cx.config.session, "dedup-0f0f0f0f0f0f0f0f");
     let before = cx.meter.text(&plan.removed_text)?;
-    let after = cx.meter.text(&marker_line(&plan, &predicted))?;
-    if after >= before {
+    if cx.meter.text(&marker_line(&plan, &placeholder))? >= before {
         return Ok(());
     }
+    let original = result.text();
     let pointer = match cx.keep("dedup", &original) {
         Ok(p) => p,
         Err(e) => {
@@ -234,11 +271,10 @@ fn apply_plan(conv: &mut Conversation, cx: &mut StageContext<'_>, plan: Thinning
             return Ok(());
         }
     };
-    let after = if pointer == predicted {
-        after
-    } else {
-        cx.meter.text(&marker_line(&plan, &pointer))?
-    };
+    let after = cx.meter.text(&marker_line(&plan, &pointer))?;
+    if after >= before {
+        return Ok(());
+    }
     let thinned = rebuild(result, &plan, &pointer);
     let detail = format!(
         "{} lines; kept in step{} {}",

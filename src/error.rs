@@ -34,6 +34,18 @@ pub enum ErrorCode {
     SummarizerFailed,
     /// Rendering an optical snapshot failed.
     RenderFailed,
+    /// A tool result answers no earlier tool call.
+    OrphanToolResult,
+    /// A tool call has no result and is not in the last turn.
+    MissingToolResult,
+    /// Two tool calls share an id.
+    DuplicateToolCallId,
+    /// A tool call has more than one result.
+    DuplicateToolResult,
+    /// A tool result is not in the turn right after its call.
+    MisplacedToolResult,
+    /// A part sits in a turn whose role cannot hold it (e.g. a tool call in a user turn).
+    InvalidRoleOrder,
 }
 
 impl ErrorCode {
@@ -53,6 +65,12 @@ impl ErrorCode {
             Self::CounterFailed => "COUNTER_FAILED",
             Self::SummarizerFailed => "SUMMARIZER_FAILED",
             Self::RenderFailed => "RENDER_FAILED",
+            Self::OrphanToolResult => "ORPHAN_TOOL_RESULT",
+            Self::MissingToolResult => "MISSING_TOOL_RESULT",
+            Self::DuplicateToolCallId => "DUPLICATE_TOOL_CALL_ID",
+            Self::DuplicateToolResult => "DUPLICATE_TOOL_RESULT",
+            Self::MisplacedToolResult => "MISPLACED_TOOL_RESULT",
+            Self::InvalidRoleOrder => "INVALID_ROLE_ORDER",
         }
     }
 }

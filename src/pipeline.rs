@@ -155,6 +155,10 @@ pub struct Report {
     pub changes: Vec<Change>,
     /// Blobs stored during this call.
     pub spills: Vec<SpillRecord>,
+    /// Fixes made in repair mode (`Config::repair`) and snapshot images
+    /// replaced to stay within the provider's image limits.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub repairs: Vec<formats::Repair>,
     /// Secrets masked in what reaches the model (counts and kinds, never values).
     pub redactions: Redactions,
     /// Prefix shared with `previous`, when one was given.
@@ -378,8 +382,19 @@ pub fn compress_conversation(
             ),
         ));
     }
+    let repairs = if config.repair {
+        formats::repair(&mut conv, format)?
+    } else {
+        formats::validate(&conv, format)?;
+        Vec::new()
+    };
+    let client_images = formats::images::fingerprints(&conv);
     let (mut report, spills) =
         run_stages(&mut conv, config, env.store, env.counter, env.state, format)?;
+    report.repairs = repairs;
+    let limited =
+        formats::images::enforce(&mut conv, format, config.optical.max_images, &client_images);
+    report.repairs.extend(limited);
     let request_out = serde_json::to_string(&formats::emit(format, &conv))
         .map_err(|e| Error::new(ErrorCode::InvalidRequest, "request", e.to_string()))?;
     report.prefix = env.previous.map(|prev| PrefixReport {
@@ -442,6 +457,7 @@ fn run_stages(
         stages: stage_reports,
         changes: cx.changes,
         spills: cx.spills,
+        repairs: Vec::new(),
         redactions: cx.redactions,
         prefix: None,
     };

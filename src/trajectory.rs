@@ -126,5 +126,11 @@ pub fn trajectory_to_request(
     t: usize,
     format: FormatName,
 ) -> Result<Value> {
-    Ok(formats::emit(format, &trajectory.conversation_at(t)?))
+    // The conversation is built in OpenAI Chat shape; other formats get it converted.
+    let (conv, _) = formats::convert_conversation(
+        trajectory.conversation_at(t)?,
+        FormatName::OpenaiChat,
+        format,
+    );
+    Ok(formats::emit(format, &conv))
 }

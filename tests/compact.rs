@@ -42,7 +42,13 @@ fn run(req: &str, config: &Config, store: &mut MemoryStore, state: &mut SessionS
     .unwrap()
 }
 
-fn config(v: Value) -> Config {
+/// Compaction tests isolate stage 5: the earlier stages are off unless a test turns them on.
+fn config(mut v: Value) -> Config {
+    for stage in ["dedup", "phase", "optical"] {
+        if v.get(stage).is_none() {
+            v[stage] = json!({"enabled": false});
+        }
+    }
     Config::from_json(v).unwrap()
 }
 

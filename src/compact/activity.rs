@@ -73,7 +73,12 @@ pub fn classify(call: &ToolCall, result: Option<&ToolResult>, edit_tools: &[Stri
         exit_code: exit_code(&output),
         ..Activity::default()
     };
-    if edit_tools.iter().any(|t| t == &call.name) {
+    // Entries are `name` or `name:command` (see `PhaseConfig::edit_tools`): the
+    // tool family is a file tool, and its `command` says view or edit.
+    if edit_tools
+        .iter()
+        .any(|t| t.split(':').next() == Some(call.name.as_str()))
+    {
         let sub = args.get("command").and_then(Value::as_str).unwrap_or("");
         let path = args
             .get("path")

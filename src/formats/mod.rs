@@ -1,14 +1,67 @@
 //! Provider request formats: one file per format, each parsing a request body
 //! into the neutral [`Conversation`] and emitting it back. Members a format does
 //! not interpret are kept verbatim, so parse → emit is lossless.
+//!
+//! * [`openai_chat`]: OpenAI Chat Completions (`messages`).
+//! * [`openai_responses`]: OpenAI Responses (`input` items, `instructions`).
+//! * [`anthropic`]: Anthropic Messages (`system`, `messages` of content blocks).
+//! * [`gemini`]: Gemini `generateContent` (`contents`, `systemInstruction`).
+//!
+//! [`detect`] guesses the format of a request; callers override it with an
+//! explicit [`FormatName`]. [`validate()`] checks tool-call pairing and role order
+//! (with an opt-in repair mode) and [`convert()`] translates between formats,
+//! listing everything that has no equivalent in the target.
+//!
+//! ```
+//! use serde_json::json;
+//! use tracelite::formats::{self, convert, FormatName};
+//!
+//! let chat = json!({"model": "gpt-4o", "messages": [
+//!     {"role": "system", "content": "be brief"},
+//!     {"role": "user", "content": "list files", "name": "alice"},
+//!     {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function",
+//!         "function": {"name": "bash", "arguments": "{\"cmd\":\"ls\"}"}}]},
+//!     {"role": "tool", "tool_call_id": "c1", "content": "a.txt"}
+//! ]});
+//! // Lossless in its own format…
+//! let conv = formats::parse(FormatName::OpenaiChat, &chat).unwrap();
+//! assert_eq!(formats::emit(FormatName::OpenaiChat, &conv), chat);
+//! // …and convertible, with what cannot move listed by path.
+//! let out = convert(&chat, None, FormatName::Anthropic).unwrap();
+//! assert_eq!(out.request["system"], "be brief");
+//! assert_eq!(out.request["messages"][1]["content"][0]["input"]["cmd"], "ls");
+//! assert_eq!(out.request["messages"][2]["content"][0]["tool_use_id"], "c1");
+//! assert_eq!(out.lossy[0].path, "messages[1].name");
+//! ```
+//!
+//! ## How the top level stays lossless
+//! Each format puts a *slot* in [`Conversation::extra`] at the position of every
+//! member it interprets (`messages`, `input`, `system`, …), so emit writes the
+//! members back in their original order. A slot is `null`, except
+//! `input: "text"` (Responses `input` given as a string) and
+//! `instructions: true` (Responses `instructions` became `system[0]`).
+//! Flags that keep a part's spelling (Gemini `inline_data` vs `inlineData`) or
+//! layout (Anthropic `tool_result.content` as string or array) live in the
+//! part's `extra` under the member name they control; they are documented in
+//! each format's module.
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::model::Conversation;
+use crate::model::{Conversation, Extra};
 
+pub mod anthropic;
+pub mod convert;
+pub mod gemini;
+pub mod images;
 pub mod openai_chat;
+pub mod openai_responses;
+pub mod validate;
+
+pub use convert::{convert, convert_conversation, Conversion, Lossy};
+pub use images::{image_limits, ImageLimits};
+pub use validate::{repair, validate, Repair};
 
 /// A supported request format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -16,18 +69,56 @@ pub mod openai_chat;
 pub enum FormatName {
     /// OpenAI Chat Completions (`messages` with `role`/`content`/`tool_calls`).
     OpenaiChat,
+    /// OpenAI Responses (`input` items: message, function_call, function_call_output, reasoning, …).
+    OpenaiResponses,
+    /// Anthropic Messages (`system`, `messages` of text/image/tool_use/tool_result/thinking blocks).
+    Anthropic,
+    /// Gemini `generateContent` (`contents` of parts, `systemInstruction`).
+    Gemini,
 }
 
 impl FormatName {
+    /// Every format, in a fixed order.
+    pub const ALL: [FormatName; 4] = [
+        Self::OpenaiChat,
+        Self::OpenaiResponses,
+        Self::Anthropic,
+        Self::Gemini,
+    ];
+
     /// The kebab-case name used in options and reports.
     pub const fn as_str(self) -> &'static str {
         match self {
             Self::OpenaiChat => "openai-chat",
+            Self::OpenaiResponses => "openai-responses",
+            Self::Anthropic => "anthropic",
+            Self::Gemini => "gemini",
         }
+    }
+
+    /// Parses a kebab-case name (`openai-chat`, `openai-responses`, `anthropic`, `gemini`).
+    pub fn from_name(name: &str) -> Result<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|f| f.as_str() == name)
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorCode::UnknownFormat,
+                    "format",
+                    format!(
+                        "unknown format {name:?} (expected openai-chat, openai-responses, anthropic or gemini)"
+                    ),
+                )
+            })
     }
 }
 
 /// Detects the format of a request body.
+///
+/// `contents` → Gemini; `input` → OpenAI Responses; `messages` → Anthropic when
+/// a top-level `system`, an `anthropic_version`, or an Anthropic-only block
+/// (`tool_use`, `tool_result`, `thinking`, an `image` with a `source`) is
+/// present, OpenAI Chat otherwise (plain text-only messages read the same in both).
 pub fn detect(request: &Value) -> Result<FormatName> {
     let Some(obj) = request.as_object() else {
         return Err(Error::new(
@@ -36,31 +127,143 @@ pub fn detect(request: &Value) -> Result<FormatName> {
             "a request must be a JSON object",
         ));
     };
-    if obj.get("messages").is_some_and(Value::is_array) {
+    if obj.get("contents").is_some_and(Value::is_array) {
+        return Ok(FormatName::Gemini);
+    }
+    if obj
+        .get("input")
+        .is_some_and(|v| v.is_array() || v.is_string())
+    {
+        return Ok(FormatName::OpenaiResponses);
+    }
+    if let Some(messages) = obj.get("messages").and_then(Value::as_array) {
+        if obj.contains_key("system")
+            || obj.contains_key("anthropic_version")
+            || messages.iter().any(looks_anthropic)
+        {
+            return Ok(FormatName::Anthropic);
+        }
         return Ok(FormatName::OpenaiChat);
     }
     Err(Error::new(
         ErrorCode::UnknownFormat,
         "$",
-        "cannot detect the request format (expected an OpenAI Chat `messages` array); pass options.format",
+        "cannot detect the request format (expected `messages`, `input` or `contents`); pass options.format",
     ))
+}
+
+fn looks_anthropic(message: &Value) -> bool {
+    let Some(blocks) = message.get("content").and_then(Value::as_array) else {
+        return false;
+    };
+    blocks
+        .iter()
+        .any(|b| match b.get("type").and_then(Value::as_str) {
+            Some("tool_use" | "tool_result" | "thinking" | "redacted_thinking" | "document") => {
+                true
+            }
+            Some("image") => b.get("source").is_some(),
+            _ => false,
+        })
 }
 
 /// Parses a request of `format`.
 pub fn parse(format: FormatName, request: &Value) -> Result<Conversation> {
     match format {
         FormatName::OpenaiChat => openai_chat::parse(request),
+        FormatName::OpenaiResponses => openai_responses::parse(request),
+        FormatName::Anthropic => anthropic::parse(request),
+        FormatName::Gemini => gemini::parse(request),
     }
 }
 
 /// Emits a conversation as a request of `format`.
+///
+/// The conversation must come from `parse(format, …)` (possibly changed by the
+/// stages) or carry no format-specific `extra`; to move a conversation from
+/// one format to another use [`convert_conversation`].
 pub fn emit(format: FormatName, conv: &Conversation) -> Value {
     match format {
         FormatName::OpenaiChat => openai_chat::emit(conv),
+        FormatName::OpenaiResponses => openai_responses::emit(conv),
+        FormatName::Anthropic => anthropic::emit(conv),
+        FormatName::Gemini => gemini::emit(conv),
+    }
+}
+
+/// JSON path of the message at `index` of [`Conversation::messages`] in a
+/// request of `format` parsed into `conv`.
+pub fn message_path(format: FormatName, conv: &Conversation, index: usize) -> String {
+    match format {
+        FormatName::OpenaiChat => format!("messages[{}]", conv.system.len() + index),
+        FormatName::OpenaiResponses => openai_responses::message_path(conv, index),
+        FormatName::Anthropic => format!("messages[{index}]"),
+        FormatName::Gemini => format!("contents[{index}]"),
+    }
+}
+
+/// What [`part_path`] points at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    /// The part itself.
+    Part,
+    /// The id of a tool call, or the call id a tool result answers.
+    Id,
+}
+
+/// JSON path of part `part` of message `message` (or its id member) in a
+/// request of `format` parsed into `conv`.
+pub fn part_path(
+    format: FormatName,
+    conv: &Conversation,
+    message: usize,
+    part: usize,
+    field: Field,
+) -> String {
+    match format {
+        FormatName::OpenaiChat => openai_chat::part_path(conv, message, part, field),
+        FormatName::OpenaiResponses => openai_responses::part_path(conv, message, part, field),
+        FormatName::Anthropic => anthropic::part_path(conv, message, part, field),
+        FormatName::Gemini => gemini::part_path(conv, message, part, field),
     }
 }
 
 /// Error helper: a wrong or missing member at `path`.
 pub(crate) fn invalid(path: impl Into<String>, message: impl Into<String>) -> Error {
     Error::new(ErrorCode::InvalidRequest, path, message)
+}
+
+/// The members of `obj` other than `skip`, in order.
+pub(crate) fn rest(obj: &Map<String, Value>, skip: &[&str]) -> Extra {
+    obj.iter()
+        .filter(|(k, _)| !skip.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+/// A required string member.
+pub(crate) fn req_str<'a>(obj: &'a Map<String, Value>, key: &str, path: &str) -> Result<&'a str> {
+    match obj.get(key) {
+        Some(Value::String(s)) => Ok(s),
+        Some(_) => Err(invalid(format!("{path}.{key}"), "must be a string")),
+        None => Err(invalid(format!("{path}.{key}"), "missing")),
+    }
+}
+
+/// A value that must be an object.
+pub(crate) fn as_obj<'a>(
+    value: &'a Value,
+    path: &str,
+    what: &str,
+) -> Result<&'a Map<String, Value>> {
+    value
+        .as_object()
+        .ok_or_else(|| invalid(path, format!("{what} must be an object")))
+}
+
+/// Splits `data:<type>;base64,<data>`.
+pub(crate) fn split_data_url(url: &str) -> Option<(&str, &str)> {
+    let rest = url.strip_prefix("data:")?;
+    let (media_type, data) = rest.split_once(";base64,")?;
+    Some((media_type, data))
 }

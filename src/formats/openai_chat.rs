@@ -8,7 +8,7 @@
 
 use serde_json::{Map, Value};
 
-use super::invalid;
+use super::{invalid, split_data_url, Field};
 use crate::error::Result;
 use crate::model::{
     Conversation, Extra, Image, Layout, Message, Part, PartKind, Role, ToolCall, ToolResult,
@@ -57,6 +57,8 @@ fn parse_message(raw: &Value, path: &str) -> Result<Message> {
         Some("user") => Role::User,
         Some("assistant") => Role::Assistant,
         Some("tool") => Role::Tool,
+        // Legacy function results: a tool turn without a call id, kept as text.
+        Some("function") => Role::Tool,
         Some(other) => {
             return Err(invalid(
                 format!("{path}.role"),
@@ -104,7 +106,11 @@ fn parse_message(raw: &Value, path: &str) -> Result<Message> {
             }
         }
     }
-    if role == Role::Tool {
+    let legacy_function = obj.get("role").and_then(Value::as_str) == Some("function");
+    if legacy_function {
+        extra.insert("role".into(), Value::String("function".into()));
+    }
+    if role == Role::Tool && !legacy_function {
         let call_id = obj
             .get("tool_call_id")
             .and_then(Value::as_str)
@@ -193,12 +199,6 @@ fn parse_content_part(item: &Value, path: &str) -> Result<Part> {
     }
 }
 
-fn split_data_url(url: &str) -> Option<(&str, &str)> {
-    let rest = url.strip_prefix("data:")?;
-    let (media_type, data) = rest.split_once(";base64,")?;
-    Some((media_type, data))
-}
-
 fn parse_tool_call(call: &Value, path: &str) -> Result<Part> {
     let obj = call
         .as_object()
@@ -245,6 +245,39 @@ fn parse_tool_call(call: &Value, path: &str) -> Result<Part> {
         }),
         extra,
     })
+}
+
+/// JSON path of a part (or its id member) of `conv.messages[message]`.
+pub(crate) fn part_path(conv: &Conversation, message: usize, part: usize, field: Field) -> String {
+    let base = format!("messages[{}]", conv.system.len() + message);
+    let Some(msg) = conv.messages.get(message) else {
+        return base;
+    };
+    let before = msg.parts.get(..part).unwrap_or(&msg.parts);
+    match msg.parts.get(part).map(|p| &p.kind) {
+        Some(PartKind::ToolCall(_)) => {
+            let n = before
+                .iter()
+                .filter(|p| matches!(p.kind, PartKind::ToolCall(_)))
+                .count();
+            match field {
+                Field::Part => format!("{base}.tool_calls[{n}]"),
+                Field::Id => format!("{base}.tool_calls[{n}].id"),
+            }
+        }
+        Some(PartKind::ToolResult(_)) => match field {
+            Field::Part => base,
+            Field::Id => format!("{base}.tool_call_id"),
+        },
+        _ if msg.layout == Layout::Text => format!("{base}.content"),
+        _ => {
+            let n = before
+                .iter()
+                .filter(|p| !matches!(p.kind, PartKind::ToolCall(_) | PartKind::ToolResult(_)))
+                .count();
+            format!("{base}.content[{n}]")
+        }
+    }
 }
 
 /// Emits a Chat Completions request body.

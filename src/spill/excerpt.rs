@@ -2,8 +2,11 @@
 //! with exact figures and the pointer, the head and tail lines, and the error
 //! lines of the hidden middle.
 
+use std::collections::HashMap;
+
 use super::grep::Pattern;
 use super::lines::{ceil_suffix, floor_prefix, LineIndex};
+use super::literals::LiteralSet;
 use crate::error::Result;
 
 /// Longest error line quoted in the hidden-middle listing, in bytes.
@@ -65,6 +68,8 @@ pub struct Excerpt<'t> {
 #[derive(Debug, Clone)]
 pub struct ErrorSignals {
     patterns: Vec<Pattern>,
+    /// One-pass finder of the patterns' literals, when every pattern has one.
+    literals: Option<LiteralSet>,
     max_lines: usize,
 }
 
@@ -75,8 +80,17 @@ impl ErrorSignals {
             .iter()
             .map(|p| Pattern::new(p, false, false))
             .collect::<Result<Vec<_>>>()?;
+        // With SIMD (native, or wasm built with `simd128`) one `memmem` pass
+        // per pattern is fastest; plain wasm gains from a single pass.
+        let one_pass = cfg!(all(target_arch = "wasm32", not(target_feature = "simd128")));
+        let literals = if one_pass && patterns.iter().all(|p| p.required().is_some()) {
+            LiteralSet::new(patterns.iter().filter_map(Pattern::required))
+        } else {
+            None
+        };
         Ok(Self {
             patterns,
+            literals,
             max_lines,
         })
     }
@@ -87,6 +101,19 @@ impl ErrorSignals {
             return Vec::new();
         }
         let mut hits: Vec<usize> = Vec::new();
+        if let Some(literals) = &self.literals {
+            let span = index.span(from, to);
+            literals.scan(text.as_bytes(), span.start, span.end, |at| {
+                let line = index.line_of(at);
+                let content = index.line_trimmed(text, line);
+                if self.patterns.iter().any(|p| p.is_match(content)) {
+                    hits.push(line);
+                }
+                // Every pattern was checked on this line: go on after it.
+                Some(index.range(line).end)
+            });
+            return hits;
+        }
         for p in &self.patterns {
             p.for_each_line(text, index, from, to, |line| {
                 hits.push(line);
@@ -101,6 +128,48 @@ impl ErrorSignals {
 
 /// Prices text in tokens (the host's counter).
 pub type Count<'a> = dyn Fn(&str) -> Result<u64> + 'a;
+
+/// What stays the same across layout attempts of one text.
+struct Work<'t, 'a> {
+    text: &'t str,
+    index: &'a LineIndex,
+    signals: &'a ErrorSignals,
+    count: &'a Count<'a>,
+    /// Token price of each line priced so far.
+    costs: HashMap<usize, u64>,
+    /// The last scanned range of lines and its error lines.
+    scanned: Option<(usize, usize, Vec<usize>)>,
+}
+
+impl Work<'_, '_> {
+    fn line_cost(&mut self, i: usize) -> Result<u64> {
+        if let Some(&cost) = self.costs.get(&i) {
+            return Ok(cost);
+        }
+        let cost = (self.count)(self.index.line(self.text, i))?;
+        self.costs.insert(i, cost);
+        Ok(cost)
+    }
+
+    /// Error lines in `from..to`, scanning only what the last scan did not cover.
+    fn hits(&mut self, from: usize, to: usize) -> Vec<usize> {
+        let (text, index) = (self.text, self.index);
+        let hits = match self.scanned.take() {
+            Some((f, t, known)) if from <= f && to >= t => {
+                let mut all = self.signals.scan(text, index, from, f);
+                all.extend(known);
+                all.extend(self.signals.scan(text, index, t, to));
+                all
+            }
+            Some((f, t, known)) if from >= f && to <= t => {
+                known.into_iter().filter(|&i| i >= from && i < to).collect()
+            }
+            _ => self.signals.scan(text, index, from, to),
+        };
+        self.scanned = Some((from, to, hits.clone()));
+        hits
+    }
+}
 
 /// Budgets in tokens for the parts of an excerpt.
 struct Budget {
@@ -137,8 +206,17 @@ impl<'t> Excerpt<'t> {
         let mut room = cap.saturating_sub(frame + 8).max(64);
         // Lines priced one by one can add up to less than their sum priced
         // at once: shrink the room by the overshoot until the whole fits.
+        // Line prices and scanned error lines are kept across attempts.
+        let mut work = Work {
+            text,
+            index: &index,
+            signals,
+            count,
+            costs: HashMap::new(),
+            scanned: None,
+        };
         for _ in 0..4 {
-            let plan = Self::plan(text, &index, room, head_share, signals, count)?;
+            let plan = Self::plan(&mut work, room, head_share)?;
             let rendered = plan.render(kept);
             let tokens = count(&rendered)?;
             if tokens <= cap || room <= 64 {
@@ -146,19 +224,13 @@ impl<'t> Excerpt<'t> {
             }
             room = room.saturating_sub(tokens - cap + cap / 200 + 1).max(64);
         }
-        let plan = Self::plan(text, &index, room, head_share, signals, count)?;
+        let plan = Self::plan(&mut work, room, head_share)?;
         let rendered = plan.render(kept);
         Ok((plan, rendered))
     }
 
-    fn plan(
-        text: &'t str,
-        index: &LineIndex,
-        room: u64,
-        head_share: f64,
-        signals: &ErrorSignals,
-        count: &Count<'_>,
-    ) -> Result<Self> {
+    fn plan(work: &mut Work<'t, '_>, room: u64, head_share: f64) -> Result<Self> {
+        let (text, index, signals) = (work.text, work.index, work.signals);
         let split = |room: u64| {
             // The tail keeps at least a tenth: the last line is always shown.
             let head = ((room as f64 * head_share).round() as u64).min(room - room / 10);
@@ -167,9 +239,9 @@ impl<'t> Excerpt<'t> {
                 tail: room.saturating_sub(head),
             }
         };
-        let mut plan = Self::lay_out(text, index, split(room), count)?;
+        let mut plan = Self::lay_out(work, split(room))?;
         let (from, to) = plan.hidden_range();
-        let mut hits = signals.scan(text, index, from, to);
+        let mut hits = work.hits(from, to);
         if !hits.is_empty() {
             // Make room for the error listing, then lay out again; the middle
             // usually only grows, so only the newly hidden lines are scanned.
@@ -178,22 +250,10 @@ impl<'t> Excerpt<'t> {
                 .take(signals.max_lines)
                 .map(|&i| error_text(text, index, i))
                 .collect();
-            let reserve = count(&listing)? + 12 * hits.len().min(signals.max_lines) as u64;
-            plan = Self::lay_out(
-                text,
-                index,
-                split(room.saturating_sub(reserve).max(32)),
-                count,
-            )?;
+            let reserve = (work.count)(&listing)? + 12 * hits.len().min(signals.max_lines) as u64;
+            plan = Self::lay_out(work, split(room.saturating_sub(reserve).max(32)))?;
             let (from2, to2) = plan.hidden_range();
-            hits = if from2 <= from && to2 >= to {
-                let mut all = signals.scan(text, index, from2, from);
-                all.extend(hits);
-                all.extend(signals.scan(text, index, to, to2));
-                all
-            } else {
-                signals.scan(text, index, from2, to2)
-            };
+            hits = work.hits(from2, to2);
         }
         plan.error_total = hits.len();
         plan.errors = hits
@@ -212,12 +272,8 @@ impl<'t> Excerpt<'t> {
         (self.head.len(), self.head.len() + self.hidden_lines)
     }
 
-    fn lay_out(
-        text: &'t str,
-        index: &LineIndex,
-        budget: Budget,
-        count: &Count<'_>,
-    ) -> Result<Self> {
+    fn lay_out(work: &mut Work<'t, '_>, budget: Budget) -> Result<Self> {
+        let (text, index, count) = (work.text, work.index, work.count);
         let total = index.len();
         let mut tail: Vec<ShownLine<'t>> = Vec::new();
         let mut head: Vec<ShownLine<'t>> = Vec::new();
@@ -236,7 +292,7 @@ impl<'t> Excerpt<'t> {
             let mut left = budget.tail;
             for i in (1..total).rev() {
                 let line = index.line(text, i);
-                let cost = count(line)?;
+                let cost = work.line_cost(i)?;
                 if cost <= left {
                     left -= cost;
                     tail.push(whole(i, line));
@@ -260,7 +316,7 @@ impl<'t> Excerpt<'t> {
             let mut left = budget.head + left;
             for i in 0..first_tail {
                 let line = index.line(text, i);
-                let cost = count(line)?;
+                let cost = work.line_cost(i)?;
                 if cost <= left {
                     left -= cost;
                     head.push(whole(i, line));

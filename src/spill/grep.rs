@@ -84,6 +84,11 @@ impl Pattern {
         })
     }
 
+    /// A literal every matching line contains, if one is known.
+    pub fn required(&self) -> Option<&[u8]> {
+        self.required.as_ref().map(|f| f.needle())
+    }
+
     /// The pattern as given.
     pub fn as_str(&self) -> &str {
         &self.source

@@ -9,6 +9,7 @@
 mod excerpt;
 pub mod grep;
 pub mod lines;
+mod literals;
 mod store;
 pub mod tools;
 
@@ -180,7 +181,7 @@ fn spill_one(
     if (text.len() as u64) <= cap {
         return Ok(None);
     }
-    let before = cx.meter.text(text)?;
+    let (before, exact) = measure(text, cap, &|s| cx.meter.text(s))?;
     if before <= cap {
         return Ok(None);
     }
@@ -201,9 +202,14 @@ fn spill_one(
     let rendered = cx.redact(&rendered).into_owned();
     let after = cx.meter.text(&rendered)?;
     let detail = format!(
-        "{} lines, {} bytes: {} head + {} tail lines shown, {} hidden{}",
+        "{} lines, {} bytes{}: {} head + {} tail lines shown, {} hidden{}",
         excerpt.total_lines,
         excerpt.total_bytes,
+        if exact {
+            ""
+        } else {
+            " (tokens before estimated from the first part)"
+        },
         excerpt.head.len(),
         excerpt.tail.len(),
         excerpt.hidden_lines,
@@ -225,6 +231,31 @@ fn spill_one(
         tokens_after: after,
         detail,
     }))
+}
+
+/// Texts up to this many bytes per token of the cap are counted whole
+/// (real text has 3–5 bytes per token, so such a prefix is usually over the cap).
+const WHOLE_COUNT_BYTES_PER_CAP_TOKEN: u64 = 6;
+
+/// Tokens of `text`, and whether the count is exact. A long text is priced by
+/// a line-aligned prefix first: when that alone is over the cap, the total is
+/// extrapolated from it (counting 5 MB of text costs more than the excerpt).
+fn measure(text: &str, cap: u64, count: &excerpt::Count<'_>) -> Result<(u64, bool)> {
+    let limit = cap.saturating_mul(WHOLE_COUNT_BYTES_PER_CAP_TOKEN);
+    if (text.len() as u64) <= limit {
+        return Ok((count(text)?, true));
+    }
+    let cut = lines::floor_prefix(text, usize::try_from(limit).unwrap_or(usize::MAX));
+    let prefix = match cut.rfind('\n') {
+        Some(end) if end > 0 => cut.get(..=end).unwrap_or(cut),
+        _ => cut,
+    };
+    let tokens = count(prefix)?;
+    if tokens > cap && !prefix.is_empty() {
+        let scaled = tokens as f64 * text.len() as f64 / prefix.len() as f64;
+        return Ok((scaled.round() as u64, false));
+    }
+    Ok((count(text)?, true))
 }
 
 /// Caps one text outside a conversation (e.g. a tool output before the

@@ -2,6 +2,7 @@
 //! Values cross as JSON text; errors become `Error` objects with `name =
 //! "TraceLiteError"`, a stable `code` and the offending `path`.
 
+mod formats;
 mod optical;
 mod session;
 mod spill;

@@ -3,10 +3,17 @@
 // in which the model reads spilled lines back.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { generateText, stepCountIs, wrapLanguageModel } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import { SpillStore, compress } from '../../pkg/node.js';
 import { fromChatRequest, spillTools, toChatRequest, traceliteMiddleware } from '../../pkg/ai-sdk.js';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
 
 const LOG = Array.from({ length: 4000 }, (_, i) => (i === 2717
   ? 'FAILED tests/test_price.py::test_discount - KeyError: price'
@@ -208,10 +215,10 @@ test('tool loop: the model calls read_spill and grep_spill and gets the hidden l
   assert.deepEqual(outputs, [
     'spill://agent-1/tool-0042: 1 matching lines of 4000 for "FAILED"; showing matches 1-1\n'
       + `2717-${lines[2716]}\n2718:FAILED tests/test_price.py::test_discount - KeyError: price\n2719-${lines[2718]}\n[no more matches]`,
-    'spill://agent-1/tool-0042: lines 2718-2719 of 4000\n'
+    `spill://agent-1/tool-0042: lines 2718-2719 of 4000 (${(Buffer.byteLength(LOG) / 1000).toFixed(1)} KB)\n`
       + `  2718\t${lines[2717]}\n  2719\t${lines[2718]}\n[1281 more lines: read_spill with offset=2719 to continue]`,
-    'read_spill: no spilled output at that pointer (it may have expired)',
-    'grep_spill: invalid pattern: Invalid regular expression: /(/: Unterminated group; pass "literal": true to search the text as written',
+    'no spilled output at spill://agent-1/tool-9999 in this session (it may have expired)',
+    'grep_spill: invalid regex: found open group without closing \')\'; pass "literal": true to search the text as written',
   ]);
   store.free();
 });
@@ -222,9 +229,9 @@ test('spillTools scoped to a session read only that session\'s spills, bare keys
   store.put('user-b', 'tool-2', 'secret of b');
   const tools = spillTools(store, { session: 'user-a' });
   assert.match(await tools.read_spill.execute({ pointer: 'spill://user-a/tool-1' }), /1\talpha\n +2\tbeta\n\[end of output\]$/);
-  assert.match(await tools.read_spill.execute({ pointer: 'tool-1', offset: 1 }), /^spill:\/\/user-a\/tool-1: lines 2-2 of 2\n +2\tbeta/);
-  assert.equal(await tools.read_spill.execute({ pointer: 'spill://user-b/tool-2' }), 'read_spill: no spilled output at that pointer (it may have expired)');
-  assert.equal(await tools.grep_spill.execute({ pointer: 'spill://user-b/tool-2', pattern: 'secret' }), 'grep_spill: no spilled output at that pointer (it may have expired)');
+  assert.match(await tools.read_spill.execute({ pointer: 'tool-1', offset: 1 }), /^tool-1: lines 2-2 of 2 \(0\.0 KB\)\n +2\tbeta/);
+  assert.equal(await tools.read_spill.execute({ pointer: 'spill://user-b/tool-2' }), 'no spilled output at spill://user-b/tool-2 in this session (it may have expired)');
+  assert.equal(await tools.grep_spill.execute({ pointer: 'spill://user-b/tool-2', pattern: 'secret' }), 'no spilled output at spill://user-b/tool-2 in this session (it may have expired)');
   // Unscoped tools read any session of the store.
   assert.match(await spillTools(store).grep_spill.execute({ pointer: 'spill://user-b/tool-2', pattern: 'secret' }), /1:secret of b/);
   store.free();
@@ -243,6 +250,15 @@ test('a store that is not the wasm one (KV-like) receives every spill', async ()
   assert.equal(middleware.store, kvLike);
   assert.equal(blobs.size, reports[0].spills.length);
   for (const s of reports[0].spills) assert.equal(Buffer.byteLength(blobs.get(`${s.session}/${s.key}`)), s.bytes);
+  assert.ok(reports[0].spills.length > 0, 'the huge tool result was spilled');
+  // The core's tools read it back from the outside store (through a scratch wasm session).
+  const tools = spillTools(kvLike);
+  const [first] = reports[0].spills;
+  const page = await tools.read_spill.execute({ pointer: first.pointer, offset: 2717, limit: 1 });
+  assert.match(page, /\n  2718\tFAILED tests\/test_price.py::test_discount - KeyError: price\n/);
+  const found = await tools.grep_spill.execute({ pointer: first.pointer, pattern: 'KeyError', context: 0 });
+  assert.match(found, /^spill:\/\/.+: 1 matching lines of 4000 for "KeyError"; showing matches 1-1\n2718:FAILED/);
+  assert.match(await tools.read_spill.execute({ pointer: `spill://${first.session}/tool-none` }), /^no spilled output at /);
   assert.equal(mock.doGenerateCalls.length, 1);
 });
 
@@ -273,3 +289,54 @@ test('end to end: a spilled tool result is replaced by a pointer and read_spill 
     const toolOutput = result.steps[0].toolResults[0].output;
     assert.match(toolOutput, /2718:FAILED tests\/test_price.py::test_discount - KeyError: price/);
   });
+
+test('ai 6 (LanguageModelV3, specificationVersion v3): the same middleware and tools work', async () => {
+  // A child process in which 'ai' means ai 6 (installed as the alias ai-v6).
+  const dir = mkdtempSync(join(tmpdir(), 'tracelite-ai6-'));
+  try {
+    writeFileSync(join(dir, 'hooks.mjs'), `
+      export async function resolve(specifier, context, next) {
+        if (specifier === 'ai' || specifier.startsWith('ai/')) {
+          return next(specifier.replace(/^ai/, 'ai-v6'), { ...context, parentURL: ${JSON.stringify(pathToFileURL(join(root, 'package.json')).href)} });
+        }
+        return next(specifier, context);
+      }`);
+    writeFileSync(join(dir, 'register.mjs'), `
+      import { register } from 'node:module';
+      register(${JSON.stringify(pathToFileURL(join(dir, 'hooks.mjs')).href)});`);
+    writeFileSync(join(dir, 'run.mjs'), `
+      import { generateText, stepCountIs, wrapLanguageModel } from 'ai';
+      import { MockLanguageModelV3 } from 'ai/test';
+      import { SpillStore } from ${JSON.stringify(pathToFileURL(join(root, 'pkg/node.js')).href)};
+      import { traceliteMiddleware, spillTools } from ${JSON.stringify(pathToFileURL(join(root, 'pkg/ai-sdk.js')).href)};
+      const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } };
+      const finishReason = { unified: 'stop', raw: 'stop' };
+      const store = new SpillStore();
+      store.put('s6', 'tool-6', 'one\\ntwo\\nthree');
+      const mock = new MockLanguageModelV3({ doGenerate: [
+        { content: [{ type: 'tool-call', toolCallId: 't', toolName: 'read_spill', input: JSON.stringify({ pointer: 'spill://s6/tool-6', offset: 1 }) }], finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage, warnings: [] },
+        { content: [{ type: 'text', text: 'ok' }], finishReason, usage, warnings: [] },
+      ] });
+      const middleware = traceliteMiddleware({ store, session: 's6', specificationVersion: 'v3' });
+      const result = await generateText({
+        model: wrapLanguageModel({ model: mock, middleware }),
+        messages: [{ role: 'user', content: 'read it' }],
+        tools: spillTools(store),
+        stopWhen: stepCountIs(3),
+      });
+      const tool = mock.doGenerateCalls[1].prompt.find((m) => m.role === 'tool').content[0].output;
+      console.log(JSON.stringify({ text: result.text, tool, calls: mock.doGenerateCalls.length, spec: mock.specificationVersion }));
+    `);
+    const out = execFileSync(process.execPath, ['--import', pathToFileURL(join(dir, 'register.mjs')).href, join(dir, 'run.mjs')], {
+      cwd: root, encoding: 'utf8', env: { ...process.env, NODE_PATH: '' },
+    });
+    assert.deepEqual(JSON.parse(out), {
+      text: 'ok',
+      tool: { type: 'text', value: 'spill://s6/tool-6: lines 2-3 of 3 (0.0 KB)\n     2\ttwo\n     3\tthree\n[end of output]' },
+      calls: 2,
+      spec: 'v3',
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

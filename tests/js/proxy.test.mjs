@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { SpillStore, compress, trajectoryToRequest } from '../../pkg/node.js';
 import { KvSpillStore } from '../../pkg/kv-store.js';
+import { createProxy } from '../../pkg/proxy.js';
 import { bundleWorker, projectWithPkg, root, startUpstream, startWorker } from './support/hosts.mjs';
 
 const OPTIONS = { budget: 16000, provider: 'openai' };
@@ -24,6 +25,9 @@ const WORKER = readFileSync(join(root, 'pkg-config/examples/cloudflare-worker/wo
 
 const GZIPPED = JSON.stringify({ id: 'c2', choices: [{ message: { content: 'y'.repeat(2000) } }] });
 
+let releaseSecond;
+const firstChunkRead = new Promise((resolve) => { releaseSecond = resolve; });
+
 let upstream;
 let mf;
 let kv;
@@ -36,6 +40,10 @@ before(async () => {
     }
     if (req.url.startsWith('/v1/chat/completions?gzip')) {
       return { headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, chunks: [gzipSync(GZIPPED)] };
+    }
+    if (req.url.startsWith('/v1/chat/completions?handshake')) {
+      // The second event is sent only after the client has read the first.
+      return { headers: { 'content-type': 'text/event-stream' }, chunks: [SSE[0], firstChunkRead.then(() => SSE[1]), SSE[2]] };
     }
     if (req.url === '/v1/models') {
       return { headers: { 'content-type': 'application/json' }, chunks: ['{"data":[]}'] };
@@ -56,6 +64,7 @@ before(async () => {
 });
 
 after(async () => {
+  releaseSecond(); // never leave the stub waiting, even when the streaming test failed
   await mf?.dispose();
   await upstream?.close();
 });
@@ -101,7 +110,7 @@ test('chat completions: the compressed body goes upstream with the headers, SSE 
   for (const spill of want.spills) {
     const lines = spill.text.split('\n');
     const page = await mf.dispatchFetch(`http://proxy.test/spill/${spill.key}?offset=1&limit=3`, { headers: { 'x-tracelite-session': 'agent-7' } });
-    assert.equal((await page.json()).text, lines.slice(1, 4).join('\n'));
+    assert.equal((await page.json()).text, `${lines.slice(1, 4).join('\n')}\n`);
   }
   // The report was logged, the key never.
   assert.match(logs, /tracelite .*"session":"agent-7"/);
@@ -136,6 +145,26 @@ test('bad JSON → 400, too large → 413, both with a JSON error body and nothi
   assert.equal(upstream.received.length, 0);
 });
 
+test('SSE is streamed: the first event reaches the client before the upstream sends the second', { timeout: 30000 }, async () => {
+  const res = await post('/v1/chat/completions?handshake=1', chatRequest);
+  const reader = res.body.getReader();
+  const decoder = new TextDecoder();
+  let seen = '';
+  while (!seen.includes('\n\n')) {
+    const { value, done } = await reader.read();
+    assert.ok(!done, 'the stream ended before the first event');
+    seen += decoder.decode(value, { stream: true });
+  }
+  assert.equal(seen, SSE[0]);
+  releaseSecond();
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    seen += decoder.decode(value, { stream: true });
+  }
+  assert.equal(seen, SSE.join(''));
+});
+
 test('upstream errors pass through with status, headers and body', async () => {
   const res = await post('/v1/chat/completions?fail=1', chatRequest);
   assert.equal(res.status, 429);
@@ -147,6 +176,21 @@ test('a gzip-encoded upstream response reaches the client intact', async () => {
   const res = await post('/v1/chat/completions?gzip=1', { ...chatRequest, stream: false });
   assert.equal(res.status, 200);
   assert.equal(await res.text(), GZIPPED);
+});
+
+test('in Node (undici fetch) too, a gzip response comes back decoded without its encoding headers', async () => {
+  const proxy = createProxy({ upstream: upstream.url, options: OPTIONS });
+  for (const path of ['/v1/chat/completions?gzip=1', '/v1/chat/completions?gzip=2']) {
+    const res = await proxy(new Request(`http://proxy.test${path}`, { method: 'POST', body: JSON.stringify({ ...chatRequest, stream: false }) }));
+    assert.equal(res.headers.get('content-encoding'), null);
+    assert.equal(res.headers.get('content-length'), null);
+    assert.equal(await res.text(), GZIPPED);
+  }
+  // A GET is forwarded untouched, and relayed the same way.
+  const passthrough = await proxy(new Request('http://proxy.test/v1/chat/completions?gzip=3'));
+  assert.equal(upstream.received.at(-1).method, 'GET');
+  assert.equal(passthrough.headers.get('content-encoding'), null);
+  assert.equal(await passthrough.text(), GZIPPED);
 });
 
 test('a JSON body the core cannot read is forwarded as it came, marked skipped', async () => {
@@ -173,8 +217,8 @@ test('GET /spill/<key> pages and /spill/<key>/grep searches the session\'s blobs
   const page = await mf.dispatchFetch('http://proxy.test/spill/tool-0123abcd?offset=319&limit=3', { headers: session });
   assert.equal(page.status, 200);
   assert.deepEqual(await page.json(), {
-    pointer: 'spill://agent-9/tool-0123abcd', offset: 319, limit: 3, count: 3, totalLines: 500, nextOffset: 322,
-    text: 'line 319\nline 320\nTraceback: KeyError: price',
+    pointer: 'spill://agent-9/tool-0123abcd', offset: 319, limit: 3, count: 3, totalLines: 500, totalBytes: Buffer.byteLength(text), nextOffset: 322,
+    text: 'line 319\nline 320\nTraceback: KeyError: price\n',
   });
   const grep = await mf.dispatchFetch('http://proxy.test/spill/tool-0123abcd/grep?q=KeyError:%20price&context=1', { headers: session });
   const found = await grep.json();

@@ -76,7 +76,8 @@ export async function startWorker(scriptPath, extra = {}) {
 
 /**
  * A stub provider on 127.0.0.1. `respond(req, body)` returns
- * `{ status, headers, chunks }`; every request is recorded in `received`.
+ * `{ status, headers, chunks }` (a chunk may be a promise of one); every request
+ * is recorded in `received`.
  */
 export async function startUpstream(respond) {
   const received = [];
@@ -88,7 +89,9 @@ export async function startUpstream(respond) {
       received.push({ method: req.method, url: req.url, headers: req.headers, body });
       const { status = 200, headers = {}, chunks = [] } = await respond(req, body);
       res.writeHead(status, headers);
-      for (const c of chunks) res.write(c);
+      res.flushHeaders();
+      // A chunk may be a promise: the stub waits for it (to test streaming).
+      for (const c of chunks) res.write(await c);
       res.end();
     });
   });

@@ -1,0 +1,439 @@
+//! Anthropic Messages request bodies (`POST /v1/messages`).
+//!
+//! `system` (a string or text blocks) becomes one [`Role::System`] message;
+//! each entry of `messages` becomes one [`Message`] (`user` or `assistant`),
+//! its content a string ([`Layout::Text`]) or blocks ([`Layout::Parts`]).
+//! Blocks: `text` → text, `image` with a base64 source → [`Image`],
+//! `tool_use` → [`ToolCall`] (`input` kept as compact JSON text),
+//! `tool_result` → [`ToolResult`] (inside a user message); `thinking`,
+//! `redacted_thinking`, documents, URL images and server tools stay
+//! [`PartKind::Other`]. `cache_control`, `citations` and every other unknown
+//! member are kept in `extra`. Images from the optical stage are emitted inside
+//! the `tool_result` content, where Anthropic accepts them.
+//!
+//! Flags kept in a tool result's `extra`: `content: []` (content was an array)
+//! or `content: null` (content was absent); `is_error: false` when it was
+//! explicitly false.
+
+use serde_json::{Map, Value};
+
+use super::{as_obj, invalid, req_str, rest, Field};
+use crate::error::Result;
+use crate::model::{
+    Conversation, Extra, Image, Layout, Message, Part, PartKind, Role, ToolCall, ToolResult,
+};
+
+const OWN: [&str; 2] = ["system", "messages"];
+
+/// Parses a Messages request body.
+pub fn parse(request: &Value) -> Result<Conversation> {
+    let obj = as_obj(request, "$", "a request")?;
+    let messages = match obj.get("messages") {
+        Some(Value::Array(m)) => m,
+        Some(_) => return Err(invalid("messages", "must be an array")),
+        None => return Err(invalid("messages", "missing")),
+    };
+    let mut conv = Conversation::default();
+    for (key, value) in obj {
+        let slot = if OWN.contains(&key.as_str()) {
+            Value::Null
+        } else {
+            value.clone()
+        };
+        conv.extra.insert(key.clone(), slot);
+    }
+    match obj.get("system") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(s)) => conv.system.push(Message::text(Role::System, s.clone())),
+        Some(Value::Array(blocks)) => {
+            let mut parts = Vec::with_capacity(blocks.len());
+            for (j, b) in blocks.iter().enumerate() {
+                parts.push(parse_block(b, &format!("system[{j}]"))?);
+            }
+            conv.system.push(Message {
+                role: Role::System,
+                parts,
+                layout: Layout::Parts,
+                extra: Extra::new(),
+            });
+        }
+        Some(_) => {
+            return Err(invalid(
+                "system",
+                "must be a string or an array of text blocks",
+            ))
+        }
+    }
+    for (i, raw) in messages.iter().enumerate() {
+        conv.messages
+            .push(parse_message(raw, &format!("messages[{i}]"))?);
+    }
+    Ok(conv)
+}
+
+fn parse_message(raw: &Value, path: &str) -> Result<Message> {
+    let obj = as_obj(raw, path, "a message")?;
+    let role = match req_str(obj, "role", path)? {
+        "user" => Role::User,
+        "assistant" => Role::Assistant,
+        other => {
+            return Err(invalid(
+                format!("{path}.role"),
+                format!("unknown role {other:?} (expected user or assistant)"),
+            ))
+        }
+    };
+    let (layout, parts) = match obj.get("content") {
+        Some(Value::String(s)) => (Layout::Text, vec![Part::text(s.clone())]),
+        Some(Value::Array(blocks)) => {
+            let mut parts = Vec::with_capacity(blocks.len());
+            for (j, b) in blocks.iter().enumerate() {
+                parts.push(parse_block(b, &format!("{path}.content[{j}]"))?);
+            }
+            (Layout::Parts, parts)
+        }
+        Some(_) => {
+            return Err(invalid(
+                format!("{path}.content"),
+                "must be a string or an array of content blocks",
+            ))
+        }
+        None => return Err(invalid(format!("{path}.content"), "missing")),
+    };
+    Ok(Message {
+        role,
+        parts,
+        layout,
+        extra: rest(obj, &["role", "content"]),
+    })
+}
+
+fn parse_image(obj: &Map<String, Value>, item: &Value) -> Part {
+    let source = obj.get("source").and_then(Value::as_object);
+    let base64 = source.filter(|s| s.get("type").and_then(Value::as_str) == Some("base64"));
+    let fields = base64.and_then(|s| {
+        Some((
+            s.get("media_type").and_then(Value::as_str)?,
+            s.get("data").and_then(Value::as_str)?,
+            s,
+        ))
+    });
+    match fields {
+        Some((media_type, data, source)) => {
+            let mut extra = rest(obj, &["type", "source"]);
+            let inner = rest(source, &["type", "media_type", "data"]);
+            if !inner.is_empty() {
+                extra.insert("source".into(), Value::Object(inner));
+            }
+            Part {
+                kind: PartKind::Image(Image {
+                    media_type: media_type.to_string(),
+                    data: data.to_string(),
+                    url: None,
+                    width: 0,
+                    height: 0,
+                }),
+                extra,
+            }
+        }
+        None => Part::from(PartKind::Other {
+            value: item.clone(),
+        }),
+    }
+}
+
+fn parse_block(item: &Value, path: &str) -> Result<Part> {
+    let obj = as_obj(item, path, "a content block")?;
+    let kind = match obj.get("type") {
+        Some(Value::String(s)) => s.as_str(),
+        Some(_) => return Err(invalid(format!("{path}.type"), "must be a string")),
+        None => return Err(invalid(format!("{path}.type"), "missing")),
+    };
+    match kind {
+        "text" => Ok(Part {
+            kind: PartKind::Text {
+                text: req_str(obj, "text", path)?.to_string(),
+            },
+            extra: rest(obj, &["type", "text"]),
+        }),
+        "image" => Ok(parse_image(obj, item)),
+        "tool_use" => {
+            let input = match obj.get("input") {
+                Some(v @ Value::Object(_)) => v,
+                Some(_) => return Err(invalid(format!("{path}.input"), "must be an object")),
+                None => return Err(invalid(format!("{path}.input"), "missing")),
+            };
+            Ok(Part {
+                kind: PartKind::ToolCall(ToolCall {
+                    id: req_str(obj, "id", path)?.to_string(),
+                    name: req_str(obj, "name", path)?.to_string(),
+                    arguments: input.to_string(),
+                }),
+                extra: rest(obj, &["type", "id", "name", "input"]),
+            })
+        }
+        "tool_result" => {
+            let call_id = req_str(obj, "tool_use_id", path)?.to_string();
+            let mut extra = rest(obj, &["type", "tool_use_id", "content", "is_error"]);
+            let is_error = match obj.get("is_error") {
+                None => false,
+                Some(Value::Bool(true)) => true,
+                Some(v @ Value::Bool(false)) => {
+                    extra.insert("is_error".into(), v.clone());
+                    false
+                }
+                Some(_) => return Err(invalid(format!("{path}.is_error"), "must be a boolean")),
+            };
+            let parts = match obj.get("content") {
+                None => {
+                    extra.insert("content".into(), Value::Null);
+                    Vec::new()
+                }
+                Some(Value::String(s)) => vec![Part::text(s.clone())],
+                Some(Value::Array(blocks)) => {
+                    extra.insert("content".into(), Value::Array(Vec::new()));
+                    let mut parts = Vec::with_capacity(blocks.len());
+                    for (j, b) in blocks.iter().enumerate() {
+                        let inner_path = format!("{path}.content[{j}]");
+                        let inner = as_obj(b, &inner_path, "a content block")?;
+                        parts.push(match inner.get("type") {
+                            Some(Value::String(t)) if t == "text" => parse_block(b, &inner_path)?,
+                            Some(Value::String(t)) if t == "image" => parse_image(inner, b),
+                            Some(Value::String(_)) => {
+                                Part::from(PartKind::Other { value: b.clone() })
+                            }
+                            Some(_) => {
+                                return Err(invalid(
+                                    format!("{inner_path}.type"),
+                                    "must be a string",
+                                ))
+                            }
+                            None => return Err(invalid(format!("{inner_path}.type"), "missing")),
+                        });
+                    }
+                    parts
+                }
+                Some(_) => {
+                    return Err(invalid(
+                        format!("{path}.content"),
+                        "must be a string or an array of content blocks",
+                    ))
+                }
+            };
+            Ok(Part {
+                kind: PartKind::ToolResult(ToolResult {
+                    call_id,
+                    parts,
+                    is_error,
+                }),
+                extra,
+            })
+        }
+        _ => Ok(Part::from(PartKind::Other {
+            value: item.clone(),
+        })),
+    }
+}
+
+/// JSON path of a part (or its id member) of `conv.messages[message]`.
+pub(crate) fn part_path(conv: &Conversation, message: usize, part: usize, field: Field) -> String {
+    let base = format!("messages[{message}]");
+    let Some(msg) = conv.messages.get(message) else {
+        return base;
+    };
+    if msg.layout == Layout::Text {
+        return format!("{base}.content");
+    }
+    let at = format!("{base}.content[{part}]");
+    match (msg.parts.get(part).map(|p| &p.kind), field) {
+        (Some(PartKind::ToolCall(_)), Field::Id) => format!("{at}.id"),
+        (Some(PartKind::ToolResult(_)), Field::Id) => format!("{at}.tool_use_id"),
+        _ => at,
+    }
+}
+
+/// Emits a Messages request body.
+pub fn emit(conv: &Conversation) -> Value {
+    let system = emit_system(&conv.system);
+    let messages: Vec<Value> = conv.messages.iter().map(emit_message).collect();
+    let mut out = Map::new();
+    let mut system = Some(system);
+    let mut messages = Some(messages);
+    for (key, value) in &conv.extra {
+        match key.as_str() {
+            "system" => {
+                if let Some(s) = system.take() {
+                    out.insert(key.clone(), s.unwrap_or(Value::Null));
+                }
+            }
+            "messages" => {
+                if let Some(m) = messages.take() {
+                    out.insert(key.clone(), Value::Array(m));
+                }
+            }
+            _ => {
+                out.insert(key.clone(), value.clone());
+            }
+        }
+    }
+    if let Some(Some(s)) = system {
+        out.insert("system".into(), s);
+    }
+    if let Some(m) = messages {
+        out.insert("messages".into(), Value::Array(m));
+    }
+    Value::Object(out)
+}
+
+fn emit_system(system: &[Message]) -> Option<Value> {
+    match system {
+        [] => None,
+        [only] if only.layout == Layout::Text && plain_text(&only.parts) => {
+            Some(Value::String(only.text_content()))
+        }
+        _ => Some(Value::Array(
+            system
+                .iter()
+                .flat_map(|m| m.parts.iter())
+                .map(emit_block)
+                .collect(),
+        )),
+    }
+}
+
+fn plain_text(parts: &[Part]) -> bool {
+    parts
+        .iter()
+        .all(|p| p.as_text().is_some() && p.extra.is_empty())
+}
+
+fn emit_message(msg: &Message) -> Value {
+    let mut out = Map::new();
+    let role = if msg.role == Role::Assistant {
+        "assistant"
+    } else {
+        "user"
+    };
+    out.insert("role".into(), Value::String(role.into()));
+    let content = if msg.layout == Layout::Text && plain_text(&msg.parts) {
+        Value::String(msg.text_content())
+    } else {
+        Value::Array(msg.parts.iter().map(emit_block).collect())
+    };
+    out.insert("content".into(), content);
+    for (key, value) in &msg.extra {
+        if !out.contains_key(key) {
+            out.insert(key.clone(), value.clone());
+        }
+    }
+    Value::Object(out)
+}
+
+fn emit_block(part: &Part) -> Value {
+    let mut out = Map::new();
+    let mut skip: &[&str] = &[];
+    match &part.kind {
+        PartKind::Text { text } => {
+            out.insert("type".into(), Value::String("text".into()));
+            out.insert("text".into(), Value::String(text.clone()));
+        }
+        PartKind::Image(image) => {
+            out.insert("type".into(), Value::String("image".into()));
+            let mut source = Map::new();
+            match &image.url {
+                Some(url) => {
+                    source.insert("type".into(), Value::String("url".into()));
+                    source.insert("url".into(), Value::String(url.clone()));
+                }
+                None => {
+                    source.insert("type".into(), Value::String("base64".into()));
+                    source.insert("media_type".into(), Value::String(image.media_type.clone()));
+                    source.insert("data".into(), Value::String(image.data.clone()));
+                }
+            }
+            if let Some(Value::Object(inner)) = part.extra.get("source") {
+                for (k, v) in inner {
+                    source.entry(k.clone()).or_insert_with(|| v.clone());
+                }
+            }
+            out.insert("source".into(), Value::Object(source));
+            skip = &["source"];
+        }
+        PartKind::ToolCall(call) => {
+            out.insert("type".into(), Value::String("tool_use".into()));
+            out.insert("id".into(), Value::String(call.id.clone()));
+            out.insert("name".into(), Value::String(call.name.clone()));
+            let input = match serde_json::from_str::<Value>(&call.arguments) {
+                Ok(v @ Value::Object(_)) => v,
+                _ if call.arguments.trim().is_empty() => Value::Object(Map::new()),
+                _ => {
+                    let mut wrapped = Map::new();
+                    wrapped.insert("arguments".into(), Value::String(call.arguments.clone()));
+                    Value::Object(wrapped)
+                }
+            };
+            out.insert("input".into(), input);
+        }
+        PartKind::ToolResult(result) => {
+            out.insert("type".into(), Value::String("tool_result".into()));
+            out.insert("tool_use_id".into(), Value::String(result.call_id.clone()));
+            let layout = part.extra.get("content");
+            if !(result.parts.is_empty() && layout == Some(&Value::Null)) {
+                let array = layout.is_some_and(Value::is_array) || !plain_text(&result.parts);
+                let content = if array {
+                    Value::Array(result.parts.iter().map(emit_block).collect())
+                } else {
+                    Value::String(result.text())
+                };
+                out.insert("content".into(), content);
+            }
+            if result.is_error {
+                out.insert("is_error".into(), Value::Bool(true));
+            }
+            skip = &["content"];
+        }
+        PartKind::Other { value } => return value.clone(),
+    }
+    for (key, value) in &part.extra {
+        if !out.contains_key(key) && !skip.contains(&key.as_str()) {
+            out.insert(key.clone(), value.clone());
+        }
+    }
+    Value::Object(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn round_trip_keeps_blocks_flags_and_cache_control() {
+        let req = json!({
+            "model": "claude-sonnet-4-5",
+            "max_tokens": 1024,
+            "system": [{"type": "text", "text": "sys", "cache_control": {"type": "ephemeral"}}],
+            "messages": [
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": [
+                    {"type": "thinking", "thinking": "hmm", "signature": "sig"},
+                    {"type": "text", "text": "calling"},
+                    {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {"command": "ls", "n": 1.5}}
+                ]},
+                {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "toolu_1", "content": "a", "is_error": false},
+                    {"type": "tool_result", "tool_use_id": "toolu_2", "content": [{"type": "text", "text": "b"}], "is_error": true},
+                    {"type": "tool_result", "tool_use_id": "toolu_3"},
+                    {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}}
+                ]}
+            ],
+            "stream": false
+        });
+        let conv = parse(&req).unwrap();
+        assert_eq!(emit(&conv), req);
+        assert_eq!(
+            part_path(&conv, 2, 1, Field::Id),
+            "messages[2].content[1].tool_use_id"
+        );
+    }
+}

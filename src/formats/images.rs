@@ -1,0 +1,261 @@
+//! Per-request image limits of each provider format, and the guard that keeps
+//! a request inside them before it is emitted.
+//!
+//! Sources (provider documentation, 2025):
+//! * OpenAI (Chat and Responses): up to 500 images per request, 20 MB per image,
+//!   50 MB of image bytes per request (images guide, "Image input requirements").
+//! * Anthropic: up to 600 images per request (100 on some platforms), each at most
+//!   8000×8000 px, or 2000×2000 px when the request holds more than 20 images;
+//!   5 MB per image; 32 MB per request (vision guide, "General limits").
+//! * Gemini: up to 3,000 images per prompt; 20 MB per request with inline data
+//!   (Vertex AI image understanding, Firebase input file requirements).
+
+use std::collections::HashSet;
+use std::hash::{Hash, Hasher};
+
+use super::validate::Repair;
+use super::FormatName;
+use crate::model::{Conversation, Image, Part, PartKind};
+
+/// Image limits of one format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ImageLimits {
+    /// Most images in one request.
+    pub max_images: usize,
+    /// Largest decoded image, in bytes.
+    pub max_image_bytes: usize,
+    /// Most decoded image bytes in one request.
+    pub max_total_bytes: usize,
+    /// Longest edge in pixels.
+    pub max_edge_px: u32,
+    /// Longest edge when the request holds more than `many_images` images.
+    pub max_edge_px_many: u32,
+    /// The image count above which `max_edge_px_many` applies.
+    pub many_images: usize,
+}
+
+/// The documented limits of `format`.
+pub const fn image_limits(format: FormatName) -> ImageLimits {
+    match format {
+        FormatName::OpenaiChat | FormatName::OpenaiResponses => ImageLimits {
+            max_images: 500,
+            max_image_bytes: 20 << 20,
+            max_total_bytes: 50 << 20,
+            max_edge_px: u32::MAX,
+            max_edge_px_many: u32::MAX,
+            many_images: usize::MAX,
+        },
+        FormatName::Anthropic => ImageLimits {
+            max_images: 100,
+            max_image_bytes: 5 << 20,
+            max_total_bytes: 32 << 20,
+            max_edge_px: 8000,
+            max_edge_px_many: 2000,
+            many_images: 20,
+        },
+        FormatName::Gemini => ImageLimits {
+            max_images: 3000,
+            max_image_bytes: 20 << 20,
+            max_total_bytes: 20 << 20,
+            max_edge_px: u32::MAX,
+            max_edge_px_many: u32::MAX,
+            many_images: usize::MAX,
+        },
+    }
+}
+
+/// Decoded size of a base64 payload.
+fn decoded_bytes(image: &Image) -> usize {
+    image.data.len() / 4 * 3
+}
+
+fn fingerprint(image: &Image) -> u64 {
+    // SipHash with fixed keys: deterministic across runs and hosts.
+    #[allow(deprecated)]
+    let mut h = std::hash::SipHasher::new();
+    image.media_type.hash(&mut h);
+    image.data.hash(&mut h);
+    image.url.hash(&mut h);
+    h.finish()
+}
+
+/// Fingerprints of every image in `conv` (take them before the stages run, so
+/// [`enforce`] knows which images the client sent).
+pub fn fingerprints(conv: &Conversation) -> HashSet<u64> {
+    fn walk(part: &Part, out: &mut HashSet<u64>) {
+        match &part.kind {
+            PartKind::Image(image) => {
+                out.insert(fingerprint(image));
+            }
+            PartKind::ToolResult(r) => r.parts.iter().for_each(|p| walk(p, out)),
+            _ => {}
+        }
+    }
+    let mut out = HashSet::new();
+    for msg in conv.system.iter().chain(&conv.messages) {
+        msg.parts.iter().for_each(|p| walk(p, &mut out));
+    }
+    out
+}
+
+/// Keeps the images inside tool results (the optical stage's snapshots) within
+/// `format`'s limits and `max_images`: walking from the oldest, a snapshot that
+/// would exceed a limit is replaced by a text note (the observation's text is
+/// still in the spill store through the result's pointer). Images the client
+/// sent itself (`client`, from [`fingerprints`]) are counted but never touched.
+/// Returns one [`Repair`] (code `LIMIT_EXCEEDED`) per replaced image.
+pub fn enforce(
+    conv: &mut Conversation,
+    format: FormatName,
+    max_images: usize,
+    client: &HashSet<u64>,
+) -> Vec<Repair> {
+    let limits = image_limits(format);
+    let cap = limits.max_images.min(max_images);
+    let mut count = 0usize;
+    let mut total = 0usize;
+    // Client images count first: they cannot be dropped.
+    for msg in &conv.messages {
+        for part in &msg.parts {
+            let inner: &[Part] = match &part.kind {
+                PartKind::ToolResult(r) => &r.parts,
+                _ => std::slice::from_ref(part),
+            };
+            for p in inner {
+                if let PartKind::Image(image) = &p.kind {
+                    if !matches!(part.kind, PartKind::ToolResult(_))
+                        || client.contains(&fingerprint(image))
+                    {
+                        count += 1;
+                        total += decoded_bytes(image);
+                    }
+                }
+            }
+        }
+    }
+    let snapshots: usize = conv
+        .messages
+        .iter()
+        .flat_map(|m| m.parts.iter())
+        .filter_map(|p| match &p.kind {
+            PartKind::ToolResult(r) => Some(
+                r.parts
+                    .iter()
+                    .filter(|x| matches!(x.kind, PartKind::Image(_)))
+                    .count(),
+            ),
+            _ => None,
+        })
+        .sum();
+    let edge_limit = if count + snapshots > limits.many_images {
+        limits.max_edge_px_many
+    } else {
+        limits.max_edge_px
+    };
+    let mut repairs = Vec::new();
+    for m in 0..conv.messages.len() {
+        let path = super::message_path(format, conv, m);
+        let Some(msg) = conv.messages.get_mut(m) else {
+            continue;
+        };
+        for part in &mut msg.parts {
+            let PartKind::ToolResult(result) = &mut part.kind else {
+                continue;
+            };
+            for inner in &mut result.parts {
+                let PartKind::Image(image) = &inner.kind else {
+                    continue;
+                };
+                if client.contains(&fingerprint(image)) {
+                    continue;
+                }
+                let bytes = decoded_bytes(image);
+                let reason = if count + 1 > cap {
+                    Some(format!("more than {cap} images per request"))
+                } else if bytes > limits.max_image_bytes {
+                    Some(format!("image over {} bytes", limits.max_image_bytes))
+                } else if total + bytes > limits.max_total_bytes {
+                    Some(format!(
+                        "more than {} image bytes per request",
+                        limits.max_total_bytes
+                    ))
+                } else if image.width.max(image.height) > edge_limit {
+                    Some(format!("image edge over {edge_limit} px"))
+                } else {
+                    None
+                };
+                match reason {
+                    Some(reason) => {
+                        repairs.push(Repair {
+                            code: crate::error::ErrorCode::LimitExceeded.as_str().into(),
+                            path: path.clone(),
+                            action: format!("replaced a snapshot image by a note: {reason}"),
+                        });
+                        *inner = Part::text(format!(
+                            "[snapshot image omitted: {reason} for {}]",
+                            format.as_str()
+                        ));
+                    }
+                    None => {
+                        count += 1;
+                        total += bytes;
+                    }
+                }
+            }
+        }
+    }
+    repairs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Extra, Layout, Message, Role, ToolResult};
+
+    fn snapshot(id: &str) -> Message {
+        Message {
+            role: Role::Tool,
+            parts: vec![Part::from(PartKind::ToolResult(ToolResult {
+                call_id: id.into(),
+                parts: vec![
+                    Part::text("see spill://s/k"),
+                    Part::from(PartKind::Image(Image {
+                        media_type: "image/png".into(),
+                        data: "QUJD".into(),
+                        url: None,
+                        width: 10,
+                        height: 10,
+                    })),
+                ],
+                is_error: false,
+            }))],
+            layout: Layout::Parts,
+            extra: Extra::new(),
+        }
+    }
+
+    #[test]
+    fn snapshots_over_the_cap_become_notes() {
+        let mut conv = Conversation::default();
+        for i in 0..5 {
+            conv.messages.push(snapshot(&format!("c{i}")));
+        }
+        // A client screenshot inside the first result is never replaced but counts.
+        let client = fingerprints(&conv);
+        assert_eq!(client.len(), 1);
+        let mut conv2 = conv.clone();
+        assert!(enforce(&mut conv2, FormatName::Anthropic, 0, &client).is_empty());
+        let repairs = enforce(&mut conv, FormatName::Anthropic, 3, &HashSet::new());
+        assert_eq!(repairs.len(), 2);
+        assert_eq!(repairs[0].path, "messages[3]");
+        let kept = conv
+            .messages
+            .iter()
+            .filter(|m| match &m.parts[0].kind {
+                PartKind::ToolResult(r) => matches!(r.parts[1].kind, PartKind::Image(_)),
+                _ => false,
+            })
+            .count();
+        assert_eq!(kept, 3);
+    }
+}

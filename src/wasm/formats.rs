@@ -1,0 +1,86 @@
+//! wasm exports for provider formats: detection, validation (with repair) and conversion.
+
+use serde_json::Value;
+use wasm_bindgen::prelude::*;
+
+use super::to_js;
+use crate::error::{Error, ErrorCode};
+use crate::formats::{self, FormatName};
+
+fn parse_json(text: &str) -> Result<Value, JsValue> {
+    let limits = crate::config::Limits::default();
+    if text.len() > limits.max_request_bytes {
+        return Err(to_js(Error::new(
+            ErrorCode::LimitExceeded,
+            "limits.maxRequestBytes",
+            "request is over the default size limit",
+        )));
+    }
+    crate::json::parse_strict(text, limits.max_depth).map_err(to_js)
+}
+
+fn format_of(name: Option<String>, request: &Value) -> Result<FormatName, JsValue> {
+    match name {
+        Some(n) => FormatName::from_name(&n).map_err(to_js),
+        None => formats::detect(request).map_err(to_js),
+    }
+}
+
+fn to_text(value: &impl serde::Serialize) -> Result<String, JsValue> {
+    serde_json::to_string(value).map_err(|e| {
+        to_js(Error::new(
+            ErrorCode::InvalidRequest,
+            "request",
+            e.to_string(),
+        ))
+    })
+}
+
+/// The format of `request` (JSON text), e.g. `"anthropic"`.
+#[wasm_bindgen(js_name = formatsDetect)]
+pub fn formats_detect(request: &str) -> Result<String, JsValue> {
+    let value = parse_json(request)?;
+    Ok(formats::detect(&value).map_err(to_js)?.as_str().to_string())
+}
+
+/// Converts `request` (JSON text) to format `to`; `from` is detected when absent.
+/// Returns `{"from", "to", "request", "lossy": [{"path", "what"}]}` as JSON text.
+#[wasm_bindgen(js_name = formatsConvert)]
+pub fn formats_convert(request: &str, to: &str, from: Option<String>) -> Result<String, JsValue> {
+    let value = parse_json(request)?;
+    let from = format_of(from, &value)?;
+    let to = FormatName::from_name(to).map_err(to_js)?;
+    to_text(&formats::convert(&value, Some(from), to).map_err(to_js)?)
+}
+
+/// Validates `request` (JSON text); with `repair`, fixes what it safely can.
+/// Returns `{"format", "request", "repairs": [{"code", "path", "action"}]}` as JSON text.
+#[wasm_bindgen(js_name = formatsValidate)]
+pub fn formats_validate(
+    request: &str,
+    format: Option<String>,
+    repair: bool,
+) -> Result<String, JsValue> {
+    let value = parse_json(request)?;
+    let format = format_of(format, &value)?;
+    let mut conv = formats::parse(format, &value).map_err(to_js)?;
+    let repairs = if repair {
+        formats::repair(&mut conv, format).map_err(to_js)?
+    } else {
+        formats::validate(&conv, format).map_err(to_js)?;
+        Vec::new()
+    };
+    let out = if repairs.is_empty() {
+        value
+    } else {
+        formats::emit(format, &conv)
+    };
+    let mut obj = serde_json::Map::new();
+    obj.insert("format".into(), Value::String(format.as_str().into()));
+    obj.insert("request".into(), out);
+    obj.insert(
+        "repairs".into(),
+        serde_json::to_value(&repairs).unwrap_or(Value::Array(Vec::new())),
+    );
+    to_text(&Value::Object(obj))
+}
