@@ -85,6 +85,9 @@ fn bench(c: &mut Criterion) {
     for bits in [1u8, 2, 8] {
         let png = encode::png(&canvas, bits).unwrap();
         eprintln!("png {bits}-bit: {} bytes", png.len());
+        c.bench_function(&format!("pack {bits}-bit 4KB"), |b| {
+            b.iter(|| encode::pack(black_box(&canvas), bits))
+        });
         c.bench_function(&format!("png {bits}-bit 4KB"), |b| {
             b.iter(|| encode::png(black_box(&canvas), bits).unwrap())
         });
