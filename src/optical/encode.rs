@@ -30,7 +30,7 @@ pub fn png(bitmap: &Bitmap) -> Result<Vec<u8>> {
     if bitmap.width == 0 || bitmap.height == 0 || bitmap.width > i32::MAX as u32 {
         return Err(fail("image must be at least 1x1 pixel"));
     }
-    let stride = (bitmap.width as usize * usize::from(bitmap.bits)).div_ceil(8);
+    let stride = Bitmap::row_bytes(bitmap.width, bitmap.bits);
     if stride != bitmap.stride || bitmap.data.len() != stride * bitmap.height as usize {
         return Err(fail("bitmap size does not match its dimensions"));
     }
@@ -361,14 +361,7 @@ mod tests {
     }
 
     fn bitmap(width: u32, height: u32, bits: u8, data: Vec<u8>) -> Bitmap {
-        let stride = (width as usize * usize::from(bits)).div_ceil(8);
-        Bitmap {
-            width,
-            height,
-            bits,
-            stride,
-            data,
-        }
+        Bitmap::new(width, height, bits, data)
     }
 
     #[test]

@@ -200,6 +200,22 @@ pub struct Bitmap {
 }
 
 impl Bitmap {
+    /// A bitmap over `data` (rows of `row_bytes(width, bits)` bytes).
+    pub fn new(width: u32, height: u32, bits: u8, data: Vec<u8>) -> Self {
+        Self {
+            width,
+            height,
+            bits,
+            stride: Self::row_bytes(width, bits),
+            data,
+        }
+    }
+
+    /// Bytes per row of `width` pixels at `bits` per pixel.
+    pub fn row_bytes(width: u32, bits: u8) -> usize {
+        (width as usize * usize::from(bits)).div_ceil(8)
+    }
+
     /// Gray value of pixel (`x`, `y`) scaled to 0..=255 (255 = paper); 255
     /// outside the image.
     pub fn gray(&self, x: u32, y: u32) -> u8 {
@@ -375,7 +391,7 @@ pub fn draw(
         }
     };
     let depth = usize::from(bits);
-    let stride = (width as usize * depth).div_ceil(8);
+    let stride = Bitmap::row_bytes(width, bits);
     let mut data = vec![0u8; stride * height as usize];
     let (cw, ch) = (cell.width as usize, cell.height as usize);
     // Cells that fit the width: later ones are clipped.
@@ -414,13 +430,7 @@ pub fn draw(
     for b in &mut data {
         *b = !*b;
     }
-    Bitmap {
-        width,
-        height,
-        bits,
-        stride,
-        data,
-    }
+    Bitmap::new(width, height, bits, data)
 }
 
 #[cfg(test)]
