@@ -9,7 +9,7 @@
 //        [--providers a,b] [--windows 3,5] [--rounds N]
 import { readFileSync, readdirSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import * as pkg from '../pkg/node.js';
@@ -177,7 +177,7 @@ async function main() {
   const o = parseArgs(process.argv.slice(2));
   const trajectories = traceFiles(o.traces, o.quick);
   const meta = {
-    traces: o.traces.replace(ROOT + '/', ''),
+    traces: relative(ROOT, o.traces) || '.',
     trajectories: trajectories.length,
     steps: trajectories.reduce((n, t) => n + t.steps.length, 0),
     load: loadavg().map((x) => x.toFixed(2)).join(' '),

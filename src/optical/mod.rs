@@ -4,8 +4,9 @@
 //!
 //! [`layout`] (tabs, ANSI, control characters, trimming) → [`budget`] (font
 //! size, wrap width and split chosen to minimise the provider's image tokens)
-//! → [`raster`] (glyph tiles from the bundled font) → [`encode`] (low bit
-//! depth grayscale PNG, base64). Renders are cached by content hash in the
+//! → [`raster`] (glyph tiles from the bundled font, drawn straight into a
+//! packed low-bit-depth bitmap) → [`encode`] (grayscale PNG from a small
+//! purpose-built writer, base64). Renders are cached by content hash in the
 //! session's [`SnapshotCache`].
 //!
 //! Placement: the tool result keeps a one-line text reference (with the
