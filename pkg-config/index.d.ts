@@ -82,6 +82,8 @@ export interface OpticalOptions {
   bitDepth?: 1 | 2 | 4 | 8;
   /** Share of glyphs missing from the font above which an observation stays text. Default 0.05. */
   maxMissingShare?: number;
+  /** When line by line costs more than 1/ratio of the text, run the lines together with `»` marking each break (default true). */
+  reflow?: boolean;
   detail?: 'high' | 'low';
   mediaResolution?: '' | 'low' | 'medium' | 'high';
   patchMultiplier?: number;

@@ -234,6 +234,10 @@ pub struct OpticalConfig {
     pub bit_depth: u8,
     /// An observation whose share of glyphs missing from the font exceeds this stays text.
     pub max_missing_share: f64,
+    /// When the line-by-line image costs more than `1/ratio` of the text, try
+    /// the lines run together with `»` marking each break (every row full, so
+    /// fewer image tokens; indentation no longer lines up).
+    pub reflow: bool,
     /// OpenAI `detail` (`high` or `low`).
     pub detail: String,
     /// Gemini 3 `media_resolution` (`low`, `medium`, `high`), or empty for tile pricing.
@@ -258,6 +262,7 @@ impl Default for OpticalConfig {
             min_columns: 60,
             bit_depth: 2,
             max_missing_share: 0.05,
+            reflow: true,
             detail: "high".into(),
             media_resolution: String::new(),
             patch_multiplier: 1.62,

@@ -13,7 +13,7 @@ use std::path::Path;
 
 use base64::Engine;
 use tracelite::config::{OpticalConfig, Provider};
-use tracelite::optical;
+use tracelite::optical::{self, Flow};
 
 const PYTHON: &str = "\
 def total(orders, *, tax=0.2):
@@ -52,7 +52,13 @@ fn long_log() -> String {
 }
 
 fn check(name: &str, text: &str, provider: Provider, optical: &OpticalConfig) {
-    let snap = optical::render(text, provider, optical).unwrap().unwrap();
+    check_flow(name, text, provider, optical, Flow::Lines);
+}
+
+fn check_flow(name: &str, text: &str, provider: Provider, optical: &OpticalConfig, flow: Flow) {
+    let snap = optical::render_flow(text, provider, optical, flow)
+        .unwrap()
+        .unwrap();
     let accept = std::env::var_os("TRACELITE_ACCEPT").is_some();
     let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
     let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("optical-golden");
@@ -126,6 +132,23 @@ fn bit_depths() {
             &o,
         );
     }
+}
+
+#[test]
+fn reflowed_output_marks_line_breaks() {
+    let o = OpticalConfig::default();
+    check_flow(
+        "terminal-reflow-anthropic",
+        TERMINAL,
+        Provider::Anthropic,
+        &o,
+        Flow::Reflow,
+    );
+    // Every row but the last is full: no blank cells are paid for.
+    let snap = optical::plan_flow(TERMINAL, Provider::Anthropic, &o, Flow::Reflow).unwrap();
+    let lines = optical::plan(TERMINAL, Provider::Anthropic, &o).unwrap();
+    assert_eq!(snap.lines, 1);
+    assert!(snap.image_tokens() < lines.image_tokens());
 }
 
 #[test]

@@ -12,7 +12,10 @@ mod optical_ocr;
 
 use tracelite::config::{OpticalConfig, Provider};
 
-use optical_ocr::{mean_accuracy, sample_observations, tesseract_available, APT_PACKAGE};
+use optical_ocr::{
+    mean_accuracy, mean_accuracy_flow, sample_observations, tesseract_available, APT_PACKAGE,
+};
+use tracelite::optical::Flow;
 
 const PROVIDERS: [Provider; 5] = [
     Provider::Anthropic,
@@ -28,6 +31,23 @@ fn scratch() -> std::path::PathBuf {
     dir
 }
 
+/// The five real observations the legibility tests read back, or `None`
+/// (with the reason printed) when tesseract or the traces are missing.
+fn ocr_sample() -> Option<Vec<String>> {
+    if !tesseract_available() {
+        eprintln!(
+            "SKIP: tesseract not found; install it with `apt-get install {APT_PACKAGE}` (CI does)"
+        );
+        return None;
+    }
+    let texts = sample_observations(11, 1, 5, true);
+    if texts.is_empty() {
+        eprintln!("SKIP: ../shared/traces not present (set TRACELITE_TRACES)");
+        return None;
+    }
+    Some(texts)
+}
+
 /// Upscale applied before OCR. Tesseract wants ~20 px x-height (its manual
 /// recommends rescaling small text); the model receives the original pixels.
 const OCR_UPSCALE: u32 = 2;
@@ -39,17 +59,7 @@ const OCR_UPSCALE: u32 = 2;
 /// header reads 0.67 at 10 px and 0.70 at 11 px).
 #[test]
 fn real_observations_read_back_at_default_settings_for_every_provider() {
-    if !tesseract_available() {
-        eprintln!(
-            "SKIP: tesseract not found; install it with `apt-get install {APT_PACKAGE}` (CI does)"
-        );
-        return;
-    }
-    let texts = sample_observations(11, 1, 5, true);
-    if texts.is_empty() {
-        eprintln!("SKIP: ../shared/traces not present (set TRACELITE_TRACES)");
-        return;
-    }
+    let Some(texts) = ocr_sample() else { return };
     assert_eq!(texts.len(), 5);
     let dir = scratch();
     let o = OpticalConfig::default();
@@ -61,6 +71,21 @@ fn real_observations_read_back_at_default_settings_for_every_provider() {
         assert!(acc >= 0.95, "{provider:?}: {acc:.3} < 0.95");
     }
     println!("worst {worst:.3}");
+}
+
+/// Reflowed snapshots (lines run together, breaks marked `»`: what the stage
+/// falls back to when line by line costs too much) read back as well, for the
+/// two providers where reflow is what makes snapshots pay.
+#[test]
+fn reflowed_observations_read_back_at_default_settings() {
+    let Some(texts) = ocr_sample() else { return };
+    let dir = scratch();
+    let o = OpticalConfig::default();
+    for provider in [Provider::Anthropic, Provider::Openai] {
+        let acc = mean_accuracy_flow(&texts, provider, &o, Flow::Reflow, OCR_UPSCALE, &dir);
+        println!("{provider:?} reflowed: mean character accuracy {acc:.3}");
+        assert!(acc >= 0.95, "{provider:?} reflowed: {acc:.3} < 0.95");
+    }
 }
 
 /// Sweep of font size × bit depth × OCR upscale, printed as a table. Run with

@@ -289,3 +289,46 @@ fn options_are_validated_by_name() {
         assert_eq!(e.path, path);
     }
 }
+
+/// Mostly short lines under a few long ones (a diff, a listing): line by
+/// line, most cells are blank and the image costs too much for Anthropic; run
+/// together (breaks marked `»`) every row is full and it pays.
+fn short_lines(seed: usize) -> String {
+    (0..120)
+        .map(|i| {
+            let n = (seed * 31 + i * 7) % 997;
+            if i % 8 == 0 {
+                format!(
+                    "    assert parse_{n}(x[{}], mode={}) == expected_{n}  # long\n",
+                    i % 7,
+                    i % 5
+                )
+            } else {
+                format!("k{n}={};\n", (i * 13 + seed) % 89)
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn short_lines_are_reflowed_when_line_by_line_costs_too_much() {
+    let req = request(6, short_lines);
+    let mut c = config(Provider::Anthropic);
+    c.optical.reflow = false;
+    let off = compress(&req, &c, &mut MemoryStore::new()).unwrap();
+    assert!(off.report.changes.is_empty(), "{:#?}", off.report.changes);
+    c.optical.reflow = true;
+    let on = compress(&req, &c, &mut MemoryStore::new()).unwrap();
+    assert_eq!(on.report.changes.len(), 3, "{:#?}", on.report.changes);
+    for change in &on.report.changes {
+        assert!(change.detail.contains("reflowed"), "{}", change.detail);
+        assert!(
+            change.tokens_after * 2 <= change.tokens_before,
+            "{change:?}"
+        );
+    }
+    let out: Value = serde_json::from_str(&on.request).unwrap();
+    let first = tool_contents(&out)[0].to_string();
+    assert!(first.contains("line breaks marked »"), "{first}");
+    assert!(on.report.tokens_after < off.report.tokens_after);
+}

@@ -14,6 +14,12 @@ pub const TAB_STOP: usize = 8;
 /// Stands for a character that cannot be drawn; the raster draws a placeholder box.
 pub const MISSING: char = '\u{FFFD}';
 
+/// Marks a line break in reflowed text (see [`Lines::reflowed`]): `»`, the
+/// mark OCR reads back best among those the font has (mean character
+/// accuracy of reflowed snapshots, Anthropic preset: `»` 0.976, `¶` 0.950,
+/// `¬` 0.951; `tests/optical_legibility.rs`).
+pub const LINE_MARK: char = '\u{BB}';
+
 /// Normalized lines of an observation, ready to wrap at any width.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Lines {
@@ -48,6 +54,28 @@ impl Lines {
             }
         }
         out
+    }
+
+    /// The lines run together as one, each break shown as [`LINE_MARK`], so
+    /// wrapping fills every row: short lines no longer leave blank cells
+    /// (which cost image tokens), at the price of indentation no longer
+    /// lining up.
+    pub fn reflowed(&self) -> Lines {
+        if self.lines.is_empty() {
+            return self.clone();
+        }
+        let mut line = Vec::with_capacity(self.lines.iter().map(|l| l.len() + 1).sum());
+        for (i, l) in self.lines.iter().enumerate() {
+            if i > 0 {
+                line.push(LINE_MARK);
+            }
+            line.extend_from_slice(l);
+        }
+        let breaks = self.lines.len().saturating_sub(1);
+        Lines {
+            lines: vec![line],
+            ink: self.ink + breaks,
+        }
     }
 
     /// The rows at `columns` cells: each line cut into pieces of at most `columns`.
@@ -205,6 +233,18 @@ mod tests {
         assert_eq!(texts(&l), ["  a", "", "b"]);
         assert_eq!(l.ink, 2);
         assert!(lay_out("").lines.is_empty());
+    }
+
+    #[test]
+    fn reflow_joins_lines_with_a_mark_and_fills_rows() {
+        let l = lay_out("ab\n\n  cd\nefghij");
+        let r = l.reflowed();
+        let joined: String = r.lines[0].iter().collect();
+        assert_eq!(joined, "ab»»  cd»efghij");
+        assert_eq!(r.ink, l.ink + 3);
+        assert_eq!(r.rows(5), 3);
+        assert!(r.rows(5) < l.rows(5));
+        assert!(lay_out("").reflowed().lines.is_empty());
     }
 
     #[test]

@@ -35,9 +35,30 @@ use crate::spill;
 use budget::{Plan, MARGIN};
 use layout::Lines;
 
+/// How the lines of an observation are put on the image.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    /// Line by line, long lines wrapped: the text as a terminal shows it.
+    Lines,
+    /// The lines run together, each break marked `»` ([`Lines::reflowed`]).
+    Reflow,
+}
+
+impl Flow {
+    fn lay_out(self, text: &str) -> Lines {
+        let lines = layout::lay_out(text);
+        match self {
+            Self::Lines => lines,
+            Self::Reflow => lines.reflowed(),
+        }
+    }
+}
+
 /// What rendering an observation costs and, once rendered, its images.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Snapshot {
+    /// How the lines are put on the image.
+    pub flow: Flow,
     /// The chosen layout (font, width, split, image tokens).
     pub plan: Plan,
     /// Lines of the text after layout.
@@ -66,14 +87,28 @@ impl Snapshot {
     }
 }
 
-/// Lays out `text` and chooses the cheapest legible plan for `provider`.
-/// `None` for empty text or settings no image can satisfy.
+/// Lays out `text` line by line and chooses the cheapest legible plan for
+/// `provider`. `None` for empty text or settings no image can satisfy.
 pub fn plan(text: &str, provider: Provider, optical: &OpticalConfig) -> Option<Snapshot> {
-    let lines = layout::lay_out(text);
-    plan_lines(&lines, provider, optical)
+    plan_flow(text, provider, optical, Flow::Lines)
 }
 
-fn plan_lines(lines: &Lines, provider: Provider, optical: &OpticalConfig) -> Option<Snapshot> {
+/// [`plan`] with the lines put on the image as `flow` says.
+pub fn plan_flow(
+    text: &str,
+    provider: Provider,
+    optical: &OpticalConfig,
+    flow: Flow,
+) -> Option<Snapshot> {
+    plan_lines(&flow.lay_out(text), provider, optical, flow)
+}
+
+fn plan_lines(
+    lines: &Lines,
+    provider: Provider,
+    optical: &OpticalConfig,
+    flow: Flow,
+) -> Option<Snapshot> {
     let plan = budget::choose(lines, provider, optical, |px| {
         raster::cell_metrics(px, optical.line_gap)
     })?;
@@ -84,6 +119,7 @@ fn plan_lines(lines: &Lines, provider: Provider, optical: &OpticalConfig) -> Opt
         .filter(|c| !raster::covers(**c))
         .count();
     Some(Snapshot {
+        flow,
         plan,
         lines: lines.lines.len(),
         ink: lines.ink,
@@ -94,8 +130,18 @@ fn plan_lines(lines: &Lines, provider: Provider, optical: &OpticalConfig) -> Opt
 
 /// Plans and renders `text` into PNG images (see [`plan`]).
 pub fn render(text: &str, provider: Provider, optical: &OpticalConfig) -> Result<Option<Snapshot>> {
-    let lines = layout::lay_out(text);
-    let Some(mut snapshot) = plan_lines(&lines, provider, optical) else {
+    render_flow(text, provider, optical, Flow::Lines)
+}
+
+/// [`render`] with the lines put on the image as `flow` says.
+pub fn render_flow(
+    text: &str,
+    provider: Provider,
+    optical: &OpticalConfig,
+    flow: Flow,
+) -> Result<Option<Snapshot>> {
+    let lines = flow.lay_out(text);
+    let Some(mut snapshot) = plan_lines(&lines, provider, optical, flow) else {
         return Ok(None);
     };
     snapshot.images = draw_images(&lines, &snapshot.plan, optical)?;
@@ -134,12 +180,12 @@ fn draw_images(lines: &Lines, plan: &Plan, optical: &OpticalConfig) -> Result<Ve
     Ok(images)
 }
 
-/// Cache key of a snapshot: content hash of the text and of every setting
-/// that changes the pixels or the price.
-pub fn cache_key(text: &str, provider: Provider, optical: &OpticalConfig) -> u64 {
+/// Cache key of a snapshot: content hash of the text, the flow and every
+/// setting that changes the pixels or the price.
+pub fn cache_key(text: &str, provider: Provider, optical: &OpticalConfig, flow: Flow) -> u64 {
     let mut h = Fnv::new();
     h.write(text.as_bytes());
-    h.write(&[0xff, provider as u8, optical.bit_depth]);
+    h.write(&[0xff, provider as u8, optical.bit_depth, flow as u8]);
     for v in [
         optical.font_px,
         optical.min_font_px,
@@ -170,10 +216,14 @@ impl Fnv {
 }
 
 /// The one-line text a snapshot leaves in the tool result.
-pub fn reference(lines: usize, images: usize, pointer: &str) -> String {
+pub fn reference(lines: usize, images: usize, flow: Flow, pointer: &str) -> String {
     let s = if images == 1 { "" } else { "s" };
+    let marked = match flow {
+        Flow::Lines => "",
+        Flow::Reflow => ", line breaks marked »",
+    };
     format!(
-        "[{lines} lines of output shown as {images} image{s}; full text: {pointer} (read_spill)]"
+        "[{lines} lines of output shown as {images} image{s}{marked}; full text: {pointer} (read_spill)]"
     )
 }
 
@@ -281,29 +331,44 @@ impl Optical {
         // What the image shows reaches the model: mask secrets first (the
         // store keeps the original under `text`'s pointer).
         let shown = cx.redact(&text).into_owned();
-        let key = cache_key(&shown, config.provider, optical);
-        let snapshot = match cx.state.snapshots.get(key) {
-            Some(s) => s.clone(),
-            None => {
-                let Some(s) = plan(&shown, config.provider, optical) else {
-                    return Ok(Outcome::TooCostly);
-                };
-                cx.state
-                    .snapshots
-                    .insert(key, s.clone(), optical.cache_bytes);
-                s
-            }
-        };
-        if snapshot.missing_share() > optical.max_missing_share {
-            return Ok(Outcome::MissingGlyphs);
-        }
-        let count = snapshot.plan.image_sizes.len();
         let pointer = spill::pointer(&config.session, &spill::content_key("snapshot", &text));
-        let line = reference(snapshot.lines, count, &pointer);
-        let after = cx.meter.text(&line)? + snapshot.image_tokens();
-        if after as f64 > before as f64 / optical.ratio {
-            return Ok(Outcome::TooCostly);
+        // Line by line first; run together when that is too costly.
+        let flows: &[Flow] = if optical.reflow {
+            &[Flow::Lines, Flow::Reflow]
+        } else {
+            &[Flow::Lines]
+        };
+        let mut refused = Outcome::TooCostly;
+        let mut chosen = None;
+        for &flow in flows {
+            let key = cache_key(&shown, config.provider, optical, flow);
+            let snapshot = match cx.state.snapshots.get(key) {
+                Some(s) => s.clone(),
+                None => {
+                    let Some(s) = plan_flow(&shown, config.provider, optical, flow) else {
+                        continue;
+                    };
+                    cx.state
+                        .snapshots
+                        .insert(key, s.clone(), optical.cache_bytes);
+                    s
+                }
+            };
+            if snapshot.missing_share() > optical.max_missing_share {
+                refused = Outcome::MissingGlyphs;
+                break;
+            }
+            let count = snapshot.plan.image_sizes.len();
+            let line = reference(snapshot.lines, count, flow, &pointer);
+            let after = cx.meter.text(&line)? + snapshot.image_tokens();
+            if after as f64 <= before as f64 / optical.ratio {
+                chosen = Some((key, snapshot, line, after, count));
+                break;
+            }
         }
+        let Some((key, snapshot, line, after, count)) = chosen else {
+            return Ok(refused);
+        };
         if images_in_request + count > optical.max_images {
             return Ok(Outcome::ImageCap);
         }
@@ -311,7 +376,8 @@ impl Optical {
             return Ok(Outcome::StoreRefused);
         };
         let images = if snapshot.images.is_empty() {
-            let Some(rendered) = render(&shown, config.provider, optical)? else {
+            let Some(rendered) = render_flow(&shown, config.provider, optical, snapshot.flow)?
+            else {
                 return Ok(Outcome::TooCostly);
             };
             cx.state
@@ -348,11 +414,16 @@ impl Optical {
             after,
             Some(kept),
             format!(
-                "text {before} tokens, image {} tokens ({} px font, {} columns, {}), ratio {:.2}",
+                "text {before} tokens, image {} tokens ({} px font, {} columns, {}{}), ratio {:.2}",
                 snapshot.image_tokens(),
                 plan.font_px,
                 plan.columns,
                 sizes.join(" + "),
+                if snapshot.flow == Flow::Reflow {
+                    ", reflowed"
+                } else {
+                    ""
+                },
                 before as f64 / after.max(1) as f64,
             ),
         );

@@ -6,7 +6,7 @@ use std::process::Command;
 
 use base64::Engine;
 use tracelite::config::{OpticalConfig, Provider};
-use tracelite::optical::{self, layout, Snapshot};
+use tracelite::optical::{self, layout, Flow, Snapshot};
 
 /// The Debian/Ubuntu package that provides the `tesseract` binary.
 pub const APT_PACKAGE: &str = "tesseract-ocr";
@@ -165,7 +165,10 @@ pub fn accuracy(expected: &str, got: &str) -> f64 {
 
 /// The text drawn in each image of `snapshot` (rows of `text` wrapped as planned).
 pub fn drawn_text(text: &str, snapshot: &Snapshot) -> Vec<String> {
-    let lines = layout::lay_out(text);
+    let lines = match snapshot.flow {
+        Flow::Lines => layout::lay_out(text),
+        Flow::Reflow => layout::lay_out(text).reflowed(),
+    };
     let rows = lines.wrap(snapshot.plan.columns);
     let mut out = Vec::new();
     let mut start = 0;
@@ -189,11 +192,25 @@ pub fn mean_accuracy(
     factor: u32,
     scratch_dir: &Path,
 ) -> f64 {
+    mean_accuracy_flow(texts, provider, optical, Flow::Lines, factor, scratch_dir)
+}
+
+/// [`mean_accuracy`] with the lines put on the image as `flow` says.
+pub fn mean_accuracy_flow(
+    texts: &[String],
+    provider: Provider,
+    optical: &OpticalConfig,
+    flow: Flow,
+    factor: u32,
+    scratch_dir: &Path,
+) -> f64 {
     let (mut good, mut total) = (0.0, 0.0);
     for (i, text) in texts.iter().enumerate() {
-        let snap = optical::render(text, provider, optical).unwrap().unwrap();
+        let snap = optical::render_flow(text, provider, optical, flow)
+            .unwrap()
+            .unwrap();
         for (j, (image, drawn)) in snap.images.iter().zip(drawn_text(text, &snap)).enumerate() {
-            let scratch: PathBuf = scratch_dir.join(format!("ocr-{i}-{j}.png"));
+            let scratch: PathBuf = scratch_dir.join(format!("ocr-{flow:?}-{i}-{j}.png"));
             let got = read_image(&image.data, factor, &scratch);
             let expected = normalize(&drawn);
             let acc = accuracy_without_rules(&expected, &normalize(&got));
