@@ -317,9 +317,14 @@ async function startHost(name, source, upstream, extra = {}) {
     ...(extra.kv ? { kvNamespaces: ['SPILLS'] } : {}),
     handleRuntimeStdio(stdout, stderr) {
       // The example logs one line per request: count them, do not print them.
-      stdout.on('data', (d) => { host.logLines += String(d).split('\n').length - 1; });
+      stdout.on('data', (d) => {
+        for (const line of String(d).split('\n').slice(0, -1)) {
+          if (line.startsWith('tracelite ')) host.logLines++;
+          else host.stderr = `${host.stderr}${line}\n`.slice(-4000);
+        }
+      });
       host.drained = new Promise((done) => { stdout.on('end', done); stdout.on('close', done); });
-      stderr.on('data', (d) => { if (host.stderr.length < 4000) host.stderr += d; });
+      stderr.on('data', (d) => { host.stderr = (host.stderr + d).slice(-4000); });
     },
   });
   host.url = String(await host.mf.ready).replace(/\/$/, '');
@@ -338,7 +343,7 @@ async function startHost(name, source, upstream, extra = {}) {
 async function runLevel(host, variants, { connections, amount, capSeconds, sessions, tracelite, pidOf }) {
   let turn = 0;
   let lastResponse = 0;
-  const check = { wrongBody: 0, wrongStatus: 0, wrongTokens: 0, responses: 0, firstProblem: null };
+  const check = { wrongBody: 0, wrongStatus: 0, wrongTokens: 0, responses: 0, firstProblem: null, errorKinds: {} };
   const requests = variants.map((v) => ({
     method: 'POST',
     path: '/v1/chat/completions',
@@ -391,6 +396,9 @@ async function runLevel(host, variants, { connections, amount, capSeconds, sessi
         run.stop();
       }, capSeconds * 1000);
       run.on('done', () => clearTimeout(cap));
+      run.on('reqError', (err) => {
+        check.errorKinds[err?.code ?? err?.message ?? String(err)] = (check.errorKinds[err?.code ?? err?.message ?? String(err)] ?? 0) + 1;
+      });
     });
   } finally {
     clearInterval(timer);
@@ -584,6 +592,7 @@ async function main() {
     await baseUpstream.close();
   }
   results.upstream = { tracelite: tlUpstream.stats, baseline: baseUpstream.stats };
+  results.workerdStderr = { tracelite: tl?.stderr ?? '', baseline: base?.stderr ?? '' };
   results.environment = {
     cpus: cpus().length,
     cpuModel: cpus()[0]?.model?.trim() ?? 'unknown',
@@ -597,7 +606,7 @@ async function main() {
   for (const level of results.levels) {
     for (const [label, r] of [['pass-through', level.baseline], ['TraceLite', level.tracelite]]) {
       const bad = r.errors + r.timeouts + r.non2xx + r.mismatches;
-      if (bad > 0) problems.push(`${label} at ${level.connections} connections: ${r.errors} errors, ${r.timeouts} timeouts, ${r.non2xx} non-2xx, ${r.mismatches} wrong responses${r.check.firstProblem ? ` (first: ${r.check.firstProblem})` : ''}`);
+      if (bad > 0) problems.push(`${label} at ${level.connections} connections: ${r.errors} errors ${JSON.stringify(r.check.errorKinds)}, ${r.timeouts} timeouts, ${r.non2xx} non-2xx, ${r.mismatches} wrong responses${r.check.firstProblem ? ` (first: ${r.check.firstProblem})` : ''}`);
     }
   }
   for (const [label, s] of Object.entries(results.upstream)) {
