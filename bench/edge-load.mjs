@@ -31,12 +31,15 @@ const USAGE = `usage: node bench/edge-load.mjs [options]
                        one of ../shared/traces, else tests/fixtures/sample-trajectory.json)
   --large FILE         trajectory whose last request is the large one (default: the
                        largest of ../shared/traces, else the sample's last request)
+  --options JSON       compress settings of the worker, merged into the example's
+                       {"budget":128000,"provider":"openai"}, e.g. '{"optical":{"enabled":false}}'
   --json FILE          machine-readable results (default bench/edge-load.json)
   --report FILE        also write a markdown report (e.g. bench/EDGE-LOAD.md)`;
 
 /** Compress settings of the worker under test (the example's wrangler.toml). */
-const OPTIONS = { budget: 128000, provider: 'openai' };
+const DEFAULT_OPTIONS = { budget: 128000, provider: 'openai' };
 const MAX_BODY_BYTES = 8 * 1024 * 1024;
+const NOTES_MARKER = '<!-- notes: kept when the report is regenerated -->';
 
 function fail(message) {
   console.error(`edge-load: ${message}\n${USAGE}`);
@@ -64,6 +67,13 @@ function parseArgs(argv) {
     else if (a === '--trace') o.trace = resolve(next());
     else if (a === '--large') o.large = resolve(next());
     else if (a === '--json') o.json = resolve(next());
+    else if (a === '--options') {
+      try {
+        o.options = JSON.parse(next());
+      } catch (err) {
+        fail(`--options: ${err.message}`);
+      }
+    }
     else if (a === '--report') o.report = resolve(next());
     else if (a === '--help' || a === '-h') {
       console.log(USAGE);
@@ -149,7 +159,7 @@ function completionChunks(id, model, action, usage) {
  * session (compress is deterministic; pointers name the session) and what the
  * client must get back.
  */
-function buildVariants(traceFile, largeFile, sessions) {
+function buildVariants(traceFile, largeFile, sessions, OPTIONS) {
   const trace = JSON.parse(readFileSync(traceFile, 'utf8'));
   const large = JSON.parse(readFileSync(largeFile, 'utf8'));
   const n = trace.steps.length;
@@ -475,7 +485,7 @@ ${env.loadBefore.map((l) => l.toFixed(2)).join(' ')} before the run and ${env.lo
 shared with other jobs: absolute numbers are noisy, the ratios to the pass-through worker measured in the same run less so.
 
 Setup: the Cloudflare Worker example (\`pkg-config/examples/cloudflare-worker/worker.js\`: \`createProxy\` with a
-\`KvSpillStore\`, settings \`${JSON.stringify(OPTIONS)}\`) and a pass-through worker without TraceLite, each in its own
+\`KvSpillStore\`, settings \`${JSON.stringify(results.options)}\`) and a pass-through worker without TraceLite, each in its own
 workerd (Miniflare ${env.miniflare}), in front of a stub OpenAI endpoint on 127.0.0.1 (Node, same process as the load
 generator) that answers with a chat.completion or its SSE stream. autocannon ${env.autocannon} sends POST
 /v1/chat/completions over loopback, closed loop: at each level a fixed number of requests
@@ -498,7 +508,7 @@ the pass-through. Workerd RSS is the peak of the worker's own workerd process (\
 100 ms); Node RSS is the load generator + stub upstream + Miniflare host. TraceLite's workerd RSS grew from
 ${mb(results.levels[0]?.tracelite.memory.workerdStart ?? 0)} MB before the first level to ${mb(results.levels.at(-1)?.tracelite.memory.workerdEnd ?? 0)} MB after the last.
 
-Reproduce: \`make bench-edge\` (at most ${results.maxSeconds} s of load plus ~15 s of set-up; \`node bench/edge-load.mjs --help\` for the options).
+This run: \`${results.command}\`. Reproduce: \`make bench-edge\` (at most ${results.maxSeconds} s of load plus ~15 s of set-up; \`node bench/edge-load.mjs --help\` for the options).
 `;
 }
 
@@ -515,7 +525,8 @@ async function main() {
 
   const loadBefore = loadavg();
   const { trace, large } = pickTraces(o);
-  const variants = buildVariants(trace, large, o.sessions);
+  const OPTIONS = { ...DEFAULT_OPTIONS, ...o.options };
+  const variants = buildVariants(trace, large, o.sessions, OPTIONS);
   for (const v of variants) {
     if (v.bytes > MAX_BODY_BYTES) fail(`${v.source} is ${v.bytes} bytes, over the worker's ${MAX_BODY_BYTES}`);
   }
@@ -533,6 +544,7 @@ async function main() {
     maxSeconds: o.maxSeconds,
     sessions: o.sessions,
     options: OPTIONS,
+    command: ['node', 'bench/edge-load.mjs', ...process.argv.slice(2).map((a) => (/^[\w./,:=-]+$/.test(a) ? a : `'${a}'`))].join(' '),
     variants: variants.map((v) => ({
       name: v.name, source: v.source, stream: v.stream, bytes: v.bytes, forwardedBytes: v.perSession[0].forwarded.length,
       tokensBefore: v.tokensBefore, tokensAfter: v.tokensAfter, sentTokensEstimate: v.sentTokens, forwardedTokensEstimate: v.forwardedTokens,
@@ -616,7 +628,12 @@ async function main() {
 
   writeFileSync(o.json, `${JSON.stringify(results, null, 2)}\n`);
   const md = markdownReport(results);
-  if (o.report) writeFileSync(o.report, md);
+  if (o.report) {
+    // Hand-written notes below the marker survive a regeneration.
+    const old = existsSync(o.report) ? readFileSync(o.report, 'utf8') : '';
+    const at = old.indexOf(NOTES_MARKER);
+    writeFileSync(o.report, `${md}\n${at === -1 ? `${NOTES_MARKER}\n` : old.slice(at)}`);
+  }
   console.log(`${variantTable(results)}\n\n${markdownTables(results)}`);
   console.error(`edge-load: results in ${relative(process.cwd(), o.json) || o.json}${o.report ? ` and ${relative(process.cwd(), o.report)}` : ''}`);
   if (problems.length) {
