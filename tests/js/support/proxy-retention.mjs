@@ -1,9 +1,52 @@
-// Run with --expose-gc by proxy-load.test.mjs: `createProxy` with N requests of
-// ~1 MB waiting on the upstream at once. Prints the JS heap the waiting
-// requests hold (after a full GC) per request, and the body size.
+// Run with --expose-gc by proxy-load.test.mjs. Prints JSON.
+// `waiting N`: createProxy with N requests of ~1 MB waiting on the upstream at
+// once; the JS heap the waiting requests hold (after a full GC) per request.
+// `steady R`: R rounds of 50 concurrent requests through a KvSpillStore; the
+// heap after each round (after a full GC), which must not grow.
+import { readFileSync } from 'node:fs';
+import { trajectoryToRequest } from '../../../pkg/node.js';
+import { KvSpillStore } from '../../../pkg/kv-store.js';
 import { createProxy } from '../../../pkg/proxy.js';
 
-const N = Number(process.argv[2] ?? 16);
+const mode = process.argv[2];
+const N = Number(process.argv[3] ?? 16);
+
+if (mode === 'steady') {
+  const sample = JSON.parse(readFileSync(new URL('../../fixtures/sample-trajectory.json', import.meta.url), 'utf8'));
+  const request = JSON.stringify({ model: 'm', ...trajectoryToRequest(sample, sample.steps.length, 'openai-chat') });
+  const data = new Map();
+  const kv = {
+    async get(name) { return data.get(name)?.value ?? null; },
+    async put(name, value, opts) { data.set(name, { value, metadata: opts?.metadata }); },
+    async getWithMetadata(name) {
+      const e = data.get(name);
+      return { value: e?.value ?? null, metadata: e?.metadata ?? null };
+    },
+  };
+  const proxy = createProxy({
+    upstream: 'http://upstream.test',
+    options: { budget: 16000 },
+    store: new KvSpillStore(kv),
+    async fetch(req) {
+      await req.arrayBuffer();
+      return new Response('{}');
+    },
+  });
+  const heap = [];
+  const statuses = new Set();
+  for (let round = 0; round < N; round++) {
+    await Promise.all(Array.from({ length: 50 }, async (_, i) => {
+      const res = await proxy(new Request('http://proxy.test/v1/chat/completions', { method: 'POST', headers: { 'x-tracelite-session': `agent-${i % 8}` }, body: request }));
+      statuses.add(res.status);
+      await res.text();
+    }));
+    globalThis.gc();
+    globalThis.gc();
+    heap.push(process.memoryUsage().heapUsed);
+  }
+  console.log(JSON.stringify({ heap, statuses: [...statuses], kvKeys: data.size }));
+  process.exit(0);
+}
 const lines = Array.from({ length: 20000 }, (_, i) => `tests/test_pricing.py::test_discount_${i} PASSED [${i % 100}%] ${'·'.repeat(i % 13)}`);
 const body = JSON.stringify({
   model: 'gpt-test',
