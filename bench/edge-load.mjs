@@ -495,8 +495,8 @@ Setup: the Cloudflare Worker example (\`pkg-config/examples/cloudflare-worker/wo
 workerd (Miniflare ${env.miniflare}), in front of a stub OpenAI endpoint on 127.0.0.1 (Node, same process as the load
 generator) that answers with a chat.completion or its SSE stream. autocannon ${env.autocannon} sends POST
 /v1/chat/completions over loopback, closed loop: at each level a fixed number of requests
-(${results.requestsPerLevel.join(', ')}) per worker (pass-through first), every one completed (so the slow ones are in the latencies), all
-runs together bounded to ${results.maxSeconds} s. Each connection cycles through the four requests below; each request names one of
+(${results.requestsPerLevel.join(', ')}) per worker (pass-through first), each waited for to the end (so the slow ones are in
+the latencies, unlike a fixed-duration run), all runs together bounded to ${results.maxSeconds} s. Each connection cycles through the four requests below; each request names one of
 ${results.sessions} agent sessions in turn (\`x-tracelite-session\`), so from 16 connections on several requests of one session are in
 flight at once.
 
@@ -505,6 +505,8 @@ ${variantTable(results)}
 ## Results
 
 ${markdownTables(results)}
+
+${results.problems.length ? `**Not clean**: ${results.problems.join('; ')}.` : 'No errors, no non-2xx, no timeouts, no wrong responses at any level.'}
 
 Wrong responses: a status other than 200, a body other than the upstream's (byte for byte, SSE included), or an
 \`x-tracelite-tokens\` header other than the one \`compress\` gives for that request and session. † After a
