@@ -6,7 +6,7 @@ WASM_BINDGEN := $(TOOLS)/bin/wasm-bindgen
 WASM := target/wasm32-unknown-unknown/release/tracelite.wasm
 SAMPLE := tests/fixtures/sample-trajectory.json
 
-.PHONY: deps pkg demo test test-rust test-js lint playground bench bench-edge clean-pkg
+.PHONY: deps pkg demo test test-rust test-js lint playground bench bench-windows bench-edge clean-pkg
 
 ## deps: wasm target, the wasm-bindgen CLI pinned to Cargo.lock, npm packages.
 deps: $(WASM_BINDGEN) node_modules/.installed
@@ -55,6 +55,11 @@ bench: pkg
 ## table, writes bench/edge-load.json and bench/EDGE-LOAD.md.
 bench-edge: pkg
 	node bench/edge-load.mjs --report bench/EDGE-LOAD.md $(BENCH_EDGE_ARGS)
+
+## bench-windows: recent window 3 vs 5 per provider, tokens saved stage by stage,
+## per-observation wasm cost: writes bench/WINDOWS.md and bench/windows.json.
+bench-windows: pkg
+	node bench/windows.mjs $(BENCH_ARGS)
 
 lint:
 	cargo fmt --check

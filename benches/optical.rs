@@ -77,19 +77,37 @@ fn bench(c: &mut Criterion) {
     let atlas = raster::atlas(plan.font_px, o.line_gap).unwrap();
     let rows = lines.wrap(plan.columns);
     let (w, h) = plan.image_sizes[0];
-    c.bench_function("raster 4KB", |b| {
-        b.iter(|| raster::draw(black_box(&rows), atlas, plan.font_px, w, h, budget::MARGIN))
-    });
-    let canvas = raster::draw(&rows, atlas, plan.font_px, w, h, budget::MARGIN);
-    eprintln!("canvas {}x{}", canvas.width, canvas.height);
     for bits in [1u8, 2, 8] {
-        let png = encode::png(&canvas, bits).unwrap();
-        eprintln!("png {bits}-bit: {} bytes", png.len());
+        c.bench_function(&format!("raster {bits}-bit 4KB"), |b| {
+            b.iter(|| {
+                raster::draw(
+                    black_box(&rows),
+                    atlas,
+                    plan.font_px,
+                    w,
+                    h,
+                    budget::MARGIN,
+                    bits,
+                )
+            })
+        });
+        let bitmap = raster::draw(&rows, atlas, plan.font_px, w, h, budget::MARGIN, bits);
+        let png = encode::png(&bitmap).unwrap();
+        eprintln!("{w}x{h} png {bits}-bit: {} bytes", png.len());
         c.bench_function(&format!("png {bits}-bit 4KB"), |b| {
-            b.iter(|| encode::png(black_box(&canvas), bits).unwrap())
+            b.iter(|| encode::png(black_box(&bitmap)).unwrap())
         });
     }
-    let png = encode::png(&canvas, o.bit_depth).unwrap();
+    let bitmap = raster::draw(
+        &rows,
+        atlas,
+        plan.font_px,
+        w,
+        h,
+        budget::MARGIN,
+        o.bit_depth,
+    );
+    let png = encode::png(&bitmap).unwrap();
     c.bench_function("base64 4KB", |b| b.iter(|| encode::base64(black_box(&png))));
 }
 

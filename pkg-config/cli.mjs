@@ -125,7 +125,9 @@ function table(id, result) {
 function totalsLine(r) {
   return `total: ${r.steps} steps, baseline ${r.baseline_tokens} tokens, compressed ${r.compressed_tokens} tokens, ` +
     `reduction ${(r.reduction * 100).toFixed(1)}%, prefix reuse ${(r.prefix_reuse * 100).toFixed(1)}%, ` +
-    `latency p50 ${r.latency_ms.p50} ms p95 ${r.latency_ms.p95} ms`;
+    `latency p50 ${r.latency_ms.p50} ms p95 ${r.latency_ms.p95} ms\n` +
+    `saved by stage: ${Object.entries(r.saved_by_stage)
+      .map(([stage, s]) => `${stage} ${s.tokens} (${(s.share * 100).toFixed(1)}%)`).join(', ')}`;
 }
 
 function readJson(path) {

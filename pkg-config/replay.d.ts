@@ -1,4 +1,4 @@
-import type { CompressSettings, Report, SpillBlob, SpillStore, Trajectory } from './index.js';
+import type { CompressSettings, Report, SpillBlob, SpillStore, StageName, Trajectory } from './index.js';
 
 /** One replayed step: totals of the request sent before step `t`. */
 export interface ReplayStep {
@@ -9,6 +9,8 @@ export interface ReplayStep {
   compressed: number;
   /** Milliseconds the compress call took. */
   ms: number;
+  /** Tokens each stage removed at this step (negative if it added some). */
+  saved?: Partial<Record<StageName, number>>;
   /** Set when several trajectories are summed. */
   id?: string;
 }
@@ -22,12 +24,17 @@ export interface ReplaySummary {
   reduction: number;
   /** Mean share of the previous request's bytes reused as prefix. */
   prefix_reuse: number;
+  /** Tokens each stage removed over all steps, and their share of the baseline. */
+  saved_by_stage: Partial<Record<StageName, { tokens: number; share: number }>>;
   per_step: ReplayStep[];
   latency_ms: { p50: number; p95: number; max: number };
 }
 
 /** The spill session a replay uses for a trajectory id. */
 export function sessionName(id: string | undefined | null): string;
+
+/** Tokens each stage saved in one compress report. */
+export function stageSavings(report: Report): Partial<Record<StageName, number>>;
 
 /** Totals of replayed steps. */
 export function summarizeReplay(perStep: ReplayStep[], prefixFractions?: number[]): ReplaySummary;

@@ -20,20 +20,38 @@ function percentile(sorted, p) {
   return sorted[i];
 }
 
+/** Tokens each stage saved in one compress report (negative if it added some): `{ spill, dedup, phase, optical, compact }`. */
+export function stageSavings(report) {
+  const saved = {};
+  for (const s of report?.stages ?? []) saved[s.stage] = s.tokensBefore - s.tokensAfter;
+  return saved;
+}
+
 /**
- * Totals of replayed steps (`[{ baseline, compressed, ms }]`): the figures
- * `tracelite replay --json` prints. `reduction` is 1 − compressed/baseline,
- * rounded to 4 digits; `prefix_reuse` the mean shared-prefix fraction.
+ * Totals of replayed steps (`[{ baseline, compressed, ms, saved? }]`): the
+ * figures `tracelite replay --json` prints. `reduction` is 1 − compressed/baseline,
+ * rounded to 4 digits; `prefix_reuse` the mean shared-prefix fraction;
+ * `saved_by_stage` the tokens each stage removed, summed over the steps (with
+ * its share of the baseline), so a reduction can be traced to its stages.
  */
 export function summarizeReplay(perStep, prefixFractions = []) {
   const baseline = perStep.reduce((s, p) => s + p.baseline, 0);
   const compressed = perStep.reduce((s, p) => s + p.compressed, 0);
   const ms = perStep.map((p) => p.ms).sort((a, b) => a - b);
+  const savedByStage = {};
+  for (const p of perStep) {
+    for (const [stage, n] of Object.entries(p.saved ?? {})) {
+      savedByStage[stage] ??= { tokens: 0, share: 0 };
+      savedByStage[stage].tokens += n;
+    }
+  }
+  for (const s of Object.values(savedByStage)) s.share = baseline === 0 ? 0 : round(s.tokens / baseline, 4);
   return {
     steps: perStep.length,
     baseline_tokens: baseline,
     compressed_tokens: compressed,
     reduction: baseline === 0 ? 0 : round(1 - compressed / baseline, 4),
+    saved_by_stage: savedByStage,
     prefix_reuse: prefixFractions.length === 0
       ? 0
       : round(prefixFractions.reduce((s, x) => s + x, 0) / prefixFractions.length, 4),
@@ -73,7 +91,13 @@ export function replayTrajectory(trajectory, options = {}, host = {}) {
         prefixFractions.push(output.report.prefix.sharedBytes / output.report.prefix.previousBytes);
       }
       previous = outputText;
-      perStep.push({ t, baseline: output.report.tokensBefore, compressed: output.report.tokensAfter, ms: round(ms) });
+      perStep.push({
+        t,
+        baseline: output.report.tokensBefore,
+        compressed: output.report.tokensAfter,
+        ms: round(ms),
+        saved: stageSavings(output.report),
+      });
       onStep?.({ t, request, output, outputText, ms });
     }
   } finally {

@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use super::text::{is_error_line, one_line};
 use crate::model::{ToolCall, ToolResult};
+use crate::phase::{shell, EditKind};
 
 /// Outcome of a test or run command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,7 +103,7 @@ pub fn classify(call: &ToolCall, result: Option<&ToolResult>, edit_tools: &[Stri
     };
     let parsed = ShellCommand::parse(command);
     activity.command = one_line(parsed.lines.first().map_or("", |l| l), 200);
-    activity.edits = parsed.written_paths();
+    activity.edits = written_paths(command);
     if let Some(kind) = parsed.check_kind() {
         activity.check = Some(Check {
             kind,
@@ -125,16 +126,14 @@ fn shell_command(args: &Value) -> Option<&str> {
     }
 }
 
-/// A shell command split into its command lines and heredoc bodies.
+/// A shell command split into its command lines (heredoc bodies skipped).
 struct ShellCommand<'a> {
     lines: Vec<&'a str>,
-    heredocs: Vec<(usize, String)>,
 }
 
 impl<'a> ShellCommand<'a> {
     fn parse(command: &'a str) -> Self {
         let mut lines = Vec::new();
-        let mut heredocs = Vec::new();
         let mut iter = command.lines();
         while let Some(line) = iter.next() {
             let t = line.trim();
@@ -143,74 +142,14 @@ impl<'a> ShellCommand<'a> {
             }
             lines.push(t);
             if let Some(delim) = heredoc_delimiter(t) {
-                let mut body = String::new();
                 for l in iter.by_ref() {
                     if l.trim() == delim {
                         break;
                     }
-                    body.push_str(l);
-                    body.push('\n');
-                }
-                heredocs.push((lines.len() - 1, body));
-            }
-        }
-        Self { lines, heredocs }
-    }
-
-    /// Paths the command writes: `sed -i … FILE`, `cat/echo/printf … > FILE`,
-    /// `tee FILE`, `git apply`/`patch` (as `patch`), python heredocs that `open(…, 'w')`.
-    fn written_paths(&self) -> Vec<String> {
-        let mut out: Vec<String> = Vec::new();
-        let mut push = |p: String| {
-            if !p.is_empty() && p != "/dev/null" && !out.contains(&p) {
-                out.push(p);
-            }
-        };
-        for (i, line) in self.lines.iter().enumerate() {
-            for segment in split_chain(line) {
-                let words: Vec<&str> = segment.split_whitespace().collect();
-                let Some(&first) = words.first() else {
-                    continue;
-                };
-                if first == "sed" && words.iter().any(|w| w.starts_with("-i")) {
-                    if let Some(last) = words.last().filter(|w| !w.starts_with('-')) {
-                        push(unquote(last));
-                    }
-                } else if (first == "perl" && words.iter().any(|w| w.starts_with("-pi")))
-                    || first == "patch"
-                    || (first == "git" && words.get(1) == Some(&"apply"))
-                {
-                    push(if first == "perl" {
-                        words.last().map(|w| unquote(w)).unwrap_or_default()
-                    } else {
-                        "patch".into()
-                    });
-                } else if matches!(first, "cat" | "echo" | "printf") {
-                    if let Some(target) = redirect_target(&words) {
-                        push(target);
-                    }
-                } else if first == "tee" {
-                    if let Some(p) = words.iter().skip(1).find(|w| !w.starts_with('-')) {
-                        push(unquote(p));
-                    }
-                }
-                if words.contains(&"|") {
-                    if let Some(pos) = words.iter().position(|w| *w == "tee") {
-                        if let Some(p) = words.iter().skip(pos + 1).find(|w| !w.starts_with('-')) {
-                            push(unquote(p));
-                        }
-                    }
-                }
-            }
-            for (_, body) in self.heredocs.iter().filter(|(at, _)| *at == i) {
-                if line.contains("python") {
-                    for p in python_written_paths(body) {
-                        push(p);
-                    }
                 }
             }
         }
-        out
+        Self { lines }
     }
 
     /// Whether the command runs tests or a script (ignoring heredoc bodies):
@@ -302,54 +241,19 @@ fn split_chain(line: &str) -> Vec<&str> {
     }
 }
 
-/// The target of `>` / `>>` in a word list (`> f`, `>f`, `>> f`), not `2>` or `>&`.
-fn redirect_target(words: &[&str]) -> Option<String> {
-    for (i, w) in words.iter().enumerate() {
-        if *w == ">" || *w == ">>" {
-            return words.get(i + 1).map(|p| unquote(p));
-        }
-        if let Some(p) = w.strip_prefix(">>").or_else(|| w.strip_prefix('>')) {
-            if !p.is_empty() && !p.starts_with('&') {
-                return Some(unquote(p));
-            }
-        }
-    }
-    None
-}
-
-fn unquote(w: &str) -> String {
-    w.trim_matches(|c| c == '\'' || c == '"').to_string()
-}
-
-/// Paths a Python script opens for writing: `open('p', 'w')`, `Path('p').write_text`.
-fn python_written_paths(body: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for line in body.lines() {
-        let writes = line.contains("'w'")
-            || line.contains("\"w\"")
-            || line.contains("'a'")
-            || line.contains("\"a\"")
-            || line.contains("write_text(");
-        if !writes {
-            continue;
-        }
-        let Some(at) = line.find("open(").or_else(|| line.find("Path(")) else {
-            continue;
-        };
-        let rest = line.get(at + 5..).unwrap_or("");
-        if let Some(q) = rest
-            .trim_start()
-            .chars()
-            .next()
-            .filter(|c| *c == '\'' || *c == '"')
-        {
-            let inner = rest.trim_start().get(1..).unwrap_or("");
-            if let Some(end) = inner.find(q) {
-                out.push(inner.get(..end).unwrap_or("").to_string());
-            }
-        } else {
-            // A variable: the file it names is not known here.
-            out.push("(file written by script)".into());
+/// Paths the command writes, as the phase stage's shell reader finds them
+/// (one detector for both stages); `patch` for `git apply`/`patch`, and a
+/// placeholder for a script that writes a file it does not name literally.
+fn written_paths(command: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for write in shell::find_writes(command) {
+        let path = write.target.unwrap_or_else(|| match write.kind {
+            EditKind::GitApply | EditKind::Patch => "patch".into(),
+            EditKind::PythonWrite => "(file written by script)".into(),
+            _ => String::new(),
+        });
+        if !path.is_empty() && !out.contains(&path) {
+            out.push(path);
         }
     }
     out
@@ -490,6 +394,23 @@ mod tests {
             &tools(),
         );
         assert_eq!(p.edits, vec!["lib/m.py"]);
+        // The phase stage's shell reader decides: quoted text and output
+        // captures are not edits; every write of a chain is listed.
+        let edits = |cmd: &str| {
+            classify(
+                &call("bash", serde_json::json!({ "command": cmd })),
+                None,
+                &tools(),
+            )
+            .edits
+        };
+        assert!(edits("echo \"a > b\"").is_empty());
+        assert!(edits("grep -n 'sed -i' notes.txt").is_empty());
+        assert!(edits("pytest -x > log.txt 2>&1").is_empty());
+        assert_eq!(
+            edits("cd /w && sed -i 's/a/b/' x.py && echo ok > done.txt; git apply p.diff"),
+            vec!["x.py", "done.txt", "patch"]
+        );
     }
 
     #[test]

@@ -111,8 +111,16 @@ fn draw_images(lines: &Lines, plan: &Plan, optical: &OpticalConfig) -> Result<Ve
     for (&n, &(width, height)) in plan.image_rows.iter().zip(&plan.image_sizes) {
         let end = (start + n).min(rows.len());
         let chunk = rows.get(start..end).unwrap_or(&[]);
-        let canvas = raster::draw(chunk, atlas, plan.font_px, width, height, MARGIN);
-        let png = encode::png(&canvas, optical.bit_depth)?;
+        let bitmap = raster::draw(
+            chunk,
+            atlas,
+            plan.font_px,
+            width,
+            height,
+            MARGIN,
+            optical.bit_depth,
+        );
+        let png = encode::png(&bitmap)?;
         images.push(Image {
             media_type: "image/png".into(),
             data: encode::base64(&png),

@@ -41,7 +41,9 @@ pub fn font() -> Option<&'static Font> {
 
 /// Whether the bundled font has a glyph for `ch` (spaces count as drawable).
 pub fn covers(ch: char) -> bool {
-    ch == ' ' || (ch != MISSING && font().is_some_and(|f| f.lookup_glyph_index(ch) != 0))
+    // The subset holds all of printable ASCII.
+    (' '..='~').contains(&ch)
+        || (ch != MISSING && font().is_some_and(|f| f.lookup_glyph_index(ch) != 0))
 }
 
 /// A cell-sized grayscale tile (255 = paper).
@@ -181,20 +183,161 @@ fn missing_tile(cell: CellMetrics, px: u32) -> Tile {
     out
 }
 
-/// An 8-bit grayscale image (255 = white).
+/// A grayscale image packed as PNG scanlines: `bits` per pixel (1, 2, 4 or
+/// 8), most significant bits first, each row padded to whole bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Canvas {
+pub struct Bitmap {
     /// Width in pixels.
     pub width: u32,
     /// Height in pixels.
     pub height: u32,
-    /// Row-major pixels.
-    pub pixels: Vec<u8>,
+    /// Bits per pixel.
+    pub bits: u8,
+    /// Bytes per row.
+    pub stride: usize,
+    /// Row-major packed pixels (all ones = white paper).
+    pub data: Vec<u8>,
+}
+
+impl Bitmap {
+    /// A bitmap over `data` (rows of `row_bytes(width, bits)` bytes).
+    pub fn new(width: u32, height: u32, bits: u8, data: Vec<u8>) -> Self {
+        Self {
+            width,
+            height,
+            bits,
+            stride: Self::row_bytes(width, bits),
+            data,
+        }
+    }
+
+    /// Bytes per row of `width` pixels at `bits` per pixel.
+    pub fn row_bytes(width: u32, bits: u8) -> usize {
+        (width as usize * usize::from(bits)).div_ceil(8)
+    }
+
+    /// Gray value of pixel (`x`, `y`) scaled to 0..=255 (255 = paper); 255
+    /// outside the image.
+    pub fn gray(&self, x: u32, y: u32) -> u8 {
+        if x >= self.width || y >= self.height {
+            return 255;
+        }
+        let bit = x as usize * usize::from(self.bits);
+        let Some(byte) = self.data.get(y as usize * self.stride + bit / 8) else {
+            return 255;
+        };
+        let levels = (1u16 << self.bits) - 1;
+        let level = u16::from(*byte >> (8 - usize::from(self.bits) - bit % 8)) & levels;
+        (level * 255 / levels) as u8
+    }
+}
+
+/// Bit depths a PNG grayscale image may use.
+pub const BIT_DEPTHS: [u8; 4] = [1, 2, 4, 8];
+
+/// A tile quantized to `bits` as ink (0 = paper): each tile row is a run of
+/// `width × bits` bits, kept as pieces of at most 32 bits so a scanline is
+/// drawn by appending pieces to a bit accumulator.
+struct InkTile {
+    /// Pieces per tile row.
+    pieces: usize,
+    /// `(bits, count)` pieces, row after row, most significant pixel first.
+    data: Vec<(u32, u32)>,
+}
+
+impl InkTile {
+    fn pack(tile: &[u8], cell: CellMetrics, bits: u8) -> Self {
+        let levels = (1u32 << bits) - 1;
+        let width = cell.width as usize;
+        let per_piece = (32 / usize::from(bits)).max(1);
+        let pieces = width.div_ceil(per_piece);
+        let mut data = Vec::with_capacity(pieces * cell.height as usize);
+        for row in tile.chunks_exact(width.max(1)) {
+            for piece in row.chunks(per_piece) {
+                let value = piece.iter().fold(0u32, |v, &g| {
+                    let level = (u32::from(g) * levels + 127) / 255;
+                    (v << bits) | (levels - level)
+                });
+                data.push((value, piece.len() as u32 * u32::from(bits)));
+            }
+        }
+        Self { pieces, data }
+    }
+
+    fn row(&self, y: usize) -> &[(u32, u32)] {
+        self.data
+            .get(y * self.pieces..(y + 1) * self.pieces)
+            .unwrap_or(&[])
+    }
+}
+
+/// Writes one scanline of bits, most significant first, into a byte row.
+struct ScanlineWriter<'a> {
+    row: &'a mut [u8],
+    at: usize,
+    acc: u64,
+    len: u32,
+}
+
+impl<'a> ScanlineWriter<'a> {
+    fn new(row: &'a mut [u8]) -> Self {
+        Self {
+            row,
+            at: 0,
+            acc: 0,
+            len: 0,
+        }
+    }
+
+    /// Appends the low `n` (at most 32) bits of `value`.
+    fn push(&mut self, value: u32, n: u32) {
+        self.acc = (self.acc << n) | u64::from(value);
+        self.len += n;
+        if self.len >= 32 {
+            self.len -= 32;
+            let word = (self.acc >> self.len) as u32;
+            if let Some(dst) = self.row.get_mut(self.at..self.at + 4) {
+                dst.copy_from_slice(&word.to_be_bytes());
+            }
+            self.at += 4;
+        }
+    }
+
+    /// Appends `n` zero bits.
+    fn skip(&mut self, mut n: u32) {
+        while n > 0 {
+            let k = n.min(32);
+            self.push(0, k);
+            n -= k;
+        }
+    }
+
+    /// Writes the bits still held, left-aligned in their last byte.
+    fn finish(self) {
+        let bytes = self.len.div_ceil(8);
+        let word = (self.acc << (64 - self.len.max(1)) >> 32) as u32;
+        let word = if self.len == 0 { 0 } else { word };
+        for (dst, b) in self
+            .row
+            .iter_mut()
+            .skip(self.at)
+            .zip(word.to_be_bytes())
+            .take(bytes as usize)
+        {
+            *dst = b;
+        }
+    }
 }
 
 /// Draws `rows` (one slice of cells per row) at `px` into a `width`×`height`
-/// canvas with `margin` blank pixels at the top left. Cells beyond the canvas
-/// are clipped. Characters the font lacks are drawn as a hollow box.
+/// bitmap at `bits` per pixel with `margin` blank pixels at the top left.
+/// Cells beyond the image are clipped. Characters the font lacks are drawn
+/// as a hollow box.
+///
+/// Tiles are quantized and packed once per drawing, then OR-ed into the
+/// packed image as ink, which is finally turned into gray: no 8-bit canvas
+/// and no per-pixel pass over the whole image.
+#[allow(clippy::too_many_arguments)]
 pub fn draw(
     rows: &[&[char]],
     atlas: &Atlas,
@@ -202,7 +345,9 @@ pub fn draw(
     width: u32,
     height: u32,
     margin: u32,
-) -> Canvas {
+    bits: u8,
+) -> Bitmap {
+    let bits = if BIT_DEPTHS.contains(&bits) { bits } else { 8 };
     let cell = atlas.cell;
     let mut extra: BTreeMap<char, Tile> = BTreeMap::new();
     if let Some(font) = font() {
@@ -212,38 +357,80 @@ pub fn draw(
             }
         }
     }
-    let stride = width as usize;
-    let mut pixels = vec![255u8; stride * height as usize];
-    let (cw, ch) = (cell.width as usize, cell.height as usize);
-    for (r, row) in rows.iter().enumerate() {
-        let y0 = margin as usize + r * ch;
-        if y0 + ch > height as usize {
-            break;
+    // Ink tiles of the characters in use: printable ASCII by index, others by key.
+    let mut used = [false; 95];
+    for ch in rows.iter().flat_map(|r| r.iter()) {
+        if let Some(u) = used.get_mut((*ch as usize).wrapping_sub(' ' as usize)) {
+            *u = true;
         }
-        for (c, glyph) in row.iter().enumerate() {
-            if *glyph == ' ' {
-                continue;
+    }
+    let ascii: Vec<Option<InkTile>> = (' '..='~')
+        .zip(used)
+        .map(|(ch, used)| {
+            (used && ch != ' ')
+                .then(|| atlas.tile(ch, &extra))
+                .flatten()
+                .map(|t| InkTile::pack(t, cell, bits))
+        })
+        .collect();
+    let mut other: BTreeMap<char, InkTile> = BTreeMap::new();
+    for ch in rows.iter().flat_map(|r| r.iter()) {
+        if !(' '..='~').contains(ch) && !other.contains_key(ch) {
+            if let Some(t) = atlas.tile(*ch, &extra) {
+                other.insert(*ch, InkTile::pack(t, cell, bits));
             }
-            let x0 = margin as usize + c * cw;
-            if x0 + cw > stride {
-                break;
-            }
-            let Some(tile) = atlas.tile(*glyph, &extra) else {
-                continue;
-            };
-            for (ty, src) in tile.chunks_exact(cw).enumerate() {
-                let at = (y0 + ty) * stride + x0;
-                if let Some(dst) = pixels.get_mut(at..at + cw) {
-                    dst.copy_from_slice(src);
+        }
+    }
+    let ink = |ch: char| {
+        if (' '..='~').contains(&ch) {
+            ascii
+                .get(ch as usize - ' ' as usize)
+                .and_then(Option::as_ref)
+        } else {
+            other.get(&ch)
+        }
+    };
+    let depth = usize::from(bits);
+    let stride = Bitmap::row_bytes(width, bits);
+    let mut data = vec![0u8; stride * height as usize];
+    let (cw, ch) = (cell.width as usize, cell.height as usize);
+    // Cells that fit the width: later ones are clipped.
+    let fit = (width as usize).saturating_sub(margin as usize) / cw.max(1);
+    let band = stride * ch;
+    let top = stride * margin as usize;
+    let bands = data
+        .get_mut(top..)
+        .unwrap_or(&mut [])
+        .chunks_exact_mut(band.max(1));
+    for (row, band) in rows.iter().zip(bands) {
+        let tiles: Vec<Option<&InkTile>> = row.iter().take(fit).map(|c| ink(*c)).collect();
+        // Trailing paper needs no drawing.
+        let used = tiles.iter().rposition(Option::is_some).map_or(0, |i| i + 1);
+        if used == 0 {
+            continue;
+        }
+        for (ty, line) in band.chunks_exact_mut(stride.max(1)).enumerate() {
+            let mut out = ScanlineWriter::new(line);
+            out.skip(margin * u32::from(bits));
+            for tile in tiles.iter().take(used) {
+                match tile {
+                    Some(t) if t.pieces == 1 => {
+                        if let Some(&(v, n)) = t.data.get(ty) {
+                            out.push(v, n);
+                        }
+                    }
+                    Some(t) => t.row(ty).iter().for_each(|&(v, n)| out.push(v, n)),
+                    None => out.skip((cw * depth) as u32),
                 }
             }
+            out.finish();
         }
     }
-    Canvas {
-        width,
-        height,
-        pixels,
+    // Ink to gray: flipping every bit turns ink i into level `levels - i`.
+    for b in &mut data {
+        *b = !*b;
     }
+    Bitmap::new(width, height, bits, data)
 }
 
 #[cfg(test)]
@@ -278,16 +465,64 @@ mod tests {
         let a = atlas(10, 1).unwrap();
         let row: Vec<char> = "H日".chars().collect();
         let rows = [&row[..]];
-        let c = draw(&rows, a, 10, 40, 20, 2);
-        let ink = |x0: u32, x1: u32| {
-            (0..c.height)
-                .flat_map(|y| (x0..x1).map(move |x| (x, y)))
-                .filter(|&(x, y)| c.pixels[(y * c.width + x) as usize] < 128)
-                .count()
-        };
-        let w = a.cell.width;
-        assert!(ink(2, 2 + w) > 5, "H is drawn");
-        assert!(ink(2 + w, 2 + 2 * w) > 5, "placeholder is drawn");
-        assert_eq!(ink(2 + 2 * w, 40), 0, "the rest is paper");
+        for bits in BIT_DEPTHS {
+            let c = draw(&rows, a, 10, 40, 20, 2, bits);
+            assert_eq!(c.stride, (40 * usize::from(bits)).div_ceil(8));
+            assert_eq!(c.data.len(), c.stride * 20);
+            let ink = |x0: u32, x1: u32| {
+                (0..c.height)
+                    .flat_map(|y| (x0..x1).map(move |x| (x, y)))
+                    .filter(|&(x, y)| c.gray(x, y) < 128)
+                    .count()
+            };
+            let w = a.cell.width;
+            assert!(ink(2, 2 + w) > 5, "H is drawn at {bits} bits");
+            assert!(
+                ink(2 + w, 2 + 2 * w) > 5,
+                "placeholder is drawn at {bits} bits"
+            );
+            assert_eq!(ink(2 + 2 * w, 40), 0, "the rest is paper at {bits} bits");
+            assert_eq!(ink(0, 2), 0, "the margin is paper at {bits} bits");
+        }
+    }
+
+    #[test]
+    fn every_depth_draws_the_same_picture() {
+        // Packing at a lower depth only quantizes: ink stays where it was.
+        let a = atlas(11, 1).unwrap();
+        let row: Vec<char> = "Wg|~é".chars().collect();
+        let rows = [&row[..], &row[1..]];
+        let full = draw(&rows, a, 11, 53, 30, 3, 8);
+        for bits in [1u8, 2, 4] {
+            let c = draw(&rows, a, 11, 53, 30, 3, bits);
+            let levels = (1u32 << bits) - 1;
+            for y in 0..30 {
+                for x in 0..53 {
+                    let g = u32::from(full.gray(x, y));
+                    let expect = ((g * levels + 127) / 255 * 255 / levels) as u8;
+                    assert_eq!(c.gray(x, y), expect, "({x},{y}) at {bits} bits");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn scanline_writer_packs_msb_first_across_words() {
+        let mut row = [0u8; 7];
+        let mut w = ScanlineWriter::new(&mut row);
+        w.skip(3);
+        w.push(0b1011, 4);
+        w.push(0xffff_ffff, 32);
+        w.push(0b1, 1);
+        w.finish();
+        assert_eq!(
+            row,
+            [0b0001_0111, 0xff, 0xff, 0xff, 0b1111_1111, 0b0000_0000, 0]
+        );
+        let mut short = [0u8; 1];
+        let mut w = ScanlineWriter::new(&mut short);
+        w.push(0b11, 2);
+        w.finish();
+        assert_eq!(short, [0b1100_0000]);
     }
 }

@@ -338,6 +338,11 @@ pub fn find_write(script: &str) -> Option<ShellWrite> {
     parse(script).iter().find_map(command_write)
 }
 
+/// Every file write in `script`, in order (see [`find_write`]).
+pub fn find_writes(script: &str) -> Vec<ShellWrite> {
+    parse(script).iter().filter_map(command_write).collect()
+}
+
 fn is_device(target: &str) -> bool {
     target.starts_with("/dev/")
 }
@@ -385,11 +390,14 @@ fn command_write(cmd: &Command) -> Option<ShellWrite> {
             })
         }
         p if is_python(p) => {
-            let code = python_code(args).into_iter().chain(cmd.heredocs.iter());
-            if code.into_iter().any(|c| python_writes(c)) {
+            let code: Vec<&String> = python_code(args)
+                .into_iter()
+                .chain(cmd.heredocs.iter())
+                .collect();
+            if code.iter().any(|c| python_writes(c)) {
                 return Some(ShellWrite {
                     kind: EditKind::PythonWrite,
-                    target: None,
+                    target: code.iter().find_map(|c| python_target(c)),
                 });
             }
         }
@@ -502,6 +510,27 @@ pub fn python_writes(code: &str) -> bool {
         }
     }
     false
+}
+
+/// The first file a Python script writes, when it names it literally:
+/// `open('p', 'w')`, `Path('p').write_text(…)`.
+fn python_target(code: &str) -> Option<String> {
+    code.lines().find_map(|line| {
+        let writes = [".write_text(", ".write_bytes("]
+            .iter()
+            .any(|w| line.contains(w))
+            || line
+                .find("open(")
+                .is_some_and(|i| open_mode_writes(call_arguments(line.get(i + 5..).unwrap_or(""))));
+        if !writes {
+            return None;
+        }
+        let at = line.find("open(").or_else(|| line.find("Path("))?;
+        let rest = line.get(at + 5..)?.trim_start();
+        let quote = rest.chars().next().filter(|c| *c == '\'' || *c == '"')?;
+        let inner = rest.get(1..)?;
+        inner.get(..inner.find(quote)?).map(String::from)
+    })
 }
 
 /// The text up to the parenthesis closing a call (bounded to one statement).

@@ -182,3 +182,29 @@ test('bench/run.mjs writes REPORT.md, report.json and chart.svg', () => {
     rmSync(out, { recursive: true, force: true });
   }
 });
+
+test('bench/windows.mjs: stage savings add up to each reduction', () => {
+  const out = mkdtempSync(join(tmpdir(), 'tracelite-windows-'));
+  try {
+    execFileSync('node', [join(root, 'bench/windows.mjs'), '--quick', '--traces', sample, '--out', out, '--rounds', '5'], {
+      encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const { runs, overhead, meta } = JSON.parse(readFileSync(join(out, 'windows.json'), 'utf8'));
+    assert.equal(meta.trajectories, 1);
+    assert.deepEqual(runs.map((r) => `${r.provider}/${r.window}`), ['openai/3', 'openai/5', 'anthropic/3', 'anthropic/5']);
+    for (const r of runs) {
+      const s = r.summary;
+      const saved = Object.values(s.saved_by_stage).reduce((a, x) => a + x.tokens, 0);
+      assert.equal(saved, s.baseline_tokens - s.compressed_tokens, `${r.provider}/${r.window}`);
+      assert.ok(s.reduction > 0 && s.prefix_reuse > 0 && s.prefix_reuse <= 1);
+    }
+    // The sample has a 4 KB observation: both timings are real measurements.
+    assert.ok(overhead.render.openai.p50 > 0 && overhead.render.anthropic.p50 > 0);
+    assert.ok(overhead.dedup.withDedup.p50 > 0 && overhead.dedup.parseEmit.p50 > 0);
+    const md = readFileSync(join(out, 'WINDOWS.md'), 'utf8');
+    assert.match(md, /\| anthropic \| 5 \|/);
+    assert.match(md, /render \+ encode, openai/);
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
+});

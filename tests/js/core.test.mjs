@@ -97,7 +97,8 @@ test('replay --json on a shared trajectory returns consistent numbers', () => {
   const file = sharedTraceOrSample();
   const out = JSON.parse(execFileSync('node', [cli, 'replay', '--json', '--budget', '16000', file], { encoding: 'utf8' }));
   assert.deepEqual(Object.keys(out).sort(), [
-    'baseline_tokens', 'compressed_tokens', 'latency_ms', 'per_step', 'prefix_reuse', 'reduction', 'steps',
+    'baseline_tokens', 'compressed_tokens', 'latency_ms', 'per_step', 'prefix_reuse', 'reduction',
+    'saved_by_stage', 'steps',
   ]);
   const trajectory = JSON.parse(readFileSync(file, 'utf8'));
   assert.equal(out.steps, trajectory.steps.length);
@@ -107,6 +108,14 @@ test('replay --json on a shared trajectory returns consistent numbers', () => {
   assert.equal(out.compressed_tokens, out.per_step.reduce((s, p) => s + p.compressed, 0));
   assert.ok(Math.abs(out.reduction - (1 - out.compressed_tokens / out.baseline_tokens)) < 1e-3);
   assert.ok(out.prefix_reuse >= 0 && out.prefix_reuse <= 1);
+  // Stage savings add up to the reduction, step by step and in total.
+  assert.deepEqual(Object.keys(out.saved_by_stage), ['spill', 'dedup', 'phase', 'optical', 'compact']);
+  for (const p of out.per_step) {
+    assert.equal(Object.values(p.saved).reduce((a, b) => a + b, 0), p.baseline - p.compressed, `step ${p.t}`);
+  }
+  const savedTotal = Object.values(out.saved_by_stage).reduce((a, s) => a + s.tokens, 0);
+  assert.equal(savedTotal, out.baseline_tokens - out.compressed_tokens);
+  assert.ok(out.baseline_tokens > out.compressed_tokens && savedTotal > 0);
   assert.ok(out.latency_ms.p50 <= out.latency_ms.p95 && out.latency_ms.p95 <= out.latency_ms.max);
   // The baseline of step t is the estimate of the full request before step t.
   const full = trajectoryToRequest(trajectory, 3);
