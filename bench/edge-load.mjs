@@ -6,7 +6,7 @@
 // rising concurrency with chat requests built from a real trajectory. Every
 // response and every request the upstream sees is checked. Loopback only,
 // bounded to `--max-seconds` of load (60 by default).
-import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -321,7 +321,7 @@ async function startHost(name, source, upstream, extra = {}) {
   const before = new Set(workerdPids());
   const dir = projectWithPkg(`tracelite-edge-${name}-`);
   const script = await bundleWorker(dir, source);
-  const host = { logLines: 0, stderr: '' };
+  const host = { logLines: 0, stderr: '', dir };
   host.mf = await startWorker(script, {
     bindings: { UPSTREAM: upstream, ...(extra.bindings ?? {}) },
     ...(extra.kv ? { kvNamespaces: ['SPILLS'] } : {}),
@@ -611,6 +611,7 @@ async function main() {
     // Every line the worker logged, once its workerd has exited.
     if (tl?.drained) results.reportLogLines = await Promise.race([tl.drained.then(() => tl.logLines), new Promise((done) => setTimeout(() => done(tl.logLines), 2000))]);
     await base?.mf.dispose();
+    for (const host of [tl, base]) if (host) rmSync(host.dir, { recursive: true, force: true });
     await tlUpstream.close();
     await baseUpstream.close();
   }
