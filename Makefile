@@ -6,7 +6,7 @@ WASM_BINDGEN := $(TOOLS)/bin/wasm-bindgen
 WASM := target/wasm32-unknown-unknown/release/tracelite.wasm
 SAMPLE := tests/fixtures/sample-trajectory.json
 
-.PHONY: deps pkg demo test test-rust test-js lint playground bench bench-windows clean-pkg
+.PHONY: deps pkg demo test test-rust test-js lint playground bench bench-windows bench-edge clean-pkg
 
 ## deps: wasm target, the wasm-bindgen CLI pinned to Cargo.lock, npm packages.
 deps: $(WASM_BINDGEN) node_modules/.installed
@@ -49,6 +49,12 @@ test-js: pkg
 ## bench/report.json and bench/chart.svg. `make bench BENCH_ARGS=--quick` for a fast subset.
 bench: pkg
 	node bench/run.mjs $(BENCH_ARGS)
+
+## bench-edge: the Worker example in workerd (Miniflare) under autocannon at 1, 4, 16, 64
+## connections against a pass-through worker, loopback only, at most 60 s of load: prints the
+## table, writes bench/edge-load.json and bench/EDGE-LOAD.md.
+bench-edge: pkg
+	node bench/edge-load.mjs --report bench/EDGE-LOAD.md $(BENCH_EDGE_ARGS)
 
 ## bench-windows: recent window 3 vs 5 per provider, tokens saved stage by stage,
 ## per-observation wasm cost: writes bench/WINDOWS.md and bench/windows.json.

@@ -15,7 +15,7 @@ export type ErrorCode =
   | 'INVALID_JSON' | 'INVALID_REQUEST' | 'UNKNOWN_FORMAT' | 'INVALID_OPTION'
   | 'LIMIT_EXCEEDED' | 'SPILL_NOT_FOUND' | 'INVALID_SPILL_KEY' | 'STORE_REFUSED'
   | 'INVALID_PATTERN' | 'INVALID_TOOL_CALL' | 'COUNTER_FAILED' | 'SUMMARIZER_FAILED'
-  | 'RENDER_FAILED'
+  | 'RENDER_FAILED' | 'STORE_FAILED'
   | (string & {});
 
 /** Thrown by every function: `code` is stable, `path` names the offending field. */

@@ -84,7 +84,7 @@ export class KvSpillStore {
   constructor(kv: KvNamespaceLike, options?: KvSpillStoreOptions);
   /** Full text of a blob; rejects with `SPILL_NOT_FOUND` when missing or expired. */
   get(session: string, key: string): Promise<string>;
-  /** Stores a blob; resolves false when a fresh copy was already stored. */
+  /** Stores a blob; resolves false when a fresh copy was already stored (or is being stored by a concurrent put). */
   put(session: string, key: string, text: string): Promise<boolean>;
   /** Stores the blobs a compress call returned (`spills`, or the whole result); resolves how many were written. */
   persist(blobs: SpillBlob[] | { spills?: SpillBlob[] }): Promise<number>;

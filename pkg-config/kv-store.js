@@ -10,6 +10,12 @@ import { checkName, grepSpill, readSpill } from './spill-reader.js';
 export const DEFAULT_TTL_SECONDS = 7 * 24 * 3600;
 /** KV refuses an `expirationTtl` below 60 seconds. */
 const MIN_TTL_SECONDS = 60;
+/**
+ * Keys one store remembers as fresh (so it does not read or write them again).
+ * An isolate lives for many requests: beyond this the oldest are forgotten
+ * (costing one KV read when they come back), so memory stays bounded.
+ */
+const MAX_KNOWN_KEYS = 10000;
 
 function lineCount(text) {
   if (text === '') return 0;
@@ -29,8 +35,10 @@ export class KvSpillStore {
   #ttl;
   #prefix;
   #now;
-  /** Keys this instance wrote or saw fresh, with their expiry (epoch seconds). */
+  /** Keys this instance wrote or saw fresh, with their expiry (epoch seconds), oldest first. */
   #fresh = new Map();
+  /** Puts in flight, by KV name: `{ text, done }`. */
+  #inflight = new Map();
 
   /**
    * @param kv a KV namespace binding (`env.SPILLS`)
@@ -69,12 +77,36 @@ export class KvSpillStore {
     return text;
   }
 
-  /** Stores a blob for `ttlSeconds`, refreshing it when less than half its time is left. */
+  #remember(name, expires) {
+    this.#fresh.delete(name);
+    this.#fresh.set(name, expires);
+    if (this.#fresh.size > MAX_KNOWN_KEYS) this.#fresh.delete(this.#fresh.keys().next().value);
+  }
+
+  /**
+   * Stores a blob for `ttlSeconds`, refreshing it when less than half its time
+   * is left. Concurrent puts of the same blob (requests of one conversation in
+   * flight at once) share one KV write: KV allows one write per key per second.
+   */
   async put(session, key, text) {
     if (typeof text !== 'string') {
       throw new TraceLiteError('text must be a string', 'INVALID_REQUEST', 'text');
     }
     const name = this.#name(session, key);
+    const inflight = this.#inflight.get(name);
+    if (inflight?.text === text) return inflight.done.then(() => false);
+    // A different text under the same name waits for the write before it.
+    const done = (inflight ? inflight.done.catch(() => {}) : Promise.resolve()).then(() => this.#write(name, text));
+    const entry = { text, done };
+    this.#inflight.set(name, entry);
+    const settle = () => {
+      if (this.#inflight.get(name) === entry) this.#inflight.delete(name);
+    };
+    done.then(settle, settle);
+    return done;
+  }
+
+  async #write(name, text) {
     const now = this.#seconds();
     const known = this.#fresh.get(name);
     if (known !== undefined && known - now > this.#ttl / 2) return false;
@@ -82,7 +114,7 @@ export class KvSpillStore {
       const { value, metadata } = await this.#kv.getWithMetadata(name, { type: 'text' });
       const expires = metadata?.expires;
       if (value === text && typeof expires === 'number' && expires - now > this.#ttl / 2) {
-        this.#fresh.set(name, expires);
+        this.#remember(name, expires);
         return false;
       }
     }
@@ -91,7 +123,7 @@ export class KvSpillStore {
       expirationTtl: this.#ttl,
       metadata: { expires, bytes: new TextEncoder().encode(text).length, lines: lineCount(text) },
     });
-    this.#fresh.set(name, expires);
+    this.#remember(name, expires);
     return true;
   }
 

@@ -101,11 +101,20 @@ export async function compressInto(request, options, store) {
   } finally {
     scratch.free();
   }
+  // Not needed while the spills are stored: a proxy may have many requests here at once.
+  request = undefined;
   const spills = out.spills ?? [];
-  if (typeof store.persist === 'function') {
-    await store.persist(spills);
-  } else {
-    await Promise.all(spills.map((s) => store.put(s.session, s.key, s.text)));
+  try {
+    if (typeof store.persist === 'function') {
+      await store.persist(spills);
+    } else {
+      await Promise.all(spills.map((s) => store.put(s.session, s.key, s.text)));
+    }
+  } catch (err) {
+    // The placeholders of `out` would point at text that is not there.
+    const failed = new TraceLiteError(`the spill store failed: ${err?.message ?? err}`, 'STORE_FAILED', 'store');
+    failed.cause = err;
+    throw failed;
   }
   return out;
 }

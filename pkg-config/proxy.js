@@ -136,6 +136,8 @@ function relay(response, extra = {}) {
  *
  * Errors: bad JSON → 400, over `maxBodyBytes` or the core's limits → 413, both
  * with `{ error: { type, code, message, path } }`; upstream errors pass through.
+ * A body the core cannot read, or whose spills the store failed to keep, is
+ * forwarded as it came with `x-tracelite-skipped: <code>` (e.g. `STORE_FAILED`).
  */
 export function createProxy({
   upstream,
@@ -201,47 +203,58 @@ export function createProxy({
     }
   }
 
-  async function compressAndForward(request, url, routeFormat) {
+  /**
+   * Reads, checks and compresses a request body: `{ error }` (a response to
+   * send back) or `{ session, forwarded, report, skipped }`. Its own function so
+   * that the body text and the parsed request are garbage once it returns: a
+   * request waiting for the provider (seconds, for an LLM) holds only the
+   * bytes it forwards, not three copies of what it received.
+   */
+  async function prepare(request, routeFormat) {
     const text = await readLimited(request, maxBodyBytes);
     if (text === null) {
-      return errorResponse(413, 'LIMIT_EXCEEDED', `request body over ${maxBodyBytes} bytes`, 'body');
+      return { error: errorResponse(413, 'LIMIT_EXCEEDED', `request body over ${maxBodyBytes} bytes`, 'body') };
     }
     let body;
     try {
       body = JSON.parse(text);
     } catch (err) {
-      return errorResponse(400, 'INVALID_JSON', `request body is not JSON: ${err.message}`, 'body');
+      return { error: errorResponse(400, 'INVALID_JSON', `request body is not JSON: ${err.message}`, 'body') };
     }
     if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-      return errorResponse(400, 'INVALID_REQUEST', 'request body must be a JSON object', 'body');
+      return { error: errorResponse(400, 'INVALID_REQUEST', 'request body must be a JSON object', 'body') };
     }
     let session = request.headers.get(SESSION_HEADER);
     if (session) {
       try {
         checkName('session', session);
       } catch (err) {
-        return errorResponse(400, err.code, err.message, SESSION_HEADER);
+        return { error: errorResponse(400, err.code, err.message, SESSION_HEADER) };
       }
     } else {
       session = options.session ?? openingOf(body);
     }
-    const headers = forwardHeaders(request.headers);
-    let forwarded = text;
-    let report;
-    let skipped;
     try {
-      const out = await compressInto(body, { ...options, format: format ?? routeFormat, session }, store ?? spills);
-      forwarded = JSON.stringify(out.request);
-      report = out.report;
+      const pending = compressInto(body, { ...options, format: format ?? routeFormat, session }, store ?? spills);
+      body = undefined; // compress has run: while the spills are stored, only the text (for a fallback) is kept
+      const out = await pending;
+      return { session, forwarded: JSON.stringify(out.request), report: out.report };
     } catch (err) {
       if (err?.name !== 'TraceLiteError') throw err;
       if (err.code === 'LIMIT_EXCEEDED' || err.code === 'INVALID_JSON') {
-        return errorResponse(statusOf(err), err.code, err.message, err.path);
+        return { error: errorResponse(statusOf(err), err.code, err.message, err.path) };
       }
-      // A body the core cannot read goes to the provider as it came, which
-      // answers with its own error: never worse than no proxy.
-      skipped = err.code;
+      // A body the core cannot read, or spills the store could not keep (the
+      // placeholders would point at nothing), goes to the provider as it came,
+      // which answers with its own error: never worse than no proxy.
+      return { session, forwarded: text, skipped: err.code };
     }
+  }
+
+  async function compressAndForward(request, url, routeFormat) {
+    const { error, session, forwarded, report, skipped } = await prepare(request, routeFormat);
+    if (error) return error;
+    const headers = forwardHeaders(request.headers);
     if (report) {
       headers.set('content-type', 'application/json');
       onReport?.({ session, format: report.format, path: url.pathname, report });
