@@ -11,7 +11,11 @@ export interface TraceliteMiddlewareOptions extends Omit<CompressSettings, 'form
    * `maxSessions` most recent conversations; see `middleware.store`.
    */
   store?: SpillStoreLike;
-  /** Conversations the default store keeps (least recently used freed first). Default 64. */
+  /**
+   * Conversations the default store keeps (least recently used freed first). With
+   * `store` set, conversations whose caches (rendered snapshots, previous request;
+   * no spilled text) stay in memory between turns. Default 64.
+   */
   maxSessions?: number;
   /** Spill session: a name or a function of the call; default: a hash of the conversation's opening. */
   session?: string | ((params: { prompt: unknown[] } & Record<string, unknown>) => string);

@@ -224,13 +224,15 @@ export function fromChatRequest(request, side, version = 'v4') {
 export function traceliteMiddleware(options = {}) {
   const { store, session, onReport, maxSessions, specificationVersion = 'v4', ...settings } = options;
   const spills = store ?? new SessionStores({ maxSessions });
+  // With an outside store (KV), per-session caches still live here between turns.
+  const caches = store === undefined ? undefined : new SessionStores({ maxSessions });
   return {
     specificationVersion,
     store: spills,
     async transformParams({ params, type }) {
       const { request, side } = toChatRequest(params.prompt);
       const name = typeof session === 'function' ? session(params) : (session ?? sessionFromMessages(request.messages));
-      const out = await compressInto(request, { ...settings, format: 'openai-chat', session: name }, spills);
+      const out = await compressInto(request, { ...settings, format: 'openai-chat', session: name }, spills, caches);
       onReport?.({ session: name, report: out.report, type });
       return { ...params, prompt: fromChatRequest(out.request, side, specificationVersion) };
     },

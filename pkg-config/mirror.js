@@ -83,8 +83,15 @@ export function isWasmStore(store) {
 /**
  * Compresses `request` and makes sure every blob it spilled is readable from
  * `store` before returning. `options` are compress options without `store`.
+ *
+ * With a store outside wasm (KV, yours), `cache` (a `SessionStores`) keeps
+ * one in-wasm store per session between calls for its caches (rendered
+ * snapshots, compaction state) and the previous request (prefix reuse); the
+ * spilled texts themselves are dropped from it once `store` has them, so the
+ * cache holds caches, not conversations. Without `cache`, every call starts
+ * cold.
  */
-export async function compressInto(request, options, store) {
+export async function compressInto(request, options, store, cache) {
   if (store instanceof SessionStores) {
     const e = store.entry(options.session);
     const out = compress(request, { ...options, store: e.store, previous: options.previous ?? e.previous });
@@ -94,12 +101,14 @@ export async function compressInto(request, options, store) {
   if (store === undefined || isWasmStore(store)) {
     return compress(request, store === undefined ? options : { ...options, store });
   }
-  const scratch = new SpillStore();
+  const entry = cache?.entry(options.session);
+  const scratch = entry?.store ?? new SpillStore();
   let out;
   try {
-    out = compress(request, { ...options, store: scratch });
+    out = compress(request, { ...options, store: scratch, previous: options.previous ?? entry?.previous });
+    if (entry) entry.previous = out.request;
   } finally {
-    scratch.free();
+    if (!entry) scratch.free();
   }
   // Not needed while the spills are stored: a proxy may have many requests here at once.
   request = undefined;
@@ -115,6 +124,9 @@ export async function compressInto(request, options, store) {
     const failed = new TraceLiteError(`the spill store failed: ${err?.message ?? err}`, 'STORE_FAILED', 'store');
     failed.cause = err;
     throw failed;
+  } finally {
+    // `store` has them (or the call failed): the cache keeps no texts.
+    if (entry) for (const s of spills) scratch.delete(s.session, s.key);
   }
   return out;
 }

@@ -20,7 +20,11 @@ export interface ProxyOptions {
    * the `maxSessions` most recent sessions. Use a `KvSpillStore` on Workers.
    */
   store?: SpillStoreLike;
-  /** Sessions the default in-memory store keeps. Default 64. */
+  /**
+   * Sessions the default in-memory store keeps. With `store` set, sessions whose
+   * caches (rendered snapshots, previous request; no spilled text) stay in memory
+   * between turns. Default 64.
+   */
   maxSessions?: number;
   /** The fetch used to reach the upstream. Default `globalThis.fetch`. */
   fetch?: (request: Request) => Promise<Response>;

@@ -169,6 +169,8 @@ export function createProxy({
     ...options, format: 'openai-chat', store: undefined, session: options.session ?? 'check',
   });
   const spills = store ?? new SessionStores({ maxSessions });
+  // With an outside store (KV), per-session caches still live here between turns.
+  const caches = store === undefined ? undefined : new SessionStores({ maxSessions });
   const send = fetchImpl ?? ((req) => globalThis.fetch(req));
 
   async function serveSpill(request, url) {
@@ -235,7 +237,7 @@ export function createProxy({
       session = options.session ?? openingOf(body);
     }
     try {
-      const pending = compressInto(body, { ...options, format: format ?? routeFormat, session }, store ?? spills);
+      const pending = compressInto(body, { ...options, format: format ?? routeFormat, session }, store ?? spills, caches);
       body = undefined; // compress has run: while the spills are stored, only the text (for a fallback) is kept
       const out = await pending;
       return { session, forwarded: JSON.stringify(out.request), report: out.report };
