@@ -61,3 +61,4 @@ export * from './config.js';
 export * from './replay.js';
 
 export * from './session.js';
+export * from './memory.js';

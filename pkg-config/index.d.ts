@@ -246,3 +246,4 @@ export * from './replay.js';
 export * from './session.js';
 export * from './optical.js';
 export * from './formats.js';
+export * from './memory.js';
