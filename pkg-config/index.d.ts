@@ -130,6 +130,7 @@ export interface LimitOptions {
   maxRequestBytes?: number;
   maxMessages?: number;
   maxDepth?: number;
+  /** Largest inline image (width × height from its PNG/JPEG/GIF/WebP header); over it: `LIMIT_EXCEEDED` at the image's JSON path. Default 50,000,000. */
   maxImagePixels?: number;
   maxSpillBytesPerSession?: number;
 }

@@ -2,7 +2,7 @@
 // result within the limits; never a wasm trap, never silent loss.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SpillStore, TraceLiteError, compress } from '../../pkg/node.js';
+import { SpillStore, TraceLiteError, compress, wasmMemoryBytes } from '../../pkg/node.js';
 
 const call = (id, command) => ({ id, type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command }) } });
 const toolTurn = (id, output) => [
@@ -97,7 +97,10 @@ test('10,000 steps compress within the message limit and keep every call', () =>
 test('a 100 MB tool output is refused by the byte limit, and accepted when the limit allows it', () => {
   const big = 'log line with some text 0123456789\n'.repeat(3_000_000); // ~105 MB
   const request = { messages: [{ role: 'user', content: 'go' }, ...toolTurn('a', big)] };
+  const wasmBefore = wasmMemoryBytes();
   assertCode(() => compress(request), 'LIMIT_EXCEEDED', 'limits.maxRequestBytes');
+  // Refused before the text is copied into wasm memory (which never shrinks).
+  assert.equal(wasmMemoryBytes(), wasmBefore);
   const store = new SpillStore();
   const { request: out } = compress(request, { store, limits: { maxRequestBytes: 200 << 20 }, budget: 16000 });
   assertCallsKept(request, out);

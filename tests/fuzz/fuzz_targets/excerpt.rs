@@ -9,11 +9,13 @@ use tracelite::tokens::{Estimator, TokenCounter};
 use tracelite::Config;
 
 fuzz_target!(|data: &[u8]| {
-    let Some((head, rest)) = data.split_first_chunk::<4>() else { return };
+    let Some((head, rest)) = data.split_first_chunk::<4>() else {
+        return;
+    };
     let text = String::from_utf8_lossy(rest);
     let mut config = Config::default();
     config.budget = 1 + u64::from(u16::from_le_bytes([head[0], head[1]]));
-    config.spill.floor_tokens = u64::from(head[2]);
+    config.spill.floor_tokens = u64::from(head[2]) * 4;
     config.spill.fraction = 0.01;
     config.spill.head_share = f64::from(head[3] % 101) / 100.0;
     config.spill.max_error_lines = usize::from(head[3] >> 5);
@@ -39,7 +41,10 @@ fuzz_target!(|data: &[u8]| {
     );
     let pointer = out.pointer.as_deref().expect("kept in the store");
     let (session, key) = spill::parse_pointer(pointer);
-    assert_eq!(store.get(session.expect("session"), key).expect("readable"), text);
+    assert_eq!(
+        store.get(session.expect("session"), key).expect("readable"),
+        text
+    );
     // The last line (or its end) is always shown.
     let last = text.lines().last().unwrap_or("").trim_end();
     if let Some(c) = last.chars().last() {

@@ -9,7 +9,9 @@ use tracelite::spill::lines::LineIndex;
 use tracelite::spill::{self, GrepOptions, MemoryStore, Pattern, SpillStore};
 
 fuzz_target!(|data: &[u8]| {
-    let Some((head, rest)) = data.split_first_chunk::<6>() else { return };
+    let Some((head, rest)) = data.split_first_chunk::<6>() else {
+        return;
+    };
     let rest = String::from_utf8_lossy(rest);
     let (pattern, text) = rest.split_once('\0').unwrap_or((&rest, "a\nb\nc"));
     let literal = head[0] & 1 != 0;
@@ -31,7 +33,10 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(r.skipped, r.total_matches.min(options.skip));
             let mut last = 0;
             for l in &r.lines {
-                assert!(l.number > last && l.number <= index.len(), "lines in order, in range");
+                assert!(
+                    l.number > last && l.number <= index.len(),
+                    "lines in order, in range"
+                );
                 last = l.number;
                 assert!(l.text.len() <= l.line_bytes);
             }
@@ -60,7 +65,9 @@ fuzz_target!(|data: &[u8]| {
     });
     let reply = spill::handle_tool_call(&mut store, "s", "read_spill", &args.to_string())
         .expect("read_spill is a known tool");
-    let page = store.read("s", "k", offset, usize::from(head[4])).expect("read");
+    let page = store
+        .read("s", "k", offset, usize::from(head[4]))
+        .expect("read");
     assert!(page.count <= usize::from(head[4]));
     assert!(text.contains(page.text.as_str()));
     if page.count > 0 {

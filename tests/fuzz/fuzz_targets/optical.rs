@@ -17,7 +17,9 @@ const PROVIDERS: [Provider; 5] = [
 ];
 
 fuzz_target!(|data: &[u8]| {
-    let Some((head, rest)) = data.split_first_chunk::<6>() else { return };
+    let Some((head, rest)) = data.split_first_chunk::<6>() else {
+        return;
+    };
     let text = String::from_utf8_lossy(rest);
     let provider = PROVIDERS[usize::from(head[0]) % PROVIDERS.len()];
     let font_px = 4 + u32::from(head[1]) % 61; // 4..=64
@@ -33,15 +35,27 @@ fuzz_target!(|data: &[u8]| {
     if head[5] & 4 != 0 {
         optical.detail = "low".into();
     }
-    optical.media_resolution = ["", "low", "medium", "high"][usize::from((head[5] >> 3) & 3)].into();
+    optical.media_resolution =
+        ["", "low", "medium", "high"][usize::from((head[5] >> 3) & 3)].into();
 
     let lines = optical::layout::lay_out(&text);
-    assert_eq!(lines, optical::layout::lay_out(&text), "layout is deterministic");
+    assert_eq!(
+        lines,
+        optical::layout::lay_out(&text),
+        "layout is deterministic"
+    );
     for l in &lines.lines {
-        assert!(!l.contains(&'\n') && !l.contains(&'\r'), "no line ends inside a line");
+        assert!(
+            !l.contains(&'\n') && !l.contains(&'\r'),
+            "no line ends inside a line"
+        );
     }
     let planned = optical::plan(&text, provider, &optical);
-    assert_eq!(planned, optical::plan(&text, provider, &optical), "plan is deterministic");
+    assert_eq!(
+        planned,
+        optical::plan(&text, provider, &optical),
+        "plan is deterministic"
+    );
     let rendered = optical::render(&text, provider, &optical).expect("render of a plan succeeds");
     match (&planned, &rendered) {
         (None, None) => {}
@@ -53,7 +67,7 @@ fuzz_target!(|data: &[u8]| {
                 assert_eq!((img.width, img.height), (w, h));
                 let bytes = tracelite::formats::image_header::decode_base64(&img.data)
                     .expect("rendered base64 decodes");
-                let dims = tracelite::formats::image_header::dimensions(&bytes);
+                let dims = tracelite::formats::image_header::dimensions(&bytes[..]);
                 assert_eq!(dims, Some((w, h)), "PNG header states the planned size");
             }
             let again = optical::render(&text, provider, &optical).expect("second render");
