@@ -32,6 +32,7 @@ fuzz_target!(|data: &[u8]| {
     }
     let tokens = Estimator.count(&out.text).expect("count");
     assert_eq!(tokens, out.tokens_after);
+    assert!(out.tokens_after < out.tokens_before, "an excerpt is cheaper than its text");
     // Header + pointer + gap marker + error listing are the metadata; lines get
     // at least 64 tokens of room (see `Excerpt::build`).
     let meta = 300 + 60 * config.spill.max_error_lines as u64;
