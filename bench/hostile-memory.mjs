@@ -3,7 +3,8 @@
 // (pkg/node.js): each case runs in a fresh child process, which reports the
 // outcome (a result or a typed TraceLiteError code; anything else is a
 // failure), the process's peak RSS, its RSS right before the call (input
-// built), and the wasm linear memory before and after the call.
+// built as JSON text), and the wasm linear memory before and after the call
+// (`wasmMemoryBytes()`; wasm memory never shrinks, so "after" is the peak).
 //
 //   node bench/hostile-memory.mjs            # full sizes, markdown table
 //   node bench/hostile-memory.mjs --quick    # reduced sizes (for tests)
@@ -88,7 +89,9 @@ async function runCase(name) {
   const { compress, wasmMemoryBytes, TraceLiteError, SpillStore } = await import('../pkg/node.js');
   const make = CASES[name];
   if (!make) throw new Error(`unknown case ${name}`);
-  const [request, options] = make();
+  const [built, options] = make();
+  // JSON text, so that "RSS before call" includes the input itself.
+  const request = typeof built === 'string' ? built : JSON.stringify(built);
   const rssBefore = process.memoryUsage().rss;
   const wasmBefore = wasmMemoryBytes();
   const store = new SpillStore();
