@@ -2,7 +2,7 @@
 // result within the limits; never a wasm trap, never silent loss.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SpillStore, TraceLiteError, compress, wasmMemoryBytes } from '../../pkg/node.js';
+import { SpillStore, TraceLiteError, compress, convert, validateRequest, wasmMemoryBytes } from '../../pkg/node.js';
 
 const call = (id, command) => ({ id, type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command }) } });
 const toolTurn = (id, output) => [
@@ -140,6 +140,10 @@ test('a 50-megapixel-plus image part is LIMIT_EXCEEDED naming the part and limit
   for (const [request, path] of imageRequests(pngHeader(8000, 7000))) {
     assertError(() => compress(request), 'LIMIT_EXCEEDED', path, 'limits.maxImagePixels');
   }
+  // validateRequest applies the default limit; convert rejects only invalid base64.
+  for (const [request, path] of imageRequests(pngHeader(8000, 7000))) {
+    assertError(() => validateRequest(request), 'LIMIT_EXCEEDED', path, 'limits.maxImagePixels');
+  }
   // Just under the limit (7071² = 49,999,041 px) passes unchanged, and the limit is a setting.
   const under = pngHeader(7071, 7071);
   for (const [request, path] of imageRequests(under)) {
@@ -152,6 +156,8 @@ test('invalid base64 in an image part is INVALID_REQUEST naming the field, in ev
   for (const bad of ['iVBORw0K GgoAAAA', 'iVBORw0KGgo!', 'iVBORw0KG', 'iV=BORw0', '']) {
     for (const [request, path] of imageRequests(bad)) {
       assertError(() => compress(request), 'INVALID_REQUEST', path, 'image data');
+      assertError(() => validateRequest(request), 'INVALID_REQUEST', path, 'image data');
+      assertError(() => convert(request, 'gemini'), 'INVALID_REQUEST', path, 'image data');
     }
   }
 });
