@@ -13,8 +13,10 @@ use tracelite::tokens::Estimator;
 use tracelite::Config;
 
 fn spill_with(text: &str, budget: u64, floor: u64, head_share: f64) -> spill::Spilled {
-    let mut config = Config::default();
-    config.budget = budget;
+    let mut config = Config {
+        budget,
+        ..Config::default()
+    };
     config.spill.floor_tokens = floor;
     config.spill.fraction = 0.01;
     config.spill.head_share = head_share;
@@ -43,4 +45,57 @@ fn a_single_line_that_fits_the_tail_is_shown_whole() {
         Excerpt::build("\u{6}3", 0, 0.0, &signals, &|s| Ok(estimate(s)), &kept).unwrap();
     assert_eq!(excerpt.tail.len(), 1);
     assert!(rendered.ends_with("\n\u{6}3"), "{rendered:?}");
+}
+
+#[test]
+fn ids_that_clean_to_the_same_anthropic_id_stay_distinct() {
+    // fuzz/formats crash-6649664b: Responses call ids "c(0" and "c:0" both
+    // became "c_0" in Anthropic, a DUPLICATE_TOOL_CALL_ID the source did not have.
+    use tracelite::formats::{self, FormatName};
+    let request = serde_json::json!({"model": "m", "input": [
+        {"role": "user", "content": "go"},
+        {"type": "function_call", "call_id": "c(0", "name": "f", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c(0", "output": "one"},
+        {"type": "function_call", "call_id": "c:0", "name": "f", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c:0", "output": "two"},
+        {"type": "function_call", "call_id": "c_0", "name": "f", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c_0", "output": "three"}
+    ]});
+    let from = FormatName::OpenaiResponses;
+    let conv = formats::parse(from, &request).unwrap();
+    formats::validate(&conv, from).unwrap();
+    for to in FormatName::ALL {
+        let (out, _) = formats::convert_conversation(conv.clone(), from, to);
+        let back = formats::parse(to, &formats::emit(to, &out)).unwrap();
+        formats::validate(&back, to).unwrap_or_else(|e| panic!("{}: {e:?}", to.as_str()));
+    }
+    let out = formats::convert(&request, Some(from), FormatName::Anthropic).unwrap();
+    let text = out.request.to_string();
+    for id in ["\"c_0\"", "\"c_0_2\"", "\"c_0_3\""] {
+        assert_eq!(
+            text.matches(id).count(),
+            2,
+            "{id} once as call, once as result: {text}"
+        );
+    }
+}
+
+#[test]
+fn the_formats_fuzz_crash_input_converts_and_validates() {
+    use tracelite::formats::{self, FormatName};
+    let text = r#"{"model": "m", "input": [{"role": "user", "content": [{"type": "input_image", "image_usl": "data:iAA$CAAAAAAAAAAA"}]}, {"type": "function_call", "call_id": "c(0", "name": "f", "arguments": "{}"}, {"type": "f-2unction_call_output", "call_id": "c1", "output": [{"type": "input_image", "image_url": "daata:iAA$CAAAAAAAAAAA"}]}, {"type": "function_call", "call_id": "c:0", "name": "f", "arguments": "{}"}, {"type": "function_c+ll_output", "call_id": "c1", "output": [{"type": "input_ta:im{1age/gif;base64,R0lGODlhAQABAAAAACw="}]}]}"#;
+    let value = tracelite::json::parse_strict(text, 64).unwrap();
+    for from in FormatName::ALL {
+        let Ok(conv) = formats::parse(from, &value) else {
+            continue;
+        };
+        let valid = formats::validate(&conv, from).is_ok();
+        for to in FormatName::ALL {
+            let (out, _) = formats::convert_conversation(conv.clone(), from, to);
+            let back = formats::parse(to, &formats::emit(to, &out)).unwrap();
+            if valid {
+                formats::validate(&back, to).unwrap();
+            }
+        }
+    }
 }
