@@ -126,7 +126,12 @@ impl Stage for Spill {
             let Some(result) = conv.tool_result(at) else {
                 continue;
             };
-            let text = result.text();
+            // One text part (the usual case) is read in place: no copy of a huge output.
+            let mut texts = result.parts.iter().filter_map(crate::model::Part::as_text);
+            let text: std::borrow::Cow<'_, str> = match (texts.next(), texts.next()) {
+                (Some(only), None) => std::borrow::Cow::Borrowed(only),
+                _ => std::borrow::Cow::Owned(result.text()),
+            };
             let Some(spilled) = spill_one(&text, &signals, cx)? else {
                 continue;
             };
