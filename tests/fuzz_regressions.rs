@@ -99,3 +99,36 @@ fn the_formats_fuzz_crash_input_converts_and_validates() {
         }
     }
 }
+
+#[test]
+fn a_pending_responses_call_followed_by_other_calls_converts_to_valid_requests() {
+    // fuzz/formats crash-8cf85976: Responses accepts call c5 without an output
+    // when only calls, outputs and unknown items follow; Chat, Anthropic and
+    // Gemini want it answered before the next turn: it gets a tombstone.
+    use tracelite::formats::{self, FormatName};
+    let request = serde_json::json!({"model": "m", "input": [
+        {"role": "user", "content": "go"},
+        {"type": "function_call", "call_id": "c5", "name": "f", "arguments": "{}"},
+        {"type": "custom_thing_output", "call_id": "c0", "output": "?"},
+        {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c1", "output": "one"}
+    ]});
+    let from = FormatName::OpenaiResponses;
+    let conv = formats::parse(from, &request).unwrap();
+    formats::validate(&conv, from).unwrap();
+    for to in FormatName::ALL {
+        let (out, _) = formats::convert_conversation(conv.clone(), from, to);
+        let back = formats::parse(to, &formats::emit(to, &out)).unwrap();
+        formats::validate(&back, to).unwrap_or_else(|e| panic!("{}: {e:?}", to.as_str()));
+    }
+    // The crash input itself.
+    let text = r#"{"model": "m", "input": [{"role": "user", "content": [{"type": "input_image", "image_url": "data:image,iVBORw0KGgoAAAANSUhEUgAAAEAAAAA$CAAAAAAAAAAA"}]}, {"type": "function_call", "call_id": "c5", "name": "f", "arguments": "{}"}, {"type": "fun1ction_call_output", "call_id": "c0", "output": [{"type": "input_image", "image_url": "lhAQABAAAAARw1KGgoAAAANSUhEUgAAAEAAAAA$CAAAAAAAAAAA"}]}, {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"}, {"type": "function_call_output", "call_id": "c1", "output": [{"type": "input_image", "image_url": "lhAQABAA/png;base64,iVBORw0KGgoAAAANSUhEUgAAAEAAAAA$CAAAAAAAAAAA"}]}, {"type": "function_call", "call_id": "c0", "name": "f", "arguments": "{}"}, {"type": "functiondeveloper_call_output", "call_id": "c0", "output": [{"type": "input_image", "image_url": "lhAQABAAAAACw="}]}]}"#;
+    let value = tracelite::json::parse_strict(text, 64).unwrap();
+    let conv = formats::parse(from, &value).unwrap();
+    formats::validate(&conv, from).unwrap();
+    for to in FormatName::ALL {
+        let (out, _) = formats::convert_conversation(conv.clone(), from, to);
+        let back = formats::parse(to, &formats::emit(to, &out)).unwrap();
+        formats::validate(&back, to).unwrap_or_else(|e| panic!("{}: {e:?}", to.as_str()));
+    }
+}

@@ -155,11 +155,10 @@ pub fn convert_conversation(
         super::validate::demote_unpaired(&mut out, to, &mut moved);
     }
     super::validate::move_misplaced(&mut out, to, &mut moved);
-    if super::validate::has_server_history(&conv, from)
-        && !super::validate::has_server_history(&out, to)
-    {
-        super::validate::add_tombstones(&mut out, to, &mut moved);
-    }
+    // A call may lack its result only at the end; what counts as the end differs
+    // (Responses lets calls and results interleave; a call answered on the
+    // server has no result here): a call left without one gets a tombstone.
+    super::validate::add_tombstones(&mut out, to, &mut moved);
     for m in moved {
         lossy.push(Lossy {
             path: m.path,
