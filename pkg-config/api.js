@@ -26,11 +26,32 @@ let defaultStore;
 export function compress(request, options = {}) {
   const text = requestText(request);
   const { settings, store, countTokens, previous } = splitOptions(options);
+  refuseOversized(text, settings);
   const target = store ?? sharedStore();
   const json = guarded(() =>
     target.wasmSession.compress(text, JSON.stringify(settings), countTokens, previous),
   );
   return JSON.parse(json);
+}
+
+/** Default of `limits.maxRequestBytes` (src/config.rs). */
+const DEFAULT_MAX_REQUEST_BYTES = 64 << 20;
+
+/**
+ * A request over `limits.maxRequestBytes` is refused before it is copied into
+ * wasm memory (which never shrinks): UTF-8 needs at least one byte per UTF-16
+ * unit, so `text.length` over the limit is over it in bytes too. Requests under
+ * it in units but over it in bytes are refused by the core.
+ */
+function refuseOversized(text, settings) {
+  const limit = settings.limits?.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES;
+  if (typeof limit === 'number' && text.length > limit) {
+    throw new TraceLiteError(
+      `request is at least ${text.length} bytes, limit is ${limit}`,
+      'LIMIT_EXCEEDED',
+      'limits.maxRequestBytes',
+    );
+  }
 }
 
 /** Estimated o200k_base token count of a text. */
@@ -61,3 +82,4 @@ export * from './config.js';
 export * from './replay.js';
 
 export * from './session.js';
+export * from './memory.js';

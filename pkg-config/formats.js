@@ -49,6 +49,8 @@ export function convert(request, to, options = {}) {
  * Checks tool-call pairing and role order. Throws a `TraceLiteError` (code such
  * as `ORPHAN_TOOL_RESULT`, `path` of the offending field) unless `repair` is
  * set, in which case it returns the repaired request and the list of repairs.
+ * Image parts are checked too: invalid base64 is `INVALID_REQUEST`, an image over
+ * the default `limits.maxImagePixels` (50,000,000) is `LIMIT_EXCEEDED`.
  */
 export function validateRequest(request, options = {}) {
   const text = requestText(request);

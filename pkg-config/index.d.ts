@@ -132,6 +132,7 @@ export interface LimitOptions {
   maxRequestBytes?: number;
   maxMessages?: number;
   maxDepth?: number;
+  /** Largest inline image (width × height from its PNG/JPEG/GIF/WebP header); over it: `LIMIT_EXCEEDED` at the image's JSON path. Default 50,000,000. */
   maxImagePixels?: number;
   maxSpillBytesPerSession?: number;
 }
@@ -248,3 +249,4 @@ export * from './replay.js';
 export * from './session.js';
 export * from './optical.js';
 export * from './formats.js';
+export * from './memory.js';

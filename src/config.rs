@@ -377,7 +377,11 @@ pub struct Limits {
     pub max_messages: usize,
     /// Deepest JSON nesting accepted.
     pub max_depth: usize,
-    /// Largest image accepted, in pixels.
+    /// Largest inline image accepted, in pixels (width × height read from the
+    /// PNG, JPEG, GIF or WebP header in the base64 payload); over it the request
+    /// is refused with `LIMIT_EXCEEDED` naming the image's JSON path. Images by
+    /// URL and payloads whose size cannot be read pass (see
+    /// [`crate::formats::images::check_pixels`]).
     pub max_image_pixels: u64,
     /// Spill bytes kept per session.
     pub max_spill_bytes_per_session: usize,

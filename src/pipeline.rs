@@ -382,6 +382,7 @@ pub fn compress_conversation(
             ),
         ));
     }
+    formats::images::check_pixels(&conv, format, config.limits.max_image_pixels)?;
     let repairs = if config.repair {
         formats::repair(&mut conv, format)?
     } else {

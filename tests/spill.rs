@@ -485,3 +485,27 @@ fn error_patterns_are_a_validated_setting() {
     );
     assert!(!excerpt.contains("Traceback"));
 }
+
+#[test]
+fn patterns_that_would_compile_huge_or_nest_deep_are_typed_errors() {
+    // regex-lite is linear-time in the text; its compiled size is capped at
+    // 1 MiB and nesting at 32, so a pattern cannot blow up memory or time.
+    for pattern in [
+        "(a{1000}){1000}",
+        "((((((((((((((((((((((((((((((((((a))))))))))))))))))))))))))))))))))",
+        "[[:alpha:]",
+        "a{2,1}",
+        "(?<",
+        "\\",
+    ] {
+        let e = Pattern::new(pattern, false, false).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidPattern, "{pattern}");
+        assert_eq!(e.path, "pattern");
+    }
+    // The same mistakes through the tool the model calls are an error reply.
+    let mut store = MemoryStore::new();
+    store.put("s", "k", "a\nb\n").unwrap();
+    let args = json!({"pointer": "spill://s/k", "pattern": "(a{1000}){1000}"}).to_string();
+    let reply = handle_tool_call(&mut store, "s", "grep_spill", &args).unwrap();
+    assert!(reply.is_error, "{}", reply.text);
+}

@@ -108,7 +108,7 @@ fn parse_message(raw: &Value, path: &str) -> Result<Message> {
     })
 }
 
-fn parse_image(obj: &Map<String, Value>, item: &Value) -> Part {
+fn parse_image(obj: &Map<String, Value>, item: &Value, path: &str) -> Result<Part> {
     let source = obj.get("source").and_then(Value::as_object);
     let base64 = source.filter(|s| s.get("type").and_then(Value::as_str) == Some("base64"));
     let fields = base64.and_then(|s| {
@@ -120,12 +120,13 @@ fn parse_image(obj: &Map<String, Value>, item: &Value) -> Part {
     });
     match fields {
         Some((media_type, data, source)) => {
+            super::image_header::check_inline(data, || format!("{path}.source.data"))?;
             let mut extra = rest(obj, &["type", "source"]);
             let inner = rest(source, &["type", "media_type", "data"]);
             if !inner.is_empty() {
                 extra.insert("source".into(), Value::Object(inner));
             }
-            Part {
+            Ok(Part {
                 kind: PartKind::Image(Image {
                     media_type: media_type.to_string(),
                     data: data.to_string(),
@@ -134,11 +135,11 @@ fn parse_image(obj: &Map<String, Value>, item: &Value) -> Part {
                     height: 0,
                 }),
                 extra,
-            }
+            })
         }
-        None => Part::from(PartKind::Other {
+        None => Ok(Part::from(PartKind::Other {
             value: item.clone(),
-        }),
+        })),
     }
 }
 
@@ -156,7 +157,7 @@ fn parse_block(item: &Value, path: &str) -> Result<Part> {
             },
             extra: rest(obj, &["type", "text"]),
         }),
-        "image" => Ok(parse_image(obj, item)),
+        "image" => parse_image(obj, item, path),
         "tool_use" => {
             let input = match obj.get("input") {
                 Some(v @ Value::Object(_)) => v,
@@ -198,7 +199,9 @@ fn parse_block(item: &Value, path: &str) -> Result<Part> {
                         let inner = as_obj(b, &inner_path, "a content block")?;
                         parts.push(match inner.get("type") {
                             Some(Value::String(t)) if t == "text" => parse_block(b, &inner_path)?,
-                            Some(Value::String(t)) if t == "image" => parse_image(inner, b),
+                            Some(Value::String(t)) if t == "image" => {
+                                parse_image(inner, b, &inner_path)?
+                            }
                             Some(Value::String(_)) => {
                                 Part::from(PartKind::Other { value: b.clone() })
                             }

@@ -16,6 +16,8 @@
 //! result; Anthropic and Gemini one user turn holding the results of the
 //! assistant turn before it, with consecutive same-role turns merged.
 
+use std::collections::{HashMap, HashSet};
+
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -153,11 +155,10 @@ pub fn convert_conversation(
         super::validate::demote_unpaired(&mut out, to, &mut moved);
     }
     super::validate::move_misplaced(&mut out, to, &mut moved);
-    if super::validate::has_server_history(&conv, from)
-        && !super::validate::has_server_history(&out, to)
-    {
-        super::validate::add_tombstones(&mut out, to, &mut moved);
-    }
+    // A call may lack its result only at the end; what counts as the end differs
+    // (Responses lets calls and results interleave; a call answered on the
+    // server has no result here): a call left without one gets a tombstone.
+    super::validate::add_tombstones(&mut out, to, &mut moved);
     for m in moved {
         lossy.push(Lossy {
             path: m.path,
@@ -336,6 +337,41 @@ fn normalize_arguments(messages: &mut [Message], to: FormatName, lossy: &mut Vec
             s
         }
     };
+    // Rewritten ids must stay distinct (`c(0` and `c:0` both clean to `c_0`):
+    // a rewritten id that collides with another id gets a `_<n>` suffix.
+    // Results follow their call's id through `renamed`.
+    // Call ids first, then ids of results that answer no call here (server-side history).
+    let mut ids: Vec<String> = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
+    for want_calls in [true, false] {
+        for part in messages.iter().flat_map(|m| m.parts.iter()) {
+            let id = match &part.kind {
+                PartKind::ToolCall(call) if want_calls => &call.id,
+                PartKind::ToolResult(r) if !want_calls => &r.call_id,
+                _ => continue,
+            };
+            if seen.insert(id.clone()) {
+                ids.push(id.clone());
+            }
+        }
+    }
+    let mut taken: HashSet<String> = ids.iter().filter(|id| clean(id) == **id).cloned().collect();
+    let mut renamed: HashMap<String, String> = HashMap::new();
+    for id in &ids {
+        let fresh = clean(id);
+        if fresh == *id || renamed.contains_key(id) {
+            continue;
+        }
+        let mut unique = fresh.clone();
+        let mut n = 2;
+        while taken.contains(&unique) {
+            unique = format!("{fresh}_{n}");
+            n += 1;
+        }
+        taken.insert(unique.clone());
+        renamed.insert(id.clone(), unique);
+    }
+    let clean = |id: &str| renamed.get(id).cloned().unwrap_or_else(|| clean(id));
     for msg in messages.iter_mut() {
         for part in &mut msg.parts {
             match &mut part.kind {

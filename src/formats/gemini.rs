@@ -232,6 +232,7 @@ fn parse_part(item: &Value, path: &str, (m, p): (usize, usize), log: &mut CallLo
         let (Some(media_type), Some(data)) = fields else {
             return Ok(other());
         };
+        super::image_header::check_inline(data, || format!("{path}.{container_name}.data"))?;
         let mut extra = rest(obj, &[container_name]);
         flag(
             &mut extra,

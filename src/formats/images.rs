@@ -1,5 +1,6 @@
-//! Per-request image limits of each provider format, and the guard that keeps
-//! a request inside them before it is emitted.
+//! Per-request image limits of each provider format, the guard that keeps
+//! a request inside them before it is emitted, and the pixel limit on the
+//! images a client sends ([`check_pixels`], `limits.maxImagePixels`).
 //!
 //! Sources (provider documentation, 2025):
 //! * OpenAI (Chat and Responses): up to 500 images per request, 20 MB per image,
@@ -13,8 +14,12 @@
 use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
 
+use serde_json::Value;
+
+use super::image_header::{dimensions, Base64Bytes};
 use super::validate::Repair;
-use super::FormatName;
+use super::{Field, FormatName};
+use crate::error::{Error, ErrorCode, Result};
 use crate::model::{Conversation, Image, Part, PartKind};
 
 /// Image limits of one format.
@@ -205,6 +210,143 @@ pub fn enforce(
         }
     }
     repairs
+}
+
+/// Where an image part sits in a conversation.
+#[derive(Debug, Clone, Copy)]
+enum Place {
+    /// `conv.system[message].parts[part]`.
+    System { message: usize, part: usize },
+    /// `conv.messages[message].parts[part]`, or part `inner` of that tool result.
+    Message {
+        message: usize,
+        part: usize,
+        inner: Option<usize>,
+    },
+}
+
+/// JSON path of the data field of the image at `place` in a request of
+/// `format` parsed into `conv`.
+fn data_path(format: FormatName, conv: &Conversation, place: Place, image: &Part) -> String {
+    let at = match (format, place) {
+        (FormatName::OpenaiChat, Place::System { message, part }) => {
+            format!("messages[{message}].content[{part}]")
+        }
+        (FormatName::OpenaiResponses, Place::System { message, part }) => {
+            let instructions = conv.extra.get("instructions") == Some(&Value::Bool(true));
+            let k = message.saturating_sub(usize::from(instructions));
+            format!("input[{k}].content[{part}]")
+        }
+        (FormatName::Anthropic, Place::System { part, .. }) => format!("system[{part}]"),
+        (FormatName::Gemini, Place::System { part, .. }) => {
+            let key = if conv.extra.contains_key("system_instruction") {
+                "system_instruction"
+            } else {
+                "systemInstruction"
+            };
+            format!("{key}.parts[{part}]")
+        }
+        (
+            _,
+            Place::Message {
+                message,
+                part,
+                inner,
+            },
+        ) => {
+            let at = super::part_path(format, conv, message, part, Field::Part);
+            match (format, inner) {
+                (_, None) => at,
+                (FormatName::OpenaiChat, Some(j)) => format!("{at}.content[{j}]"),
+                (FormatName::OpenaiResponses, Some(j)) => format!("{at}.output[{j}]"),
+                (FormatName::Anthropic, Some(j)) => format!("{at}.content[{j}]"),
+                (FormatName::Gemini, Some(j)) => format!("{at}.parts[{j}]"),
+            }
+        }
+    };
+    let field = match format {
+        FormatName::OpenaiChat => ".image_url.url",
+        FormatName::OpenaiResponses => ".image_url",
+        FormatName::Anthropic => ".source.data",
+        FormatName::Gemini if image.extra.contains_key("inline_data") => ".inline_data.data",
+        FormatName::Gemini => ".inlineData.data",
+    };
+    format!("{at}{field}")
+}
+
+/// Enforces `limits.maxImagePixels` on every inline image of `conv` (system,
+/// messages, and images inside tool results): the size is read from the
+/// image header in the base64 payload ([`super::image_header`]); an image over
+/// `max_pixels` is a `LIMIT_EXCEEDED` error whose path is the JSON path of the
+/// image's data field. Images given by URL, and images whose size cannot be
+/// read from the payload (unknown format, truncated header), pass: the
+/// provider decides about them. Invalid base64 never gets here: the format
+/// parsers reject it with `INVALID_REQUEST` naming the field.
+pub fn check_pixels(conv: &Conversation, format: FormatName, max_pixels: u64) -> Result<()> {
+    let check = |part: &Part, place: Place| -> Result<()> {
+        let PartKind::Image(image) = &part.kind else {
+            return Ok(());
+        };
+        if image.url.is_some() {
+            return Ok(());
+        }
+        let Ok(bytes) = Base64Bytes::new(&image.data) else {
+            // Rejected by the parsers; an image built in Rust with bad data
+            // has no known size.
+            return Ok(());
+        };
+        let Some((w, h)) = dimensions(&bytes) else {
+            return Ok(());
+        };
+        let pixels = u64::from(w) * u64::from(h);
+        if pixels <= max_pixels {
+            return Ok(());
+        }
+        let path = data_path(format, conv, place, part);
+        Err(Error::new(
+            ErrorCode::LimitExceeded,
+            path.clone(),
+            format!(
+                "the image at {path} is {w}×{h} = {pixels} pixels, over limits.maxImagePixels ({max_pixels})"
+            ),
+        ))
+    };
+    for (m, msg) in conv.system.iter().enumerate() {
+        for (p, part) in msg.parts.iter().enumerate() {
+            check(
+                part,
+                Place::System {
+                    message: m,
+                    part: p,
+                },
+            )?;
+        }
+    }
+    for (m, msg) in conv.messages.iter().enumerate() {
+        for (p, part) in msg.parts.iter().enumerate() {
+            check(
+                part,
+                Place::Message {
+                    message: m,
+                    part: p,
+                    inner: None,
+                },
+            )?;
+            if let PartKind::ToolResult(result) = &part.kind {
+                for (j, inner) in result.parts.iter().enumerate() {
+                    check(
+                        inner,
+                        Place::Message {
+                            message: m,
+                            part: p,
+                            inner: Some(j),
+                        },
+                    )?;
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

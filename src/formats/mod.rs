@@ -54,6 +54,7 @@ use crate::model::{Conversation, Extra};
 pub mod anthropic;
 pub mod convert;
 pub mod gemini;
+pub mod image_header;
 pub mod images;
 pub mod openai_chat;
 pub mod openai_responses;

@@ -173,6 +173,7 @@ fn parse_content_part(item: &Value, path: &str) -> Result<Part> {
             }
             let (media_type, data) = split_data_url(url)
                 .ok_or_else(|| invalid(format!("{path}.image_url.url"), "malformed data URL"))?;
+            super::image_header::check_inline(data, || format!("{path}.image_url.url"))?;
             let mut extra = rest(&["type", "image_url"]);
             let inner: Map<String, Value> = image_url
                 .iter()

@@ -220,6 +220,9 @@ fn parse_content(item: &Value, path: &str, role: Role) -> Result<Part> {
                 .get("image_url")
                 .and_then(Value::as_str)
                 .and_then(split_data_url);
+            if let Some((_, data)) = inline {
+                super::image_header::check_inline(data, || format!("{path}.image_url"))?;
+            }
             match inline {
                 Some((media_type, data)) => Ok(Part {
                     kind: PartKind::Image(Image {

@@ -431,8 +431,10 @@ fn whole(i: usize, line: &str) -> ShownLine<'_> {
 
 fn push_shown(out: &mut String, line: &ShownLine<'_>) {
     if line.hidden_bytes == 0 {
+        // Whole: all in `start`, or (a single line that fits the tail) all in `end`.
         out.push_str(line.start);
-        if !line.start.ends_with('\n') {
+        out.push_str(line.end);
+        if !out.ends_with('\n') {
             out.push('\n');
         }
         return;

@@ -126,7 +126,12 @@ impl Stage for Spill {
             let Some(result) = conv.tool_result(at) else {
                 continue;
             };
-            let text = result.text();
+            // One text part (the usual case) is read in place: no copy of a huge output.
+            let mut texts = result.parts.iter().filter_map(crate::model::Part::as_text);
+            let text: std::borrow::Cow<'_, str> = match (texts.next(), texts.next()) {
+                (Some(only), None) => std::borrow::Cow::Borrowed(only),
+                _ => std::borrow::Cow::Owned(result.text()),
+            };
             let Some(spilled) = spill_one(&text, &signals, cx)? else {
                 continue;
             };
@@ -185,19 +190,39 @@ fn spill_one(
     if before <= cap {
         return Ok(None);
     }
+    // Lay out with the pointer the text will get; keep the text only when the
+    // excerpt is cheaper than the text (a tiny cap can make the header alone
+    // cost more: then the text stays as it is).
+    let expected = if cx.config.redact.store {
+        None
+    } else {
+        Some(Kept::Pointer(pointer(
+            &cx.config.session,
+            &content_key("tool", text),
+        )))
+    };
+    let head_share = cx.config.spill.head_share;
+    let mut built = None;
+    if let Some(expected) = &expected {
+        let meter = &cx.meter;
+        let (excerpt, rendered) =
+            Excerpt::build(text, cap, head_share, signals, &|s| meter.text(s), expected)?;
+        if cx.meter.text(&rendered)? >= before {
+            return Ok(None);
+        }
+        built = Some((excerpt, rendered));
+    }
     let kept = match cx.keep("tool", text) {
         Ok(pointer) => Kept::Pointer(pointer),
         Err(e) => Kept::Refused(e.message),
     };
-    let meter = &cx.meter;
-    let (excerpt, rendered) = Excerpt::build(
-        text,
-        cap,
-        cx.config.spill.head_share,
-        signals,
-        &|s| meter.text(s),
-        &kept,
-    )?;
+    let (excerpt, rendered) = match built {
+        Some(b) if expected.as_ref() == Some(&kept) => b,
+        _ => {
+            let meter = &cx.meter;
+            Excerpt::build(text, cap, head_share, signals, &|s| meter.text(s), &kept)?
+        }
+    };
     // The excerpt reaches the model: mask secrets (the store keeps the original).
     let rendered = cx.redact(&rendered).into_owned();
     let after = cx.meter.text(&rendered)?;

@@ -64,6 +64,8 @@ pub fn formats_validate(
     let value = parse_json(request)?;
     let format = format_of(format, &value)?;
     let mut conv = formats::parse(format, &value).map_err(to_js)?;
+    let max_pixels = crate::config::Limits::default().max_image_pixels;
+    formats::images::check_pixels(&conv, format, max_pixels).map_err(to_js)?;
     let repairs = if repair {
         formats::repair(&mut conv, format).map_err(to_js)?
     } else {

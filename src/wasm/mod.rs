@@ -3,6 +3,7 @@
 //! "TraceLiteError"`, a stable `code` and the offending `path`.
 
 mod formats;
+mod memory;
 mod optical;
 mod session;
 mod spill;

@@ -2,7 +2,7 @@
 // result within the limits; never a wasm trap, never silent loss.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SpillStore, TraceLiteError, compress } from '../../pkg/node.js';
+import { SpillStore, TraceLiteError, compress, convert, validateRequest, wasmMemoryBytes } from '../../pkg/node.js';
 
 const call = (id, command) => ({ id, type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command }) } });
 const toolTurn = (id, output) => [
@@ -97,9 +97,76 @@ test('10,000 steps compress within the message limit and keep every call', () =>
 test('a 100 MB tool output is refused by the byte limit, and accepted when the limit allows it', () => {
   const big = 'log line with some text 0123456789\n'.repeat(3_000_000); // ~105 MB
   const request = { messages: [{ role: 'user', content: 'go' }, ...toolTurn('a', big)] };
+  const wasmBefore = wasmMemoryBytes();
   assertCode(() => compress(request), 'LIMIT_EXCEEDED', 'limits.maxRequestBytes');
+  // Refused before the text is copied into wasm memory (which never shrinks).
+  assert.equal(wasmMemoryBytes(), wasmBefore);
   const store = new SpillStore();
   const { request: out } = compress(request, { store, limits: { maxRequestBytes: 200 << 20 }, budget: 16000 });
   assertCallsKept(request, out);
   store.free();
+});
+
+/** A PNG signature and IHDR chunk claiming w×h (no image data follows). */
+function pngHeader(w, h) {
+  const b = Buffer.alloc(33);
+  Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]).copy(b, 0);
+  b.write('IHDR', 12, 'latin1');
+  b.writeUInt32BE(w, 16);
+  b.writeUInt32BE(h, 20);
+  b[24] = 8;
+  return b.toString('base64');
+}
+
+/** The same user image in each format, with the JSON path of its data field. */
+const imageRequests = (data) => [
+  [{ messages: [{ role: 'user', content: [{ type: 'text', text: 'see' }, { type: 'image_url', image_url: { url: `data:image/png;base64,${data}` } }] }] }, 'messages[0].content[1].image_url.url'],
+  [{ input: [{ role: 'user', content: [{ type: 'input_image', image_url: `data:image/png;base64,${data}` }] }] }, 'input[0].content[0].image_url'],
+  [{ max_tokens: 5, messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data } }] }] }, 'messages[0].content[0].source.data'],
+  [{ contents: [{ role: 'user', parts: [{ inline_data: { mime_type: 'image/png', data } }] }] }, 'contents[0].parts[0].inline_data.data'],
+];
+
+function assertError(fn, code, path, messagePart) {
+  assert.throws(fn, (err) => {
+    assert.ok(err instanceof TraceLiteError, String(err));
+    assert.equal(err.code, code, err.message);
+    assert.equal(err.path, path, err.message);
+    assert.ok(err.message.includes(messagePart), err.message);
+    return true;
+  });
+}
+
+test('a 50-megapixel-plus image part is LIMIT_EXCEEDED naming the part and limits.maxImagePixels', () => {
+  for (const [request, path] of imageRequests(pngHeader(8000, 7000))) {
+    assertError(() => compress(request), 'LIMIT_EXCEEDED', path, 'limits.maxImagePixels');
+  }
+  // validateRequest applies the default limit; convert rejects only invalid base64.
+  for (const [request, path] of imageRequests(pngHeader(8000, 7000))) {
+    assertError(() => validateRequest(request), 'LIMIT_EXCEEDED', path, 'limits.maxImagePixels');
+  }
+  // Just under the limit (7071² = 49,999,041 px) passes unchanged, and the limit is a setting.
+  const under = pngHeader(7071, 7071);
+  for (const [request, path] of imageRequests(under)) {
+    assert.ok(JSON.stringify(compress(request).request).includes(under));
+    assertError(() => compress(request, { limits: { maxImagePixels: 1_000_000 } }), 'LIMIT_EXCEEDED', path, path);
+  }
+});
+
+test('invalid base64 in an image part is INVALID_REQUEST naming the field, in every format', () => {
+  for (const bad of ['iVBORw0K GgoAAAA', 'iVBORw0KGgo!', 'iVBORw0KG', 'iV=BORw0', '']) {
+    for (const [request, path] of imageRequests(bad)) {
+      assertError(() => compress(request), 'INVALID_REQUEST', path, 'image data');
+      assertError(() => validateRequest(request), 'INVALID_REQUEST', path, 'image data');
+      assertError(() => convert(request, 'gemini'), 'INVALID_REQUEST', path, 'image data');
+    }
+  }
+});
+
+test('image parts of unknown format and image URLs pass through', () => {
+  const notAnImage = Buffer.from('plain text, not an image').toString('base64');
+  for (const [request] of imageRequests(notAnImage)) {
+    assert.ok(JSON.stringify(compress(request).request).includes(notAnImage));
+  }
+  const url = { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/x.png' } }] }] };
+  assert.deepEqual(compress(url).request, url);
 });
