@@ -81,12 +81,7 @@ fn adler32(rows: &[u8], stride: usize) -> u32 {
             // Eight bytes at a time: b gains 8·a plus the bytes weighted 8..1.
             let mut words = block.chunks_exact(8);
             for w in &mut words {
-                let mut sum = 0u32;
-                let mut weighted = 0u32;
-                for (&x, k) in w.iter().zip((1..=8u32).rev()) {
-                    sum += u32::from(x);
-                    weighted += k * u32::from(x);
-                }
+                let (sum, weighted) = sums8(u64::from_le_bytes(w.try_into().unwrap_or([0; 8])));
                 b += 8 * a + weighted;
                 a += sum;
             }
@@ -99,6 +94,21 @@ fn adler32(rows: &[u8], stride: usize) -> u32 {
         }
     }
     (b << 16) | a
+}
+
+/// Sum of the eight bytes of `v` (first byte lowest) and their sum weighted
+/// 8, 7, …, 1, in a few multiplications: even and odd bytes go to 16-bit
+/// lanes, and a product's top lane gathers a dot product of the lanes (no
+/// lane exceeds 255 · 20, so none carries into the next).
+fn sums8(v: u64) -> (u32, u32) {
+    const LANES: u64 = 0x00ff_00ff_00ff_00ff;
+    let even = v & LANES;
+    let odd = (v >> 8) & LANES;
+    let sum = (even + odd).wrapping_mul(0x0001_0001_0001_0001) >> 48;
+    // Lane i holds byte 2i (weight 8 - 2i) or 2i + 1 (weight 7 - 2i).
+    let weighted = (even.wrapping_mul(0x0008_0006_0004_0002) >> 48)
+        + (odd.wrapping_mul(0x0007_0005_0003_0001) >> 48);
+    (sum as u32, weighted as u32)
 }
 
 /// Writes deflate bits least significant first.
@@ -118,6 +128,12 @@ impl BitSink {
             self.acc >>= 32;
             self.len -= 32;
         }
+    }
+
+    /// Appends a match: its length code, then its distance code (together
+    /// at most 13 + 18 bits).
+    fn push_match(&mut self, length: (u32, u32), distance: (u32, u32)) {
+        self.push(length.0 | (distance.0 << length.1), length.1 + distance.1);
     }
 
     fn finish(mut self) -> Vec<u8> {
@@ -193,6 +209,19 @@ struct Codes {
 }
 
 impl Codes {
+    /// Code of literal byte `byte`.
+    fn literal_code(&self, byte: u8) -> (u32, u32) {
+        self.literal
+            .get(usize::from(byte))
+            .copied()
+            .unwrap_or((0, 0))
+    }
+
+    /// Code of match length `len` (3..=258).
+    fn length_code(&self, len: usize) -> (u32, u32) {
+        self.length.get(len).copied().unwrap_or((0, 0))
+    }
+
     fn new(row_distance: usize) -> Self {
         let mut literal = [(0u32, 0u32); 256];
         for (sym, slot) in (0u32..).zip(literal.iter_mut()) {
@@ -244,19 +273,44 @@ fn common(a: &[u8], b: &[u8], max: usize) -> usize {
         .count()
 }
 
+/// Little-endian 64-bit word at `at` (zero past the end).
+#[inline]
+fn word(bytes: &[u8], at: usize) -> u64 {
+    bytes
+        .get(at..)
+        .and_then(|s| s.first_chunk::<8>())
+        .map_or(0, |w| u64::from_le_bytes(*w))
+}
+
+/// Bytes `k` (0..=5) of `a ^ b` that start three equal bytes of `a` and `b`:
+/// the top bit of byte `k` is set when bytes `k..k+3` of `a` and `b` agree.
+#[inline]
+fn three_equal(a: u64, b: u64) -> u64 {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    let v = a ^ b;
+    // Exact zero-byte test (no borrow between bytes): top bit set iff 0.
+    let zero = !(((v & LOW7) + LOW7) | v | LOW7);
+    zero & (zero >> 8) & (zero >> 16) & 0x0000_8080_8080_8080
+}
+
 /// zlib stream (no compression dictionary, fixed Huffman) of `rows`, each
 /// row prefixed with filter byte 0 as PNG scanlines.
 fn zlib(rows: &[u8], stride: usize) -> Vec<u8> {
     let line = stride + 1;
     let codes = Codes::new(line);
-    // The scanlines as the decoder sees them: filter byte, then the row.
-    let mut lines = Vec::with_capacity(rows.len() + rows.len() / stride.max(1) + 1);
+    // The scanlines as the decoder sees them: filter byte, then the row;
+    // then 8 bytes of padding so every position has a word to compare
+    // (matches stop at `n`, so the padding is never emitted).
+    let mut lines = Vec::with_capacity(rows.len() + rows.len() / stride.max(1) + 9);
     for row in rows.chunks(stride.max(1)) {
         lines.push(0);
         lines.extend_from_slice(row);
     }
+    let n = lines.len();
+    lines.extend_from_slice(&[0; 8]);
+    let data = lines.get(..n).unwrap_or(&[]);
     let mut sink = BitSink {
-        out: Vec::with_capacity(lines.len() / 4 + 16),
+        out: Vec::with_capacity(n / 4 + 16),
         acc: 0,
         len: 0,
     };
@@ -267,56 +321,74 @@ fn zlib(rows: &[u8], stride: usize) -> Vec<u8> {
     let up_allowed = line <= MAX_DISTANCE;
     let mut i = 0;
     let mut next_row = 0;
-    while let Some(&byte) = lines.get(i) {
-        let row_start = i == next_row;
+    while i < n {
         if i >= next_row {
+            let row_start = i == next_row;
             next_row = (i / line + 1) * line;
-        }
-        // Rows equal to the row above (paper, most of a snapshot): one long
-        // match, cut into pieces of at most 258 bytes and at least 3.
-        if up_allowed && row_start && i >= line {
-            let same = lines
-                .get(i..)
-                .unwrap_or(&[])
-                .chunks_exact(line)
-                .zip(lines.get(i - line..).unwrap_or(&[]).chunks_exact(line))
-                .take_while(|(a, b)| a == b)
-                .count();
-            let same = if same * line >= 3 { same } else { 0 };
-            let mut left = same * line;
-            i += left;
-            while left > 0 {
-                let mut len = left.min(MAX_MATCH);
-                if (1..3).contains(&(left - len)) {
-                    len -= 3;
+            // Rows equal to the row above (paper, most of a snapshot): one
+            // long match, cut into pieces of at most 258 bytes and at least 3.
+            if up_allowed && row_start && i >= line {
+                let same = data
+                    .get(i..)
+                    .unwrap_or(&[])
+                    .chunks_exact(line)
+                    .zip(data.get(i - line..).unwrap_or(&[]).chunks_exact(line))
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                let same = if same * line >= 3 { same } else { 0 };
+                let mut left = same * line;
+                i += left;
+                while left > 0 {
+                    let mut len = left.min(MAX_MATCH);
+                    if (1..3).contains(&(left - len)) {
+                        len -= 3;
+                    }
+                    sink.push_match(codes.length_code(len), codes.up);
+                    left -= len;
                 }
-                let (code, bits) = codes.length.get(len).copied().unwrap_or((0, 0));
-                sink.push(code, bits);
-                sink.push(codes.up.0, codes.up.1);
-                left -= len;
-            }
-            if same > 0 {
-                continue;
+                if same > 0 {
+                    continue;
+                }
             }
         }
-        let rest = lines.get(i..).unwrap_or(&[]);
-        let max = rest.len().min(MAX_MATCH);
-        // A match needs 3 equal bytes: check them before measuring it.
-        let repeats = |d: usize| {
-            i >= d
-                && (0..3).all(|k| {
-                    lines
-                        .get(i + k)
-                        .is_some_and(|b| lines.get(i + k - d) == Some(b))
-                })
+        let here = word(&lines, i);
+        let above = if up_allowed && i >= line {
+            word(&lines, i - line)
+        } else {
+            !here
         };
-        let up = if up_allowed && repeats(line) {
-            common(rest, lines.get(i - line..).unwrap_or(&[]), max)
+        // The bytes one back; at 0, the bytes from 1 on, byte 0 made unequal.
+        let before = match i.checked_sub(1) {
+            Some(p) => word(&lines, p),
+            None => (here << 8) | (!here & 0xff),
+        };
+        // Bytes before the first place a match can start (same 3 bytes as
+        // the row above, or as the previous byte) are literals: emit up to
+        // six at once, never past the end or into the next row's start.
+        let (up3, run3) = (three_equal(here, above), three_equal(here, before));
+        let literals = ((up3 | run3).trailing_zeros() as usize / 8)
+            .min(6)
+            .min(n - i)
+            .min(next_row - i);
+        if literals > 0 {
+            for byte in here.to_le_bytes().iter().take(literals) {
+                let (code, bits) = codes.literal_code(*byte);
+                sink.push(code, bits);
+            }
+            i += literals;
+            continue;
+        }
+        // A match may start here (bit 7: byte 0 starts three equal bytes;
+        // `above` and `before` are real bytes whenever that bit is set).
+        let max = (n - i).min(MAX_MATCH);
+        let rest = data.get(i..).unwrap_or(&[]);
+        let up = if up3 & 0x80 != 0 {
+            common(rest, data.get(i - line..).unwrap_or(&[]), max)
         } else {
             0
         };
-        let run = if up < max && repeats(1) {
-            common(rest, lines.get(i - 1..).unwrap_or(&[]), max)
+        let run = if up < max && run3 & 0x80 != 0 {
+            common(rest, data.get(i - 1..).unwrap_or(&[]), max)
         } else {
             0
         };
@@ -326,16 +398,10 @@ fn zlib(rows: &[u8], stride: usize) -> Vec<u8> {
             (run, codes.run)
         };
         if len >= 3 {
-            let (code, bits) = codes.length.get(len).copied().unwrap_or((0, 0));
-            sink.push(code, bits);
-            sink.push(dist.0, dist.1);
+            sink.push_match(codes.length_code(len), dist);
             i += len;
         } else {
-            let (code, bits) = codes
-                .literal
-                .get(usize::from(byte))
-                .copied()
-                .unwrap_or((0, 0));
+            let (code, bits) = codes.literal_code(here as u8);
             sink.push(code, bits);
             i += 1;
         }
@@ -405,6 +471,43 @@ mod tests {
             }
             let (_, pixels) = decode(&png(&bitmap(w, 3, 1, data.clone())).unwrap());
             assert_eq!(pixels, data, "width {w}");
+        }
+    }
+
+    #[test]
+    fn adler32_matches_its_definition() {
+        let mut seed = 11u32;
+        for (len, stride) in [
+            (0, 1),
+            (1, 1),
+            (7, 7),
+            (8, 8),
+            (9, 3),
+            (64, 16),
+            (20_000, 6_000),
+        ] {
+            let rows: Vec<u8> = (0..len)
+                .map(|i| {
+                    seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                    if i % 3 == 0 {
+                        0xff
+                    } else {
+                        (seed >> 16) as u8
+                    }
+                })
+                .collect();
+            let (mut a, mut b) = (1u64, 0u64);
+            for row in rows.chunks(stride) {
+                for &x in std::iter::once(&0).chain(row) {
+                    a = (a + u64::from(x)) % 65_521;
+                    b = (b + a) % 65_521;
+                }
+            }
+            assert_eq!(
+                adler32(&rows, stride),
+                ((b << 16) | a) as u32,
+                "{len} bytes"
+            );
         }
     }
 

@@ -1,12 +1,14 @@
 //! The optical renderer on any text with any provider and in-range settings:
 //! layout, plan and render never panic, are deterministic, and agree with
 //! each other (one image per planned image, of the planned size, a valid PNG
-//! whose header states that size).
+//! whose header states that size and that an independent decoder, the `png`
+//! crate, reads back at that size and bit depth). Both flows: line by line
+//! and reflowed.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use tracelite::config::{OpticalConfig, Provider};
-use tracelite::optical;
+use tracelite::optical::{self, Flow};
 
 const PROVIDERS: [Provider; 5] = [
     Provider::Anthropic,
@@ -38,6 +40,12 @@ fuzz_target!(|data: &[u8]| {
     optical.media_resolution =
         ["", "low", "medium", "high"][usize::from((head[5] >> 3) & 3)].into();
 
+    let flow = if head[5] & 32 != 0 {
+        Flow::Reflow
+    } else {
+        Flow::Lines
+    };
+
     let lines = optical::layout::lay_out(&text);
     assert_eq!(
         lines,
@@ -50,13 +58,14 @@ fuzz_target!(|data: &[u8]| {
             "no line ends inside a line"
         );
     }
-    let planned = optical::plan(&text, provider, &optical);
+    let planned = optical::plan_flow(&text, provider, &optical, flow);
     assert_eq!(
         planned,
-        optical::plan(&text, provider, &optical),
+        optical::plan_flow(&text, provider, &optical, flow),
         "plan is deterministic"
     );
-    let rendered = optical::render(&text, provider, &optical).expect("render of a plan succeeds");
+    let rendered =
+        optical::render_flow(&text, provider, &optical, flow).expect("render of a plan succeeds");
     match (&planned, &rendered) {
         (None, None) => {}
         (Some(p), Some(r)) => {
@@ -69,10 +78,25 @@ fuzz_target!(|data: &[u8]| {
                     .expect("rendered base64 decodes");
                 let dims = tracelite::formats::image_header::dimensions(&bytes[..]);
                 assert_eq!(dims, Some((w, h)), "PNG header states the planned size");
+                decodes_at(&bytes, w, h, optical.bit_depth);
             }
-            let again = optical::render(&text, provider, &optical).expect("second render");
+            let again =
+                optical::render_flow(&text, provider, &optical, flow).expect("second render");
             assert_eq!(rendered, again, "render is deterministic");
         }
         _ => panic!("plan and render disagree on whether the text renders"),
     }
 });
+
+/// The `png` crate decodes the whole image (every chunk CRC, the zlib
+/// stream) to the planned size and bit depth, in grayscale.
+fn decodes_at(bytes: &[u8], width: u32, height: u32, bits: u8) {
+    let mut reader = png::Decoder::new(std::io::Cursor::new(bytes))
+        .read_info()
+        .expect("PNG header decodes");
+    let mut buf = vec![0; reader.output_buffer_size().expect("buffer size")];
+    let info = reader.next_frame(&mut buf).expect("PNG data decodes");
+    assert_eq!((info.width, info.height), (width, height));
+    assert_eq!(info.color_type, png::ColorType::Grayscale);
+    assert_eq!(info.bit_depth as u8, bits);
+}
