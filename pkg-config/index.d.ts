@@ -117,6 +117,8 @@ export interface CompactOptions {
   minSaving?: number;
   /** Detect stage boundaries (a passing test or run after an edit). Default true. */
   detectStages?: boolean;
+  /** Keep every compacted tool call (name and arguments verbatim, in order) in a tool-call log after the summary. Default true. */
+  keepToolCalls?: boolean;
 }
 
 /** Secret redaction. */

@@ -304,6 +304,9 @@ pub struct CompactConfig {
     pub min_saving: u64,
     /// Detect stage boundaries (a successful test or run after an edit).
     pub detect_stages: bool,
+    /// Keep every compacted tool call (name and arguments, verbatim, in
+    /// order) in a tool-call log after the summary: tool calls stay text.
+    pub keep_tool_calls: bool,
 }
 
 /// Token prices in US dollars per million tokens.
@@ -344,6 +347,7 @@ impl Default for CompactConfig {
             prices: None,
             min_saving: 2_000,
             detect_stages: true,
+            keep_tool_calls: true,
         }
     }
 }

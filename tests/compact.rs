@@ -13,6 +13,7 @@ mod common;
 use std::collections::HashSet;
 
 use serde_json::{json, Value};
+use tracelite::compact::calls::{CallLog, CALL_LOG_HEADER};
 use tracelite::compact::constraints::ARCHIVE_HEADER;
 use tracelite::compact::summary::SUMMARY_MARK;
 use tracelite::compact::trigger::{stage_boundaries, step_activities};
@@ -426,13 +427,7 @@ fn constraints_byte_identical_after_three_compactions() {
     let mut archives = Vec::new();
     let mut summaries = Vec::new();
     for step in 0..t.steps.len() {
-        let next = t.conversation_at(step + 1).unwrap();
-        let prev = t.conversation_at(step).unwrap();
-        history
-            .messages
-            .extend(next.messages[prev.messages.len()..].iter().cloned());
-        let out = run(&request(&history), &cfg, &mut store, &mut state);
-        assert_valid(&out.request);
+        let (out, _) = next_turn(&t, step, &mut history, &cfg, &mut store, &mut state);
         if compacted(&out) {
             archives.push(out.conversation.messages[0].text_content());
             summaries.push(out.conversation.messages[1].text_content());
@@ -585,5 +580,83 @@ fn no_orphans_on_every_trajectory_and_random_cuts() {
     }
     if !files.is_empty() {
         assert!(compactions > files.len(), "{compactions} compactions");
+    }
+}
+
+/// Appends step `step + 1`'s new messages to `history` (the host's compacted
+/// conversation) and compresses it: the output, checked valid, and the
+/// uncompressed conversation at that step.
+fn next_turn(
+    t: &Trajectory,
+    step: usize,
+    history: &mut Conversation,
+    cfg: &Config,
+    store: &mut MemoryStore,
+    state: &mut SessionState,
+) -> (Output, Conversation) {
+    let next = t.conversation_at(step + 1).unwrap();
+    let prev = t.conversation_at(step).unwrap();
+    history
+        .messages
+        .extend(next.messages[prev.messages.len()..].iter().cloned());
+    let out = run(&request(history), cfg, store, state);
+    assert_valid(&out.request);
+    (out, next)
+}
+
+/// `name arguments` of every tool call in `messages`, in order.
+fn calls_of(messages: &[tracelite::model::Message]) -> Vec<String> {
+    messages
+        .iter()
+        .flat_map(|m| &m.parts)
+        .filter_map(|p| match &p.kind {
+            PartKind::ToolCall(c) => Some(format!("{} {}", c.name, c.arguments)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Tool calls stay text through any number of compactions: the log after the
+/// summary plus the calls still in the conversation are exactly the original
+/// calls, in order; the log only grows at its end; `keepToolCalls: false`
+/// writes no log.
+#[test]
+fn every_compacted_tool_call_stays_in_the_call_log() {
+    let t = synthetic(40, 800);
+    for keep_calls in [true, false] {
+        let cfg = config(json!({"session": "calls", "compact": {
+            "threshold": 3000, "planner": false, "keep": 4, "minTurns": 2,
+            "keepToolCalls": keep_calls}}));
+        let mut store = MemoryStore::new();
+        let mut state = SessionState::default();
+        let mut history = t.conversation_at(0).unwrap();
+        let mut logs: Vec<String> = Vec::new();
+        for step in 0..t.steps.len() {
+            let (out, next) = next_turn(&t, step, &mut history, &cfg, &mut store, &mut state);
+            let log = out
+                .conversation
+                .messages
+                .iter()
+                .find(|m| m.text_content().starts_with(CALL_LOG_HEADER));
+            if !keep_calls {
+                assert!(log.is_none(), "a log although keepToolCalls is false");
+            } else if let Some(log) = log {
+                let text = log.text_content();
+                let mut seen = CallLog::parse(&text).unwrap().items;
+                seen.extend(calls_of(&out.conversation.messages));
+                assert_eq!(seen, calls_of(&next.messages), "step {step}");
+                if compacted(&out) {
+                    logs.push(text);
+                }
+            }
+            history = out.conversation;
+        }
+        if keep_calls {
+            assert!(logs.len() >= 3, "{} compactions", logs.len());
+            for pair in logs.windows(2) {
+                assert!(pair[1].starts_with(&pair[0]), "the log was rewritten");
+                assert!(pair[1].len() > pair[0].len());
+            }
+        }
     }
 }

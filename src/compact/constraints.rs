@@ -39,34 +39,45 @@ impl ConstraintArchive {
     /// The archive message text: the header, then one `- ` item per
     /// constraint (continuation lines indented by two spaces).
     pub fn render(&self) -> String {
-        let mut out = String::from(ARCHIVE_HEADER);
-        for item in &self.items {
-            out.push('\n');
-            for (i, line) in item.lines().enumerate() {
-                if i > 0 {
-                    out.push('\n');
-                }
-                out.push_str(if i == 0 { "- " } else { "  " });
-                out.push_str(line);
-            }
-        }
-        out
+        render_items(ARCHIVE_HEADER, &self.items)
     }
 
     /// Parses a rendered archive (the inverse of [`render`](Self::render)).
     pub fn parse(text: &str) -> Option<Self> {
-        let rest = text.strip_prefix(ARCHIVE_HEADER)?;
-        let mut items: Vec<String> = Vec::new();
-        for line in rest.lines().skip(1) {
-            if let Some(item) = line.strip_prefix("- ") {
-                items.push(item.to_string());
-            } else if let (Some(cont), Some(last)) = (line.strip_prefix("  "), items.last_mut()) {
-                last.push('\n');
-                last.push_str(cont);
-            }
-        }
-        Some(Self { items })
+        parse_items(ARCHIVE_HEADER, text).map(|items| Self { items })
     }
+}
+
+/// `header`, then one `- ` line per item (an item's further lines indented
+/// by two spaces).
+pub fn render_items(header: &str, items: &[String]) -> String {
+    let mut out = String::from(header);
+    for item in items {
+        out.push('\n');
+        for (i, line) in item.split('\n').enumerate() {
+            if i > 0 {
+                out.push('\n');
+            }
+            out.push_str(if i == 0 { "- " } else { "  " });
+            out.push_str(line);
+        }
+    }
+    out
+}
+
+/// The items of a text rendered by [`render_items`] with `header`.
+pub fn parse_items(header: &str, text: &str) -> Option<Vec<String>> {
+    let rest = text.strip_prefix(header)?;
+    let mut items: Vec<String> = Vec::new();
+    for line in rest.split('\n').skip(1) {
+        if let Some(item) = line.strip_prefix("- ") {
+            items.push(item.to_string());
+        } else if let (Some(cont), Some(last)) = (line.strip_prefix("  "), items.last_mut()) {
+            last.push('\n');
+            last.push_str(cont);
+        }
+    }
+    Some(items)
 }
 
 /// Sentences of a user message that contain one of `patterns` (at word

@@ -19,6 +19,7 @@
 //!   re-applies it byte for byte while the history still starts the same way.
 
 pub mod activity;
+pub mod calls;
 pub mod constraints;
 pub mod cut;
 pub mod extractive;
@@ -30,6 +31,7 @@ pub mod trigger;
 
 use std::collections::BTreeMap;
 
+use calls::{CallLog, CALL_LOG_HEADER};
 use constraints::{ConstraintArchive, ARCHIVE_HEADER};
 use extractive::{transcript, Range};
 use summary::{Summary, SUMMARY_MARK};
@@ -195,6 +197,10 @@ fn is_archive(m: &Message) -> bool {
     starts_with(m, ARCHIVE_HEADER)
 }
 
+fn is_call_log(m: &Message) -> bool {
+    starts_with(m, CALL_LOG_HEADER)
+}
+
 /// Fingerprint of messages for re-applying a compaction: roles, user and
 /// assistant text, tool call ids, names and arguments, result ids. Tool
 /// result contents are left out (earlier stages may rewrite them later).
@@ -225,11 +231,12 @@ fn fingerprint(mut h: Fnv, messages: &[Message]) -> Fnv {
     h
 }
 
-/// The leading archive / summary messages of a conversation.
+/// The leading archive / summary / tool-call log messages of a conversation.
 #[derive(Debug, Default)]
 struct Prior {
     archive: Option<ConstraintArchive>,
     summary_at: Option<usize>,
+    calls: Option<CallLog>,
     /// First message after them.
     start: usize,
 }
@@ -243,6 +250,10 @@ impl Prior {
         }
         if conv.messages.get(p.start).is_some_and(is_summary) {
             p.summary_at = Some(p.start);
+            p.start += 1;
+        }
+        if let Some(m) = conv.messages.get(p.start).filter(|m| is_call_log(m)) {
+            p.calls = CallLog::parse(&m.text_content());
             p.start += 1;
         }
         p
@@ -368,7 +379,11 @@ impl Stage for Compact {
                 return Ok(());
             }
         };
-        let summary_at = plan.messages.len() - 1;
+        let summary_at = plan
+            .messages
+            .iter()
+            .position(is_summary)
+            .unwrap_or_default();
         // Remember the compaction relative to the incoming history.
         let (covered, fp) = match &base {
             Some(b) => (
@@ -602,6 +617,14 @@ impl Plan {
             messages.push(Message::text(Role::User, text));
         }
         messages.push(Message::text(Role::User, summary_text));
+        if config.compact.keep_tool_calls {
+            let mut log = prior.calls.clone().unwrap_or_default();
+            log.extend(range_msgs);
+            if !log.items.is_empty() {
+                let text = cx.redact(&log.render()).into_owned();
+                messages.push(Message::text(Role::User, text));
+            }
+        }
         let prompt = prompt::build(&range, &archive.items, previous_text.as_deref());
         Ok(Plan {
             messages,
