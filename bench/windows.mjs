@@ -149,9 +149,15 @@ function markdown(runs, overhead, meta) {
   for (const r of runs) {
     const s = r.summary;
     const cells = STAGES.map((st) => pct(s.saved_by_stage[st]?.share ?? 0));
-    lines.push(`| ${r.provider} | ${r.window} | ${fmt(s.baseline_tokens)} | ${fmt(s.compressed_tokens)} | **${pct(s.reduction)}** | ${pct(s.prefix_reuse)} | ${cells.join(' | ')} |`);
+    lines.push(`| ${r.provider} | ${r.window}${r.variant ? ` (${r.variant})` : ''} | ${fmt(s.baseline_tokens)} | ${fmt(s.compressed_tokens)} | **${pct(s.reduction)}** | ${pct(s.prefix_reuse)} | ${cells.join(' | ')} |`);
   }
-  lines.push('', 'Stage columns: tokens the stage removed, as a share of the baseline (they add up to the reduction).', '');
+  lines.push(
+    '',
+    'Stage columns: tokens the stage removed, as a share of the baseline (they add up to the reduction). ' +
+      'Rows marked "no tool-call log" turn off `compact.keepToolCalls`: compaction then drops the compacted tool calls ' +
+      'instead of keeping them verbatim after the summary; the difference is what keeping every tool call as text costs.',
+    '',
+  );
   if (overhead) {
     lines.push(
       `Per-observation cost in wasm under Node ${process.version} (${meta.rounds} calls each, observations of ${Math.min(...overhead.bytes)}–${Math.max(...overhead.bytes)} bytes):`,
@@ -191,6 +197,12 @@ async function main() {
       runs.push({ provider, window, summary });
       process.stderr.write(`[windows] ${provider} window ${window}: reduction ${pct(summary.reduction)}\n`);
     }
+    // What the tool-call log costs: the first window without it.
+    const window = o.windows[0];
+    const summary = replayAll(trajectories, { provider, window, compact: { keepToolCalls: false } });
+    delete summary.per_step;
+    runs.push({ provider, window, variant: 'no tool-call log', summary });
+    process.stderr.write(`[windows] ${provider} window ${window} without the tool-call log: reduction ${pct(summary.reduction)}\n`);
   }
   const overhead = perObservation(trajectories, o.providers, o.rounds);
   mkdirSync(o.out, { recursive: true });

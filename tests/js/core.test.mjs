@@ -11,7 +11,7 @@ import {
 } from '../../pkg/node.js';
 
 const root = new URL('../../', import.meta.url).pathname;
-const traces = join(root, '../shared/traces');
+const traces = process.env.TRACELITE_TRACES ?? join(root, '../shared/traces');
 const sample = join(root, 'tests/fixtures/sample-trajectory.json');
 const cli = join(root, 'pkg/cli.mjs');
 const sharedTrace = join(traces, 'mini-swe-agent_gemini-3-pro__pallets__flask-5014.json');
