@@ -45,6 +45,11 @@ export interface DedupOptions {
   enabled?: boolean;
   /** Lines whose trimmed length is at most this are kept. Default 5. */
   minLineChars?: number;
+  /** Edit earlier observations only on the turns a batch (`optical.batch`) leaves the
+   * recent window, so the prompt prefix stays byte-identical between batches and
+   * provider prompt caches keep working; `false` edits on every new observation.
+   * Default true. */
+  batched?: boolean;
 }
 
 /** Stage 3 settings (src/config.rs `PhaseConfig`): at the first edit, earlier tool

@@ -135,6 +135,11 @@ pub struct DedupConfig {
     pub enabled: bool,
     /// Lines whose trimmed length is at most this are never deduplicated. Default 5.
     pub min_line_chars: usize,
+    /// Edit earlier observations only on the turns when observations leave
+    /// the recent window in a batch (`optical.batch`), so the prompt prefix
+    /// changes once per batch instead of every turn (prompt caches keep
+    /// working); `false` edits on every new observation.
+    pub batched: bool,
 }
 
 impl Default for DedupConfig {
@@ -142,6 +147,7 @@ impl Default for DedupConfig {
         Self {
             enabled: true,
             min_line_chars: 5,
+            batched: true,
         }
     }
 }
@@ -425,6 +431,21 @@ impl Config {
         let value: Value = serde_json::from_str(text)
             .map_err(|e| Error::new(ErrorCode::InvalidJson, "options", e.to_string()))?;
         Self::from_json(value)
+    }
+
+    /// Of `observations` (tool results, oldest first), how many have left
+    /// the recent window in whole batches of `optical.batch`: the rendered
+    /// ones. Changes once every `batch` turns.
+    pub fn demoted(&self, observations: usize) -> usize {
+        let batch = self.optical.batch.max(1);
+        observations.saturating_sub(self.window) / batch * batch
+    }
+
+    /// Of `observations`, how many the prompt may reflect after the last
+    /// batch: all of them while the recent window fills, then the window
+    /// as it was when the last batch left it.
+    pub fn settled(&self, observations: usize) -> usize {
+        observations.min(self.window + self.demoted(observations))
     }
 
     /// The per-tool-result cap in tokens: max(floor, fraction × budget).

@@ -13,6 +13,13 @@
 //! last `window - 1` observations can differ between turn t and turn t+1 and
 //! the prompt prefix before them stays byte-identical.
 //!
+//! With `dedup.batched` (the default) the rule sees only the observations
+//! the last batch settled ([`crate::Config::settled`]): the ones that
+//! arrived since wait for the next batch, when snapshots change the prefix
+//! anyway. Between batches the prompt prefix stays byte-identical, which
+//! for providers that bill cache writes (Anthropic) is worth more than
+//! removing the lines a few turns earlier.
+//!
 //! Each edited observation ends with one marker,
 //! `[N duplicate lines removed; they appear in step t; original: spill://…]`,
 //! and the original text is kept in the spill store under that pointer.
@@ -41,7 +48,12 @@ impl Stage for Dedup {
     fn apply(&self, conv: &mut Conversation, cx: &mut StageContext<'_>) -> Result<()> {
         let window = cx.config.window;
         let min_chars = cx.config.dedup.min_line_chars;
-        let observations = conv.observations();
+        let mut observations = conv.observations();
+        if cx.config.dedup.batched {
+            // Observations that arrived since the last batch neither lose
+            // lines nor take them from earlier ones until the next batch.
+            observations.truncate(cx.config.settled(observations.len()));
+        }
         if window < 2 || observations.len() < 2 {
             return Ok(());
         }

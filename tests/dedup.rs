@@ -180,19 +180,30 @@ fn idempotent_and_deterministic() {
     assert_eq!(twice.request, first.request);
 }
 
-/// Same history at turn t and t+1: only the last `window - 1` observations of
-/// turn t may differ, so everything before them is a shared prefix.
+/// Same history at turn t and t+1. Unbatched: only the last `window - 1`
+/// observations of turn t may differ, so everything before them is a shared
+/// prefix. Batched (the default): turn t's observations change only on the
+/// turns a batch leaves the window, and then only those within reach of the
+/// newly settled ones.
 #[test]
 fn turn_after_turn_only_the_window_changes() {
+    for batched in [false, true] {
+        prefix_stays_between_turns(batched);
+    }
+}
+
+fn prefix_stays_between_turns(batched: bool) {
     let Some(path) = common::trace_files().into_iter().next() else {
         return;
     };
     let trajectory = common::load_trace(&path);
     let window = 3;
-    let c = only_dedup(window);
+    let mut c = only_dedup(window);
+    c.dedup.batched = batched;
     let mut store = MemoryStore::new();
     let mut state = SessionState::default();
     let mut previous: Option<Vec<String>> = None;
+    let mut untouched_turns = 0;
     let turns = trajectory.steps.len().min(25);
     let mut deduped = 0;
     for t in 1..turns {
@@ -217,11 +228,26 @@ fn turn_after_turn_only_the_window_changes() {
         deduped += out.report.changes.len();
         let texts = tool_texts(&out.request);
         if let Some(prev) = &previous {
-            let frozen = prev.len().saturating_sub(window - 1);
-            assert_eq!(prev[..frozen], texts[..frozen], "turn {t}");
+            let frozen = if !batched {
+                prev.len().saturating_sub(window - 1)
+            } else if c.settled(prev.len()) == c.settled(texts.len()) {
+                untouched_turns += 1;
+                prev.len()
+            } else {
+                c.settled(prev.len()).saturating_sub(window - 1)
+            };
+            assert_eq!(
+                prev[..frozen],
+                texts[..frozen],
+                "turn {t}, batched {batched}"
+            );
         }
         previous = Some(texts);
     }
+    assert!(
+        !batched || untouched_turns >= 10,
+        "{untouched_turns} turns without a change"
+    );
     assert!(
         deduped > 0,
         "no dedup in {} turns of {}",

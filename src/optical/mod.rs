@@ -252,11 +252,10 @@ impl Stage for Optical {
     }
 
     fn apply(&self, conv: &mut Conversation, cx: &mut StageContext<'_>) -> Result<()> {
-        let optical = &cx.config.optical;
         let observations = conv.observations();
         let outside = observations.len().saturating_sub(cx.config.window);
         // Whole batches only: the rendered set changes once every `batch` turns.
-        let due = outside / optical.batch.max(1) * optical.batch.max(1);
+        let due = cx.config.demoted(observations.len());
         let mut images_in_request = count_images(conv);
         let mut tally = Tally::default();
         for &at in observations.iter().take(due) {
