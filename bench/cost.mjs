@@ -28,9 +28,11 @@ export class PromptCache {
 
   /**
    * Prices one request. `ids[i]` identifies message i's exact bytes,
-   * `tokens[i]` its tokens; `system` is the number of leading system messages.
+   * `tokens[i]` its tokens; `system` is the number of leading system messages;
+   * `breakpoints` are further message counts the request marks for caching
+   * (TraceLite's `cache_control` at `report.stableMessages`).
    */
-  request(ids, tokens, { system = 0, outputTokens = 0 } = {}) {
+  request(ids, tokens, { system = 0, outputTokens = 0, breakpoints = [] } = {}) {
     const p = this.price;
     const total = tokens.reduce((s, x) => s + x, 0);
     const min = p.cache.minTokens ?? 0;
@@ -47,7 +49,12 @@ export class PromptCache {
       }
       if (total >= min) {
         this.written.add(sigs[ids.length]);
-        if (system > 0) this.written.add(sigs[system]);
+        let upTo = 0;
+        let k = 0;
+        for (const at of [system, ...breakpoints].filter((b) => b > 0 && b < ids.length).sort((a, b) => a - b)) {
+          for (; k < at; k++) upTo += tokens[k];
+          if (upTo >= min) this.written.add(sigs[at]);
+        }
       }
     } else {
       while (prefix < ids.length && prefix < this.previous.length && ids[prefix] === this.previous[prefix]) prefix++;

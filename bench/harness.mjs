@@ -153,6 +153,7 @@ function replay(ctx, trace, policy, provider, { fidelity }) {
     for (let t = 0; t < trace.requests.length; t++) {
       const request = trace.requests[t];
       let messages;
+      let stable = null;
       if (policy.kind === 'baseline') {
         messages = policy.transform(request.messages, { provider });
       } else {
@@ -163,6 +164,7 @@ function replay(ctx, trace, policy, provider, { fidelity }) {
         const obs = request.messages.filter((m) => m.role === 'tool').length;
         if (obs > 0) result.perObservationMs.push(ms / obs);
         messages = out.request.messages;
+        stable = out.report.stableMessages;
       }
       const ids = [];
       const shapes = [];
@@ -176,7 +178,11 @@ function replay(ctx, trace, policy, provider, { fidelity }) {
       for (const s of shapes) step.images += s.images.length;
       for (const p of providers) {
         const tokens = shapes.map((s) => shapeTokens(s, p));
-        const c = caches[p].request(ids, tokens, { system: Math.max(0, system), outputTokens: trace.outputTokens[t] });
+        // Anthropic requests get TraceLite's cache_control at the end of the
+        // stable prefix (the bench replays OpenAI Chat, where `system` leading
+        // messages precede the ones `stableMessages` counts).
+        const breakpoints = stable === null || p !== 'anthropic' ? [] : [Math.max(0, system) + stable];
+        const c = caches[p].request(ids, tokens, { system: Math.max(0, system), outputTokens: trace.outputTokens[t], breakpoints });
         step.tokens[p] = c.total;
         step.cached[p] = c.cached;
         step.writes[p] = c.writes;

@@ -110,7 +110,7 @@ export function reportMarkdown(result, extra = {}) {
   out.push('');
   out.push('Cached input is modelled per message: a message counts as cached when it and every message before it are byte-identical to the cached prefix. ' +
     'OpenAI and Gemini cache the prefix shared with the previous request automatically (minimum 1024 / 2048 tokens; OpenAI in 128-token steps; no write charge). ' +
-    'Anthropic caches at explicit breakpoints, assumed after the system prompt and at the end of every request: a request reads the longest prefix an earlier request wrote and writes the rest at the cache-write price. ' +
+    'Anthropic caches at explicit breakpoints, assumed after the system prompt and at the end of every request, plus, for TraceLite policies, the `cache_control` TraceLite puts at the end of the stable prefix (`report.stableMessages`, option `cacheBreakpoint`): a request reads the longest prefix an earlier request wrote and writes the rest at the cache-write price. ' +
     'Prices above 200k prompt tokens use the long-context rows.');
   out.push('');
   const rows = [];

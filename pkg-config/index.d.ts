@@ -157,6 +157,10 @@ export interface CompressSettings {
   stageBoundary?: boolean;
   /** Repair tool-call pairing problems instead of rejecting the request. Default false. */
   repair?: boolean;
+  /** Anthropic Messages: put an ephemeral `cache_control` breakpoint at the end of the
+   * stable prefix (`report.stableMessages`) unless the request already has 4 or every stage
+   * is off. Default true. */
+  cacheBreakpoint?: boolean;
   spill?: SpillOptions;
   dedup?: DedupOptions;
   phase?: PhaseOptions;
@@ -225,6 +229,12 @@ export interface Report {
   /** Secrets masked (counts and kinds, never values). */
   redactions: { count: number; kinds: string[] };
   prefix?: { sharedBytes: number; previousBytes: number; currentBytes: number };
+  /** Messages after the system prompt that stay byte-identical until the next batch
+   * leaves the recent window (unless compaction or a new edit phase rewrites history):
+   * where a prompt-cache breakpoint pays. */
+  stableMessages: number;
+  /** Anthropic: index (after the system prompt) of the message that got the breakpoint. */
+  cacheBreakpoint?: number;
 }
 
 /** Compresses a provider request; the output has the input's format. */

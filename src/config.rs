@@ -46,6 +46,12 @@ pub struct Config {
     /// duplicate results, duplicate ids, misplaced or missing results) instead
     /// of rejecting it; each fix is listed in `Report::repairs`.
     pub repair: bool,
+    /// Anthropic Messages requests: mark the end of the stable prefix
+    /// (`Report::stable_messages`) with `cache_control`, so the next batch
+    /// reads everything before it from the prompt cache instead of writing
+    /// it again. Skipped when the request already has the 4 breakpoints
+    /// Anthropic allows, and when every stage is off (pass-through).
+    pub cache_breakpoint: bool,
     /// Stage 1: tool-output spilling.
     pub spill: SpillConfig,
     /// Stage 2: cross-observation line dedup.
@@ -72,6 +78,7 @@ impl Default for Config {
             session: "default".into(),
             stage_boundary: false,
             repair: false,
+            cache_breakpoint: true,
             spill: SpillConfig::default(),
             dedup: DedupConfig::default(),
             phase: PhaseConfig::default(),

@@ -164,6 +164,15 @@ pub struct Report {
     /// Prefix shared with `previous`, when one was given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prefix: Option<PrefixReport>,
+    /// Messages after the system prompt that stay byte-identical until the
+    /// next batch leaves the recent window (unless a compaction or a new
+    /// edit phase rewrites history first): where a prompt-cache breakpoint pays.
+    pub stable_messages: usize,
+    /// Anthropic Messages: index (after the system prompt) of the message
+    /// whose last cacheable block got a `cache_control` breakpoint
+    /// (`Config::cache_breakpoint`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_breakpoint: Option<usize>,
 }
 
 /// Everything a stage may use while it runs.
@@ -390,12 +399,23 @@ pub fn compress_conversation(
         Vec::new()
     };
     let client_images = formats::images::fingerprints(&conv);
+    let observed = conv.observations().len();
     let (mut report, spills) =
         run_stages(&mut conv, config, env.store, env.counter, env.state, format)?;
     report.repairs = repairs;
     let limited =
         formats::images::enforce(&mut conv, format, config.optical.max_images, &client_images);
     report.repairs.extend(limited);
+    report.stable_messages = stable_messages(&conv, config, observed);
+    // With every stage off the request passes through untouched.
+    let rewrites = report.stages.iter().any(|s| s.enabled);
+    if format == FormatName::Anthropic
+        && config.cache_breakpoint
+        && rewrites
+        && formats::anthropic::mark_breakpoint(&mut conv, report.stable_messages)
+    {
+        report.cache_breakpoint = Some(report.stable_messages - 1);
+    }
     let request_out = serde_json::to_string(&formats::emit(format, &conv))
         .map_err(|e| Error::new(ErrorCode::InvalidRequest, "request", e.to_string()))?;
     report.prefix = env.previous.map(|prev| PrefixReport {
@@ -461,8 +481,29 @@ fn run_stages(
         repairs: Vec::new(),
         redactions: cx.redactions,
         prefix: None,
+        stable_messages: 0,
+        cache_breakpoint: None,
     };
     Ok((report, cx.blobs))
+}
+
+/// Messages before the first observation still live (not yet demoted in a
+/// whole batch, [`Config::demoted`]) out of the `observed` tool results the
+/// request arrived with: the next stage change that follows from a new
+/// observation (dedup, a snapshot batch) lands at or after it. With no live
+/// observation the whole request is stable.
+fn stable_messages(conv: &Conversation, config: &Config, observed: usize) -> usize {
+    let live = observed - config.demoted(observed);
+    if live == 0 {
+        return conv.messages.len();
+    }
+    let observations = conv.observations();
+    // Compaction may have folded live observations into its summary: then the
+    // first one left bounds the prefix.
+    let first = observations.len().saturating_sub(live);
+    observations
+        .get(first)
+        .map_or(conv.messages.len(), |at| at.message)
 }
 
 /// Length in bytes of the common prefix of `a` and `b`.

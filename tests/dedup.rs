@@ -11,7 +11,7 @@
 mod common;
 
 use serde_json::{json, Value};
-use tracelite::{compress, compress_with, Config, Env, MemoryStore, SessionState, SpillStore};
+use tracelite::{compress, Config, MemoryStore, SessionState, SpillStore};
 
 /// Config with only dedup on.
 fn only_dedup(window: usize) -> Config {
@@ -214,17 +214,7 @@ fn prefix_stays_between_turns(batched: bool) {
         )
         .unwrap()
         .to_string();
-        let out = compress_with(
-            &req,
-            &c,
-            Env {
-                store: &mut store,
-                counter: &tracelite::tokens::Estimator,
-                state: &mut state,
-                previous: None,
-            },
-        )
-        .unwrap();
+        let out = common::compress_in(&req, &c, &mut store, &mut state);
         deduped += out.report.changes.len();
         let texts = tool_texts(&out.request);
         if let Some(prev) = &previous {

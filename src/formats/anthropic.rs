@@ -405,6 +405,74 @@ fn emit_block(part: &Part) -> Value {
     Value::Object(out)
 }
 
+/// Most `cache_control` breakpoints Anthropic accepts in one request.
+pub const MAX_BREAKPOINTS: usize = 4;
+
+/// Marks the end of `messages[..stable]` with an ephemeral `cache_control`
+/// breakpoint on its last block that can carry one (text, image, tool use,
+/// tool result; not thinking or other opaque blocks, not empty text), so the
+/// next request reads that prefix from the prompt cache. Returns whether a
+/// breakpoint was added: not when `stable` is 0, when the block already has
+/// one, or when the request already holds [`MAX_BREAKPOINTS`].
+pub fn mark_breakpoint(conv: &mut Conversation, stable: usize) -> bool {
+    if stable == 0 || count_breakpoints(conv) >= MAX_BREAKPOINTS {
+        return false;
+    }
+    let Some(message) = conv.messages.get_mut(stable - 1) else {
+        return false;
+    };
+    let cacheable = |p: &Part| match &p.kind {
+        PartKind::Text { text } => !text.is_empty(),
+        PartKind::Image(_) | PartKind::ToolCall(_) | PartKind::ToolResult(_) => true,
+        PartKind::Other { .. } => false,
+    };
+    let Some(part) = message.parts.iter_mut().rev().find(|p| cacheable(p)) else {
+        return false;
+    };
+    if part.extra.contains_key(CACHE_CONTROL) {
+        return false;
+    }
+    let mut control = Map::new();
+    control.insert("type".into(), Value::String("ephemeral".into()));
+    part.extra
+        .insert(CACHE_CONTROL.into(), Value::Object(control));
+    true
+}
+
+const CACHE_CONTROL: &str = "cache_control";
+
+/// `cache_control` members in the request: on tools, system blocks, message
+/// blocks and blocks inside tool results.
+fn count_breakpoints(conv: &Conversation) -> usize {
+    fn in_parts(parts: &[Part]) -> usize {
+        parts
+            .iter()
+            .map(|p| {
+                let own = usize::from(p.extra.contains_key(CACHE_CONTROL));
+                own + match &p.kind {
+                    PartKind::ToolResult(r) => in_parts(&r.parts),
+                    PartKind::Other { value } => usize::from(value.get(CACHE_CONTROL).is_some()),
+                    _ => 0,
+                }
+            })
+            .sum()
+    }
+    let tools = match conv.extra.get("tools") {
+        Some(Value::Array(tools)) => tools
+            .iter()
+            .filter(|t| t.get(CACHE_CONTROL).is_some())
+            .count(),
+        _ => 0,
+    };
+    let messages: usize = conv
+        .system
+        .iter()
+        .chain(&conv.messages)
+        .map(|m| in_parts(&m.parts))
+        .sum();
+    tools + messages
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -438,5 +506,74 @@ mod tests {
             part_path(&conv, 2, 1, Field::Id),
             "messages[2].content[1].tool_use_id"
         );
+    }
+
+    fn marked(req: &Value, stable: usize) -> (bool, Value) {
+        let mut conv = parse(req).unwrap();
+        let added = mark_breakpoint(&mut conv, stable);
+        (added, emit(&conv))
+    }
+
+    #[test]
+    fn breakpoint_goes_on_the_last_cacheable_block_before_the_boundary() {
+        let req = json!({"messages": [
+            {"role": "user", "content": "fix the bug"},
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "t1", "name": "bash", "input": {"cmd": "ls"}},
+                {"type": "thinking", "thinking": "hmm", "signature": "s"}
+            ]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "a"}]}
+        ]});
+        let (added, out) = marked(&req, 2);
+        assert!(added);
+        let ephemeral = json!({"type": "ephemeral"});
+        assert_eq!(out["messages"][1]["content"][0]["cache_control"], ephemeral);
+        assert!(out["messages"][1]["content"][1]
+            .get("cache_control")
+            .is_none());
+        // A plain-string message becomes one text block carrying the breakpoint.
+        let (added, out) = marked(&req, 1);
+        assert!(added);
+        assert_eq!(
+            out["messages"][0]["content"],
+            json!([{"type": "text", "text": "fix the bug", "cache_control": ephemeral}])
+        );
+        // Everything else is untouched.
+        let mut back = out.clone();
+        back["messages"][0]["content"] = json!("fix the bug");
+        assert_eq!(back, req);
+    }
+
+    #[test]
+    fn no_breakpoint_at_zero_past_the_end_on_opaque_blocks_or_beyond_four() {
+        let req = json!({"messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": [{"type": "thinking", "thinking": "x", "signature": "s"}]}
+        ]});
+        assert_eq!(marked(&req, 0), (false, req.clone()));
+        assert_eq!(marked(&req, 3), (false, req.clone()));
+        assert_eq!(marked(&req, 2), (false, req.clone()));
+        let cc = json!({"type": "ephemeral"});
+        let full = json!({
+            "tools": [{"name": "a", "input_schema": {}, "cache_control": cc}],
+            "system": [{"type": "text", "text": "s", "cache_control": cc}],
+            "messages": [
+                {"role": "user", "content": [{"type": "text", "text": "q", "cache_control": cc}]},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "a", "input": {}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t",
+                    "content": [{"type": "text", "text": "r", "cache_control": cc}]}]}
+            ]
+        });
+        assert_eq!(marked(&full, 2), (false, full.clone()));
+        let mut three = full.clone();
+        three["tools"][0]
+            .as_object_mut()
+            .unwrap()
+            .remove("cache_control");
+        let (added, out) = marked(&three, 2);
+        assert!(added);
+        assert_eq!(out["messages"][1]["content"][0]["cache_control"], cc);
+        // Already marked: nothing added.
+        assert_eq!(marked(&out, 2), (false, out.clone()));
     }
 }

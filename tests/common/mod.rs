@@ -37,3 +37,24 @@ pub fn trace_files() -> Vec<PathBuf> {
 pub fn load_trace(path: &Path) -> Trajectory {
     Trajectory::from_json(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
+
+/// `compress_with` in a session: the in-memory `store` and `state` carry over
+/// between calls, tokens come from the built-in estimator.
+pub fn compress_in(
+    request: &str,
+    config: &tracelite::Config,
+    store: &mut tracelite::MemoryStore,
+    state: &mut tracelite::SessionState,
+) -> tracelite::Output {
+    tracelite::compress_with(
+        request,
+        config,
+        tracelite::Env {
+            store,
+            counter: &tracelite::tokens::Estimator,
+            state,
+            previous: None,
+        },
+    )
+    .unwrap()
+}

@@ -99,6 +99,17 @@ test('prompt cache: prefix reuse, minimum size and Anthropic cache writes', () =
   // A change in message 2 falls back to the system-prompt breakpoint.
   r = anthropic.request([1, 7, 3, 4], [2000, 10, 500, 500], { system: 1 });
   assert.equal(r.cached, 2000);
+
+  // A breakpoint inside the request (TraceLite's stable prefix) is read back
+  // when the messages after it change; one under the minimum is not written.
+  const marked = new PromptCache({ input: 3, cachedInput: 0.3, cacheWrite: 3.75, output: 15, cache: { mode: 'breakpoint', minTokens: 1024 } });
+  marked.request([1, 2, 3, 4], [500, 400, 800, 600], { system: 1, breakpoints: [3] });
+  r = marked.request([1, 2, 3, 9, 5], [500, 400, 800, 600, 100], { system: 1, breakpoints: [3] });
+  assert.equal(r.cached, 1700);
+  assert.equal(r.writes, 700);
+  marked.request([1, 2, 3, 4], [500, 400, 800, 600], { system: 1, breakpoints: [2] });
+  r = marked.request([1, 2, 8], [500, 400, 800], { system: 1 });
+  assert.equal(r.cached, 0); // 900 tokens: under the minimum, never written
 });
 
 test('critical items: traceback tails, failing tests, edited files', () => {
@@ -191,7 +202,9 @@ test('bench/windows.mjs: stage savings add up to each reduction', () => {
     });
     const { runs, overhead, meta } = JSON.parse(readFileSync(join(out, 'windows.json'), 'utf8'));
     assert.equal(meta.trajectories, 1);
-    assert.deepEqual(runs.map((r) => `${r.provider}/${r.window}`), ['openai/3', 'openai/5', 'anthropic/3', 'anthropic/5']);
+    assert.deepEqual(runs.map((r) => `${r.provider}/${r.window}${r.variant ? ` ${r.variant}` : ''}`), [
+      'openai/3', 'openai/5', 'openai/3 no tool-call log', 'anthropic/3', 'anthropic/5', 'anthropic/3 no tool-call log',
+    ]);
     for (const r of runs) {
       const s = r.summary;
       const saved = Object.values(s.saved_by_stage).reduce((a, x) => a + x.tokens, 0);

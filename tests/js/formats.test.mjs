@@ -46,6 +46,25 @@ test('the sample trajectory renders, compresses and round-trips in every format'
   }
 });
 
+test('Anthropic requests get one cache_control at the end of the stable prefix', () => {
+  const request = trajectoryToRequest(sample, sample.steps.length, 'anthropic');
+  const marks = (v, path = '') => (Array.isArray(v)
+    ? v.flatMap((x, i) => marks(x, `${path}[${i}]`))
+    : v && typeof v === 'object'
+      ? Object.entries(v).flatMap(([k, x]) => (k === 'cache_control' ? [path] : []).concat(marks(x, `${path}.${k}`)))
+      : []);
+  const { request: out, report } = compress(request, { session: 'bp' });
+  assert.ok(report.stableMessages > 0 && report.stableMessages < out.messages.length, String(report.stableMessages));
+  assert.equal(report.cacheBreakpoint, report.stableMessages - 1);
+  assert.equal(marks(out).length, 1);
+  assert.ok(marks(out)[0].startsWith(`.messages[${report.cacheBreakpoint}].content[`), marks(out)[0]);
+  assert.deepEqual(out.messages[report.cacheBreakpoint].content.at(-1).cache_control, { type: 'ephemeral' });
+  const plain = compress(request, { session: 'bp', cacheBreakpoint: false });
+  assert.equal(plain.report.cacheBreakpoint, undefined);
+  assert.equal(marks(plain.request).length, 0);
+  assert.throws(() => compress(request, { cacheBreakpoint: 'yes' }), (e) => e.code === 'INVALID_OPTION' && /cacheBreakpoint/.test(e.message));
+});
+
 test('convert lists what the target cannot carry', () => {
   const { from, to, request, lossy } = convert(fixture('anthropic'), 'openai-chat');
   assert.equal(from, 'anthropic');
