@@ -12,9 +12,7 @@ mod common;
 use serde_json::{json, Value};
 use tracelite::formats::FormatName;
 use tracelite::model::{Extra, Message, Role, ToolCall};
-use tracelite::{
-    compress_with, Config, Env, ErrorCode, MemoryStore, SessionState, TraceLite, Trajectory,
-};
+use tracelite::{Config, ErrorCode, MemoryStore, SessionState, TraceLite, Trajectory};
 
 fn call(id: &str, name: &str, args: Value) -> ToolCall {
     ToolCall {
@@ -68,17 +66,7 @@ fn same_bytes_as_the_stateless_pipeline() {
         let request = tracelite::trajectory_to_request(&trajectory, t, FormatName::OpenaiChat)
             .unwrap()
             .to_string();
-        let want = compress_with(
-            &request,
-            &config,
-            Env {
-                store: &mut store,
-                counter: &tracelite::tokens::Estimator,
-                state: &mut state,
-                previous: None,
-            },
-        )
-        .unwrap();
+        let want = common::compress_in(&request, &config, &mut store, &mut state);
         assert_eq!(got.request, want.request, "turn {t}");
         assert_eq!(got.report.tokens_after, want.report.tokens_after);
     }

@@ -379,11 +379,7 @@ impl Stage for Compact {
                 return Ok(());
             }
         };
-        let summary_at = plan
-            .messages
-            .iter()
-            .position(is_summary)
-            .unwrap_or_default();
+        let summary_at = plan.summary_at;
         // Remember the compaction relative to the incoming history.
         let (covered, fp) = match &base {
             Some(b) => (
@@ -516,8 +512,10 @@ fn reapply(conv: &mut Conversation, cx: &mut StageContext<'_>) -> Result<Option<
 
 /// A compaction ready to apply.
 struct Plan {
-    /// Archive (if any) and summary messages.
+    /// Archive (if any), summary and tool-call log (if any) messages.
     messages: Vec<Message>,
+    /// Index of the summary in `messages`.
+    summary_at: usize,
     /// Originals to keep: (text, key kind), parallel to `pointers`.
     originals: Vec<(String, &'static str)>,
     /// Pointers cited in the summary.
@@ -616,6 +614,7 @@ impl Plan {
             let text = cx.redact(&archive.render()).into_owned();
             messages.push(Message::text(Role::User, text));
         }
+        let summary_at = messages.len();
         messages.push(Message::text(Role::User, summary_text));
         if config.compact.keep_tool_calls {
             let mut log = prior.calls.clone().unwrap_or_default();
@@ -628,6 +627,7 @@ impl Plan {
         let prompt = prompt::build(&range, &archive.items, previous_text.as_deref());
         Ok(Plan {
             messages,
+            summary_at,
             originals,
             pointers,
             index,
