@@ -52,12 +52,20 @@ export interface DedupOptions {
   batched?: boolean;
 }
 
-/** Stage 3 settings (src/config.rs `PhaseConfig`): at the first edit, earlier tool
- * results become tombstones with a pointer to the original. */
+/** Stage 3 settings (src/config.rs `PhaseConfig`): once the agent first changes a
+ * file that existed before the session (creating a file, or editing one it created,
+ * is still diagnosis), outputs that were consumed or superseded, and have left the
+ * recent window, become tombstones with a pointer to the original. */
+export type PhaseClear = 'searches' | 'listings' | 'reruns' | 'editedViews';
+
 export interface PhaseOptions {
   enabled?: boolean;
-  /** Also clean up at later edit phases. Default false. */
+  /** Also clear outputs after the phase began that a later change or run consumed
+   * or superseded. Default false. */
   everyPhase?: boolean;
+  /** What is cleared: searches and listings that led to the change, outputs of
+   * commands run again later, views of a file edited since. Default all four. */
+  clear?: PhaseClear[];
   /** Edit tools: `name` or `name:command` (e.g. `str_replace_editor:create`). */
   editTools?: string[];
   /** Shell tools whose commands are scanned for file writes. */

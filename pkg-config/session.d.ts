@@ -24,8 +24,11 @@ export interface StepSummary {
   /** The call id (generated as `call_<n>` when none was given). */
   callId: string;
   outputTokens: number;
-  /** Present when the phase detector sees a file edit. */
-  edit?: { kind: EditKind; target?: string };
+  /** Present when the activity reader sees a file edit that did not fail. */
+  edit?: { kind: EditKind; mode: 'create' | 'overwrite' | 'in-place'; target?: string };
+  /** Whether the call changed a file that existed before the session (the phase
+   * clean-up begins at the first such change). */
+  changesExisting: boolean;
 }
 
 /** Session counters (src/session.rs `Telemetry`). */
@@ -43,6 +46,8 @@ export interface Telemetry {
   savedByStage: Partial<Record<'spill' | 'dedup' | 'phase' | 'optical' | 'compact', number>>;
   edits: number;
   firstEditStep?: number;
+  /** Step of the first change to a file that existed before the session. */
+  phaseStartStep?: number;
   spillBlobs: number;
   spillBytes: number;
   prefix?: { sharedBytes: number; previousBytes: number; currentBytes: number };

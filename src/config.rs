@@ -165,8 +165,13 @@ impl Default for DedupConfig {
 pub struct PhaseConfig {
     /// Stage switch.
     pub enabled: bool,
-    /// Also clear diagnosis output at later edit phases, not only the first.
+    /// Also clear outputs after the phase began when a later change or run
+    /// consumed or superseded them (not only the diagnosis before it).
     pub every_phase: bool,
+    /// What the clean-up clears once the phase begins: `searches` and
+    /// `listings` that led to the change, `reruns` (outputs of commands run
+    /// again later), `editedViews` (views of a file edited since).
+    pub clear: Vec<String>,
     /// Tools whose calls are edits: `name` (every call) or `name:command`
     /// (only calls whose `command` argument is `command`, e.g.
     /// `str_replace_editor:create`).
@@ -191,6 +196,9 @@ impl Default for PhaseConfig {
         Self {
             enabled: true,
             every_phase: false,
+            clear: ["searches", "listings", "reruns", "editedViews"]
+                .map(String::from)
+                .to_vec(),
             edit_tools: [
                 "str_replace_editor:create",
                 "str_replace_editor:str_replace",
@@ -502,6 +510,16 @@ impl Config {
             return bad(
                 "phase.editTools",
                 "tool names must be non-empty (`name` or `name:command`)",
+            );
+        }
+        if let Some(bad_reason) = self.phase.clear.iter().find(|c| {
+            !crate::phase::Reason::ALL
+                .iter()
+                .any(|r| r.as_str() == c.as_str())
+        }) {
+            return bad(
+                "phase.clear",
+                &format!("unknown entry {bad_reason:?} (searches, listings, reruns, editedViews)"),
             );
         }
         if malformed(&self.phase.shell_tools) {

@@ -15,6 +15,7 @@
 //! assert_eq!(out.report.tokens_before, out.report.tokens_after);
 //! ```
 
+pub mod activity;
 pub mod compact;
 pub mod config;
 pub mod dedup;

@@ -26,13 +26,13 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::activity::{self, EditAction, OwnFiles};
 use crate::config::Config;
 use crate::error::{Error, ErrorCode, Result};
 use crate::formats::FormatName;
 use crate::model::{
     Conversation, Extra, Layout, Message, Part, PartKind, Role, ToolCall, ToolResult,
 };
-use crate::phase::{EditAction, EditDetector};
 use crate::pipeline::{
     compress_conversation, Env, Output, PrefixReport, Report, SessionState, StageName,
 };
@@ -49,9 +49,12 @@ pub struct StepSummary {
     pub call_id: String,
     /// Tokens of the output as received.
     pub output_tokens: u64,
-    /// The edit the call makes, if the phase detector sees one.
+    /// The edit the call makes, if the activity reader sees one that did not fail.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub edit: Option<EditAction>,
+    /// Whether the call changed a file that existed before the session (the
+    /// phase clean-up begins at the first such change).
+    pub changes_existing: bool,
 }
 
 /// Counters of a session, for dashboards and tests.
@@ -79,6 +82,10 @@ pub struct Telemetry {
     /// Step of the first edit action.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_edit_step: Option<usize>,
+    /// Step of the first change to a file that existed before the session:
+    /// where the phase clean-up begins.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phase_start_step: Option<usize>,
     /// Blobs in the spill store for this session.
     pub spill_blobs: usize,
     /// Bytes in the spill store for this session.
@@ -98,6 +105,7 @@ pub struct TraceLite<S: SpillStore = MemoryStore> {
     counter: Box<dyn TokenCounter>,
     previous: BTreeMap<&'static str, String>,
     telemetry: Telemetry,
+    own_files: OwnFiles,
     last_report: Option<Report>,
 }
 
@@ -119,6 +127,7 @@ impl<S: SpillStore> TraceLite<S> {
             counter: Box::new(Estimator),
             previous: BTreeMap::new(),
             telemetry: Telemetry::default(),
+            own_files: OwnFiles::default(),
             last_report: None,
         }
     }
@@ -226,7 +235,29 @@ impl<S: SpillStore> TraceLite<S> {
         }
         let output = output.into();
         let output_tokens = self.counter.count(&output)?;
-        let edit = EditDetector::new(&self.config.phase).classify(&call);
+        let done = activity::classify(
+            &call,
+            Some(&ToolResult {
+                call_id: call.id.clone(),
+                parts: vec![Part::text(output.as_str())],
+                is_error: false,
+            }),
+            &self.config.phase,
+        );
+        let history = &self.conversation;
+        let changes_existing = self.own_files.observe(&done, |path| {
+            history.messages.iter().any(|m| {
+                m.parts.iter().any(|p| match &p.kind {
+                    PartKind::ToolCall(c) => activity::mentions(&c.arguments, path),
+                    PartKind::ToolResult(r) => activity::mentions(&r.text(), path),
+                    _ => false,
+                })
+            })
+        });
+        let edit = done
+            .edited()
+            .then(|| done.edits.into_iter().next())
+            .flatten();
         let call_id = call.id.clone();
         let mut call_extra = Extra::new();
         call_extra.insert("type".into(), Value::String("function".into()));
@@ -269,11 +300,16 @@ impl<S: SpillStore> TraceLite<S> {
             self.telemetry.edits += 1;
             self.telemetry.first_edit_step.get_or_insert(step);
         }
+        let changes_existing = changes_existing && edit.is_some();
+        if changes_existing {
+            self.telemetry.phase_start_step.get_or_insert(step);
+        }
         Ok(StepSummary {
             step,
             call_id,
             output_tokens,
             edit,
+            changes_existing,
         })
     }
 

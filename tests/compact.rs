@@ -157,7 +157,7 @@ fn stage_boundaries_on_real_trajectories() {
         let b = stage_boundaries(&steps);
         for &i in &b {
             let c = steps[i].activity.check.as_ref().unwrap();
-            assert_eq!(c.outcome, tracelite::compact::activity::Outcome::Passed);
+            assert_eq!(c.outcome, tracelite::activity::Outcome::Passed);
         }
         total += b.len();
         with += usize::from(!b.is_empty());

@@ -6,10 +6,10 @@
 
 use std::collections::BTreeMap;
 
-use super::activity::Outcome;
 use super::summary::Summary;
 use super::text::{clip, is_error_line, one_line, reduce_output, sentences};
 use super::trigger::StepActivity;
+use crate::activity::Outcome;
 use crate::model::{Message, PartKind, Role};
 
 /// Longest goal excerpt, in bytes.
@@ -112,7 +112,11 @@ fn goal(range: &Range<'_>) -> Vec<String> {
 
 fn progress(range: &Range<'_>) -> Vec<String> {
     let steps = range.steps;
-    let edits: usize = steps.iter().map(|s| s.activity.edits.len()).sum();
+    let edits: usize = steps
+        .iter()
+        .filter(|s| s.activity.edited())
+        .map(|s| s.activity.edited_paths().len())
+        .sum();
     let checks: Vec<&StepActivity> = steps
         .iter()
         .filter(|s| s.activity.check.is_some())
@@ -135,8 +139,8 @@ fn progress(range: &Range<'_>) -> Vec<String> {
     )];
     // Edited paths, most recent last, with the number of edits.
     let mut by_path: Vec<(String, usize, usize)> = Vec::new();
-    for s in steps {
-        for p in &s.activity.edits {
+    for s in steps.iter().filter(|s| s.activity.edited()) {
+        for p in &s.activity.edited_paths() {
             match by_path.iter_mut().find(|(q, _, _)| q == p) {
                 Some(e) => {
                     e.1 += 1;
@@ -229,7 +233,7 @@ fn key_facts(range: &Range<'_>) -> Vec<String> {
     // Files read.
     let mut files: Vec<&str> = Vec::new();
     for s in range.steps {
-        if let Some(v) = &s.activity.viewed {
+        for v in &s.activity.viewed {
             if !files.contains(&v.as_str()) {
                 files.push(v);
             }

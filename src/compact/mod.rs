@@ -18,7 +18,6 @@
 //! * Prefix stability: the session state remembers each compaction and
 //!   re-applies it byte for byte while the history still starts the same way.
 
-pub mod activity;
 pub mod calls;
 pub mod constraints;
 pub mod cut;

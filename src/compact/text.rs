@@ -84,29 +84,7 @@ pub fn contains_phrase(hay: &str, needle: &str) -> bool {
     })
 }
 
-/// Whether a line of tool output reports an error (traceback, exception,
-/// failed test, compiler error).
-pub fn is_error_line(line: &str) -> bool {
-    let t = line.trim();
-    if t.is_empty() || t.len() > 2_000 {
-        return false;
-    }
-    if t.starts_with("Traceback (most recent call last)")
-        || t.starts_with("FAILED")
-        || t.starts_with("ERROR")
-        || t.starts_with("error:")
-        || t.starts_with("error[")
-        || t.starts_with("E  ")
-        || t.starts_with("panicked at")
-    {
-        return true;
-    }
-    // `SomeError: message`, `pkg.mod.SomeException: message`.
-    let head = t.split(':').next().unwrap_or("");
-    head.len() < t.len()
-        && !head.contains(' ')
-        && (head.ends_with("Error") || head.ends_with("Exception"))
-}
+pub use crate::activity::check::is_error_line;
 
 /// A tool output reduced to its first `head` lines, its last `tail` lines and
 /// up to `errors` error lines in between, with a count of what was left out.

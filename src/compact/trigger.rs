@@ -2,31 +2,15 @@
 //! capped tool result), stage boundaries (a successful test or run after an
 //! edit, or the host saying so) and hysteresis.
 
-use super::activity::{classify, Activity, Outcome};
+pub use crate::activity::StepActivity;
+use crate::activity::{self, Outcome};
 use crate::config::Config;
 use crate::model::{Conversation, Role};
 
-/// One agent step of a conversation with what it did.
-#[derive(Debug, Clone)]
-pub struct StepActivity {
-    /// Message holding the call.
-    pub call_message: usize,
-    /// Message holding the result, if any.
-    pub result_message: Option<usize>,
-    /// What the step did.
-    pub activity: Activity,
-}
-
-/// Every tool call of `conv` with its classified activity, in call order.
+/// Every tool call of `conv` with its activity, in call order (the one
+/// reader, [`activity::read`], with the tool names of `config.phase`).
 pub fn step_activities(conv: &Conversation, config: &Config) -> Vec<StepActivity> {
-    conv.steps()
-        .into_iter()
-        .map(|s| StepActivity {
-            call_message: s.call_at.message,
-            result_message: s.result_at.map(|r| r.message),
-            activity: classify(s.call, s.result, &config.phase.edit_tools),
-        })
-        .collect()
+    activity::read(conv, &config.phase)
 }
 
 /// Indices (into `steps`) of the steps that close a stage: a test or run that
@@ -40,7 +24,12 @@ pub fn stage_boundaries(steps: &[StepActivity]) -> Vec<usize> {
     let mut scripts: Vec<String> = Vec::new();
     for (i, step) in steps.iter().enumerate() {
         let a = &step.activity;
-        for e in &a.edits {
+        let edits = if a.edited() {
+            a.edited_paths()
+        } else {
+            Vec::new()
+        };
+        for e in &edits {
             let b = base(e);
             if !b.is_empty() && !pending.contains(&b) {
                 pending.push(b);
@@ -100,20 +89,41 @@ pub fn turns_after(conv: &Conversation, after: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compact::activity::{Check, CheckKind};
+    use crate::activity::{Action, Activity, Check, CheckKind, EditAction, EditKind, EditMode};
+    use crate::model::PartRef;
 
     fn step(edits: &[&str], check: Option<(&str, Outcome)>) -> StepActivity {
+        let at = PartRef {
+            message: 0,
+            part: 0,
+        };
         StepActivity {
+            index: 0,
+            call_at: at,
+            result_at: None,
             call_message: 0,
             result_message: None,
+            changes_existing: false,
             activity: Activity {
-                edits: edits.iter().map(|s| s.to_string()).collect(),
+                edits: edits
+                    .iter()
+                    .map(|s| EditAction {
+                        kind: EditKind::SedInPlace,
+                        mode: EditMode::InPlace,
+                        target: Some(s.to_string()),
+                    })
+                    .collect(),
+                failed: None,
                 check: check.map(|(c, o)| Check {
                     kind: CheckKind::Test,
                     command: c.into(),
                     outcome: o,
                 }),
-                ..Activity::default()
+                action: Action::Other,
+                command: String::new(),
+                rerun_key: String::new(),
+                exit_code: None,
+                viewed: Vec::new(),
             },
         }
     }

@@ -1,26 +1,30 @@
 //! Stage 3, edit-triggered clean-up.
 //!
-//! An agent first diagnoses (reads files, greps, runs the failing test), then
-//! edits. Once it edits, the diagnosis output has done its job: at the first
-//! edit action, every tool result before it becomes a tombstone that keeps the
-//! tool call, says what was removed (lines, tokens) and gives the `spill://`
-//! pointer to the original. With `phase.everyPhase`, each later edit also
-//! clears the diagnosis output gathered since the previous one (results of
-//! edits themselves stay).
+//! An agent first diagnoses (lists, searches, reads files, runs the failing
+//! case), then changes code. The phase begins at the first change to a file
+//! that existed before the session ([`crate::activity::read`]): creating a
+//! reproduction script, or editing a file the agent created, is still
+//! diagnosis. From then on, outputs of the diagnosis that were *consumed or
+//! superseded* become tombstones that keep the tool call, say what was
+//! removed (lines, tokens) and give the `spill://` pointer to the original:
 //!
-//! Edits are recognised by [`EditDetector`]: named edit tools
-//! (`phase.editTools`, e.g. `str_replace_editor:str_replace`) and shell
-//! commands that write files (`phase.shellTools`; see [`shell`]). An edit
-//! whose result shows it failed does not count (`phase.skipFailed`).
+//! * searches and listings that led to the change (`phase.clear` `searches`,
+//!   `listings`);
+//! * outputs of commands the agent later ran again (`reruns`);
+//! * views of a file that was edited since (`editedViews`).
 //!
-//! The clean-up is a pure function of the history: the prompt prefix breaks
-//! once, at the turn of the edit, and stays byte-identical afterwards.
+//! Everything else (views of files still unchanged, test and script runs,
+//! results of edits) stays, for the optical stage to render when an image is
+//! cheaper. Nothing inside the recent window is touched: observations leave
+//! it in the optical stage's batches (`optical.batch`), so the prompt prefix
+//! changes at most once a batch. With `phase.everyPhase`, later outputs that
+//! were superseded or consumed by a later change are cleared too.
+//!
+//! The clean-up is a pure function of the history.
 
-pub mod edit;
-pub mod shell;
+pub use crate::activity::{failed, shell, EditAction, EditDetector, EditKind};
 
-pub use edit::{failed, EditAction, EditDetector, EditKind};
-
+use crate::activity::{self, Action, StepActivity};
 use crate::config::PhaseConfig;
 use crate::error::Result;
 use crate::model::{Conversation, Part, PartKind, PartRef, ToolResult};
@@ -45,21 +49,25 @@ pub struct EditStep {
     pub action: EditAction,
     /// Whether its result shows that it failed (`None`: no result yet).
     pub failed: Option<bool>,
+    /// Whether the call changed a file that existed before the session.
+    pub changes_existing: bool,
 }
 
 impl EditStep {
-    /// Whether this edit starts a phase under `config` (a result that is
-    /// present and, with `skipFailed`, not a failure).
+    /// Whether this edit starts a phase under `config`: a change to a file
+    /// that existed before the session, whose result is present and, with
+    /// `skipFailed`, not a failure, outside `ignoreTargets`.
     pub fn counts(&self, config: &PhaseConfig) -> bool {
         let ok = match self.failed {
             Some(failed) => !(config.skip_failed && failed),
             None => !config.skip_failed,
         };
-        ok && !self
-            .action
-            .target
-            .as_deref()
-            .is_some_and(|t| scratch(t, &config.ignore_targets))
+        ok && self.changes_existing
+            && !self
+                .action
+                .target
+                .as_deref()
+                .is_some_and(|t| scratch(t, &config.ignore_targets))
     }
 }
 
@@ -94,21 +102,107 @@ fn glob(pattern: &str, text: &str) -> bool {
     rest.ends_with(last)
 }
 
-/// Every edit action of `conv`, in call order.
+/// Every edit action of `conv`, in call order (one per call: its first write).
 pub fn find_edits(conv: &Conversation, config: &PhaseConfig) -> Vec<EditStep> {
-    let detector = EditDetector::new(config);
-    conv.steps()
-        .iter()
-        .enumerate()
-        .filter_map(|(i, s)| {
-            detector.classify(s.call).map(|action| EditStep {
-                step: i + 1,
+    activity::read(conv, config)
+        .into_iter()
+        .filter_map(|s| {
+            let action = s.activity.edits.first()?.clone();
+            Some(EditStep {
+                step: s.index + 1,
                 call_at: s.call_at,
                 action,
-                failed: s.result.map(failed),
+                failed: s.activity.failed,
+                changes_existing: s.changes_existing,
             })
         })
         .collect()
+}
+
+/// Why the phase stage clears an output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reason {
+    /// A search that led to the change.
+    Search,
+    /// A listing that led to the change.
+    Listing,
+    /// The same command ran again later.
+    Rerun,
+    /// A view of a file edited since.
+    EditedView,
+}
+
+impl Reason {
+    /// The `phase.clear` name of the reason.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Search => "searches",
+            Self::Listing => "listings",
+            Self::Rerun => "reruns",
+            Self::EditedView => "editedViews",
+        }
+    }
+
+    /// Every reason, in `phase.clear` order.
+    pub const ALL: [Reason; 4] = [Self::Search, Self::Listing, Self::Rerun, Self::EditedView];
+}
+
+/// The outputs to clear: `(step index, reason)` for every result that left
+/// the recent window (`demoted` observations) and was consumed or superseded
+/// at the phase `boundary` (a step index).
+pub fn plan(
+    steps: &[StepActivity],
+    boundary: usize,
+    demoted: &[PartRef],
+    config: &PhaseConfig,
+) -> Vec<(usize, Reason)> {
+    let wants = |r: Reason| config.clear.iter().any(|c| c == r.as_str());
+    let mut out = Vec::new();
+    for s in steps {
+        let Some(at) = s.result_at else { continue };
+        if !demoted.contains(&at) || s.activity.edited() || !s.activity.edits.is_empty() {
+            continue;
+        }
+        let before = s.index < boundary;
+        if !before && !config.every_phase {
+            continue;
+        }
+        let later = steps.get(s.index + 1..).unwrap_or(&[]);
+        // Consumed: the change came after it.
+        let consumed = if before {
+            true
+        } else {
+            later.iter().any(|l| l.changes_existing)
+        };
+        let a = &s.activity;
+        let rerun =
+            !a.rerun_key.is_empty() && later.iter().any(|l| l.activity.rerun_key == a.rerun_key);
+        let edited_view = !a.viewed.is_empty()
+            && a.viewed.iter().all(|v| {
+                later.iter().filter(|l| l.activity.edited()).any(|l| {
+                    l.activity.edits.iter().any(|e| {
+                        e.target
+                            .as_deref()
+                            .is_some_and(|t| activity::same_file(t, v))
+                    })
+                })
+            });
+        let reason = if rerun && wants(Reason::Rerun) {
+            Some(Reason::Rerun)
+        } else if edited_view && wants(Reason::EditedView) {
+            Some(Reason::EditedView)
+        } else if consumed && a.action == Action::Search && wants(Reason::Search) {
+            Some(Reason::Search)
+        } else if consumed && a.action == Action::Listing && wants(Reason::Listing) {
+            Some(Reason::Listing)
+        } else {
+            None
+        };
+        if let Some(r) = reason {
+            out.push((s.index, r));
+        }
+    }
+    out
 }
 
 /// The text replacing a cleared result.
@@ -131,34 +225,60 @@ impl Stage for Phase {
     fn apply(&self, conv: &mut Conversation, cx: &mut StageContext<'_>) -> Result<()> {
         let settings: &crate::config::Config = cx.config;
         let config = &settings.phase;
+        let observations = conv.observations();
+        let due = settings.demoted(observations.len());
+        let demoted = observations.get(..due).unwrap_or(&[]);
+        // Decide on the settled history only (the calls whose results have
+        // left the recent window), so the decision, and the prompt prefix,
+        // changes only when a batch leaves the window.
+        let mut steps = activity::read(conv, config);
+        let settled = steps
+            .iter()
+            .take_while(|s| s.result_at.is_some_and(|r| demoted.contains(&r)))
+            .count();
+        steps.truncate(settled);
         let edits: Vec<EditStep> = find_edits(conv, config)
             .into_iter()
-            .filter(|e| e.counts(config))
+            .filter(|e| e.step <= settled)
             .collect();
-        let boundary = if config.every_phase {
-            edits.last()
-        } else {
-            edits.first()
-        };
-        let Some(boundary) = boundary else {
+        let Some(first) = edits.iter().find(|e| e.counts(config)) else {
+            let own = edits.iter().filter(|e| !e.changes_existing).count();
+            if !edits.is_empty() {
+                cx.notes.push(format!(
+                    "{} edit{}, none to a file that existed before the session ({own} to the agent's own files): still diagnosis",
+                    edits.len(),
+                    if edits.len() == 1 { "" } else { "s" },
+                ));
+            }
             return Ok(());
         };
-        let edit_calls: Vec<PartRef> = edits.iter().map(|e| e.call_at).collect();
-        let targets: Vec<PartRef> = conv
-            .steps()
-            .iter()
-            .filter(|s| s.call_at < boundary.call_at && !edit_calls.contains(&s.call_at))
-            .filter_map(|s| s.result_at)
-            .collect();
+        let boundary = first.step - 1;
+        let cleared_plan = plan(&steps, boundary, demoted, config);
         let mut cleared = 0usize;
-        for at in targets {
-            if clear(conv, cx, at, boundary.step)? {
+        let mut by_reason = [0usize; 4];
+        for &(index, reason) in &cleared_plan {
+            let Some(at) = steps.get(index).and_then(|s| s.result_at) else {
+                continue;
+            };
+            if clear(conv, cx, at, first.step, reason)? {
                 cleared += 1;
+                if let Some(n) = Reason::ALL
+                    .iter()
+                    .position(|r| *r == reason)
+                    .and_then(|slot| by_reason.get_mut(slot))
+                {
+                    *n += 1;
+                }
             }
         }
-        let first = edits.first().unwrap_or(boundary);
+        let detail: Vec<String> = Reason::ALL
+            .iter()
+            .zip(by_reason)
+            .filter(|(_, n)| *n > 0)
+            .map(|(r, n)| format!("{n} {}", r.as_str()))
+            .collect();
         cx.notes.push(format!(
-            "{} edit{}; first at step {} ({}{}); {cleared} result{} cleared",
+            "{} edit{}; phase begins at step {} ({}{}); {cleared} result{} cleared{}{}",
             edits.len(),
             if edits.len() == 1 { "" } else { "s" },
             first.step,
@@ -170,6 +290,8 @@ impl Stage for Phase {
                 .map(|t| format!(" {t}"))
                 .unwrap_or_default(),
             if cleared == 1 { "" } else { "s" },
+            if detail.is_empty() { "" } else { ": " },
+            detail.join(", "),
         ));
         Ok(())
     }
@@ -181,6 +303,7 @@ fn clear(
     cx: &mut StageContext<'_>,
     at: PartRef,
     edit_step: usize,
+    reason: Reason,
 ) -> Result<bool> {
     let Some(result) = conv.tool_result(at) else {
         return Ok(false);
@@ -227,7 +350,15 @@ fn clear(
         before,
         after,
         Some(pointer),
-        format!("{lines} lines before the edit in step {edit_step}"),
+        format!(
+            "{lines} lines, {} at the phase from step {edit_step}",
+            match reason {
+                Reason::Search => "a search consumed",
+                Reason::Listing => "a listing consumed",
+                Reason::Rerun => "superseded by a later run of the same command",
+                Reason::EditedView => "a view of a file edited since",
+            }
+        ),
     );
     Ok(true)
 }

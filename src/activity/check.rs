@@ -1,12 +1,7 @@
-//! What a tool call did: edits (with the paths written), test and run
-//! commands (with their outcome), the command line and exit code. Used by the
-//! stage-boundary trigger and the extractive summarizer.
+//! Checks: test and run commands, their exit code and outcome, and the error
+//! lines of their output.
 
-use serde_json::Value;
-
-use super::text::{is_error_line, one_line};
-use crate::model::{ToolCall, ToolResult};
-use crate::phase::{shell, EditKind};
+use crate::compact::text::one_line;
 
 /// Outcome of a test or run command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,80 +45,25 @@ pub struct Check {
     pub outcome: Outcome,
 }
 
-/// What one tool call did.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Activity {
-    /// Paths written by the call.
-    pub edits: Vec<String>,
-    /// A test or run command, if the call was one.
-    pub check: Option<Check>,
-    /// The shell command (first line, clipped), or `tool(path)` for file tools.
-    pub command: String,
-    /// Exit code reported in the output.
-    pub exit_code: Option<i64>,
-    /// Path read by a file-viewing call.
-    pub viewed: Option<String>,
-}
-
-/// Classifies a tool call and its result. `edit_tools` names file-editing tools
-/// (their `command` argument, if any, says whether they view or edit).
-pub fn classify(call: &ToolCall, result: Option<&ToolResult>, edit_tools: &[String]) -> Activity {
-    let args = call.arguments_json();
-    let output = result.map(ToolResult::text).unwrap_or_default();
-    let mut activity = Activity {
-        exit_code: exit_code(&output),
-        ..Activity::default()
-    };
-    // Entries are `name` or `name:command` (see `PhaseConfig::edit_tools`): the
-    // tool family is a file tool, and its `command` says view or edit.
-    if edit_tools
-        .iter()
-        .any(|t| t.split(':').next() == Some(call.name.as_str()))
-    {
-        let sub = args.get("command").and_then(Value::as_str).unwrap_or("");
-        let path = args
-            .get("path")
-            .or_else(|| args.get("file_path"))
-            .or_else(|| args.get("file"))
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
-        activity.command = one_line(&format!("{} {sub} {path}", call.name), 200);
-        let failed = output.trim_start().starts_with("ERROR");
-        if matches!(sub, "view" | "read") {
-            activity.viewed = Some(path).filter(|p| !p.is_empty());
-        } else if !path.is_empty() && !failed && sub != "undo_edit" {
-            activity.edits.push(path);
-        }
-        return activity;
-    }
-    let Some(command) = shell_command(&args) else {
-        activity.command = call.name.clone();
-        return activity;
-    };
+/// The check a shell command runs, if it runs tests or a script, with the
+/// outcome its `output` reports.
+pub fn check(command: &str, output: &str) -> Option<Check> {
     let parsed = ShellCommand::parse(command);
-    activity.command = one_line(parsed.lines.first().map_or("", |l| l), 200);
-    activity.edits = written_paths(command);
-    if let Some(kind) = parsed.check_kind() {
-        activity.check = Some(Check {
-            kind,
-            command: one_line(&parsed.lines.join(" && "), 200),
-            outcome: outcome(&output, activity.exit_code),
-        });
-    }
-    activity
+    let kind = parsed.check_kind()?;
+    Some(Check {
+        kind,
+        command: one_line(&parsed.lines.join(" && "), 200),
+        outcome: outcome(output, exit_code(output)),
+    })
 }
 
-/// The shell command of a call: `command` / `cmd` / `script` argument, or the
-/// arguments themselves when they are a plain string.
-fn shell_command(args: &Value) -> Option<&str> {
-    match args {
-        Value::String(s) => Some(s),
-        Value::Object(o) => ["command", "cmd", "script"]
-            .iter()
-            .find_map(|k| o.get(*k).and_then(Value::as_str)),
-        _ => None,
-    }
+/// The first command line of a shell script (heredoc bodies skipped).
+pub fn first_line(command: &str) -> &str {
+    ShellCommand::parse(command)
+        .lines
+        .first()
+        .copied()
+        .unwrap_or("")
 }
 
 /// A shell command split into its command lines (heredoc bodies skipped).
@@ -241,22 +181,28 @@ fn split_chain(line: &str) -> Vec<&str> {
     }
 }
 
-/// Paths the command writes, as the phase stage's shell reader finds them
-/// (one detector for both stages); `patch` for `git apply`/`patch`, and a
-/// placeholder for a script that writes a file it does not name literally.
-fn written_paths(command: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for write in shell::find_writes(command) {
-        let path = write.target.unwrap_or_else(|| match write.kind {
-            EditKind::GitApply | EditKind::Patch => "patch".into(),
-            EditKind::PythonWrite => "(file written by script)".into(),
-            _ => String::new(),
-        });
-        if !path.is_empty() && !out.contains(&path) {
-            out.push(path);
-        }
+/// Whether a line of tool output reports an error (traceback, exception,
+/// failed test, compiler error).
+pub fn is_error_line(line: &str) -> bool {
+    let t = line.trim();
+    if t.is_empty() || t.len() > 2_000 {
+        return false;
     }
-    out
+    if t.starts_with("Traceback (most recent call last)")
+        || t.starts_with("FAILED")
+        || t.starts_with("ERROR")
+        || t.starts_with("error:")
+        || t.starts_with("error[")
+        || t.starts_with("E  ")
+        || t.starts_with("panicked at")
+    {
+        return true;
+    }
+    // `SomeError: message`, `pkg.mod.SomeException: message`.
+    let head = t.split(':').next().unwrap_or("");
+    head.len() < t.len()
+        && !head.contains(' ')
+        && (head.ends_with("Error") || head.ends_with("Exception"))
 }
 
 /// The last exit code the output reports (`<returncode>N</returncode>`,
@@ -321,109 +267,9 @@ pub fn outcome(output: &str, exit: Option<i64>) -> Outcome {
 mod tests {
     use super::*;
 
-    fn call(name: &str, args: Value) -> ToolCall {
-        ToolCall {
-            id: "c".into(),
-            name: name.into(),
-            arguments: args.to_string(),
-        }
-    }
-
-    fn result(text: &str) -> ToolResult {
-        ToolResult {
-            call_id: "c".into(),
-            parts: vec![crate::model::Part::text(text)],
-            is_error: false,
-        }
-    }
-
-    fn tools() -> Vec<String> {
-        vec!["str_replace_editor".into()]
-    }
-
-    #[test]
-    fn edits_by_tool_and_shell() {
-        let a = classify(
-            &call(
-                "str_replace_editor",
-                serde_json::json!({"command":"str_replace","path":"/w/a.py"}),
-            ),
-            Some(&result("The file /w/a.py has been edited.")),
-            &tools(),
-        );
-        assert_eq!(a.edits, vec!["/w/a.py"]);
-        let v = classify(
-            &call(
-                "str_replace_editor",
-                serde_json::json!({"command":"view","path":"/w/a.py"}),
-            ),
-            None,
-            &tools(),
-        );
-        assert!(v.edits.is_empty());
-        assert_eq!(v.viewed.as_deref(), Some("/w/a.py"));
-        let s = classify(
-            &call(
-                "bash",
-                serde_json::json!({"command":"sed -i 's/a/b/' src/x.py"}),
-            ),
-            Some(&result("<returncode>0</returncode>")),
-            &tools(),
-        );
-        assert_eq!(s.edits, vec!["src/x.py"]);
-        let h = classify(
-            &call(
-                "bash",
-                serde_json::json!({"command":"cat <<'EOF' > repro.py\nimport x\nEOF\npython3 repro.py"}),
-            ),
-            Some(&result(
-                "<returncode>0</returncode>\n<output>\nok\n</output>",
-            )),
-            &tools(),
-        );
-        assert_eq!(h.edits, vec!["repro.py"]);
-        let check = h.check.unwrap();
-        assert_eq!(check.kind, CheckKind::Run);
-        assert_eq!(check.outcome, Outcome::Passed);
-        let p = classify(
-            &call(
-                "bash",
-                serde_json::json!({"command":"python - <<'EOF'\nwith open('lib/m.py', 'w') as f:\n    f.write(s)\nEOF"}),
-            ),
-            None,
-            &tools(),
-        );
-        assert_eq!(p.edits, vec!["lib/m.py"]);
-        // The phase stage's shell reader decides: quoted text and output
-        // captures are not edits; every write of a chain is listed.
-        let edits = |cmd: &str| {
-            classify(
-                &call("bash", serde_json::json!({ "command": cmd })),
-                None,
-                &tools(),
-            )
-            .edits
-        };
-        assert!(edits("echo \"a > b\"").is_empty());
-        assert!(edits("grep -n 'sed -i' notes.txt").is_empty());
-        assert!(edits("pytest -x > log.txt 2>&1").is_empty());
-        assert_eq!(
-            edits("cd /w && sed -i 's/a/b/' x.py && echo ok > done.txt; git apply p.diff"),
-            vec!["x.py", "done.txt", "patch"]
-        );
-    }
-
     #[test]
     fn test_outcomes() {
-        let t = |cmd: &str, out: &str| {
-            classify(
-                &call("bash", serde_json::json!({ "command": cmd })),
-                Some(&result(out)),
-                &tools(),
-            )
-            .check
-            .unwrap()
-        };
+        let t = |cmd: &str, out: &str| check(cmd, out).unwrap();
         let c = t(
             "python -m pytest tests/x.py -q",
             "..\n==== 2 passed in 0.1s ====\n",
@@ -450,20 +296,8 @@ mod tests {
             "Traceback (most recent call last):\nValueError: x\n[Command finished with exit code 0]",
         );
         assert_eq!(c.outcome, Outcome::Failed);
-        assert!(classify(
-            &call("bash", serde_json::json!({"command":"ls -la"})),
-            None,
-            &tools()
-        )
-        .check
-        .is_none());
-        assert!(classify(
-            &call("bash", serde_json::json!({"command":"cat tests/test_x.py"})),
-            None,
-            &tools()
-        )
-        .check
-        .is_none());
+        assert!(check("ls -la", "").is_none());
+        assert!(check("cat tests/test_x.py", "").is_none());
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! [`EditDetector`]: decides whether a tool call edits files.
+//! [`EditDetector`]: which files a tool call writes, and how.
 
 use serde::Serialize;
 use serde_json::Value;
@@ -45,25 +45,52 @@ impl EditKind {
     }
 }
 
+/// Whether an edit makes a new file, replaces a file's text or changes it in place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EditMode {
+    /// A new file (`str_replace_editor create`).
+    Create,
+    /// The whole text written (`cat > f`, `tee f`, `Write`): a new file
+    /// unless the file was seen before (see [`super::read`]).
+    Overwrite,
+    /// A change to a file that must exist (`sed -i`, `str_replace`, patches).
+    InPlace,
+}
+
+impl EditMode {
+    /// The mode of a shell write of `kind`; a script writing a file it does
+    /// not name literally is taken as a change in place.
+    pub fn of_shell(kind: EditKind, named: bool) -> Self {
+        match kind {
+            EditKind::Redirect | EditKind::Heredoc | EditKind::Tee => Self::Overwrite,
+            EditKind::PythonWrite if named => Self::Overwrite,
+            _ => Self::InPlace,
+        }
+    }
+}
+
 /// An edit found in a tool call.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct EditAction {
     /// How it edits.
     pub kind: EditKind,
+    /// Whether it creates, overwrites or changes in place.
+    pub mode: EditMode,
     /// The file, when the call names it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
 }
 
 /// Recognises edit actions: named edit tools and shell commands that write files.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 pub struct EditDetector<'a> {
     edit_tools: &'a [String],
     shell_tools: &'a [String],
 }
 
 impl<'a> EditDetector<'a> {
-    /// A detector for the tools named in `config`.
+    /// A detector for the tools named in `config` (`phase.editTools`, `phase.shellTools`).
     pub fn new(config: &'a PhaseConfig) -> Self {
         Self {
             edit_tools: &config.edit_tools,
@@ -71,8 +98,26 @@ impl<'a> EditDetector<'a> {
         }
     }
 
-    /// The edit `call` makes, if it makes one.
+    /// Whether `name` belongs to a file tool family named in `phase.editTools`
+    /// (`str_replace_editor` for `str_replace_editor:create`).
+    pub fn is_file_tool(&self, name: &str) -> bool {
+        self.edit_tools
+            .iter()
+            .any(|t| t.split(':').next() == Some(name))
+    }
+
+    /// Whether `name` is a shell tool (`phase.shellTools`).
+    pub fn is_shell_tool(&self, name: &str) -> bool {
+        self.shell_tools.iter().any(|t| t == name)
+    }
+
+    /// The first edit `call` makes, if it makes one.
     pub fn classify(&self, call: &ToolCall) -> Option<EditAction> {
+        self.edits(call).into_iter().next()
+    }
+
+    /// Every edit `call` makes, in order.
+    pub fn edits(&self, call: &ToolCall) -> Vec<EditAction> {
         let args = call.arguments_json();
         let sub = args.get("command").and_then(Value::as_str);
         let named = self
@@ -87,25 +132,37 @@ impl<'a> EditDetector<'a> {
                 .iter()
                 .find_map(|k| args.get(*k).and_then(Value::as_str))
                 .map(String::from);
-            return Some(EditAction {
+            let mode = match sub {
+                Some("create") => EditMode::Create,
+                _ if matches!(call.name.as_str(), "Write" | "write_file") => EditMode::Overwrite,
+                _ => EditMode::InPlace,
+            };
+            return vec![EditAction {
                 kind: EditKind::Tool,
+                mode,
                 target,
-            });
+            }];
         }
-        if !self.shell_tools.contains(&call.name) {
-            return None;
+        if !self.is_shell_tool(&call.name) {
+            return Vec::new();
         }
-        let script = shell_script(&call.arguments, &args)?;
-        shell::find_write(&script).map(|w| EditAction {
-            kind: w.kind,
-            target: w.target,
-        })
+        let Some(script) = shell_script(&call.arguments, &args) else {
+            return Vec::new();
+        };
+        shell::find_writes(&script)
+            .into_iter()
+            .map(|w| EditAction {
+                mode: EditMode::of_shell(w.kind, w.target.is_some()),
+                kind: w.kind,
+                target: w.target,
+            })
+            .collect()
     }
 }
 
 /// The script a shell tool runs: `command`/`cmd` as a string, the script of an
 /// argv like `["bash", "-lc", script]`, or the raw arguments when they are not JSON.
-fn shell_script(raw: &str, args: &Value) -> Option<String> {
+pub fn shell_script(raw: &str, args: &Value) -> Option<String> {
     let field = match args {
         Value::Null => return Some(raw.to_string()),
         Value::String(s) => return Some(s.clone()),
@@ -187,6 +244,7 @@ mod tests {
             edit,
             Some(EditAction {
                 kind: EditKind::Tool,
+                mode: EditMode::InPlace,
                 target: Some("/a.py".into())
             })
         );

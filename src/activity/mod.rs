@@ -1,0 +1,528 @@
+//! One reader of agent activity: what each tool call did. The phase stage,
+//! compaction and the [`crate::session::TraceLite`] controller all read a
+//! conversation through [`read`], so they agree on what an edit is, which
+//! file it changed, whether that file existed before the session, and what
+//! each check (test or script run) reported.
+//!
+//! * [`edit`]: named edit tools and shell writes ([`shell`]), with the
+//!   [`EditMode`] (create, overwrite, change in place) and failure signs.
+//! * [`check`]: test and run commands, exit codes and outcomes.
+//! * [`Action`]: what kind of reading a call does (a search, a listing, a
+//!   file view), so a clean-up knows what an output was for.
+
+pub mod check;
+pub mod edit;
+pub mod shell;
+
+pub use check::{Check, CheckKind, Outcome};
+pub use edit::{failed, EditAction, EditDetector, EditKind, EditMode};
+
+use serde_json::Value;
+
+use crate::compact::text::one_line;
+use crate::config::PhaseConfig;
+use crate::model::{Conversation, PartRef, ToolCall, ToolResult};
+
+/// What kind of reading a call does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Action {
+    /// Writes files (see [`Activity::edits`]).
+    Edit,
+    /// Runs tests or a script (see [`Activity::check`]).
+    Check,
+    /// Searches file contents or names (`grep`, `rg`, `find -name`, `git grep`).
+    Search,
+    /// Lists files or repository state (`ls`, `tree`, `find` without a
+    /// pattern, `git status`).
+    Listing,
+    /// Shows (part of) a file (`cat`, `head`, `sed -n`, an editor `view`).
+    View,
+    /// Anything else.
+    Other,
+}
+
+/// What one tool call did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Activity {
+    /// Files the call writes, in order (empty when it writes none).
+    pub edits: Vec<EditAction>,
+    /// Whether the result shows the edit failed (`None`: no result yet or no edit).
+    pub failed: Option<bool>,
+    /// A test or run command, if the call was one.
+    pub check: Option<Check>,
+    /// The kind of reading the call does.
+    pub action: Action,
+    /// The shell command (first line, clipped), or `tool command path` for file tools.
+    pub command: String,
+    /// The command as the agent would type it again (whitespace collapsed,
+    /// unclipped): two calls with the same key re-run the same thing.
+    pub rerun_key: String,
+    /// Exit code reported in the output.
+    pub exit_code: Option<i64>,
+    /// Files shown by a view (an editor `view`, `cat f`, `sed -n 1,9p f`).
+    pub viewed: Vec<String>,
+}
+
+impl Activity {
+    /// Whether the call edits files and its result does not show a failure.
+    pub fn edited(&self) -> bool {
+        !self.edits.is_empty() && self.failed != Some(true)
+    }
+
+    /// Paths written (a placeholder for writes that name no file: `patch`
+    /// for `git apply`/`patch`, `(file written by script)` for scripts).
+    pub fn edited_paths(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for e in &self.edits {
+            let path = e.target.clone().unwrap_or_else(|| match e.kind {
+                EditKind::GitApply | EditKind::Patch | EditKind::Tool => "patch".into(),
+                _ => "(file written by script)".into(),
+            });
+            if !out.contains(&path) {
+                out.push(path);
+            }
+        }
+        out
+    }
+}
+
+/// Classifies a tool call and its result (without the history: see [`read`]
+/// for whether an edit changed a file that existed before the session).
+pub fn classify(call: &ToolCall, result: Option<&ToolResult>, config: &PhaseConfig) -> Activity {
+    let detector = EditDetector::new(config);
+    let args = call.arguments_json();
+    let output = result.map(ToolResult::text).unwrap_or_default();
+    let edits = detector.edits(call);
+    let failed = (!edits.is_empty()).then(|| result.map(failed)).flatten();
+    let mut activity = Activity {
+        exit_code: check::exit_code(&output),
+        failed,
+        check: None,
+        action: Action::Other,
+        command: String::new(),
+        rerun_key: String::new(),
+        viewed: Vec::new(),
+        edits,
+    };
+    if detector.is_file_tool(&call.name) || !detector.is_shell_tool(&call.name) {
+        let sub = args.get("command").and_then(Value::as_str).unwrap_or("");
+        let path = ["path", "file_path", "filename", "file", "target_file"]
+            .iter()
+            .find_map(|k| args.get(*k).and_then(Value::as_str))
+            .unwrap_or("");
+        let line = format!("{} {sub} {path}", call.name);
+        activity.command = one_line(&line, 200);
+        activity.rerun_key = format!("{} {}", call.name, call.arguments);
+        let reads = matches!(sub, "view" | "read")
+            || matches!(call.name.as_str(), "Read" | "read_file" | "view_file");
+        if !activity.edits.is_empty() {
+            activity.action = Action::Edit;
+        } else if reads && !path.is_empty() {
+            activity.action = Action::View;
+            activity.viewed.push(path.to_string());
+        }
+        return activity;
+    }
+    let Some(script) = edit::shell_script(&call.arguments, &args) else {
+        activity.command = call.name.clone();
+        activity.rerun_key = call.name.clone();
+        return activity;
+    };
+    activity.command = one_line(check::first_line(&script), 200);
+    activity.rerun_key = script.split_whitespace().collect::<Vec<_>>().join(" ");
+    activity.check = check::check(&script, &output);
+    let (action, viewed) = reading(&script);
+    activity.viewed = viewed;
+    activity.action = if !activity.edits.is_empty() {
+        Action::Edit
+    } else if activity.check.is_some() {
+        Action::Check
+    } else {
+        action
+    };
+    activity
+}
+
+/// What a shell script reads: the kind of its most telling command (a view
+/// beats a search beats a listing) and the files it views.
+fn reading(script: &str) -> (Action, Vec<String>) {
+    let mut best = Action::Other;
+    let mut viewed = Vec::new();
+    let rank = |a: Action| match a {
+        Action::View => 3,
+        Action::Search => 2,
+        Action::Listing => 1,
+        _ => 0,
+    };
+    for cmd in shell::parse(script) {
+        let Some((_, program)) = cmd.program() else {
+            continue;
+        };
+        let args = cmd.args();
+        let operands: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
+        let action = match program {
+            "cat" | "head" | "tail" | "nl" | "less" | "more" | "bat" => {
+                viewed.extend(operands.iter().map(|s| s.to_string()));
+                Action::View
+            }
+            "sed" if args.iter().any(|a| a == "-n") => {
+                // `sed -n '1,20p' file`: the script is the first operand.
+                viewed.extend(operands.iter().skip(1).map(|s| s.to_string()));
+                Action::View
+            }
+            "grep" | "egrep" | "fgrep" | "rg" | "ag" | "ack" => Action::Search,
+            "git" if args.first().is_some_and(|a| a == "grep") => Action::Search,
+            "find"
+                if args
+                    .iter()
+                    .any(|a| matches!(a.as_str(), "-name" | "-iname" | "-path" | "-regex")) =>
+            {
+                Action::Search
+            }
+            "find" | "ls" | "tree" => Action::Listing,
+            "git" if args.first().is_some_and(|a| a == "status") => Action::Listing,
+            _ => Action::Other,
+        };
+        if rank(action) > rank(best) {
+            best = action;
+        }
+    }
+    viewed.retain(|p| !p.is_empty() && !p.starts_with("/dev/"));
+    (best, viewed)
+}
+
+/// One tool call of a conversation with what it did.
+#[derive(Debug, Clone)]
+pub struct StepActivity {
+    /// 0-based position among the conversation's tool calls.
+    pub index: usize,
+    /// Where the call is.
+    pub call_at: PartRef,
+    /// Where the result is, if any.
+    pub result_at: Option<PartRef>,
+    /// Message holding the call.
+    pub call_message: usize,
+    /// Message holding the result, if any.
+    pub result_message: Option<usize>,
+    /// What the call did.
+    pub activity: Activity,
+    /// Whether the call edits a file that existed before the session: a file
+    /// the agent did not create (creating a file, or editing one the agent
+    /// created, is still diagnosis). True for a failed attempt too: see
+    /// [`Activity::edited`] for whether it happened.
+    pub changes_existing: bool,
+}
+
+/// Every tool call of `conv`, in call order, with its activity and whether it
+/// changed a pre-existing file.
+///
+/// A file counts as the agent's own once a `create` or an overwrite (`cat >
+/// f`, `tee f`, `Write`) writes it before any earlier output or call showed
+/// it; an in-place change (`sed -i`, `str_replace`, a patch) needs the file to
+/// exist, so it changes a pre-existing file unless the agent made that file.
+pub fn read(conv: &Conversation, config: &PhaseConfig) -> Vec<StepActivity> {
+    let steps = conv.steps();
+    let mut out = Vec::with_capacity(steps.len());
+    let mut files = OwnFiles::default();
+    for (index, s) in steps.iter().enumerate() {
+        let activity = classify(s.call, s.result, config);
+        let earlier = steps.get(..index).unwrap_or(&[]);
+        let changes_existing = files.observe(&activity, |path| {
+            earlier.iter().any(|e| {
+                mentions(&e.call.arguments, path)
+                    || e.result.is_some_and(|r| mentions(&r.text(), path))
+            })
+        });
+        out.push(StepActivity {
+            index,
+            call_at: s.call_at,
+            result_at: s.result_at,
+            call_message: s.call_at.message,
+            result_message: s.result_at.map(|r| r.message),
+            activity,
+            changes_existing,
+        });
+    }
+    out
+}
+
+/// The files the agent made itself, followed call by call (what [`read`]
+/// does for a whole conversation, for hosts that see one step at a time).
+#[derive(Debug, Clone, Default)]
+pub struct OwnFiles {
+    own: Vec<String>,
+}
+
+impl OwnFiles {
+    /// Whether `activity` edits (or tried to edit) a file that existed before the session;
+    /// `seen_before(path)` says whether an earlier call or output mentioned
+    /// the file. Files the call creates become the agent's own.
+    pub fn observe(&mut self, activity: &Activity, seen_before: impl Fn(&str) -> bool) -> bool {
+        let failed = activity.failed == Some(true);
+        let mut changes_existing = false;
+        for e in &activity.edits {
+            let target = e.target.as_deref();
+            let mine = target.is_some_and(|t| self.own.iter().any(|o| same_file(o, t)));
+            let existing = match e.mode {
+                EditMode::Create => false,
+                EditMode::InPlace => !mine,
+                EditMode::Overwrite => !mine && target.is_some_and(&seen_before),
+            };
+            if existing {
+                changes_existing = true;
+            } else if let Some(t) = target.filter(|_| !mine && !failed) {
+                self.own.push(t.to_string());
+            }
+        }
+        changes_existing
+    }
+}
+
+/// Whether `text` mentions the file `path`: its last two components (or its
+/// name, for a bare name) at a path boundary.
+pub fn mentions(text: &str, path: &str) -> bool {
+    let p = normalize(path);
+    let tail = match p.rmatch_indices('/').nth(1) {
+        Some((i, _)) => &p[i + 1..],
+        None => p,
+    };
+    if tail.is_empty() {
+        return false;
+    }
+    let boundary = |c: Option<char>| {
+        c.map_or(true, |c| {
+            !(c.is_alphanumeric() || c == '_' || c == '.' || c == '-')
+        })
+    };
+    text.match_indices(tail).any(|(i, _)| {
+        let before = text.get(..i).and_then(|h| h.chars().next_back());
+        let after = text.get(i + tail.len()..).and_then(|t| t.chars().next());
+        (boundary(before) || before == Some('/')) && boundary(after)
+    })
+}
+
+/// `path` without quotes, `./` and trailing slashes.
+fn normalize(path: &str) -> &str {
+    let p = path.trim_matches(|c| c == '"' || c == '\'');
+    let p = p.strip_prefix("./").unwrap_or(p);
+    p.trim_end_matches('/')
+}
+
+/// Whether two paths name the same file: equal, or one is a `/`-suffix of the other.
+pub fn same_file(a: &str, b: &str) -> bool {
+    let (a, b) = (normalize(a), normalize(b));
+    if a.is_empty() || b.is_empty() {
+        return false;
+    }
+    let (long, short) = if a.len() >= b.len() { (a, b) } else { (b, a) };
+    long == short
+        || (long.ends_with(short)
+            && long
+                .get(..long.len() - short.len())
+                .is_some_and(|h| h.ends_with('/')))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Message, Part, PartKind, Role};
+
+    fn call(name: &str, args: Value) -> ToolCall {
+        ToolCall {
+            id: "c".into(),
+            name: name.into(),
+            arguments: args.to_string(),
+        }
+    }
+
+    fn result(text: &str) -> ToolResult {
+        ToolResult {
+            call_id: "c".into(),
+            parts: vec![Part::text(text)],
+            is_error: false,
+        }
+    }
+
+    fn config() -> PhaseConfig {
+        PhaseConfig::default()
+    }
+
+    #[test]
+    fn edits_by_tool_and_shell() {
+        let c = config();
+        let a = classify(
+            &call(
+                "str_replace_editor",
+                serde_json::json!({"command":"str_replace","path":"/w/a.py"}),
+            ),
+            Some(&result("The file /w/a.py has been edited.")),
+            &c,
+        );
+        assert_eq!(a.edited_paths(), vec!["/w/a.py"]);
+        assert_eq!(a.action, Action::Edit);
+        let v = classify(
+            &call(
+                "str_replace_editor",
+                serde_json::json!({"command":"view","path":"/w/a.py"}),
+            ),
+            None,
+            &c,
+        );
+        assert!(v.edits.is_empty());
+        assert_eq!(v.viewed, vec!["/w/a.py"]);
+        let h = classify(
+            &call(
+                "bash",
+                serde_json::json!({"command":"cat <<'EOF' > repro.py\nimport x\nEOF\npython3 repro.py"}),
+            ),
+            Some(&result(
+                "<returncode>0</returncode>\n<output>\nok\n</output>",
+            )),
+            &c,
+        );
+        assert_eq!(h.edited_paths(), vec!["repro.py"]);
+        assert_eq!(h.edits[0].mode, EditMode::Overwrite);
+        let check = h.check.unwrap();
+        assert_eq!(check.kind, CheckKind::Run);
+        assert_eq!(check.outcome, Outcome::Passed);
+        let edits = |cmd: &str| {
+            classify(
+                &call("bash", serde_json::json!({ "command": cmd })),
+                None,
+                &c,
+            )
+            .edited_paths()
+        };
+        assert!(edits("echo \"a > b\"").is_empty());
+        assert!(edits("grep -n 'sed -i' notes.txt").is_empty());
+        assert!(edits("pytest -x > log.txt 2>&1").is_empty());
+        assert_eq!(
+            edits("cd /w && sed -i 's/a/b/' x.py && echo ok > done.txt; git apply p.diff"),
+            vec!["x.py", "done.txt", "patch"]
+        );
+        // A patch tool is an edit for every consumer, with or without a path.
+        let p = classify(
+            &call("apply_patch", serde_json::json!("*** Begin Patch")),
+            None,
+            &c,
+        );
+        assert_eq!(p.edited_paths(), vec!["patch"]);
+        // A failed edit is no edit.
+        let f = classify(
+            &call(
+                "str_replace_editor",
+                serde_json::json!({"command":"str_replace","path":"/w/a.py"}),
+            ),
+            Some(&result("ERROR:\nNo replacement was performed")),
+            &c,
+        );
+        assert!(!f.edited());
+    }
+
+    #[test]
+    fn reading_kinds() {
+        let c = config();
+        let kind = |cmd: &str| {
+            classify(
+                &call("bash", serde_json::json!({ "command": cmd })),
+                None,
+                &c,
+            )
+        };
+        assert_eq!(kind("grep -rn foo src").action, Action::Search);
+        assert_eq!(kind("find . -name '*.py'").action, Action::Search);
+        assert_eq!(kind("ls -la src").action, Action::Listing);
+        let v = kind("sed -n '10,40p' src/a.py");
+        assert_eq!(
+            (v.action, v.viewed.clone()),
+            (Action::View, vec!["src/a.py".to_string()])
+        );
+        assert_eq!(kind("cat a.py | grep x").action, Action::View);
+        assert_eq!(kind("python -m pytest tests").action, Action::Check);
+        assert_eq!(kind("pip install x").action, Action::Other);
+    }
+
+    fn conversation(steps: &[(&str, Value, &str)]) -> Conversation {
+        let mut messages = Vec::new();
+        for (i, (name, args, out)) in steps.iter().enumerate() {
+            let id = format!("c{i}");
+            messages.push(Message {
+                role: Role::Assistant,
+                parts: vec![Part::from(PartKind::ToolCall(ToolCall {
+                    id: id.clone(),
+                    name: name.to_string(),
+                    arguments: args.to_string(),
+                }))],
+                ..Message::text(Role::Assistant, "")
+            });
+            messages.push(Message {
+                role: Role::Tool,
+                parts: vec![Part::from(PartKind::ToolResult(ToolResult {
+                    call_id: id,
+                    parts: vec![Part::text(*out)],
+                    is_error: false,
+                }))],
+                ..Message::text(Role::Tool, "")
+            });
+        }
+        Conversation {
+            messages,
+            ..Conversation::default()
+        }
+    }
+
+    #[test]
+    fn creating_or_editing_own_files_is_not_a_change_to_existing_code() {
+        let ed = |cmd: &str, path: &str| serde_json::json!({"command": cmd, "path": path});
+        let conv = conversation(&[
+            (
+                "bash",
+                serde_json::json!({"command":"grep -rn Foo lib"}),
+                "lib/core/m.py:3: class Foo:",
+            ),
+            (
+                "str_replace_editor",
+                ed("create", "/w/reproduce.py"),
+                "File created successfully at: /w/reproduce.py",
+            ),
+            (
+                "str_replace_editor",
+                ed("str_replace", "/w/reproduce.py"),
+                "The file /w/reproduce.py has been edited.",
+            ),
+            (
+                "bash",
+                serde_json::json!({"command":"cat > notes.txt <<'EOF'\nx\nEOF"}),
+                "",
+            ),
+            (
+                "bash",
+                serde_json::json!({"command":"cat > /w/lib/core/m.py <<'EOF'\nx\nEOF"}),
+                "",
+            ),
+            (
+                "bash",
+                serde_json::json!({"command":"sed -i 's/a/b/' notes.txt"}),
+                "",
+            ),
+            (
+                "bash",
+                serde_json::json!({"command":"sed -i 's/a/b/' lib/other.py"}),
+                "",
+            ),
+        ]);
+        let steps = read(&conv, &config());
+        let changes: Vec<bool> = steps.iter().map(|s| s.changes_existing).collect();
+        assert_eq!(changes, vec![false, false, false, false, true, false, true]);
+    }
+
+    #[test]
+    fn paths_match_by_suffix() {
+        assert!(same_file("/workspace/repo/a/b.py", "a/b.py"));
+        assert!(same_file("./a/b.py", "a/b.py"));
+        assert!(!same_file("/w/xb.py", "b.py"));
+        assert!(mentions("see lib/core/m.py:3", "/w/lib/core/m.py"));
+        assert!(!mentions("see lib/core/m.pyc", "/w/lib/core/m.py"));
+        assert!(!mentions("xm.py", "m.py"));
+    }
+}
