@@ -132,6 +132,11 @@ export interface CompactOptions {
   detectStages?: boolean;
   /** Keep every compacted tool call (name and arguments verbatim, in order) in a tool-call log after the summary. Default true. */
   keepToolCalls?: boolean;
+  /** Share of the budget the user's own messages (task, later instructions) may fill
+   * when compaction keeps them word for word, first in the request; beyond it the
+   * oldest (never the first nor the newest) go behind a pointer and their constraints
+   * into the archive. Default 0.25. */
+  userShare?: number;
 }
 
 /** Secret redaction. */

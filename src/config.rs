@@ -328,6 +328,11 @@ pub struct CompactConfig {
     /// Keep every compacted tool call (name and arguments, verbatim, in
     /// order) in a tool-call log after the summary: tool calls stay text.
     pub keep_tool_calls: bool,
+    /// Share of the budget the user's own messages (the task, later
+    /// instructions) may fill when compaction keeps them word for word;
+    /// beyond it the oldest (never the first nor the newest) go behind a
+    /// pointer and their constraints into the archive.
+    pub user_share: f64,
 }
 
 /// Token prices in US dollars per million tokens.
@@ -369,6 +374,7 @@ impl Default for CompactConfig {
             min_saving: 2_000,
             detect_stages: true,
             keep_tool_calls: true,
+            user_share: 0.25,
         }
     }
 }
@@ -491,6 +497,9 @@ impl Config {
         }
         if !(self.optical.ratio.is_finite() && self.optical.ratio > 0.0) {
             return bad("optical.ratio", "must be a positive number");
+        }
+        if !(self.compact.user_share >= 0.0 && self.compact.user_share <= 1.0) {
+            return bad("compact.userShare", "must be in [0, 1]");
         }
         if !(4..=64).contains(&self.optical.font_px) {
             return bad("optical.fontPx", "must be between 4 and 64");

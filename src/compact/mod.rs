@@ -230,9 +230,12 @@ fn fingerprint(mut h: Fnv, messages: &[Message]) -> Fnv {
     h
 }
 
-/// The leading archive / summary / tool-call log messages of a conversation.
+/// The leading messages a compaction left: the user's messages kept word
+/// for word, then the archive, the summary and the tool-call log.
 #[derive(Debug, Default)]
 struct Prior {
+    /// User-authored messages kept verbatim at the start (`..users`).
+    users: usize,
     archive: Option<ConstraintArchive>,
     summary_at: Option<usize>,
     calls: Option<CallLog>,
@@ -243,11 +246,24 @@ struct Prior {
 impl Prior {
     fn find(conv: &Conversation) -> Self {
         let mut p = Prior::default();
-        if let Some(m) = conv.messages.first().filter(|m| is_archive(m)) {
-            p.archive = ConstraintArchive::parse(&m.text_content());
-            p.start = 1;
+        let users = conv
+            .messages
+            .iter()
+            .take_while(|m| is_user_authored(m))
+            .count();
+        let mut at = users;
+        let archive = conv.messages.get(at).filter(|m| is_archive(m));
+        if archive.is_some() {
+            at += 1;
         }
-        if conv.messages.get(p.start).is_some_and(is_summary) {
+        let summary = conv.messages.get(at).is_some_and(is_summary);
+        if archive.is_none() && !summary {
+            return p;
+        }
+        p.users = users;
+        p.archive = archive.and_then(|m| ConstraintArchive::parse(&m.text_content()));
+        p.start = at;
+        if summary {
             p.summary_at = Some(p.start);
             p.start += 1;
         }
@@ -257,6 +273,18 @@ impl Prior {
         }
         p
     }
+}
+
+/// Whether a message is the user's own: a user message with text that is
+/// none of TraceLite's (archive, summary, tool-call log) and no image (the
+/// optical stage's snapshot messages are images).
+fn is_user_authored(m: &Message) -> bool {
+    m.role == Role::User
+        && !is_summary(m)
+        && !is_archive(m)
+        && !is_call_log(m)
+        && !m.text_content().trim().is_empty()
+        && !m.parts.iter().any(|p| matches!(p.kind, PartKind::Image(_)))
 }
 
 /// The compact stage.
@@ -467,8 +495,14 @@ fn reapply(conv: &mut Conversation, cx: &mut StageContext<'_>) -> Result<Option<
         );
         return Ok(None);
     }
-    // Constraints pinned since: append them to the archive (once).
-    if let Some(first) = rec.replacement.first_mut().filter(|m| is_archive(m)) {
+    // Constraints pinned since: append them to the archive (once). The
+    // archive follows the user's own messages.
+    let users = rec
+        .replacement
+        .iter()
+        .take_while(|m| is_user_authored(m))
+        .count();
+    if let Some(first) = rec.replacement.get_mut(users).filter(|m| is_archive(m)) {
         if let Some(mut archive) = ConstraintArchive::parse(&first.text_content()) {
             let mut grew = false;
             for p in &pinned {
@@ -484,7 +518,7 @@ fn reapply(conv: &mut Conversation, cx: &mut StageContext<'_>) -> Result<Option<
             archive.add(p);
         }
         rec.replacement
-            .insert(0, Message::text(Role::User, archive.render()));
+            .insert(users, Message::text(Role::User, archive.render()));
     }
     let base = Base {
         covered: rec.covered,
@@ -511,7 +545,7 @@ fn reapply(conv: &mut Conversation, cx: &mut StageContext<'_>) -> Result<Option<
 
 /// A compaction ready to apply.
 struct Plan {
-    /// Archive (if any), summary and tool-call log (if any) messages.
+    /// The user's messages, archive (if any), summary and tool-call log (if any).
     messages: Vec<Message>,
     /// Index of the summary in `messages`.
     summary_at: usize,
@@ -587,10 +621,40 @@ impl Plan {
         let previous = previous_text
             .as_deref()
             .and_then(|t| Summary::parse(t.split_once('\n').map_or("", |(_, b)| b)).ok());
-        let merged = match &previous {
+        let mut merged = match &previous {
             Some(p) => p.merge(&fresh),
             None => fresh,
         };
+        // The user's own messages stay word for word (up to `compact.userShare`
+        // of the budget): those kept before, then the new ones of the range.
+        let mut users: Vec<(Message, Option<String>)> = conv
+            .messages
+            .get(..prior.users)
+            .unwrap_or(&[])
+            .iter()
+            .map(|m| (m.clone(), None))
+            .collect();
+        for (i, m) in range_msgs.iter().enumerate() {
+            if is_user_authored(m) {
+                users.push((m.clone(), pointers.get(i).cloned()));
+            }
+        }
+        let dropped = over_share(cx, &mut users)?;
+        let mut goal = vec![format!(
+            "- The task and the user's messages ({}) are kept word for word above this summary.",
+            users.len()
+        )];
+        if users.is_empty() {
+            goal = vec!["- (no user message kept; see the messages below)".into()];
+        }
+        for (m, pointer) in &dropped {
+            goal.push(format!(
+                "- An earlier user message ({} bytes) is not repeated here (compact.userShare): {}",
+                m.text_content().len(),
+                pointer.as_deref().unwrap_or(&index_pointer)
+            ));
+        }
+        merged.sections[0] = goal;
         // The archive: previous items, then pinned, then new user constraints.
         let mut archive = prior.archive.clone().unwrap_or_default();
         for p in config
@@ -601,14 +665,15 @@ impl Plan {
         {
             archive.add(p);
         }
-        for m in range_msgs.iter().filter(|m| m.role == Role::User) {
+        // Constraints of user messages no longer shown word for word.
+        for (m, _) in &dropped {
             for c in constraints::extract(&m.text_content(), &config.compact.constraint_patterns) {
                 archive.add(&c);
             }
         }
         let header = format!("{SUMMARY_MARK} of earlier turns; originals: {index_pointer}]");
         let summary_text = cx.redact(&merged.render(&header)).into_owned();
-        let mut messages = Vec::new();
+        let mut messages: Vec<Message> = users.into_iter().map(|(m, _)| m).collect();
         if !archive.items.is_empty() {
             let text = cx.redact(&archive.render()).into_owned();
             messages.push(Message::text(Role::User, text));
@@ -635,6 +700,27 @@ impl Plan {
             steps: range_steps.len(),
         })
     }
+}
+
+/// Drops user messages (oldest first, never the first nor the newest) until
+/// the rest fit in `compact.userShare` of the budget; returns the dropped ones.
+fn over_share(
+    cx: &StageContext<'_>,
+    users: &mut Vec<(Message, Option<String>)>,
+) -> Result<Vec<(Message, Option<String>)>> {
+    let config = cx.config;
+    let share = (config.compact.user_share * config.budget as f64) as u64;
+    let mut tokens = Vec::with_capacity(users.len());
+    for (m, _) in users.iter() {
+        tokens.push(cx.meter.message(m)?);
+    }
+    let mut total: u64 = tokens.iter().sum();
+    let mut dropped = Vec::new();
+    while total > share && users.len() > 2 {
+        total = total.saturating_sub(tokens.remove(1));
+        dropped.push(users.remove(1));
+    }
+    Ok(dropped)
 }
 
 fn transcript_role(m: &Message) -> &'static str {
@@ -685,6 +771,13 @@ fn planner(
     let recent_turns = assistants.len().clamp(1, 5) as u64;
     let growth = sum_tokens(cx, conv.messages.get(recent_from..).unwrap_or(&[]))? / recent_turns;
     let mut stable = sum_tokens(cx, &conv.system)?;
+    // The user's messages kept at the start stay in the cached prefix.
+    for (new, old) in plan.messages.iter().zip(&conv.messages) {
+        if new != old || !is_user_authored(new) {
+            break;
+        }
+        stable += cx.meter.message(new)?;
+    }
     // An unchanged archive stays in the cached prefix too.
     if let (Some(first), Some(old)) = (plan.messages.first(), conv.messages.first()) {
         if is_archive(first) && first == old {
