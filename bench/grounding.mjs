@@ -388,7 +388,8 @@ export function ocrShows(ocrText, fact) {
  * The class of one fact in one request: TEXT, IMAGE, POINTER or GONE.
  * `request`: the request's messages (or a `viewRequest`). Options:
  * `ocrTexts`: OCR texts of the request's images, or `(urls) => texts` called
- * only when the fact is not in the text, with the images showing its sources;
+ * only when the fact is not in the text, one image at a time, for the images
+ * showing its sources (newest first) until one shows it;
  * `blobs`: texts of the blobs the request's pointers reach, or
  * `(pointers) => texts` called only when needed. Without `ocrTexts`, a fact
  * whose source is shown only as an image is `IMAGE_UNREAD` (not OCR'd).
@@ -399,8 +400,12 @@ export function classify(request, fact, { ocrTexts, blobs } = {}) {
   const urls = sourceImages(view, fact);
   if (urls.length > 0) {
     if (ocrTexts === undefined) return 'IMAGE_UNREAD';
-    const texts = typeof ocrTexts === 'function' ? ocrTexts(urls) : ocrTexts;
-    if (texts.some((o) => o != null && ocrShows(o, fact.text))) return 'IMAGE';
+    // One image at a time (newest source first): OCR stops at the first that shows it.
+    const texts = typeof ocrTexts === 'function' ? urls.map((u) => () => ocrTexts([u])[0]) : ocrTexts.map((o) => () => o);
+    if (texts.some((read) => {
+      const o = read();
+      return o != null && ocrShows(o, fact.text);
+    })) return 'IMAGE';
   }
   if (view.pointers.length > 0 && blobs !== undefined) {
     const texts = typeof blobs === 'function' ? blobs(view.pointers) : blobs;
@@ -430,20 +435,22 @@ export function taskVerbatim(original, output) {
 
 /**
  * Which stage hid a fact, from where its newest source observation ended up:
- * `compact` when its tool message is gone from the request; else the last
- * stage (pipeline order) whose change touched that message, `optical` only
- * when no other stage did (a snapshot tesseract could not read). `changes`:
- * `report.changes` (`message` indexes messages after the system prompt).
+ * `compact` when its tool message is gone from the output; else the last
+ * text stage (spill, dedup, phase: pipeline order) whose change touched that
+ * message, else `optical` when it is shown as an image (a snapshot tesseract
+ * could not read). `changes` is `report.changes`; the text stages run before
+ * any message is added or removed, so their `message` indexes the original
+ * request after its system prompt (optical and compact ones do not).
  */
-export function hiddenBy(messages, fact, changes, stages = ['spill', 'dedup', 'phase', 'optical', 'compact']) {
-  const offset = messages.findIndex((m) => m.role !== 'system');
-  const at = messages.findIndex((m) => m.role === 'tool' && m.tool_call_id === callId(fact.source));
-  if (at < 0) return 'compact';
-  const touched = new Set(changes.filter((c) => c.message === at - Math.max(0, offset)).map((c) => c.stage));
-  const order = stages.filter((s) => touched.has(s));
-  const textual = order.filter((s) => s !== 'optical');
+export function hiddenBy(original, output, fact, changes) {
+  const id = callId(fact.source);
+  const isSource = (m) => m.role === 'tool' && m.tool_call_id === id;
+  if (!output.some(isSource)) return 'compact';
+  const at = original.findIndex(isSource) - Math.max(0, original.findIndex((m) => m.role !== 'system'));
+  const touched = new Set(changes.filter((c) => c.message === at).map((c) => c.stage));
+  const textual = ['spill', 'dedup', 'phase'].filter((s) => touched.has(s));
   if (textual.length > 0) return textual.at(-1);
-  if (order.length > 0) return order[0];
+  if (asView(output).imagesByCall.has(id)) return 'optical';
   return 'unattributed';
 }
 
@@ -455,16 +462,20 @@ export function emptyGrounding() {
     image: 0,
     pointer: 0,
     gone: 0,
-    byAge: Object.fromEntries(AGE_BUCKETS.map(([b]) => [b, { facts: 0, text: 0, image: 0, pointer: 0, gone: 0 }])),
+    unread: 0,
+    byAge: Object.fromEntries(AGE_BUCKETS.map(([b]) => [b, { facts: 0, text: 0, image: 0, pointer: 0, gone: 0, unread: 0 }])),
     hiddenBy: {},
     oldStr: { checked: 0, visible: 0 },
     taskVerbatim: { requests: 0, verbatim: 0 },
   };
 }
 
-/** Adds one classified fact (`age` = t − source) to totals. */
+/**
+ * Adds one classified fact (`age` = t − source) to totals; `unread` counts
+ * IMAGE_UNREAD (shown only in an image, OCR off).
+ */
 export function countFact(g, cls, age, hider) {
-  const key = { TEXT: 'text', IMAGE: 'image', POINTER: 'pointer', GONE: 'gone' }[cls];
+  const key = { TEXT: 'text', IMAGE: 'image', POINTER: 'pointer', GONE: 'gone', IMAGE_UNREAD: 'unread' }[cls];
   if (!key) throw new Error(`unknown class ${cls}`);
   g.facts++;
   g[key]++;
@@ -479,7 +490,7 @@ export function mergeGrounding(list) {
   const out = emptyGrounding();
   for (const g of list) {
     if (!g) continue;
-    for (const k of ['facts', 'text', 'image', 'pointer', 'gone']) out[k] += g[k];
+    for (const k of ['facts', 'text', 'image', 'pointer', 'gone', 'unread']) out[k] += g[k];
     for (const [b, v] of Object.entries(g.byAge)) for (const k of Object.keys(v)) out.byAge[b][k] += v[k];
     for (const [s, n] of Object.entries(g.hiddenBy)) out.hiddenBy[s] = (out.hiddenBy[s] ?? 0) + n;
     for (const k of ['checked', 'visible']) out.oldStr[k] += g.oldStr[k];

@@ -256,25 +256,28 @@ test('the task is verbatim when every user-authored message is word for word in 
 });
 
 test('hidden facts are attributed to the stage that changed their source observation', () => {
-  const msgs = [
-    { role: 'system', content: 's' },
-    { role: 'user', content: 't' },
-    { role: 'assistant', content: null, tool_calls: [{ id: 'call_0', type: 'function', function: { name: 'bash', arguments: '{}' } }] },
-    { role: 'tool', tool_call_id: 'call_0', content: '[output cleared …]' },
-    { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'bash', arguments: '{}' } }] },
-    { role: 'tool', tool_call_id: 'call_1', content: '[3 lines of output shown as 1 image]' },
+  const call = (i) => [
+    { role: 'assistant', content: null, tool_calls: [{ id: `call_${i}`, type: 'function', function: { name: 'bash', arguments: '{}' } }] },
+    { role: 'tool', tool_call_id: `call_${i}`, content: `output ${i}: x_y_z` },
+  ];
+  const original = [{ role: 'system', content: 's' }, { role: 'user', content: 't' }, ...call(0), ...call(1), ...call(2)];
+  // Output: steps 0 and 1 compacted into a summary, step 2 kept, an image after step 2.
+  const output = [
+    original[0],
+    original[1],
+    { role: 'user', content: '[TraceLite summary of 4 earlier messages]' },
+    original[6],
+    { ...original[7], content: '[1 lines of output shown as 1 image; full text: spill://s/k (read_spill)]' },
+    { role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }] },
   ];
   const f = (source) => ({ kind: 'identifier', text: 'x_y_z', source, sources: [source] });
-  // Indexes count messages after the system prompt: call_0's tool message is 2.
-  const changes = [
-    { stage: 'spill', message: 2, kind: 'excerpt' },
-    { stage: 'phase', message: 2, kind: 'tombstone' },
-    { stage: 'optical', message: 4, kind: 'snapshot' },
-  ];
-  assert.equal(hiddenBy(msgs, f(0), changes), 'phase');
-  assert.equal(hiddenBy(msgs, f(1), changes), 'optical');
-  assert.equal(hiddenBy(msgs, f(5), changes), 'compact');
-  assert.equal(hiddenBy(msgs, f(1), [{ stage: 'dedup', message: 4 }, { stage: 'optical', message: 4 }]), 'dedup');
+  // Text stages index the original request after the system prompt: call_2's tool message is 6.
+  assert.equal(hiddenBy(original, output, f(2), [{ stage: 'optical', message: 4, kind: 'snapshot' }]), 'optical');
+  assert.equal(hiddenBy(original, output, f(2), [{ stage: 'spill', message: 6 }, { stage: 'phase', message: 6 }, { stage: 'optical', message: 4 }]), 'phase');
+  assert.equal(hiddenBy(original, output, f(2), [{ stage: 'dedup', message: 6 }, { stage: 'optical', message: 3 }]), 'dedup');
+  assert.equal(hiddenBy(original, output, f(2), [{ stage: 'phase', message: 4 }]), 'optical');
+  assert.equal(hiddenBy(original, output, f(0), [{ stage: 'phase', message: 2 }, { stage: 'compact', message: 1 }]), 'compact');
+  assert.equal(hiddenBy(original, original, f(1), []), 'unattributed');
 });
 
 test('totals by class and age bucket', () => {
@@ -289,8 +292,10 @@ test('totals by class and age bucket', () => {
   const m = mergeGrounding([a, b]);
   assert.equal(m.facts, 3);
   assert.deepEqual([m.text, m.image, m.pointer, m.gone], [1, 0, 1, 1]);
-  assert.deepEqual(m.byAge['11-20'], { facts: 1, text: 0, image: 0, pointer: 0, gone: 1 });
+  assert.deepEqual(m.byAge['11-20'], { facts: 1, text: 0, image: 0, pointer: 0, gone: 1, unread: 0 });
   assert.deepEqual(m.hiddenBy, { phase: 1, compact: 1 });
   assert.deepEqual(m.oldStr, { checked: 2, visible: 1 });
-  assert.throws(() => countFact(a, 'IMAGE_UNREAD', 1));
+  countFact(a, 'IMAGE_UNREAD', 1);
+  assert.equal(mergeGrounding([a]).unread, 1);
+  assert.throws(() => countFact(a, 'IMAGE?', 1));
 });
