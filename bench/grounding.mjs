@@ -375,13 +375,16 @@ const OCR_CLASSES = { 0: '[0oO]', o: '[0oO]', 1: '[1lI|]', l: '[1lI|]', i: '[iIl
 /**
  * Whether tesseract's text of an image shows `fact`: case, `_` (read as a
  * space or dropped), `0`/`o` and `1`/`l`/`I` are folded, and the match must
- * stand at word boundaries (so `540` never matches `5460` nor `546`).
+ * stand at word boundaries (so `540` never matches `5460` nor `546`). A fact
+ * the snapshot wrapped at its right edge counts: the OCR lines are also tried
+ * joined end to end.
  */
 export function ocrShows(ocrText, fact) {
   const pattern = [...fact]
     .map((c) => OCR_CLASSES[c.toLowerCase()] ?? OCR_CLASSES[c] ?? escapeRe(c))
     .join('');
-  return new RegExp(`(?<![A-Za-z0-9])${pattern}(?![A-Za-z0-9])`, 'i').test(ocrText);
+  const re = new RegExp(`(?<![A-Za-z0-9])${pattern}(?![A-Za-z0-9])`, 'i');
+  return re.test(ocrText) || re.test(ocrText.replace(/\n/g, ''));
 }
 
 /**

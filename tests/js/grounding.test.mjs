@@ -217,6 +217,10 @@ test('IMAGE only when tesseract read the fact in an image shown for its source o
   assert.equal(ocrShows('line 1O24', '1024'), true);
   assert.equal(ocrShows('line 1025', '1024'), false);
   assert.equal(ocrShows('is_slicedx', 'is_sliced'), false);
+  // Wrapped at the image's right edge: still read; but lines never merge into another number.
+  assert.equal(ocrShows('Here is /wor\nkspace/pkg/core.py:» 162', 'workspace/pkg/core.py'), true);
+  assert.equal(ocrShows('total 54\n0 items', '540'), true);
+  assert.equal(ocrShows('total 54\n06 items', '540'), false);
 });
 
 test('old_str: a multi-line old_str copied from cat -n output, visible when the observation is', () => {
