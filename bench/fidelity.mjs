@@ -122,10 +122,8 @@ function sameCall(a, b) {
   return a.id === b.id && a.function?.name === b.function?.name && a.function?.arguments === b.function?.arguments;
 }
 
-/** `spill://session/key` pointers in a text. */
-export function pointersIn(text) {
-  return [...text.matchAll(/spill:\/\/([A-Za-z0-9._-]+)\/([A-Za-z0-9._-]+)/g)].map((m) => ({ session: m[1], key: m[2] }));
-}
+/** `spill://session/key` pointers in a text (shared with the browser-safe grounding module). */
+export { pointersOf as pointersIn } from './grounding.mjs';
 
 /**
  * How much of an observation that a policy changed is readable back: bytes of

@@ -2,14 +2,28 @@
 // measures tokens, cache-aware cost, fidelity and speed. `bench/run.mjs` is the
 // command line; `runBench` is importable (tests/js/bench.test.mjs).
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { spawn } from 'node:child_process';
 import { PromptCache, loadPrices } from './cost.mjs';
 import { criticalItems, legible, ocr, pointersIn, recoverable, toolCallsKept, visibleTexts } from './fidelity.mjs';
+import { classify, countFact, emptyGrounding, extractFacts, hiddenBy, mergeGrounding, oldStrVisible, taskVerbatim, viewRequest } from './grounding.mjs';
+import { ocrReader, tesseractAvailable } from './ocr.mjs';
 import { allPolicies, messageText } from './policies.mjs';
 import { findRenderer } from './render.mjs';
 import { MESSAGE_OVERHEAD, PROVIDERS, contentParts, messageShape, o200kCounter, shapeTokens } from './tokens.mjs';
+
+/** Where OCR text of snapshot images is cached across runs (gitignored). */
+export const OCR_CACHE = join(dirname(fileURLToPath(import.meta.url)), 'out/ocr-cache');
+
+/**
+ * An OCR reader for grounding recall (tesseract, 2× upscale, cached by image
+ * hash), or null when OCR is off or tesseract is missing.
+ */
+export function groundingOcr(enabled) {
+  return enabled && tesseractAvailable() ? ocrReader({ cacheDir: OCR_CACHE }) : null;
+}
 
 /**
  * Where the trajectories are: `TRACELITE_TRACES`, else `../shared/traces` next to
@@ -148,12 +162,15 @@ function replay(ctx, trace, policy, provider, { fidelity }) {
     latencyMs: [],
     perObservationMs: [],
     snapshotGroups: [],
+    grounding: emptyGrounding(),
   };
+  const blobCache = new Map();
   try {
     for (let t = 0; t < trace.requests.length; t++) {
       const request = trace.requests[t];
       let messages;
       let stable = null;
+      let changes = [];
       if (policy.kind === 'baseline') {
         messages = policy.transform(request.messages, { provider });
       } else {
@@ -165,6 +182,7 @@ function replay(ctx, trace, policy, provider, { fidelity }) {
         if (obs > 0) result.perObservationMs.push(ms / obs);
         messages = out.request.messages;
         stable = out.report.stableMessages;
+        changes = out.report.changes;
       }
       const ids = [];
       const shapes = [];
@@ -190,7 +208,12 @@ function replay(ctx, trace, policy, provider, { fidelity }) {
         step.output[p] = c.output;
       }
       steps.push(step);
-      if (fidelity) measureFidelity(result, trace, t, request.messages, messages, items, { store, session, recovery });
+      if (fidelity) {
+        measureFidelity(result, trace, t, request.messages, messages, items, { store, session, recovery });
+        const t0 = performance.now();
+        measureGrounding(result.grounding, trace, t, request.messages, messages, { store, session, changes, policy, blobCache, ocr: ctx.ocr });
+        result.groundingMs = (result.groundingMs ?? 0) + performance.now() - t0;
+      }
       if (fidelity && t === trace.requests.length - 1 && step.images > 0) result.snapshotGroups = snapshotGroups(request.messages, messages);
     }
   } finally {
@@ -201,6 +224,35 @@ function replay(ctx, trace, policy, provider, { fidelity }) {
 
 /** Most blobs read back (following pointers) to recover one observation. */
 const MAX_BLOBS = 2000;
+
+/**
+ * Texts of the live blobs `pointers` reach in `store`, following pointers
+ * inside blobs (at most MAX_BLOBS); `cache` (key → text) saves re-reads.
+ * A pointer that does not resolve reaches nothing.
+ */
+function reachBlobs(store, live, pointers, cache = new Map()) {
+  const blobs = [];
+  const seen = new Set();
+  const queue = [...pointers];
+  while (store && queue.length > 0 && seen.size < MAX_BLOBS) {
+    const p = queue.shift();
+    if (seen.has(p.key) || !live.has(p.key)) continue;
+    seen.add(p.key);
+    let text = cache.get(p.key);
+    if (text === undefined) {
+      try {
+        text = store.get(p.session, p.key);
+      } catch {
+        text = null;
+      }
+      cache.set(p.key, text);
+    }
+    if (text == null) continue;
+    blobs.push(text);
+    queue.push(...pointersIn(text));
+  }
+  return { blobs, seen };
+}
 
 function measureFidelity(result, trace, t, original, messages, items, { store, session, recovery }) {
   const calls = toolCallsKept(original, messages);
@@ -258,22 +310,7 @@ function measureFidelity(result, trace, t, original, messages, items, { store, s
         pointers = requestPointers;
       }
       // Pointers are followed through the blobs they name (e.g. a compaction index).
-      const blobs = [];
-      const seen = new Set();
-      const queue = [...pointers];
-      while (queue.length > 0 && seen.size < MAX_BLOBS) {
-        const p = queue.shift();
-        if (!store || seen.has(p.key) || !live.has(p.key)) continue;
-        seen.add(p.key);
-        let text;
-        try {
-          text = store.get(p.session, p.key);
-        } catch {
-          continue; // A pointer that does not resolve recovers nothing.
-        }
-        blobs.push(text);
-        queue.push(...pointersIn(text));
-      }
+      const { blobs, seen } = reachBlobs(store, live, pointers);
       const visible = recoverable(originalText, shown, []).recovered;
       const withBlobs = recoverable(originalText, shown, blobs);
       r = { removed: withBlobs.total - visible, recovered: withBlobs.recovered - visible, full: withBlobs.full, keys: [...seen] };
@@ -285,6 +322,40 @@ function measureFidelity(result, trace, t, original, messages, items, { store, s
     if (r.full) result.recover.full++;
     result.recover.removedBytes += r.removed;
     result.recover.recoveredBytes += r.recovered;
+  }
+}
+
+/**
+ * Grounding recall of one request (EVALUATION.md §1): the class of every fact
+ * step t's call used, the stage (or baseline) that hid each hidden one, the
+ * multi-line old_str of a str_replace edit, and whether every user-authored
+ * message is verbatim. Images are OCR'd only for facts not in the text.
+ */
+function measureGrounding(g, trace, t, original, messages, { store, session, changes, policy, blobCache, ocr: reader }) {
+  g.taskVerbatim.requests++;
+  if (taskVerbatim(original, messages)) g.taskVerbatim.verbatim++;
+  const entry = trace.facts.get(t);
+  if (!entry || (entry.facts.length === 0 && !entry.oldStr)) return;
+  const view = viewRequest(messages);
+  let reached = null;
+  const blobs = (pointers) => {
+    // Every blob the request's pointers reach, following pointers inside blobs.
+    if (!reached) {
+      const live = store ? new Set(store.list(session).map((x) => x.key)) : new Set();
+      reached = reachBlobs(store, live, pointers, blobCache).blobs;
+    }
+    return reached;
+  };
+  const ocrTexts = reader ? (urls) => urls.map((u) => reader.read(u)) : undefined;
+  for (const fact of entry.facts) {
+    const cls = classify(view, fact, { ocrTexts, blobs });
+    const hidden = cls === 'POINTER' || cls === 'GONE';
+    const by = hidden ? (policy.kind === 'baseline' ? policy.id : hiddenBy(original, messages, fact, changes)) : null;
+    countFact(g, cls, t - fact.source, by);
+  }
+  if (entry.oldStr) {
+    g.oldStr.checked++;
+    if (oldStrVisible(view, entry.oldStr.text)) g.oldStr.visible++;
   }
 }
 
@@ -306,6 +377,7 @@ function prepareTrace(ctx, file) {
     requestTexts: requests.map((r) => JSON.stringify(r)),
     outputTokens,
     items: criticalItems(trajectory),
+    facts: new Map(extractFacts(trajectory).map((e) => [e.step, e])),
   };
 }
 
@@ -342,6 +414,8 @@ export function benchTrace(ctx, file, policies, { ocr: doOcr = false } = {}) {
         if (stats) snapshots[policy.id] = stats;
       }
       const { snapshotGroups: _g, lastMissing: _m, ...rest } = r;
+      rest.grounding.ms = r.groundingMs ?? 0;
+      delete rest.groundingMs;
       runs.push({ key: `${policy.id}|${provider}`, trace: trace.id, source: trace.source, ...rest });
     }
   }
@@ -392,9 +466,10 @@ export async function runBench(opts) {
   let traceResults = [];
   const tokenizer = { distinctTexts: 0, chars: 0, seconds: 0 };
   let peakRss = 0;
+  const ocrStats = { images: 0, memoryHits: 0, diskHits: 0, failed: 0, seconds: 0 };
   if (workers === 1) {
     const count = o200kCounter();
-    const ctx = { pkg, count, prices };
+    const ctx = { pkg, count, prices, ocr: groundingOcr(opts.ocr !== false) };
     for (const file of files) {
       const t0 = performance.now();
       const r = benchTrace(ctx, file, policies, { ocr: ocrFiles.includes(file) });
@@ -403,9 +478,10 @@ export async function runBench(opts) {
       log(`${r.trace.id}: ${r.trace.steps} steps, ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     }
     Object.assign(tokenizer, { distinctTexts: count.stats.distinct, chars: count.stats.chars, seconds: count.stats.ms / 1000 });
+    if (ctx.ocr) addOcrStats(ocrStats, ctx.ocr.stats);
   } else {
     const parts = partition(files, workers);
-    const results = await Promise.all(parts.map((part) => runWorker({ files: part, policies: opts.policies, ocrFiles, prices: opts.prices }, log)));
+    const results = await Promise.all(parts.map((part) => runWorker({ files: part, policies: opts.policies, ocrFiles, prices: opts.prices, ocr: opts.ocr !== false }, log)));
     const order = new Map(files.map((f, i) => [f, i]));
     for (const r of results) {
       traceResults.push(...r.traces);
@@ -413,6 +489,7 @@ export async function runBench(opts) {
       tokenizer.chars += r.stats.tokenizer.chars;
       tokenizer.seconds += r.stats.tokenizer.ms / 1000;
       peakRss = Math.max(peakRss, r.stats.peakRss);
+      if (r.stats.ocr) addOcrStats(ocrStats, r.stats.ocr);
     }
     traceResults = traceResults.sort((a, b) => order.get(a.file) - order.get(b.file));
   }
@@ -444,8 +521,18 @@ export async function runBench(opts) {
     renderer: renderer ? renderer.exportName : null,
     harnessSeconds: (performance.now() - started) / 1000,
     harnessPeakRssBytes: peakRss,
+    grounding: {
+      ocr: opts.ocr === false ? 'off (--no-ocr)' : tesseractAvailable() ? 'tesseract, 2x bilinear upscale, --psm 6' : 'tesseract not installed',
+      ocrStats,
+      // Replay time spent measuring grounding (worker processes added up).
+      seconds: traceResults.reduce((s, r) => s + r.runs.reduce((a, run) => a + (run.grounding?.ms ?? 0), 0), 0) / 1000,
+    },
   };
   return result;
+}
+
+function addOcrStats(into, s) {
+  for (const k of Object.keys(into)) into[k] += s[k] ?? 0;
 }
 
 function emptySnapshot() {
@@ -599,6 +686,7 @@ function summarize({ policies, runs, traces, prices, snapshots }) {
         recoveredBytes: sum(fid, (r) => r.recover.recoveredBytes),
       },
     };
+    entry.grounding = mergeGrounding(fid.map((r) => r.grounding));
     if (policy.kind === 'tracelite') {
       entry.latency = {
         ms: stats(fid.flatMap((r) => r.latencyMs)),

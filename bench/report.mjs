@@ -14,6 +14,21 @@ function table(header, rows) {
   return lines.join('\n');
 }
 
+/** Share of facts shown as text or read by OCR in an image (grounding recall). */
+export function groundingShare(g) {
+  return g ? share(g.text + g.image, g.facts) : NaN;
+}
+
+/** Grounding totals of facts whose source observation is more than 3 steps back. */
+export function olderThan3(g) {
+  const out = { facts: 0, text: 0, image: 0, pointer: 0, gone: 0, unread: 0 };
+  for (const [bucket, v] of Object.entries(g?.byAge ?? {})) {
+    if (bucket === '1-3') continue;
+    for (const k of Object.keys(out)) out[k] += v[k] ?? 0;
+  }
+  return out;
+}
+
 function costPerTrace(p) {
   return p.traces > 0 ? (p.inputCost + p.outputCost) / p.traces : 0;
 }
@@ -39,10 +54,12 @@ export function headlineTable(result) {
       pct(share(f.toolCalls.kept, f.toolCalls.total)),
       pct(share(f.critical.present, f.critical.checked)),
       removed > 0 ? pct(share(f.recover.recoveredBytes, removed)) : 'nothing removed',
+      pct(groundingShare(p.grounding)),
+      pct(share(p.grounding?.taskVerbatim.verbatim, p.grounding?.taskVerbatim.requests)),
     ];
   });
   return table(
-    ['policy', 'input tokens', 'reduction', '$/traj Anthropic', '$/traj OpenAI', '$/traj Gemini', 'tool calls verbatim', 'critical lines as text', 'removed bytes recoverable'],
+    ['policy', 'input tokens', 'reduction', '$/traj Anthropic', '$/traj OpenAI', '$/traj Gemini', 'tool calls verbatim', 'critical lines as text', 'removed bytes recoverable', 'grounding (text+image)', 'task verbatim'],
     rows,
   );
 }
@@ -170,6 +187,8 @@ export function reportMarkdown(result, extra = {}) {
   }
   out.push('');
 
+  out.push(...groundingSection(result));
+
   out.push('## Speed and size');
   out.push('');
   const s = extra.speed;
@@ -216,6 +235,73 @@ export function reportMarkdown(result, extra = {}) {
   out.push('* Replays run in worker processes; compress latency is measured separately (`bench/latency.mjs`) and natively (Criterion). The machine is shared, so absolute times vary between runs.');
   out.push('');
   return out.join('\n');
+}
+
+/** The grounding recall section (EVALUATION.md §1). */
+export function groundingSection(result) {
+  const out = ['## Grounding recall', ''];
+  const G = result.meta?.grounding;
+  out.push('Does the prompt still show what the agent used next? For each executed tool call (not `format_error` turns, which ran nothing, nor `message` turns), ' +
+    'the facts of its arguments (`bench/grounding.mjs`): paths (the longest `/`-suffix of a path token seen in an earlier observation), identifiers (`[A-Za-z_][A-Za-z0-9_]{3,}`, minus a stoplist of common English words, shell commands, Python keywords and builtins) and integers of ≥ 2 digits, ' +
+    'kept when an earlier observation shows them (at identifier boundaries) and neither the system prompt, the task, a user turn nor the arguments, thoughts or assistant text of an earlier step do. ' +
+    'Each is classified in the request the policy sent before that call: **TEXT** (in its text, markers and `spill://` URIs removed), **IMAGE** (else tesseract, 2× upscale, `--psm 6`, reads it in an image shown for one of its source observations; case, `_`, 0/o and 1/l folded, at word boundaries), ' +
+    '**POINTER** (else a `spill://` pointer of the request reaches, through pointers inside blobs, a blob holding it), **GONE**. Age: steps between the call and the newest observation showing the fact. ' +
+    'Measured on the OpenAI replay of each policy.');
+  out.push('');
+  const rows = result.policies.filter((p) => p.grounding).map((p) => {
+    const g = p.grounding;
+    const old = olderThan3(g);
+    return [
+      p.label,
+      int(g.facts),
+      pct(share(g.text, g.facts)),
+      pct(groundingShare(g)),
+      pct(share(g.pointer, g.facts)),
+      pct(share(g.gone, g.facts)),
+      pct(share(old.text + old.image, old.facts)),
+      `${g.oldStr.visible} / ${g.oldStr.checked}`,
+      pct(share(g.taskVerbatim.verbatim, g.taskVerbatim.requests)),
+    ];
+  });
+  out.push(table(['policy', 'facts', 'TEXT', 'TEXT+IMAGE', 'POINTER', 'GONE', '> 3 steps back TEXT+IMAGE', 'multi-line old_str visible', 'task verbatim'], rows));
+  out.push('');
+  const unread = result.policies.reduce((n, p) => n + (p.grounding?.unread ?? 0), 0);
+  if (unread > 0) {
+    out.push(`**${int(unread)} facts were shown only in images that were not OCR'd** (${G?.ocr ?? 'OCR off'}); they count in neither TEXT+IMAGE nor GONE above.`);
+    out.push('');
+  }
+  out.push('TEXT+IMAGE by age of the source observation (facts in parentheses):');
+  out.push('');
+  const buckets = Object.keys(result.policies.find((p) => p.grounding)?.grounding.byAge ?? {});
+  out.push(table(['policy', ...buckets.map((b) => `${b} steps`)], result.policies.filter((p) => p.grounding).map((p) => [
+    p.label,
+    ...buckets.map((b) => {
+      const v = p.grounding.byAge[b];
+      return `${pct(share(v.text + v.image, v.facts))} (${int(v.facts)})`;
+    }),
+  ])));
+  out.push('');
+  const stages = [...new Set(result.policies.flatMap((p) => Object.keys(p.grounding?.hiddenBy ?? {})))];
+  const tl = result.policies.filter((p) => p.kind === 'tracelite' && p.grounding && p.grounding.pointer + p.grounding.gone > 0);
+  if (tl.length > 0) {
+    const known = ['spill', 'dedup', 'phase', 'optical', 'compact', 'unattributed'].filter((s) => stages.includes(s));
+    out.push('Hidden facts (POINTER + GONE) of TraceLite policies by the stage that hid them: `compact` when the source observation\'s tool message left the request; else the last of spill, dedup, phase whose change touched it (`report.changes`); else `optical` when it is shown as an image that tesseract did not read. Baselines hide everything they hide themselves.');
+    out.push('');
+    out.push(table(['policy', 'hidden', ...known], tl.map((p) => {
+      const g = p.grounding;
+      const hidden = g.pointer + g.gone;
+      return [p.label, int(hidden), ...known.map((s) => (g.hiddenBy[s] ? `${int(g.hiddenBy[s])} (${pct(share(g.hiddenBy[s], hidden))})` : '—'))];
+    })));
+    out.push('');
+  }
+  out.push('* **Multi-line old_str**: `str_replace` edits whose `old_str` spans lines and appears in an earlier observation (`cat -n` line numbers ignored); visible when the request before the edit shows it as text, the same way.');
+  out.push('* **Task verbatim**: requests in which every user-authored message of the original request (the task and any later user turn) is a substring of some message of the policy\'s request.');
+  if (G) {
+    const o = G.ocrStats;
+    out.push(`* Cost: ${G.seconds.toFixed(0)} s of replay time measuring grounding (worker processes added up), of which tesseract ${o.seconds.toFixed(0)} s for ${int(o.images)} images read (${int(o.diskHits)} read from \`bench/out/ocr-cache/\`, ${int(o.memoryHits)} repeats in memory${o.failed ? `, ${o.failed} failed` : ''}); OCR: ${G.ocr}.`);
+  }
+  out.push('');
+  return out;
 }
 
 function fmtNs(ns) {

@@ -3,11 +3,11 @@
 import { performance } from 'node:perf_hooks';
 import * as pkg from '../pkg/node.js';
 import { loadPrices } from './cost.mjs';
-import { benchTrace, selectPolicies } from './harness.mjs';
+import { benchTrace, groundingOcr, selectPolicies } from './harness.mjs';
 import { o200kCounter } from './tokens.mjs';
 
-const { files, policies: ids, ocrFiles = [], prices } = JSON.parse(process.argv[2]);
-const ctx = { pkg, count: o200kCounter(), prices: loadPrices(prices) };
+const { files, policies: ids, ocrFiles = [], prices, ocr = true } = JSON.parse(process.argv[2]);
+const ctx = { pkg, count: o200kCounter(), prices: loadPrices(prices), ocr: groundingOcr(ocr) };
 const { policies } = selectPolicies(pkg, ids);
 let peakRss = 0;
 for (const file of files) {
@@ -17,4 +17,4 @@ for (const file of files) {
   process.stdout.write(JSON.stringify({ type: 'trace', ...r }) + '\n');
   process.stderr.write(`${r.trace.id}: ${r.trace.steps} steps, ${((performance.now() - t0) / 1000).toFixed(1)} s (pid ${process.pid})\n`);
 }
-process.stdout.write(JSON.stringify({ type: 'stats', tokenizer: ctx.count.stats, peakRss }) + '\n');
+process.stdout.write(JSON.stringify({ type: 'stats', tokenizer: ctx.count.stats, peakRss, ocr: ctx.ocr?.stats ?? null }) + '\n');

@@ -6,6 +6,7 @@ import { Engine } from './engine.js';
 import { cliCall, jsCall } from './export.js';
 import { classifyInput, readFile } from './input.js';
 import { buildControls, controlForPath, readControls, setControls } from './options.js';
+import { renderGrounding } from './grounding-view.js';
 import { STAGES, renderChanges, renderRequest, renderStages } from './prompt-view.js';
 import { SpillBrowser } from './spill-browser.js';
 
@@ -247,6 +248,7 @@ async function showStep(t) {
   renderRequest(view, request, report.format, original ? [] : report.changes, onPointer);
   renderChanges($('changes-table'), report.changes, view, onPointer);
   renderStages($('stages-table'), report.stages);
+  renderGrounding($('grounding'), data.grounding, t);
   $('change-count').textContent = String(report.changes.length);
   $('step-out').textContent = String(t);
   const p = state.run.steps[t];

@@ -3,6 +3,7 @@
 //   /                           → www/
 //   /pkg/                       → pkg/ (the built package: `make pkg`)
 //   /sample-trajectory.json     → tests/fixtures/sample-trajectory.json
+//   /grounding.js               → bench/grounding.mjs (facts and their classes, shared with `make bench`)
 // Usage: node www/serve.mjs [--port N]   (N = 0 picks a free port)
 import { createReadStream, statSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -15,7 +16,10 @@ const MOUNTS = [
   ['/pkg/', join(ROOT, 'pkg')],
   ['/', WWW],
 ];
-const FILES = { '/sample-trajectory.json': join(ROOT, 'tests', 'fixtures', 'sample-trajectory.json') };
+const FILES = {
+  '/sample-trajectory.json': join(ROOT, 'tests', 'fixtures', 'sample-trajectory.json'),
+  '/grounding.js': join(ROOT, 'bench', 'grounding.mjs'),
+};
 const TYPES = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',

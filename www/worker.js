@@ -11,8 +11,10 @@ import {
   version,
 } from './pkg/browser.js';
 import { grepLines, pageLines } from './pkg/spill-reader.js';
+// bench/grounding.mjs, served at /grounding.js (www/serve.mjs): the same facts and classes as `make bench`.
+import { classify, extractFacts, hiddenBy, oldStrVisible, pointersOf, taskVerbatim, viewRequest } from './grounding.js';
 
-let run = null; // { kind, session, outputs: [{ text, report }], baselines: [text], store, texts: Map }
+let run = null; // { kind, session, outputs: [{ text, report }], baselines: [text], store, texts: Map, facts: Map | null }
 
 function sharedPrefix(a, b) {
   const n = Math.min(a.length, b.length);
@@ -69,7 +71,7 @@ function runTrajectory(trajectory, options, runId) {
       postMessage({ type: 'progress', runId, t, n });
     },
   });
-  run = { kind: 'trajectory', session, outputs, baselines, store, texts: new Map() };
+  run = { kind: 'trajectory', session, outputs, baselines, store, texts: new Map(), facts: new Map(extractFacts(trajectory).map((e) => [e.step, e])) };
   return { kind: 'trajectory', session, steps, summary: result, id: trajectory.id ?? null };
 }
 
@@ -86,7 +88,7 @@ function runRequest(requestText, options) {
   const ms = performance.now() - started;
   const outputText = JSON.stringify(output.request);
   const session = options.session ?? defaultOptions().session;
-  run = { kind: 'request', session, outputs: [{ text: outputText, report: output.report }], baselines: [requestText], store, texts: new Map() };
+  run = { kind: 'request', session, outputs: [{ text: outputText, report: output.report }], baselines: [requestText], store, texts: new Map(), facts: null };
   const steps = [stepSummary(0, output.report, requestText, null, ms)];
   const summary = summarizeReplay([{ t: 0, baseline: output.report.tokensBefore, compressed: output.report.tokensAfter, ms }]);
   return { kind: 'request', session, steps, summary, id: null };
@@ -99,6 +101,46 @@ function spillText(key) {
     run.texts.set(key, text);
   }
   return text;
+}
+
+/** Blob texts the pointers reach in the run's store, following pointers inside blobs. */
+function reachBlobs(pointers) {
+  const live = new Set(run.store.list(run.session).map((s) => s.key));
+  const seen = new Set();
+  const out = [];
+  const queue = [...pointers];
+  while (queue.length > 0 && seen.size < 2000) {
+    const p = queue.shift();
+    if (seen.has(p.key) || !live.has(p.key) || p.session !== run.session) continue;
+    seen.add(p.key);
+    const text = spillText(p.key);
+    out.push(text);
+    queue.push(...pointersOf(text));
+  }
+  return out;
+}
+
+/**
+ * Grounding of step t (EVALUATION.md §1): the facts step t's call used and
+ * where the request sent before it shows each: TEXT, POINTER, GONE, or
+ * IMAGE_UNREAD (only in a snapshot: the browser has no OCR to check it).
+ */
+function stepGrounding(r, t, requestText, originalText) {
+  const entry = r.facts?.get(t);
+  const original = JSON.parse(originalText).messages ?? [];
+  const output = JSON.parse(requestText).messages ?? [];
+  const result = { executed: !!entry, taskVerbatim: taskVerbatim(original, output), facts: [], oldStr: null };
+  if (!entry) return result;
+  const view = viewRequest(output);
+  const changes = r.outputs[t].report.changes;
+  result.tool = entry.tool;
+  result.facts = entry.facts.map((f) => {
+    const cls = classify(view, f, { blobs: reachBlobs });
+    const hidden = cls === 'POINTER' || cls === 'GONE';
+    return { kind: f.kind, text: f.text, source: f.source, age: t - f.source, cls, hiddenBy: hidden ? hiddenBy(original, output, f, changes) : null };
+  });
+  if (entry.oldStr) result.oldStr = { source: entry.oldStr.source, visible: oldStrVisible(view, entry.oldStr.text) };
+  return result;
 }
 
 function requireRun() {
@@ -117,7 +159,8 @@ const handlers = {
     const r = requireRun();
     const out = r.outputs[t];
     if (!out) throw Object.assign(new Error(`no step ${t}`), { code: 'NO_STEP' });
-    return { t, request: out.text, original: r.baselines[t], report: out.report };
+    const grounding = r.kind === 'trajectory' ? stepGrounding(r, t, out.text, r.baselines[t]) : null;
+    return { t, request: out.text, original: r.baselines[t], report: out.report, grounding };
   },
   spills: () => {
     const r = requireRun();

@@ -11,6 +11,9 @@ import { PromptCache } from '../../bench/cost.mjs';
 import { criticalItems, editedPaths, legible, recoverable, toolCallsKept } from '../../bench/fidelity.mjs';
 import { runBench, sampleLines, snapshotGroups, spreadPerSource } from '../../bench/harness.mjs';
 import { headTail, maskObservations } from '../../bench/policies.mjs';
+import { ocrShows } from '../../bench/grounding.mjs';
+import { decodeGray, encodeGray, ocrReader, upscale } from '../../bench/ocr.mjs';
+import { findRenderer } from '../../bench/render.mjs';
 import { encoder, imageTokens, o200kCounter, pngSize } from '../../bench/tokens.mjs';
 
 const root = new URL('../../', import.meta.url).pathname;
@@ -152,6 +155,43 @@ test('snapshots are matched to the observations they show', () => {
   assert.deepEqual(spreadPerSource(files, 1), ['/t/a__2.json', '/t/b__1.json']);
 });
 
+test('grounding OCR: PNG decode and 2x upscale, tesseract reads a rendered snapshot, cached by content', () => {
+  // An 8-bit gray round trip and a bilinear 2x upscale.
+  const img = { width: 3, height: 2, gray: Uint8Array.from([0, 128, 255, 255, 128, 0]) };
+  assert.deepEqual(decodeGray(encodeGray(img)), img);
+  const up = upscale(img, 2);
+  assert.equal(up.width, 6);
+  assert.equal(up.height, 4);
+  assert.equal(up.gray[0], 0);
+  assert.equal(up.gray[5], 255);
+  // A snapshot as the package renders it (2-bit gray), read with the bench's reader.
+  const renderer = findRenderer(pkg);
+  assert.ok(renderer, 'the package exports a renderer');
+  const text = 'def apply_discount(order, rate):\n    total = round_half_even(order.subtotal * 540)\n    return total\n';
+  const [png] = renderer(text, { provider: 'openai' });
+  const decoded = decodeGray(Buffer.from(png, 'base64'));
+  assert.ok(decoded.width > 100 && decoded.gray.some((v) => v < 100));
+  const cacheDir = mkdtempSync(join(tmpdir(), 'tl-ocr-cache-'));
+  try {
+    const reader = ocrReader({ cacheDir });
+    const url = `data:image/png;base64,${png}`;
+    const read = reader.read(url);
+    assert.ok(read != null, 'tesseract is installed (apt-get install tesseract-ocr)');
+    assert.ok(ocrShows(read, 'round_half_even'), read);
+    assert.ok(ocrShows(read, '540'), read);
+    assert.ok(!ocrShows(read, '546'), read);
+    assert.equal(reader.read(url), read);
+    assert.equal(reader.stats.images, 1);
+    assert.equal(reader.stats.memoryHits, 1);
+    // A new reader (another worker or run) finds it on disk.
+    const again = ocrReader({ cacheDir });
+    assert.equal(again.read(url), read);
+    assert.deepEqual([again.stats.images, again.stats.diskHits], [0, 1]);
+  } finally {
+    rmSync(cacheDir, { recursive: true, force: true });
+  }
+});
+
 test('runBench replays the sample trajectory under a few policies', async () => {
   const result = await runBench({ pkg, files: [sample], policies: ['full', 'headtail5k', 'mask5', 'tracelite'], ocr: false });
   const byId = Object.fromEntries(result.policies.map((p) => [p.id, p]));
@@ -168,6 +208,24 @@ test('runBench replays the sample trajectory under a few policies', async () => 
   }
   assert.equal(byId.full.fidelity.critical.present, byId.full.fidelity.critical.checked);
   assert.equal(byId.mask5.fidelity.recover.recoveredBytes, 0);
+  // Grounding recall: full history shows every fact as text, masking loses the
+  // old ones to itself, TraceLite keeps what it hides behind a pointer.
+  const g = Object.fromEntries(result.policies.map((p) => [p.id, p.grounding]));
+  assert.ok(g.full.facts > 0);
+  assert.equal(g.full.text, g.full.facts);
+  assert.equal(g.full.oldStr.visible, g.full.oldStr.checked);
+  assert.deepEqual(g.full.taskVerbatim, { requests: steps, verbatim: steps });
+  for (const p of result.policies) {
+    const x = p.grounding;
+    assert.equal(x.facts, g.full.facts, p.id);
+    assert.equal(x.text + x.image + x.pointer + x.gone + x.unread, x.facts, p.id);
+    assert.equal(Object.values(x.byAge).reduce((n, b) => n + b.facts, 0), x.facts, p.id);
+    assert.equal(Object.values(x.hiddenBy).reduce((n, k) => n + k, 0), x.pointer + x.gone, p.id);
+  }
+  // Masking keeps the last 5 observations: nothing 5 or fewer steps back is lost.
+  assert.equal(g.mask5.byAge['1-3'].gone + g.mask5.byAge['4-5'].gone, 0);
+  assert.ok(Object.keys(g.mask5.hiddenBy).every((k) => k === 'mask5'));
+  assert.equal(g.tracelite.gone, 0);
   assert.ok(byId.tracelite.latency.ms.n === steps);
   for (const prov of ['anthropic', 'openai', 'gemini']) {
     const b = byId.full.byProvider[prov];
@@ -184,8 +242,12 @@ test('bench/run.mjs writes REPORT.md, report.json and chart.svg', () => {
     assert.match(md, /## Headline/);
     assert.match(md, /\| Observation masking, last 10 \|/);
     assert.match(md, /wasm: \*\*[\d,]+ bytes raw/);
+    assert.match(md, /## Grounding recall/);
+    assert.match(md, /\| policy \| facts \| TEXT \| TEXT\+IMAGE \| POINTER \| GONE \|/);
     const json = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8'));
     assert.deepEqual(json.policies.map((p) => p.id), ['full', 'mask10', 'only-spill']);
+    assert.equal(json.policies[0].grounding.text, json.policies[0].grounding.facts);
+    assert.ok(json.policies[0].grounding.taskVerbatim.requests > 0);
     assert.ok(json.speed.latency.configs[0].ms.n > 0);
     assert.ok(readFileSync(join(out, 'chart.svg'), 'utf8').startsWith('<svg'));
     assert.ok(existsSync(join(out, 'chart.svg')));

@@ -247,6 +247,60 @@ test('an invalid setting is reported at its control, and fixing it runs again', 
   assert.equal(await page.$eval('#status', (el) => el.dataset.kind), 'done');
 });
 
+test('the step view lists the facts the next call uses and where the prompt shows each', async () => {
+  await resetAndLoadSample();
+  const { classify, extractFacts } = await import(`${ROOT}bench/grounding.mjs`);
+  const trajectory = JSON.parse(readFileSync(SAMPLE, 'utf8'));
+  const entry = extractFacts(trajectory).find((e) => e.facts.length >= 3);
+  assert.ok(entry, 'a step of the sample uses facts learned from earlier output');
+  const rowsAt = async (t) => {
+    await page.$eval('#step', (el, v) => { el.value = String(v); el.dispatchEvent(new Event('input', { bubbles: true })); }, t);
+    await page.waitForFunction((s) => document.getElementById('prompt-view').dataset.step === String(s), t, WAIT);
+    return page.$$eval('#facts-table tbody tr', (rows) => rows.map((r) => ({ fact: r.dataset.fact, cls: r.dataset.class, label: r.textContent })));
+  };
+  const check = async (t, name) => {
+    const rows = await rowsAt(t);
+    assert.deepEqual(rows.map((r) => r.fact), entry.facts.map((f) => f.text), `${name}: every fact of step ${t}'s call is listed`);
+    assert.equal(await page.textContent('#grounding .fact-count'), String(entry.facts.length));
+    // The page's class is bench/grounding.mjs's on the exact request it exports
+    // (Node has no spill store here: POINTER shows as GONE).
+    const request = JSON.parse(await page.inputValue('#export-request'));
+    rows.forEach((r, i) => {
+      const node = classify(request.messages, entry.facts[i]);
+      assert.equal(r.cls === 'POINTER' ? 'GONE' : r.cls, node, `${name}: ${r.fact}`);
+    });
+    return rows;
+  };
+  const defaults = await check(entry.step, 'defaults');
+  assert.ok(defaults.every((r) => ['TEXT', 'IMAGE_UNREAD', 'POINTER', 'GONE'].includes(r.cls)));
+  assert.match(await page.textContent('#grounding .grounding-note'), new RegExp(`Step ${entry.step}'s call \\(bash\\) uses ${entry.facts.length} facts`));
+  await page.$eval('#grounding', (el) => el.scrollIntoView());
+  await shot('grounding');
+  // No recent window and snapshots accepted at k = 0.1: the observations the
+  // facts came from are shown as images, which the browser cannot read.
+  await setControl('window', 0);
+  await setControl('ratio', 0.1);
+  const images = await check(entry.step, 'window 0, k 0.1');
+  assert.ok(images.some((r) => r.cls === 'IMAGE_UNREAD'), JSON.stringify(images));
+  assert.ok(images.filter((r) => r.cls === 'IMAGE_UNREAD').every((r) => /not OCR'd/.test(r.label)));
+  await page.$eval('#grounding', (el) => el.scrollIntoView());
+  await shot('grounding-images');
+  // A 4k budget removes an older observation: its fact is hidden, with the stage that hid it.
+  await afterRun(() => page.click('#reset-options'));
+  await setControl('budget', 4000);
+  const tight = await check(entry.step, 'budget 4000');
+  const hidden = tight.filter((r) => r.cls === 'POINTER' || r.cls === 'GONE');
+  assert.ok(hidden.length > 0, JSON.stringify(tight));
+  const hiddenBy = await page.$$eval('#facts-table tbody tr', (rows) => rows.filter((r) => ['POINTER', 'GONE'].includes(r.dataset.class)).map((r) => r.lastElementChild.textContent));
+  assert.ok(hiddenBy.every((h) => ['spill', 'dedup', 'phase', 'optical', 'compact'].includes(h)), JSON.stringify(hiddenBy));
+  await shot('grounding-budget-4k');
+  // A single request has no next call: the panel is hidden.
+  await page.click('#paste-box summary');
+  await page.fill('#paste-text', JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }));
+  await afterRun(() => page.click('#paste-load'));
+  assert.equal(await page.$eval('#grounding', (el) => el.hidden), true);
+});
+
 test('no console errors during the session', () => {
   assert.deepEqual(consoleErrors, []);
 });
