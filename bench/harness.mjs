@@ -381,11 +381,18 @@ function prepareTrace(ctx, file) {
   };
 }
 
-/** The policies of a run (ids filter; the renderer decides how image-all is built). */
-export function selectPolicies(pkg, ids) {
+/**
+ * The policies of a run (ids filter; the renderer decides how image-all is
+ * built), plus TraceLite variants `{ name: options }` (`--variant`), each
+ * replayed with the OpenAI settings as `variant-<name>`.
+ */
+export function selectPolicies(pkg, ids, variants = {}) {
   const renderer = findRenderer(pkg);
   let policies = allPolicies({ renderer });
   if (ids) policies = policies.filter((p) => ids.includes(p.id));
+  for (const [name, options] of Object.entries(variants)) {
+    policies.push({ id: `variant-${name}`, label: `TraceLite variant ${name}`, kind: 'tracelite', options });
+  }
   return { policies, renderer };
 }
 
@@ -459,7 +466,7 @@ export async function runBench(opts) {
   const started = performance.now();
   const pkg = opts.pkg ?? (await import('../pkg/node.js'));
   const prices = loadPrices(opts.prices);
-  const { policies, renderer } = selectPolicies(pkg, opts.policies);
+  const { policies, renderer } = selectPolicies(pkg, opts.policies, opts.variants);
   const files = opts.files ?? traceFiles(opts.tracesDir, { quick: opts.quick, quickCount: opts.quickCount });
   const ocrFiles = opts.ocr === false ? [] : opts.ocrFiles ?? files;
   const workers = Math.max(1, Math.min(opts.workers ?? 1, files.length));
@@ -481,7 +488,7 @@ export async function runBench(opts) {
     if (ctx.ocr) addOcrStats(ocrStats, ctx.ocr.stats);
   } else {
     const parts = partition(files, workers);
-    const results = await Promise.all(parts.map((part) => runWorker({ files: part, policies: opts.policies, ocrFiles, prices: opts.prices, ocr: opts.ocr !== false }, log)));
+    const results = await Promise.all(parts.map((part) => runWorker({ files: part, policies: opts.policies, variants: opts.variants, ocrFiles, prices: opts.prices, ocr: opts.ocr !== false }, log)));
     const order = new Map(files.map((f, i) => [f, i]));
     for (const r of results) {
       traceResults.push(...r.traces);

@@ -17,6 +17,7 @@ const USAGE = `usage: node bench/run.mjs [options]
   --traces DIR|FILE    trajectories (default $TRACELITE_TRACES or ../shared/traces)
   --out DIR            where REPORT.md, report.json, chart.svg go (default bench/)
   --policies a,b       only these policy ids (full is always added)
+  --variant NAME=JSON  also replay TraceLite with these options as variant-NAME (repeatable)
   --workers N          replay processes (default 2)
   --ocr-traces N       trajectories per source whose snapshots are OCR'd (default 3, quick 1)
   --no-ocr --no-criterion --no-latency   skip a part`;
@@ -33,6 +34,16 @@ function parseArgs(argv) {
     else if (a === '--traces') o.traces = resolve(next());
     else if (a === '--out') o.out = resolve(next());
     else if (a === '--policies') o.policies = next().split(',');
+    else if (a === '--variant') {
+      const v = next();
+      const eq = v.indexOf('=');
+      if (eq < 1) fail(`--variant needs NAME=JSON, got ${v}`);
+      try {
+        (o.variants ??= {})[v.slice(0, eq)] = JSON.parse(v.slice(eq + 1));
+      } catch (e) {
+        fail(`--variant ${v.slice(0, eq)}: ${e.message}`);
+      }
+    }
     else if (a === '--ocr-traces') o.ocrTraces = Number(next());
     else if (a === '--workers') o.workers = Number(next());
     else if (a === '--no-ocr') o.ocr = false;
@@ -162,6 +173,7 @@ async function main() {
     files,
     quick: o.quick,
     policies: o.policies,
+    variants: o.variants,
     ocr: o.ocr,
     workers: o.workers ?? 2,
     ocrFiles: spreadPerSource(files, o.ocrTraces ?? (o.quick ? 1 : 3)),

@@ -6,9 +6,9 @@ import { loadPrices } from './cost.mjs';
 import { benchTrace, groundingOcr, selectPolicies } from './harness.mjs';
 import { o200kCounter } from './tokens.mjs';
 
-const { files, policies: ids, ocrFiles = [], prices, ocr = true } = JSON.parse(process.argv[2]);
+const { files, policies: ids, variants = {}, ocrFiles = [], prices, ocr = true } = JSON.parse(process.argv[2]);
 const ctx = { pkg, count: o200kCounter(), prices: loadPrices(prices), ocr: groundingOcr(ocr) };
-const { policies } = selectPolicies(pkg, ids);
+const { policies } = selectPolicies(pkg, ids, variants);
 let peakRss = 0;
 for (const file of files) {
   const t0 = performance.now();

@@ -253,6 +253,31 @@ fn key_facts(range: &Range<'_>) -> Vec<String> {
             range.index_pointer
         ));
     }
+    // Paths (with line numbers) and definitions the outputs introduced: what
+    // the agent may act on later (a path found by `find`, then tested).
+    let (paths, definitions) = found_in_outputs(range);
+    if !paths.is_empty() {
+        out.push(format!(
+            "- Paths in outputs: {} {}",
+            paths
+                .iter()
+                .map(|p| format!("`{p}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            range.index_pointer
+        ));
+    }
+    if !definitions.is_empty() {
+        out.push(format!(
+            "- Definitions seen: {} {}",
+            definitions
+                .iter()
+                .map(|d| format!("`{d}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            range.index_pointer
+        ));
+    }
     // Symbols the assistant talked about (`backticked` identifiers), most frequent first.
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     for m in range.messages.iter().filter(|m| m.role == Role::Assistant) {
@@ -281,6 +306,103 @@ fn key_facts(range: &Range<'_>) -> Vec<String> {
         ));
     }
     out
+}
+
+/// Most paths and definitions listed in the key facts.
+const MAX_FOUND: usize = 40;
+
+/// Paths named in the range's tool outputs (as `path` or `path:line` when an
+/// output located a line, grep style), and the functions and classes their
+/// views define (`name` at `path:line` when numbered); newest last, at most
+/// [`MAX_FOUND`] of each.
+fn found_in_outputs(range: &Range<'_>) -> (Vec<String>, Vec<String>) {
+    let mut paths: Vec<String> = Vec::new();
+    let mut definitions: Vec<String> = Vec::new();
+    let push = |list: &mut Vec<String>, item: String| {
+        list.retain(|x| *x != item);
+        list.push(item);
+    };
+    for m in range.messages.iter().filter(|m| m.role == Role::Tool) {
+        for part in &m.parts {
+            let PartKind::ToolResult(r) = &part.kind else {
+                continue;
+            };
+            let text = r.text();
+            for line in text.lines().take(2_000) {
+                for token in line.split(|c: char| {
+                    c.is_whitespace() || matches!(c, '"' | '\'' | '(' | ')' | ',' | '[' | ']')
+                }) {
+                    if let Some(p) = path_token(token) {
+                        push(&mut paths, p);
+                    }
+                }
+                if let Some(d) = definition(line) {
+                    push(&mut definitions, d);
+                }
+            }
+        }
+    }
+    let keep = |v: &mut Vec<String>| {
+        let n = v.len();
+        if n > MAX_FOUND {
+            v.drain(..n - MAX_FOUND);
+        }
+    };
+    keep(&mut paths);
+    keep(&mut definitions);
+    (paths, definitions)
+}
+
+/// A file path in an output token: `dir/name.ext`, optionally `:line`
+/// (the `:line:` of grep output); URLs and bare names are not paths.
+fn path_token(token: &str) -> Option<String> {
+    let t = token.trim_end_matches([':', '.', ';']);
+    if t.contains("://") || t.len() > 160 {
+        return None;
+    }
+    let (path, line) = match t.split_once(':') {
+        Some((p, rest)) => {
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            (p, (!digits.is_empty()).then_some(digits))
+        }
+        None => (t, None),
+    };
+    let name = path.rsplit('/').next().unwrap_or("");
+    let ext = name.rsplit_once('.').map(|(stem, ext)| (stem, ext));
+    let ok = path.contains('/')
+        && path
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | '/' | '-'))
+        && ext.is_some_and(|(stem, ext)| {
+            !stem.is_empty()
+                && (1..=8).contains(&ext.len())
+                && ext.chars().all(|c| c.is_ascii_alphanumeric())
+        });
+    if !ok {
+        return None;
+    }
+    Some(match line {
+        Some(n) => format!("{path}:{n}"),
+        None => path.to_string(),
+    })
+}
+
+/// `def name` / `class name` (Python), `fn name` (Rust), `function name`
+/// (JS) at the start of a line of code, after an optional line number.
+fn definition(line: &str) -> Option<String> {
+    let t = line.trim_start();
+    let t = t
+        .trim_start_matches(|c: char| c.is_ascii_digit())
+        .trim_start();
+    let t = t.trim_start_matches("pub ").trim_start_matches("async ");
+    let rest = ["def ", "class ", "fn ", "function "]
+        .iter()
+        .find_map(|k| t.strip_prefix(k))?;
+    let name: String = rest
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect();
+    (name.len() >= 2).then_some(name)
 }
 
 /// Identifier-like `backticked` spans (paths, names, dotted names; ≤ 60 bytes).
@@ -404,4 +526,30 @@ fn next_steps(range: &Range<'_>) -> Vec<String> {
     }
     out.push("- Continue from the messages kept below.".into());
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_and_definitions_from_outputs() {
+        assert_eq!(
+            path_token("django/db/models/query.py:540:"),
+            Some("django/db/models/query.py:540".into())
+        );
+        assert_eq!(
+            path_token("./tests/test_x.py"),
+            Some("./tests/test_x.py".into())
+        );
+        assert_eq!(path_token("https://x.org/a.py"), None);
+        assert_eq!(path_token("setup.py"), None);
+        assert_eq!(path_token("a/b"), None);
+        assert_eq!(
+            definition("   540\t    def _batched_insert(self, objs):"),
+            Some("_batched_insert".into())
+        );
+        assert_eq!(definition("class QuerySet:"), Some("QuerySet".into()));
+        assert_eq!(definition("x = def_y"), None);
+    }
 }
