@@ -368,7 +368,7 @@ fn path_token(token: &str) -> Option<String> {
         None => (t, None),
     };
     let name = path.rsplit('/').next().unwrap_or("");
-    let ext = name.rsplit_once('.').map(|(stem, ext)| (stem, ext));
+    let ext = name.rsplit_once('.');
     let ok = path.contains('/')
         && path
             .chars()
