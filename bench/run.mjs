@@ -14,6 +14,7 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 const USAGE = `usage: node bench/run.mjs [options]
   --quick              a spread of 2 trajectories per source, short Criterion runs
+  --sample N           a spread of N trajectories per source (all of them otherwise)
   --traces DIR|FILE    trajectories (default $TRACELITE_TRACES or ../shared/traces)
   --out DIR            where REPORT.md, report.json, chart.svg go (default bench/)
   --policies a,b       only these policy ids (full is always added)
@@ -31,6 +32,7 @@ function parseArgs(argv) {
       return argv[++i];
     };
     if (a === '--quick') o.quick = true;
+    else if (a === '--sample') o.sample = Number(next());
     else if (a === '--traces') o.traces = resolve(next());
     else if (a === '--out') o.out = resolve(next());
     else if (a === '--policies') o.policies = next().split(',');
@@ -167,7 +169,7 @@ async function main() {
   const o = parseArgs(process.argv.slice(2));
   if (!o.traces || !existsSync(o.traces)) fail('no trajectories: set TRACELITE_TRACES or pass --traces DIR');
   if (!existsSync(join(ROOT, 'pkg/node.js'))) fail('pkg/ is missing: run `make pkg` first');
-  const files = statSync(o.traces).isDirectory() ? traceFiles(o.traces, { quick: o.quick }) : [o.traces];
+  const files = statSync(o.traces).isDirectory() ? traceFiles(o.traces, { quick: o.quick || o.sample > 0, quickCount: o.sample || 2 }) : [o.traces];
   log(`${files.length} trajectories${o.quick ? ' (quick)' : ''}`);
   const result = await runBench({
     files,
