@@ -89,9 +89,10 @@ export function isWasmStore(store) {
  * snapshots, compaction state) and the previous request (prefix reuse); the
  * spilled texts themselves are dropped from it once `store` has them, so the
  * cache holds caches, not conversations. Without `cache`, every call starts
- * cold.
+ * cold. `writes` (`{ maxWrites, batch }`) bounds the copy to `store`: see
+ * `storeSpills`; `out.written` says how many blobs were written.
  */
-export async function compressInto(request, options, store, cache) {
+export async function compressInto(request, options, store, cache, writes = {}) {
   if (store instanceof SessionStores) {
     const e = store.entry(options.session);
     const out = compress(request, { ...options, store: e.store, previous: options.previous ?? e.previous });
@@ -114,12 +115,9 @@ export async function compressInto(request, options, store, cache) {
   request = undefined;
   const spills = out.spills ?? [];
   try {
-    if (typeof store.persist === 'function') {
-      await store.persist(spills);
-    } else {
-      await Promise.all(spills.map((s) => store.put(s.session, s.key, s.text)));
-    }
+    out.written = await storeSpills(store, spills, writes);
   } catch (err) {
+    if (err?.code === 'STORE_WRITE_LIMIT') throw err;
     // The placeholders of `out` would point at text that is not there.
     const failed = new TraceLiteError(`the spill store failed: ${err?.message ?? err}`, 'STORE_FAILED', 'store');
     failed.cause = err;
@@ -129,6 +127,33 @@ export async function compressInto(request, options, store, cache) {
     if (entry) for (const s of spills) scratch.delete(s.session, s.key);
   }
   return out;
+}
+
+/** Puts in flight at once when a call's spills are copied to an outside store. */
+export const STORE_BATCH = 16;
+
+/**
+ * Copies `spills` to `store`, `batch` puts at a time (a request never has more
+ * store calls in flight than that), stopping with `STORE_WRITE_LIMIT` before a
+ * write beyond `maxWrites`. A put resolving to `false` (the store already had
+ * the blob: `KvSpillStore` skips fresh keys) is not a write. Returns the writes.
+ */
+async function storeSpills(store, spills, { maxWrites = Infinity, batch = STORE_BATCH } = {}) {
+  let written = 0;
+  for (let i = 0; i < spills.length;) {
+    if (written >= maxWrites) {
+      throw new TraceLiteError(
+        `the request would write more than ${maxWrites} spills to the store (${spills.length} blobs, ${i} stored)`,
+        'STORE_WRITE_LIMIT',
+        'maxStoreWrites',
+      );
+    }
+    const n = Math.min(batch, maxWrites - written, spills.length - i);
+    const done = await Promise.all(spills.slice(i, i + n).map((s) => store.put(s.session, s.key, s.text)));
+    written += done.filter((r) => r !== false).length;
+    i += n;
+  }
+  return written;
 }
 
 /** 64-bit FNV-1a of a string, as 16 hex digits (same hash as the core's keys). */

@@ -16,6 +16,10 @@ const root = new URL('../../', import.meta.url).pathname;
 const sample = JSON.parse(readFileSync(join(root, 'tests/fixtures/sample-trajectory.json'), 'utf8'));
 const chatRequest = { model: 'gpt-test', ...trajectoryToRequest(sample, sample.steps.length, 'openai-chat') };
 const OPTIONS = { budget: 16000, provider: 'openai' };
+const SECRET = 'load-test-secret-0123456789abcdef01234';
+
+/** The session a token names (`<session>.<signature>`). */
+const sessionOf = (res) => res.headers.get('x-tracelite-session').replace(/\.[^.]*$/, '');
 
 /** A Map-backed KV namespace whose calls take a turn of the event loop, like the real one. Counts writes. */
 function fakeKv({ withMetadata = true, failPuts = false } = {}) {
@@ -110,6 +114,7 @@ test('the proxy over KV: 12 concurrent turns of one conversation write each blob
     upstream: 'http://upstream.test',
     options: OPTIONS,
     store: new KvSpillStore(kv),
+    secret: SECRET,
     async fetch(request) {
       received.push(await request.text());
       return new Response('{"id":"c1"}', { headers: { 'content-type': 'application/json' } });
@@ -120,15 +125,18 @@ test('the proxy over KV: 12 concurrent turns of one conversation write each blob
     headers: { 'x-tracelite-session': 'agent-3' },
     body: JSON.stringify(chatRequest),
   }))));
+  const session = sessionOf(responses[0]);
+  assert.match(session, /^agent-3-[0-9a-f]{32}$/);
   for (const res of responses) {
     assert.equal(res.status, 200);
     assert.equal(await res.text(), '{"id":"c1"}');
     assert.equal(res.headers.get('x-tracelite-skipped'), null);
+    assert.equal(sessionOf(res), session);
   }
-  const want = expected(chatRequest, 'agent-3');
+  const want = expected(chatRequest, session);
   assert.ok(want.spills.length > 0);
   assert.deepEqual(received, Array(12).fill(JSON.stringify(want.request)));
-  assert.deepEqual([...kv.puts].sort(), want.spills.map((s) => `tracelite/agent-3/${s.key}`).sort());
+  assert.deepEqual([...kv.puts].sort(), want.spills.map((s) => `tracelite/${session}/${s.key}`).sort());
 });
 
 test('a KV failure (429 under load) sends the request upstream uncompressed, marked STORE_FAILED, instead of a 500', async () => {
@@ -137,6 +145,7 @@ test('a KV failure (429 under load) sends the request upstream uncompressed, mar
     upstream: 'http://upstream.test',
     options: OPTIONS,
     store: new KvSpillStore(fakeKv({ failPuts: true })),
+    secret: SECRET,
     async fetch(request) {
       received.push(await request.text());
       return new Response('{"id":"c1"}', { headers: { 'content-type': 'application/json' } });
@@ -146,6 +155,7 @@ test('a KV failure (429 under load) sends the request upstream uncompressed, mar
   const res = await proxy(new Request('http://proxy.test/v1/chat/completions', { method: 'POST', headers: { 'x-tracelite-session': 'agent-4' }, body }));
   assert.equal(res.status, 200);
   assert.equal(res.headers.get('x-tracelite-skipped'), 'STORE_FAILED');
+  assert.equal(res.headers.get('x-tracelite-redacted'), '0');
   assert.equal(res.headers.get('x-tracelite-tokens'), null);
   assert.equal(await res.text(), '{"id":"c1"}');
   // Nothing points at text that is not stored: the provider got the original.
