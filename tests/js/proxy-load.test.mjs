@@ -184,3 +184,74 @@ test('300 requests, 50 at a time, through KV: the heap after each round does not
   const growth = r.heap.at(-1) - r.heap[1];
   assert.ok(growth < 2 * 1024 * 1024, `heap grew ${(growth / 1048576).toFixed(1)} MB over 4 rounds: ${r.heap.map((h) => (h / 1048576).toFixed(1)).join(' ')}`);
 });
+
+/** `n` one-word messages: compaction spills one blob per compacted message (issue 16, item 2). */
+function manyMessages(n) {
+  const messages = [{ role: 'system', content: 'You are terse.' }];
+  for (let i = 0; i < n; i++) messages.push({ role: i % 2 ? 'assistant' : 'user', content: `word${i}` });
+  return JSON.stringify({ model: 'gpt-test', messages });
+}
+
+test('spills go to the store 16 at a time, and a put the store skips does not count against maxStoreWrites', async () => {
+  let inFlight = 0;
+  let peak = 0;
+  const kept = new Set();
+  const store = {
+    async get() { throw new Error('unused'); },
+    async put(session, key) {
+      inFlight++;
+      peak = Math.max(peak, inFlight);
+      await new Promise((done) => setImmediate(done));
+      inFlight--;
+      if (kept.has(key)) return false; // already stored: not a write
+      kept.add(key);
+      return true;
+    },
+  };
+  const proxy = createProxy({ upstream: 'http://upstream.test', options: OPTIONS, store, secret: SECRET, maxStoreWrites: 2500, fetch: async () => new Response('{}') });
+  const send = (body, session = 'a') => proxy(new Request('http://proxy.test/v1/chat/completions', { method: 'POST', headers: { 'x-tracelite-session': session }, body }));
+  const body = manyMessages(2000);
+  const first = await send(body);
+  assert.equal(first.headers.get('x-tracelite-skipped'), null);
+  assert.ok(kept.size > 1000 && kept.size <= 2500, `${kept.size} blobs`);
+  assert.equal(peak, 16, 'at most one batch in flight');
+  // The next turn hands the same blobs over again; the store skips them, so it is not over the limit.
+  const second = await send(body);
+  assert.equal(second.headers.get('x-tracelite-skipped'), null);
+  // A request with more new blobs than the limit stops after exactly maxStoreWrites writes.
+  kept.clear();
+  const over = await send(manyMessages(3000), 'b');
+  assert.equal(over.headers.get('x-tracelite-skipped'), 'STORE_WRITE_LIMIT');
+  assert.equal(kept.size, 2500);
+  assert.throws(() => createProxy({ upstream: 'http://u.test', store, secret: SECRET, maxStoreWrites: 0 }), (e) => e.code === 'INVALID_OPTION' && e.path === 'maxStoreWrites');
+  assert.throws(() => createProxy({ upstream: 'http://u.test', store, secret: SECRET, onError: 'drop' }), (e) => e.code === 'INVALID_OPTION' && e.path === 'onError');
+});
+
+test('a KV failure with secrets in the body: forwarded masked (onError forward), or a 503 STORE_FAILED (onError reject)', async () => {
+  const aws = 'AKIAIOSFODNN7EXAMPLE';
+  const withSecret = { ...chatRequest, messages: [...chatRequest.messages, { role: 'user', content: `the key is ${aws}` }] };
+  const received = [];
+  const make = (onError) => createProxy({
+    upstream: 'http://upstream.test',
+    options: OPTIONS,
+    store: new KvSpillStore(fakeKv({ failPuts: true })),
+    secret: SECRET,
+    onError,
+    async fetch(request) {
+      received.push(await request.text());
+      return new Response('{"id":"c1"}', { headers: { 'content-type': 'application/json' } });
+    },
+  });
+  const body = JSON.stringify(withSecret);
+  const req = () => new Request('http://proxy.test/v1/chat/completions', { method: 'POST', headers: { 'x-tracelite-session': 'agent-5' }, body });
+  const res = await make(undefined)(req());
+  assert.equal(res.headers.get('x-tracelite-skipped'), 'STORE_FAILED');
+  assert.ok(Number(res.headers.get('x-tracelite-redacted')) >= 1);
+  assert.equal(received.length, 1);
+  assert.ok(!received[0].includes(aws));
+  assert.equal(JSON.parse(received[0]).messages.at(-1).content, 'the key is [REDACTED:aws-access-key-id]');
+  const rejected = await make('reject')(req());
+  assert.equal(rejected.status, 503);
+  assert.equal((await rejected.json()).error.code, 'STORE_FAILED');
+  assert.equal(received.length, 1, 'nothing more went upstream');
+});
