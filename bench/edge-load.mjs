@@ -47,7 +47,7 @@ adversarial client (after the levels; normal traffic measured without, then with
   --attack-grep-kb K   size of the attacker's blob that GET /spill/<key>/grep?regex=1&q=(.*){999}x
                        searches (default 100)
   --attack-messages N  one-word messages of its compaction request (default 20000)
-  --attack-seconds S   bound on each of the two runs (default 40)`;
+  --attack-seconds S   bound on each of the four runs (default 30)`;
 
 /** Compress settings of the worker under test (the example's wrangler.toml). */
 const DEFAULT_OPTIONS = { budget: 128000, provider: 'openai' };
@@ -62,7 +62,7 @@ function fail(message) {
 function parseArgs(argv) {
   const o = {
     levels: [1, 4, 16, 64], requests: 48, cycles: 1, maxSeconds: 60, sessions: 8, json: join(ROOT, 'bench/edge-load.json'),
-    attack: true, attackConnections: 4, attackRequests: 64, attackGrepKb: 100, attackMessages: 20000, attackSeconds: 40,
+    attack: true, attackConnections: 4, attackRequests: 64, attackGrepKb: 100, attackMessages: 20000, attackSeconds: 30,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -580,9 +580,7 @@ async function runAttack(host, variants, o, signer, OPTIONS) {
   const common = { connections: o.attackConnections, amount: o.attackRequests, sessions: o.sessions, tracelite: true, pidOf: () => host.pid, capSeconds: o.attackSeconds };
   const quiet = await runLevel(host, variants, common);
 
-  const samples = { grep: [], compaction: [] };
-  let stop = false;
-  const attempt = async (kind, url, init) => {
+  const attempt = async (samples, kind, url, init) => {
     const t0 = performance.now();
     let outcome;
     try {
@@ -601,22 +599,40 @@ async function runAttack(host, variants, o, signer, OPTIONS) {
     }
     samples[kind].push({ ms: performance.now() - t0, outcome });
   };
-  const attacker = (async () => {
-    while (!stop) {
-      await attempt('grep', grepUrl, { headers: { authorization: ATTACKER_AUTHORIZATION, 'x-tracelite-session': token } });
-      if (stop) break;
-      await attempt('compaction', `${host.url}/v1/chat/completions?attack=compaction`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: ATTACKER_AUTHORIZATION, 'x-tracelite-session': 'attacker-flood' },
-        body: flood,
-      });
-    }
-  })();
-  // Let the first attack reach the worker before the normal traffic starts.
-  await new Promise((done) => setTimeout(done, 200));
-  const loud = await runLevel(host, variants, common);
-  stop = true;
-  await attacker;
+  const send = {
+    grep: (samples) => attempt(samples, 'grep', grepUrl, { headers: { authorization: ATTACKER_AUTHORIZATION, 'x-tracelite-session': token } }),
+    compaction: (samples) => attempt(samples, 'compaction', `${host.url}/v1/chat/completions?attack=compaction`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: ATTACKER_AUTHORIZATION, 'x-tracelite-session': 'attacker-flood' },
+      body: flood,
+    }),
+  };
+  // Both attacks alternating, then each alone: which one moves the normal p99.
+  const runs = [];
+  for (const kinds of [['grep', 'compaction'], ['grep'], ['compaction']]) {
+    const samples = { grep: [], compaction: [] };
+    let stop = false;
+    const attacker = (async () => {
+      while (!stop) {
+        for (const kind of kinds) {
+          if (stop) break;
+          await send[kind](samples);
+        }
+      }
+    })();
+    // Let the first attack reach the worker before the normal traffic starts.
+    await new Promise((done) => setTimeout(done, 200));
+    const normal = await runLevel(host, variants, common);
+    stop = true;
+    await attacker;
+    runs.push({
+      attacks: kinds.join('+'),
+      normal,
+      p99Ratio: quiet.p99 > 0 ? normal.p99 / quiet.p99 : null,
+      grep: summarize(samples.grep),
+      compaction: summarize(samples.compaction),
+    });
+  }
   return {
     connections: o.attackConnections,
     requests: o.attackRequests,
@@ -625,38 +641,41 @@ async function runAttack(host, variants, o, signer, OPTIONS) {
     messages: o.attackMessages,
     floodBytes: Buffer.byteLength(flood),
     quiet,
-    underAttack: loud,
-    p99Ratio: quiet.p99 > 0 ? loud.p99 / quiet.p99 : null,
-    grep: summarize(samples.grep),
-    compaction: summarize(samples.compaction),
+    runs,
   };
 }
 
 function attackSection(results) {
   const a = results.attack;
   if (!a) return '';
-  const row = (label, r) => `| ${label} | ${r.requests} | ${r.seconds.toFixed(1)} | ${r.rps.toFixed(1)} | ${ms(r.p50)} | ${ms(r.p99)} | ${ms(r.max)} | ${r.errors} | ${r.non2xx} | ${r.mismatches} | ${r.unfinished}${r.capped ? ' (time cap)' : ''} |`;
+  const row = (label, r, ratio) => `| ${label} | ${r.requests} | ${r.seconds.toFixed(1)} | ${r.rps.toFixed(1)} | ${ms(r.p50)} | ${ms(r.p99)} | ${ratio} | ${ms(r.max)} | ${r.errors} | ${r.non2xx} | ${r.mismatches} | ${r.unfinished}${r.capped ? ' (time cap)' : ''} |`;
   const outcomes = (x) => Object.entries(x.outcomes).map(([k, n]) => `${n}× ${k}`).join(', ') || 'none finished';
-  const met = a.p99Ratio !== null && a.p99Ratio <= 2;
+  const verdict = (r) => (r.p99Ratio === null ? '—' : `**${r.p99Ratio.toFixed(2)}×** (${r.p99Ratio <= 2 ? 'within' : 'over'} 2×)`);
+  const label = { 'grep+compaction': 'both attacks, alternating', grep: 'grep attack only', compaction: 'compaction attack only' };
+  const attackRows = [];
+  for (const r of a.runs) {
+    for (const kind of ['grep', 'compaction']) {
+      const x = r[kind];
+      if (x.requests === 0 && !r.attacks.includes(kind)) continue;
+      attackRows.push(`| ${label[r.attacks]} | ${kind === 'grep' ? `grep \`${a.pattern}\`` : `compaction, ${a.messages.toLocaleString('en-US')} messages`} | ${x.requests} | ${outcomes(x)} | ${ms(x.p50)} | ${ms(x.max)} |`);
+    }
+  }
   return `
 ## Adversarial client
 
 Normal traffic (the four requests above, ${a.connections} connections, ${a.requests} requests per run) alone, then with one
-attacker connection beside it. The attacker is a tenant with its own API key and session; it alternates
-\`GET /spill/<key>/grep?regex=1&q=${a.pattern}\` over a ${(a.grepBlobBytes / 1024).toFixed(0)} KiB blob of its own session and a compaction request of
-${a.messages.toLocaleString('en-US')} one-word messages (${(a.floodBytes / 1048576).toFixed(2)} MB) until the normal run ends. Target: normal p99 moves by no more than 2×.
+attacker connection beside it: both attacks alternating, then each alone. The attacker is a tenant with its own API key
+and session. Grep attack: \`GET /spill/<key>/grep?regex=1&q=${a.pattern}\` over a ${(a.grepBlobBytes / 1024).toFixed(0)} KiB blob of its own session.
+Compaction attack: a request of ${a.messages.toLocaleString('en-US')} one-word messages (${(a.floodBytes / 1048576).toFixed(2)} MB). Each attacker
+request starts when its previous one has ended, until the normal run ends. Target: normal p99 moves by no more than 2×.
 
-| normal traffic | requests | s | req/s | p50 ms | p99 ms | max ms | errors | non-2xx | wrong responses | unfinished |
-|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|
-${row('without attacker', a.quiet)}
-${row('with attacker', a.underAttack)}
+| normal traffic | requests | s | req/s | p50 ms | p99 ms | p99 ÷ without | max ms | errors | non-2xx | wrong responses | unfinished |
+|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|
+${[row('without attacker', a.quiet, '—'), ...a.runs.map((r) => row(`with ${label[r.attacks]}`, r.normal, verdict(r)))].join('\n')}
 
-**Normal p99 with ÷ without the attacker: ${a.p99Ratio === null ? '—' : `${a.p99Ratio.toFixed(2)}×`}** (${met ? 'within' : 'over'} the 2× target).
-
-| attack | requests | outcomes | p50 ms | max ms |
-|---|---:|---|---:|---:|
-| grep \`${a.pattern}\` | ${a.grep.requests} | ${outcomes(a.grep)} | ${ms(a.grep.p50)} | ${ms(a.grep.max)} |
-| compaction, ${a.messages.toLocaleString('en-US')} messages | ${a.compaction.requests} | ${outcomes(a.compaction)} | ${ms(a.compaction.p50)} | ${ms(a.compaction.max)} |
+| run | attack | requests | outcomes | p50 ms | max ms |
+|---|---|---:|---|---:|---:|
+${attackRows.join('\n')}
 
 Outcomes: the status, the code of a typed JSON error, and \`x-tracelite-skipped\` of a request forwarded uncompressed
 (\`STORE_WRITE_LIMIT\`: the request would have written more than \`maxStoreWrites\` blobs to KV). A grep is one synchronous
@@ -753,7 +772,7 @@ async function main() {
   const watchdog = setTimeout(() => {
     console.error('edge-load: over time, giving up');
     process.exit(3);
-  }, (o.maxSeconds + 90 + (o.attack ? 3 * o.attackSeconds : 0)) * 1000);
+  }, (o.maxSeconds + 90 + (o.attack ? 6 * o.attackSeconds : 0)) * 1000);
   watchdog.unref();
 
   const loadBefore = loadavg();
@@ -835,7 +854,9 @@ async function main() {
     if (o.attack) {
       results.attack = await runAttack(tl, variants, o, signer, OPTIONS);
       const a = results.attack;
-      console.error(`edge-load: adversarial client: normal p99 ${ms(a.quiet.p99)} ms without, ${ms(a.underAttack.p99)} ms with (${a.p99Ratio?.toFixed(2)}×); grep ${JSON.stringify(a.grep.outcomes)}, compaction ${JSON.stringify(a.compaction.outcomes)}`);
+      for (const r of a.runs) {
+        console.error(`edge-load: adversarial client (${r.attacks}): normal p99 ${ms(a.quiet.p99)} ms without, ${ms(r.normal.p99)} ms with (${r.p99Ratio?.toFixed(2)}×); grep ${JSON.stringify(r.grep.outcomes)}, compaction ${JSON.stringify(r.compaction.outcomes)}`);
+      }
     }
   } finally {
     await tl?.mf.dispose();
@@ -865,7 +886,7 @@ async function main() {
     }
   }
   if (results.attack) {
-    for (const [label, r] of [['normal traffic without attacker', results.attack.quiet], ['normal traffic with attacker', results.attack.underAttack]]) {
+    for (const [label, r] of [['normal traffic without attacker', results.attack.quiet], ...results.attack.runs.map((x) => [`normal traffic with ${x.attacks} attacker`, x.normal])]) {
       if (r.mismatches > 0 || r.non2xx > 0) problems.push(`${label}: ${r.non2xx} non-2xx, ${r.mismatches} wrong responses${r.check.firstProblem ? ` (first: ${r.check.firstProblem})` : ''}`);
     }
   }
