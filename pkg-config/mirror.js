@@ -35,9 +35,37 @@ export class SessionStores {
     while (this.#entries.size > this.#max) {
       const [oldest, old] = this.#entries.entries().next().value;
       this.#entries.delete(oldest);
-      old.store.free();
+      this.#retire(old);
     }
     return e;
+  }
+
+  /** Frees an entry's store now, or when the last call using it ends (`hold`/`release`). */
+  #retire(e) {
+    if (e.users) e.retired = true;
+    else e.store.free();
+  }
+
+  /** Marks an entry in use across an await (internal): it is not freed until `release`. */
+  hold(e) {
+    e.users = (e.users ?? 0) + 1;
+  }
+
+  /** Ends a `hold` (internal). */
+  release(e) {
+    e.users--;
+    if (e.users === 0 && e.retired) e.store.free();
+  }
+
+  /**
+   * Forgets a session (its store, caches and previous request), so that its
+   * next call starts cold (internal).
+   */
+  drop(session) {
+    const e = this.#entries.get(session);
+    if (!e) return;
+    this.#entries.delete(session);
+    this.#retire(e);
   }
 
   /** Sessions held, least recently used first. */
@@ -68,9 +96,9 @@ export class SessionStores {
     return this.#entries.get(session)?.store.delete(session, key) ?? false;
   }
 
-  /** Frees every store. */
+  /** Frees every store (those in use when their call ends). */
   free() {
-    for (const e of this.#entries.values()) e.store.free();
+    for (const e of this.#entries.values()) this.#retire(e);
     this.#entries.clear();
   }
 }
@@ -103,6 +131,17 @@ export async function compressInto(request, options, store, cache, writes = {}) 
     return compress(request, store === undefined ? options : { ...options, store });
   }
   const entry = cache?.entry(options.session);
+  if (entry) cache.hold(entry);
+  try {
+    const pending = compressAndStore(request, options, store, cache, entry, writes);
+    request = undefined; // compressed: not kept alive while the spills are stored
+    return await pending;
+  } finally {
+    if (entry) cache.release(entry);
+  }
+}
+
+async function compressAndStore(request, options, store, cache, entry, writes) {
   const scratch = entry?.store ?? new SpillStore();
   let out;
   try {
@@ -117,15 +156,17 @@ export async function compressInto(request, options, store, cache, writes = {}) 
   try {
     out.written = await storeSpills(store, spills, writes);
   } catch (err) {
+    // The session's caches (a compaction's summary, its state) now cite blobs
+    // the store does not have: the next call must not build on them.
+    if (entry) cache.drop(options.session);
     if (err?.code === 'STORE_WRITE_LIMIT') throw err;
     // The placeholders of `out` would point at text that is not there.
     const failed = new TraceLiteError(`the spill store failed: ${err?.message ?? err}`, 'STORE_FAILED', 'store');
     failed.cause = err;
     throw failed;
-  } finally {
-    // `store` has them (or the call failed): the cache keeps no texts.
-    if (entry) for (const s of spills) scratch.delete(s.session, s.key);
   }
+  // `store` has them: the cache keeps no texts.
+  if (entry) for (const s of spills) scratch.delete(s.session, s.key);
   return out;
 }
 

@@ -255,3 +255,60 @@ test('a KV failure with secrets in the body: forwarded masked (onError forward),
   assert.equal((await rejected.json()).error.code, 'STORE_FAILED');
   assert.equal(received.length, 1, 'nothing more went upstream');
 });
+
+test('after STORE_WRITE_LIMIT the next turn of the session does not point at blobs that were never stored', async () => {
+  const kept = new Map();
+  const store = {
+    async get(session, key) { return kept.get(`${session}/${key}`); },
+    async put(session, key, text) { kept.set(`${session}/${key}`, text); return true; },
+  };
+  const received = [];
+  const proxy = createProxy({
+    upstream: 'http://upstream.test', options: OPTIONS, store, secret: SECRET, maxStoreWrites: 100,
+    async fetch(request) {
+      received.push(await request.text());
+      return new Response('{}');
+    },
+  });
+  const body = manyMessages(2000);
+  const send = () => proxy(new Request('http://proxy.test/v1/chat/completions', { method: 'POST', headers: { 'x-tracelite-session': 'c' }, body }));
+  const first = await send();
+  assert.equal(first.headers.get('x-tracelite-skipped'), 'STORE_WRITE_LIMIT');
+  for (let turn = 0; turn < 3; turn++) {
+    const res = await send();
+    const pointers = [...received.at(-1).matchAll(/spill:\/\/([A-Za-z0-9._-]+)\/([A-Za-z0-9._-]+)/g)];
+    if (res.headers.get('x-tracelite-skipped') === null) {
+      assert.ok(pointers.length > 0);
+      for (const [pointer, session, key] of pointers) assert.ok(kept.has(`${session}/${key}`), `turn ${turn}: ${pointer} is not in the store`);
+    } else {
+      assert.equal(res.headers.get('x-tracelite-skipped'), 'STORE_WRITE_LIMIT');
+      assert.equal(received.at(-1), body);
+    }
+  }
+});
+
+test('a session dropped or evicted while another request of it is storing spills: no use of a freed store', async () => {
+  let release;
+  const gate = new Promise((done) => { release = done; });
+  let calls = 0;
+  const store = {
+    async get() { throw new Error('unused'); },
+    async put() {
+      calls++;
+      await gate;
+      return true;
+    },
+  };
+  // One cached session at most: the second session evicts the first while its request waits on the store.
+  const proxy = createProxy({ upstream: 'http://upstream.test', options: OPTIONS, store, secret: SECRET, maxSessions: 1, fetch: async () => new Response('{}') });
+  const send = (session) => proxy(new Request('http://proxy.test/v1/chat/completions', { method: 'POST', headers: { 'x-tracelite-session': session }, body: JSON.stringify(chatRequest) }));
+  const first = send('s-1');
+  while (calls === 0) await new Promise((done) => setImmediate(done));
+  const second = send('s-2');
+  await new Promise((done) => setTimeout(done, 50));
+  release();
+  for (const res of await Promise.all([first, second])) {
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('x-tracelite-skipped'), null);
+  }
+});
