@@ -4,16 +4,21 @@
 // and a pass-through worker without TraceLite run in real workerd (Miniflare 4)
 // in front of a stub OpenAI upstream on 127.0.0.1; autocannon drives both at
 // rising concurrency with chat requests built from a real trajectory. Every
-// response and every request the upstream sees is checked. Loopback only,
-// bounded to `--max-seconds` of load (60 by default).
+// response and every request the upstream sees is checked. Then an
+// adversarial client (issue 16) runs beside normal traffic: a catastrophic
+// regex grep over a blob of its own session and a huge many-message request;
+// normal traffic's p99 is reported with and without it. Loopback only,
+// bounded to `--max-seconds` of load (60 by default) plus `--attack-seconds`.
 import { existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execFileSync } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
+import { randomBytes } from 'node:crypto';
 import autocannon from 'autocannon';
 import { SpillStore, compress, estimateTokens, trajectoryToRequest, version } from '../pkg/node.js';
+import { defaultIdentity, sessionSigner } from '../pkg/proxy.js';
 import { bundleWorker, projectWithPkg, startWorker } from '../tests/js/support/hosts.mjs';
 import { defaultTracesDir } from './harness.mjs';
 
@@ -34,7 +39,15 @@ const USAGE = `usage: node bench/edge-load.mjs [options]
   --options JSON       compress settings of the worker, merged into the example's
                        {"budget":128000,"provider":"openai"}, e.g. '{"optical":{"enabled":false}}'
   --json FILE          machine-readable results (default bench/edge-load.json)
-  --report FILE        also write a markdown report (e.g. bench/EDGE-LOAD.md)`;
+  --report FILE        also write a markdown report (e.g. bench/EDGE-LOAD.md)
+adversarial client (after the levels; normal traffic measured without, then with it):
+  --no-attack          skip it
+  --attack-connections N   connections of the normal traffic beside it (default 4)
+  --attack-requests N  normal requests per run (default 64)
+  --attack-grep-kb K   size of the attacker's blob that GET /spill/<key>/grep?regex=1&q=(.*){999}x
+                       searches (default 100)
+  --attack-messages N  one-word messages of its compaction request (default 20000)
+  --attack-seconds S   bound on each of the four runs (default 30)`;
 
 /** Compress settings of the worker under test (the example's wrangler.toml). */
 const DEFAULT_OPTIONS = { budget: 128000, provider: 'openai' };
@@ -47,7 +60,10 @@ function fail(message) {
 }
 
 function parseArgs(argv) {
-  const o = { levels: [1, 4, 16, 64], requests: 48, cycles: 1, maxSeconds: 60, sessions: 8, json: join(ROOT, 'bench/edge-load.json') };
+  const o = {
+    levels: [1, 4, 16, 64], requests: 48, cycles: 1, maxSeconds: 60, sessions: 8, json: join(ROOT, 'bench/edge-load.json'),
+    attack: true, attackConnections: 4, attackRequests: 64, attackGrepKb: 100, attackMessages: 20000, attackSeconds: 30,
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const next = () => {
@@ -75,6 +91,12 @@ function parseArgs(argv) {
       }
     }
     else if (a === '--report') o.report = resolve(next());
+    else if (a === '--no-attack') o.attack = false;
+    else if (a === '--attack-connections') o.attackConnections = Math.round(positive(next(), a));
+    else if (a === '--attack-requests') o.attackRequests = Math.round(positive(next(), a));
+    else if (a === '--attack-grep-kb') o.attackGrepKb = positive(next(), a);
+    else if (a === '--attack-messages') o.attackMessages = Math.round(positive(next(), a));
+    else if (a === '--attack-seconds') o.attackSeconds = positive(next(), a);
     else if (a === '--help' || a === '-h') {
       console.log(USAGE);
       process.exit(0);
@@ -159,7 +181,8 @@ function completionChunks(id, model, action, usage) {
  * session (compress is deterministic; pointers name the session) and what the
  * client must get back.
  */
-function buildVariants(traceFile, largeFile, sessions, OPTIONS) {
+function buildVariants(traceFile, largeFile, sessionNames, OPTIONS) {
+  const sessions = sessionNames.length;
   const trace = JSON.parse(readFileSync(traceFile, 'utf8'));
   const large = JSON.parse(readFileSync(largeFile, 'utf8'));
   const n = trace.steps.length;
@@ -179,7 +202,7 @@ function buildVariants(traceFile, largeFile, sessions, OPTIONS) {
     for (let s = 0; s < sessions; s++) {
       const store = new SpillStore();
       try {
-        const out = compress(body, { ...OPTIONS, format: 'openai-chat', session: sessionName(s), store });
+        const out = compress(body, { ...OPTIONS, format: 'openai-chat', session: sessionNames[s], store });
         const forwarded = JSON.stringify(out.request);
         perSession.push({
           forwarded: Buffer.from(forwarded),
@@ -220,8 +243,22 @@ function buildVariants(traceFile, largeFile, sessions, OPTIONS) {
   });
 }
 
+/** The session name request `s` sends (`x-tracelite-session`). */
 function sessionName(s) {
   return `agent-${s}`;
+}
+
+/** The API key every normal request carries (the proxy scopes sessions by it). */
+const BENCH_AUTHORIZATION = 'Bearer sk-bench-not-a-real-key';
+
+/**
+ * The session the worker stores session `name` of a caller with
+ * `authorization` under (an HMAC with the deployment's secret, which the
+ * bench sets): what the compressed requests' pointers name.
+ */
+async function derivedSession(signer, name, authorization) {
+  const request = new Request('http://proxy.bench/v1/chat/completions', { method: 'POST', headers: { authorization } });
+  return signer.session(defaultIdentity(request), { name });
 }
 
 // ---------------------------------------------------------------- hosts
@@ -232,12 +269,19 @@ function sessionName(s) {
  * it must see. Keeps counters only, never the bodies.
  */
 async function startStubUpstream(variants, expect) {
-  const stats = { requests: 0, matched: 0, wrong: 0, bytes: 0, firstWrong: null };
+  const stats = { requests: 0, matched: 0, wrong: 0, bytes: 0, firstWrong: null, attack: 0 };
   const server = createServer((req, res) => {
     const parts = [];
     req.on('data', (c) => parts.push(c));
     req.on('end', () => {
       const url = new URL(req.url, 'http://stub');
+      if (url.searchParams.has('attack')) {
+        // The adversarial client's requests: counted apart, answered at once.
+        stats.attack++;
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{"id":"attack"}');
+        return;
+      }
       const variant = variants[Number(url.searchParams.get('v'))];
       const session = Number(url.searchParams.get('s'));
       const body = Buffer.concat(parts);
@@ -357,7 +401,7 @@ async function runLevel(host, variants, { connections, amount, capSeconds, sessi
   const requests = variants.map((v) => ({
     method: 'POST',
     path: '/v1/chat/completions',
-    headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench-not-a-real-key' },
+    headers: { 'content-type': 'application/json', authorization: BENCH_AUTHORIZATION },
     body: v.body,
     setupRequest(req, context) {
       const s = turn++ % sessions;
@@ -444,6 +488,202 @@ async function runLevel(host, variants, { connections, amount, capSeconds, sessi
   };
 }
 
+
+// ---------------------------------------------------------------- adversary
+
+/** The attacker's API key: its sessions are its own. */
+const ATTACKER_AUTHORIZATION = 'Bearer sk-attacker-not-a-real-key';
+/** The grep of issue 16: catastrophic for a backtracking engine, costly for any without a cost bound. */
+const ATTACK_PATTERN = '(.*){999}x';
+
+/**
+ * A chat request whose one tool result the proxy spills: at least `kb` KiB of
+ * token-dense lines, and more tokens than the per-result cap of `options`
+ * (max(floorTokens, fraction × budget)), so that it is spilled whole.
+ */
+function attackBlobRequest(kb, options) {
+  const cap = Math.max(options.spill?.floorTokens ?? 2000, (options.spill?.fraction ?? 0.25) * (options.budget ?? 128000));
+  const lines = [];
+  let bytes = 0;
+  let x = 0x2545f491;
+  const word = () => {
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+    return x.toString(16).padStart(8, '0');
+  };
+  for (let i = 0; bytes < kb * 1024 || (i % 256 === 0 && estimateTokens(lines.join('\n')) <= 1.1 * cap) || i % 256 !== 0; i++) {
+    const line = `attacker ${i} ${word()} ${word()} ${word()} ${word()} ${word()} ${word()}`;
+    lines.push(line);
+    bytes += line.length + 1;
+  }
+  return {
+    model: 'gpt-4o-2024-08-06',
+    messages: [
+      { role: 'system', content: 'You are an agent.' },
+      { role: 'user', content: 'Read the log.' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_a1', type: 'function', function: { name: 'bash', arguments: '{"command":"cat log"}' } }] },
+      { role: 'tool', tool_call_id: 'call_a1', content: lines.join('\n') },
+      { role: 'user', content: 'Go on.' },
+    ],
+  };
+}
+
+/** `n` one-word messages: the compaction attack (one KV blob per compacted message before the fix). */
+function attackManyMessages(n) {
+  const messages = [{ role: 'system', content: 'You are terse.' }];
+  for (let i = 0; i < n; i++) messages.push({ role: i % 2 ? 'assistant' : 'user', content: `word${i}` });
+  return JSON.stringify({ model: 'gpt-4o-2024-08-06', messages });
+}
+
+function summarize(samples) {
+  const sorted = samples.map((x) => x.ms).sort((a, b) => a - b);
+  const byOutcome = {};
+  for (const x of samples) byOutcome[x.outcome] = (byOutcome[x.outcome] ?? 0) + 1;
+  return {
+    requests: samples.length,
+    outcomes: byOutcome,
+    p50: sorted.length ? sorted[Math.floor((sorted.length - 1) / 2)] : null,
+    max: sorted.length ? sorted.at(-1) : null,
+  };
+}
+
+/**
+ * Normal traffic (`runLevel` at `attackConnections`) measured alone, then with
+ * one attacker connection beside it that alternates the two attacks until the
+ * normal run ends. The attacker uses its own key and session, as a tenant of
+ * the proxy would. Outcomes are recorded as they come (a status, the error
+ * code of a typed error, `x-tracelite-skipped`), so a cost limit in the core
+ * shows up as a code here without a change to the bench.
+ */
+async function runAttack(host, variants, o, signer, OPTIONS) {
+  const blobRequest = attackBlobRequest(o.attackGrepKb, OPTIONS);
+  const attackerSession = await derivedSession(signer, 'attacker', ATTACKER_AUTHORIZATION);
+  const store = new SpillStore();
+  let key;
+  try {
+    const spills = compress(blobRequest, { ...OPTIONS, format: 'openai-chat', session: attackerSession, store }).spills;
+    key = spills.sort((a, b) => b.text.length - a.text.length)[0]?.key;
+  } finally {
+    store.free();
+  }
+  if (!key) throw new Error('the attacker\'s blob was not spilled');
+  const setup = await fetch(`${host.url}/v1/chat/completions?attack=setup`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: ATTACKER_AUTHORIZATION, 'x-tracelite-session': 'attacker' },
+    body: JSON.stringify(blobRequest),
+  });
+  await setup.text();
+  const token = setup.headers.get('x-tracelite-session');
+  if (setup.status !== 200 || !token) throw new Error(`attacker set-up: status ${setup.status}`);
+  const grepUrl = `${host.url}/spill/${key}/grep?regex=1&q=${encodeURIComponent(ATTACK_PATTERN)}`;
+  const flood = attackManyMessages(o.attackMessages);
+
+  const common = { connections: o.attackConnections, amount: o.attackRequests, sessions: o.sessions, tracelite: true, pidOf: () => host.pid, capSeconds: o.attackSeconds };
+  const quiet = await runLevel(host, variants, common);
+
+  const attempt = async (samples, kind, url, init) => {
+    const t0 = performance.now();
+    let outcome;
+    try {
+      const res = await fetch(url, { ...init, signal: AbortSignal.timeout(o.attackSeconds * 1000) });
+      const text = await res.text();
+      let code;
+      try {
+        code = JSON.parse(text)?.error?.code;
+      } catch {
+        // Not JSON: the upstream's answer to a forwarded request.
+      }
+      const skipped = res.headers.get('x-tracelite-skipped');
+      outcome = `${res.status}${code ? ` ${code}` : ''}${skipped ? ` skipped ${skipped}` : ''}`;
+    } catch (err) {
+      outcome = `error ${err?.cause?.code ?? err?.name ?? err}`;
+    }
+    samples[kind].push({ ms: performance.now() - t0, outcome });
+  };
+  const send = {
+    grep: (samples) => attempt(samples, 'grep', grepUrl, { headers: { authorization: ATTACKER_AUTHORIZATION, 'x-tracelite-session': token } }),
+    compaction: (samples) => attempt(samples, 'compaction', `${host.url}/v1/chat/completions?attack=compaction`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: ATTACKER_AUTHORIZATION, 'x-tracelite-session': 'attacker-flood' },
+      body: flood,
+    }),
+  };
+  // Both attacks alternating, then each alone: which one moves the normal p99.
+  const runs = [];
+  for (const kinds of [['grep', 'compaction'], ['grep'], ['compaction']]) {
+    const samples = { grep: [], compaction: [] };
+    let stop = false;
+    const attacker = (async () => {
+      while (!stop) {
+        for (const kind of kinds) {
+          if (stop) break;
+          await send[kind](samples);
+        }
+      }
+    })();
+    // Let the first attack reach the worker before the normal traffic starts.
+    await new Promise((done) => setTimeout(done, 200));
+    const normal = await runLevel(host, variants, common);
+    stop = true;
+    await attacker;
+    runs.push({
+      attacks: kinds.join('+'),
+      normal,
+      p99Ratio: quiet.p99 > 0 ? normal.p99 / quiet.p99 : null,
+      grep: summarize(samples.grep),
+      compaction: summarize(samples.compaction),
+    });
+  }
+  return {
+    connections: o.attackConnections,
+    requests: o.attackRequests,
+    grepBlobBytes: Buffer.byteLength(blobRequest.messages[3].content),
+    pattern: ATTACK_PATTERN,
+    messages: o.attackMessages,
+    floodBytes: Buffer.byteLength(flood),
+    quiet,
+    runs,
+  };
+}
+
+function attackSection(results) {
+  const a = results.attack;
+  if (!a) return '';
+  const row = (label, r, ratio) => `| ${label} | ${r.requests} | ${r.seconds.toFixed(1)} | ${r.rps.toFixed(1)} | ${ms(r.p50)} | ${ms(r.p99)} | ${ratio} | ${ms(r.max)} | ${r.errors} | ${r.non2xx} | ${r.mismatches} | ${r.unfinished}${r.capped ? ' (time cap)' : ''} |`;
+  const outcomes = (x) => Object.entries(x.outcomes).map(([k, n]) => `${n}× ${k}`).join(', ') || 'none finished';
+  const verdict = (r) => (r.p99Ratio === null ? '—' : `**${r.p99Ratio.toFixed(2)}×** (${r.p99Ratio <= 2 ? 'within' : 'over'} 2×)`);
+  const label = { 'grep+compaction': 'both attacks, alternating', grep: 'grep attack only', compaction: 'compaction attack only' };
+  const attackRows = [];
+  for (const r of a.runs) {
+    for (const kind of ['grep', 'compaction']) {
+      const x = r[kind];
+      if (x.requests === 0 && !r.attacks.includes(kind)) continue;
+      attackRows.push(`| ${label[r.attacks]} | ${kind === 'grep' ? `grep \`${a.pattern}\`` : `compaction, ${a.messages.toLocaleString('en-US')} messages`} | ${x.requests} | ${outcomes(x)} | ${ms(x.p50)} | ${ms(x.max)} |`);
+    }
+  }
+  return `
+## Adversarial client
+
+Normal traffic (the four requests above, ${a.connections} connections, ${a.requests} requests per run) alone, then with one
+attacker connection beside it: both attacks alternating, then each alone. The attacker is a tenant with its own API key
+and session. Grep attack: \`GET /spill/<key>/grep?regex=1&q=${a.pattern}\` over a ${(a.grepBlobBytes / 1024).toFixed(0)} KiB blob of its own session.
+Compaction attack: a request of ${a.messages.toLocaleString('en-US')} one-word messages (${(a.floodBytes / 1048576).toFixed(2)} MB). Each attacker
+request starts when its previous one has ended, until the normal run ends. Target: normal p99 moves by no more than 2×.
+
+| normal traffic | requests | s | req/s | p50 ms | p99 ms | p99 ÷ without | max ms | errors | non-2xx | wrong responses | unfinished |
+|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|
+${[row('without attacker', a.quiet, '—'), ...a.runs.map((r) => row(`with ${label[r.attacks]}`, r.normal, verdict(r)))].join('\n')}
+
+| run | attack | requests | outcomes | p50 ms | max ms |
+|---|---|---:|---|---:|---:|
+${attackRows.join('\n')}
+
+Outcomes: the status, the code of a typed JSON error, and \`x-tracelite-skipped\` of a request forwarded uncompressed
+(\`STORE_WRITE_LIMIT\`: the request would have written more than \`maxStoreWrites\` blobs to KV). A grep is one synchronous
+call into the core, so while it runs every other request of the isolate waits: only a cost bound in the core's grep
+(pattern cost × text size, with its own error) keeps it short; this bench reports its code once it has one.
+`;
+}
+
 // ---------------------------------------------------------------- report
 
 const mb = (bytes) => (bytes / 1048576).toFixed(0);
@@ -519,6 +759,7 @@ the pass-through. Workerd RSS is the peak of the worker's own workerd process (\
 100 ms); Node RSS is the load generator + stub upstream + Miniflare host. TraceLite's workerd RSS grew from
 ${mb(results.levels[0]?.tracelite.memory.workerdStart ?? 0)} MB before the first level to ${mb(results.levels.at(-1)?.tracelite.memory.workerdEnd ?? 0)} MB after the last.
 
+${attackSection(results)}
 This run: \`${results.command}\`. Reproduce: \`make bench-edge\` (at most ${results.maxSeconds} s of load plus ~15 s of set-up; \`node bench/edge-load.mjs --help\` for the options).
 `;
 }
@@ -531,13 +772,17 @@ async function main() {
   const watchdog = setTimeout(() => {
     console.error('edge-load: over time, giving up');
     process.exit(3);
-  }, (o.maxSeconds + 90) * 1000);
+  }, (o.maxSeconds + 90 + (o.attack ? 6 * o.attackSeconds : 0)) * 1000);
   watchdog.unref();
 
   const loadBefore = loadavg();
   const { trace, large } = pickTraces(o);
   const OPTIONS = { ...DEFAULT_OPTIONS, ...o.options };
-  const variants = buildVariants(trace, large, o.sessions, OPTIONS);
+  // The deployment's TRACELITE_SECRET, new every run.
+  const secret = randomBytes(32).toString('base64');
+  const signer = sessionSigner(secret);
+  const sessionNames = await Promise.all(Array.from({ length: o.sessions }, (_, s) => derivedSession(signer, sessionName(s), BENCH_AUTHORIZATION)));
+  const variants = buildVariants(trace, large, sessionNames, OPTIONS);
   for (const v of variants) {
     if (v.bytes > MAX_BODY_BYTES) fail(`${v.source} is ${v.bytes} bytes, over the worker's ${MAX_BODY_BYTES}`);
   }
@@ -567,7 +812,7 @@ async function main() {
     base = await startHost('base', PASS_THROUGH, baseUpstream.url);
     tl = await startHost('tracelite', worker, tlUpstream.url, {
       kv: true,
-      bindings: { TRACELITE_OPTIONS: JSON.stringify(OPTIONS), MAX_BODY_BYTES: String(MAX_BODY_BYTES) },
+      bindings: { TRACELITE_OPTIONS: JSON.stringify(OPTIONS), MAX_BODY_BYTES: String(MAX_BODY_BYTES), TRACELITE_SECRET: secret },
     });
     if (!tl.pid || !base.pid) console.error('edge-load: workerd process not found; its RSS is reported as 0');
     // Warm-up (JIT, wasm instantiation, the first KV writes), one of each request per session: checked, not timed.
@@ -576,7 +821,7 @@ async function main() {
         for (const v of variants) {
           const res = await fetch(`${host.url}/v1/chat/completions?v=${v.index}&s=${s}`, {
             method: 'POST',
-            headers: { 'content-type': 'application/json', 'x-tracelite-session': sessionName(s) },
+            headers: { 'content-type': 'application/json', authorization: BENCH_AUTHORIZATION, 'x-tracelite-session': sessionName(s) },
             body: v.body,
           });
           const text = await res.text();
@@ -606,6 +851,13 @@ async function main() {
       console.error(`edge-load: ${connections} connections: TraceLite ${tracelite.rps.toFixed(1)} req/s p50 ${ms(tracelite.p50)} ms p99 ${ms(tracelite.p99)} ms, pass-through ${baseline.rps.toFixed(1)} req/s`);
     }
     results.kvKeys = (await (await tl.mf.getKVNamespace('SPILLS')).list()).keys.length;
+    if (o.attack) {
+      results.attack = await runAttack(tl, variants, o, signer, OPTIONS);
+      const a = results.attack;
+      for (const r of a.runs) {
+        console.error(`edge-load: adversarial client (${r.attacks}): normal p99 ${ms(a.quiet.p99)} ms without, ${ms(r.normal.p99)} ms with (${r.p99Ratio?.toFixed(2)}×); grep ${JSON.stringify(r.grep.outcomes)}, compaction ${JSON.stringify(r.compaction.outcomes)}`);
+      }
+    }
   } finally {
     await tl?.mf.dispose();
     // Every line the worker logged, once its workerd has exited.
@@ -631,6 +883,11 @@ async function main() {
     for (const [label, r] of [['pass-through', level.baseline], ['TraceLite', level.tracelite]]) {
       const bad = r.errors + r.timeouts + r.non2xx + r.mismatches;
       if (bad > 0) problems.push(`${label} at ${level.connections} connections: ${r.errors} errors ${JSON.stringify(r.check.errorKinds)}, ${r.timeouts} timeouts, ${r.non2xx} non-2xx, ${r.mismatches} wrong responses${r.check.firstProblem ? ` (first: ${r.check.firstProblem})` : ''}`);
+    }
+  }
+  if (results.attack) {
+    for (const [label, r] of [['normal traffic without attacker', results.attack.quiet], ...results.attack.runs.map((x) => [`normal traffic with ${x.attacks} attacker`, x.normal])]) {
+      if (r.mismatches > 0 || r.non2xx > 0) problems.push(`${label}: ${r.non2xx} non-2xx, ${r.mismatches} wrong responses${r.check.firstProblem ? ` (first: ${r.check.firstProblem})` : ''}`);
     }
   }
   for (const [label, s] of Object.entries(results.upstream)) {

@@ -83,3 +83,4 @@ export * from './replay.js';
 
 export * from './session.js';
 export * from './memory.js';
+export * from './redact.js';

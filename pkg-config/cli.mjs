@@ -55,8 +55,7 @@ function parseArgs(argv) {
         break;
       }
       case '--options': {
-        let extra;
-        try { extra = JSON.parse(value('options', next())); } catch { fail('--options must be JSON'); }
+        const extra = parseOptions(value('options', next()));
         deepMerge(args.options, extra);
         break;
       }
@@ -77,9 +76,35 @@ function parseArgs(argv) {
   return args;
 }
 
+/** Keys that reach an object's prototype when assigned: never settings. */
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+/**
+ * `--options` JSON: an object, without `__proto__`, `constructor` or
+ * `prototype` keys at any depth (merged into the settings they would reach
+ * Object.prototype); what is merged is exactly what the core validates.
+ */
+function parseOptions(text) {
+  let bad;
+  let parsed;
+  try {
+    parsed = JSON.parse(text, (key, v) => {
+      if (FORBIDDEN_KEYS.has(key)) bad ??= key;
+      return v;
+    });
+  } catch (e) {
+    fail(`--options must be JSON: ${e.message}`);
+  }
+  if (bad !== undefined) fail(`--options: "${bad}" is not a setting`);
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) fail('--options must be a JSON object');
+  return parsed;
+}
+
 function deepMerge(into, from) {
   for (const [k, v] of Object.entries(from ?? {})) {
-    if (v && typeof v === 'object' && !Array.isArray(v) && into[k] && typeof into[k] === 'object') deepMerge(into[k], v);
+    if (FORBIDDEN_KEYS.has(k)) continue;
+    const own = Object.hasOwn(into, k) ? into[k] : undefined;
+    if (v && typeof v === 'object' && !Array.isArray(v) && own && typeof own === 'object') deepMerge(own, v);
     else into[k] = v;
   }
   return into;
@@ -130,9 +155,35 @@ function totalsLine(r) {
       .map(([stage, s]) => `${stage} ${s.tokens} (${(s.share * 100).toFixed(1)}%)`).join(', ')}`;
 }
 
+/** Why a file could not be read, without a stack: `no such file or directory`, …. */
+function fsReason(e) {
+  switch (e?.code) {
+    case 'ENOENT': return 'no such file or directory';
+    case 'EACCES': case 'EPERM': return 'permission denied';
+    case 'EISDIR': return 'is a directory';
+    case 'ENOTDIR': return 'a part of the path is not a directory';
+    default: return e?.code ?? String(e?.message ?? e);
+  }
+}
+
+function readText(path) {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (e) {
+    return fail(`cannot read ${path}: ${fsReason(e)}`);
+  }
+}
+
+function isDirectory(path) {
+  try {
+    return statSync(path).isDirectory();
+  } catch (e) {
+    return fail(`cannot read ${path}: ${fsReason(e)}`);
+  }
+}
+
 function readJson(path) {
-  let text;
-  try { text = readFileSync(path, 'utf8'); } catch (e) { fail(`cannot read ${path}: ${e.message}`); }
+  const text = readText(path);
   try { return JSON.parse(text); } catch (e) { fail(`${path} is not JSON: ${e.message}`); }
 }
 
@@ -146,7 +197,7 @@ async function main(argv) {
   const countTokens = args.flags.tokenizer === 'o200k' ? await o200kCounter() : undefined;
   if (command === 'compress') {
     if (args.positional.length !== 1) fail(USAGE);
-    const request = readFileSync(args.positional[0], 'utf8');
+    const request = readText(args.positional[0]);
     const out = compress(request, { ...args.options, countTokens });
     process.stdout.write(JSON.stringify(out.request) + '\n');
     if (args.flags.report) process.stderr.write(JSON.stringify(out.report, null, 2) + '\n');
@@ -155,21 +206,26 @@ async function main(argv) {
   if (command === 'replay') {
     if (args.positional.length !== 1) fail(USAGE);
     const path = args.positional[0];
-    const files = statSync(path).isDirectory()
+    const directory = isDirectory(path);
+    const files = directory
       ? readdirSync(path).filter((f) => f.endsWith('.json') && f !== 'package.json').sort().map((f) => join(path, f))
       : [path];
     const runs = [];
     const fractions = [];
     for (const file of files) {
       const trajectory = readJson(file);
-      if (!Array.isArray(trajectory.steps)) continue;
+      if (!Array.isArray(trajectory?.steps)) {
+        // In a directory other JSON files are skipped; a file named alone must be a trajectory.
+        if (directory) continue;
+        fail(`${file} is not a trajectory: it has no "steps" array (see tests/fixtures/sample-trajectory.json)`);
+      }
       const id = trajectory.id || basename(file, '.json');
       const { result, prefixFractions } = replayOne(trajectory, args.options, { countTokens, dump: args.flags.dump });
       fractions.push(...prefixFractions);
       runs.push({ id, ...result });
       if (!args.flags.json) process.stdout.write(table(id, result) + '\n\n');
     }
-    if (statSync(path).isDirectory()) {
+    if (directory) {
       const perStep = runs.flatMap((r) => r.per_step.map((p) => ({ id: r.id, ...p })));
       const total = summarizeReplay(perStep, fractions);
       if (args.flags.json) process.stdout.write(JSON.stringify({ runs, total }) + '\n');

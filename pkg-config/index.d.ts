@@ -16,6 +16,8 @@ export type ErrorCode =
   | 'LIMIT_EXCEEDED' | 'SPILL_NOT_FOUND' | 'INVALID_SPILL_KEY' | 'STORE_REFUSED'
   | 'INVALID_PATTERN' | 'INVALID_TOOL_CALL' | 'COUNTER_FAILED' | 'SUMMARIZER_FAILED'
   | 'RENDER_FAILED' | 'STORE_FAILED'
+  // Edge proxy (tracelite/proxy).
+  | 'STORE_WRITE_LIMIT' | 'MISSING_SESSION' | 'INVALID_SESSION_TOKEN' | 'NOT_FOUND'
   | (string & {});
 
 /** Thrown by every function: `code` is stable, `path` names the offending field. */
@@ -258,6 +260,13 @@ export function compress<T extends object = Record<string, unknown>>(
 
 /** Estimated o200k_base tokens of a text. */
 export function estimateTokens(text: string): number;
+
+/** What the redactor masked: the text, how many secrets, which detectors (never values). */
+export interface Redacted<T = string> { text: T; count: number; kinds: string[] }
+/** Masks secrets in a text as the core masks them in excerpts (`[REDACTED:<kind>]`). */
+export function redactText(text: string): Redacted;
+/** Masks secrets in every string value of a parsed JSON value (keys kept), in place where it can. */
+export function redactJson<T>(value: T): { value: T; count: number; kinds: string[] };
 
 /** The library version. */
 export function version(): string;

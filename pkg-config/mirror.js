@@ -35,9 +35,37 @@ export class SessionStores {
     while (this.#entries.size > this.#max) {
       const [oldest, old] = this.#entries.entries().next().value;
       this.#entries.delete(oldest);
-      old.store.free();
+      this.#retire(old);
     }
     return e;
+  }
+
+  /** Frees an entry's store now, or when the last call using it ends (`hold`/`release`). */
+  #retire(e) {
+    if (e.users) e.retired = true;
+    else e.store.free();
+  }
+
+  /** Marks an entry in use across an await (internal): it is not freed until `release`. */
+  hold(e) {
+    e.users = (e.users ?? 0) + 1;
+  }
+
+  /** Ends a `hold` (internal). */
+  release(e) {
+    e.users--;
+    if (e.users === 0 && e.retired) e.store.free();
+  }
+
+  /**
+   * Forgets a session (its store, caches and previous request), so that its
+   * next call starts cold (internal).
+   */
+  drop(session) {
+    const e = this.#entries.get(session);
+    if (!e) return;
+    this.#entries.delete(session);
+    this.#retire(e);
   }
 
   /** Sessions held, least recently used first. */
@@ -68,9 +96,9 @@ export class SessionStores {
     return this.#entries.get(session)?.store.delete(session, key) ?? false;
   }
 
-  /** Frees every store. */
+  /** Frees every store (those in use when their call ends). */
   free() {
-    for (const e of this.#entries.values()) e.store.free();
+    for (const e of this.#entries.values()) this.#retire(e);
     this.#entries.clear();
   }
 }
@@ -89,9 +117,10 @@ export function isWasmStore(store) {
  * snapshots, compaction state) and the previous request (prefix reuse); the
  * spilled texts themselves are dropped from it once `store` has them, so the
  * cache holds caches, not conversations. Without `cache`, every call starts
- * cold.
+ * cold. `writes` (`{ maxWrites, batch }`) bounds the copy to `store`: see
+ * `storeSpills`; `out.written` says how many blobs were written.
  */
-export async function compressInto(request, options, store, cache) {
+export async function compressInto(request, options, store, cache, writes = {}) {
   if (store instanceof SessionStores) {
     const e = store.entry(options.session);
     const out = compress(request, { ...options, store: e.store, previous: options.previous ?? e.previous });
@@ -102,6 +131,17 @@ export async function compressInto(request, options, store, cache) {
     return compress(request, store === undefined ? options : { ...options, store });
   }
   const entry = cache?.entry(options.session);
+  if (entry) cache.hold(entry);
+  try {
+    const pending = compressAndStore(request, options, store, cache, entry, writes);
+    request = undefined; // compressed: not kept alive while the spills are stored
+    return await pending;
+  } finally {
+    if (entry) cache.release(entry);
+  }
+}
+
+async function compressAndStore(request, options, store, cache, entry, writes) {
   const scratch = entry?.store ?? new SpillStore();
   let out;
   try {
@@ -114,21 +154,47 @@ export async function compressInto(request, options, store, cache) {
   request = undefined;
   const spills = out.spills ?? [];
   try {
-    if (typeof store.persist === 'function') {
-      await store.persist(spills);
-    } else {
-      await Promise.all(spills.map((s) => store.put(s.session, s.key, s.text)));
-    }
+    out.written = await storeSpills(store, spills, writes);
   } catch (err) {
+    // The session's caches (a compaction's summary, its state) now cite blobs
+    // the store does not have: the next call must not build on them.
+    if (entry) cache.drop(options.session);
+    if (err?.code === 'STORE_WRITE_LIMIT') throw err;
     // The placeholders of `out` would point at text that is not there.
     const failed = new TraceLiteError(`the spill store failed: ${err?.message ?? err}`, 'STORE_FAILED', 'store');
     failed.cause = err;
     throw failed;
-  } finally {
-    // `store` has them (or the call failed): the cache keeps no texts.
-    if (entry) for (const s of spills) scratch.delete(s.session, s.key);
   }
+  // `store` has them: the cache keeps no texts.
+  if (entry) for (const s of spills) scratch.delete(s.session, s.key);
   return out;
+}
+
+/** Puts in flight at once when a call's spills are copied to an outside store. */
+export const STORE_BATCH = 16;
+
+/**
+ * Copies `spills` to `store`, `batch` puts at a time (a request never has more
+ * store calls in flight than that), stopping with `STORE_WRITE_LIMIT` before a
+ * write beyond `maxWrites`. A put resolving to `false` (the store already had
+ * the blob: `KvSpillStore` skips fresh keys) is not a write. Returns the writes.
+ */
+async function storeSpills(store, spills, { maxWrites = Infinity, batch = STORE_BATCH } = {}) {
+  let written = 0;
+  for (let i = 0; i < spills.length;) {
+    if (written >= maxWrites) {
+      throw new TraceLiteError(
+        `the request would write more than ${maxWrites} spills to the store (${spills.length} blobs, ${i} stored)`,
+        'STORE_WRITE_LIMIT',
+        'maxStoreWrites',
+      );
+    }
+    const n = Math.min(batch, maxWrites - written, spills.length - i);
+    const done = await Promise.all(spills.slice(i, i + n).map((s) => store.put(s.session, s.key, s.text)));
+    written += done.filter((r) => r !== false).length;
+    i += n;
+  }
+  return written;
 }
 
 /** 64-bit FNV-1a of a string, as 16 hex digits (same hash as the core's keys). */

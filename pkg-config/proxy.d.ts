@@ -30,6 +30,39 @@ export interface ProxyOptions {
   fetch?: (request: Request) => Promise<Response>;
   /** Larger request bodies get 413. Default 8 MiB. */
   maxBodyBytes?: number;
+  /**
+   * Most blobs one request may write to an outside `store`, written
+   * `STORE_BATCH` (16) at a time; a put the store skips (already stored) does
+   * not count. Over it: `STORE_WRITE_LIMIT` (413 with `onError: 'reject'`,
+   * else the request is forwarded uncompressed). Default 200.
+   */
+  maxStoreWrites?: number;
+  /**
+   * A request the proxy cannot compress (the core cannot read it,
+   * `STORE_FAILED`, `STORE_WRITE_LIMIT`): `'forward'` (default) sends it
+   * upstream uncompressed with the secrets in its string values masked
+   * (unless `options.redact.enabled` is false), marked
+   * `x-tracelite-skipped: <code>` and `x-tracelite-redacted: <n>`; `'reject'`
+   * answers with the typed JSON error (400, 413 or 503) and sends nothing.
+   * Bad JSON and `LIMIT_EXCEEDED` are always rejected.
+   */
+  onError?: 'forward' | 'reject';
+  /**
+   * Key (at least 32 characters) of the HMAC that derives sessions (from the
+   * caller's identity and its session name or the conversation's opening) and
+   * signs the session tokens the spill routes require. Required with an
+   * outside `store`; with the in-memory store it defaults to 32 random bytes
+   * per instance. Whoever knows it can read every session: keep it a secret
+   * (`wrangler secret put TRACELITE_SECRET`).
+   */
+  secret?: string;
+  /**
+   * The caller's identity, an HMAC input scoping its sessions (never logged or
+   * stored). Default `defaultIdentity`: the Authorization, x-api-key and
+   * x-goog-api-key headers and Gemini's `?key=`. Return e.g. the user id your
+   * own auth established when clients do not send provider keys.
+   */
+  identify?: (request: Request) => string | Promise<string>;
   /** Called after each compression (never with headers). */
   onReport?: (info: { session: string; format: FormatName; path: string; report: Report }) => void;
 }
@@ -38,14 +71,39 @@ export interface ProxyOptions {
 export const ROUTES: [string, FormatName][];
 /** Default `maxBodyBytes`. */
 export const DEFAULT_MAX_BODY_BYTES: number;
-/** `x-tracelite-session`: names the spill session of a request. */
+/** `x-tracelite-session`: names the spill session of a request; carries the session token in responses. */
 export const SESSION_HEADER: string;
+/** Default `maxStoreWrites` (200). */
+export const DEFAULT_MAX_STORE_WRITES: number;
+/** Shortest `secret` accepted (32 characters). */
+export const MIN_SECRET_LENGTH: number;
+/** The `onError` choices. */
+export const ON_ERROR: readonly ['forward', 'reject'];
+/** The default `identify`: the request's provider credentials, as one string (an HMAC input only). */
+export function defaultIdentity(request: Request): string;
+
+/** Session derivation and tokens with one key (what `createProxy` uses). */
+export interface SessionSigner {
+  /** `<name (≤ 95 chars)>-<32 hex>` for a named session, `conv-<32 hex>` from a conversation opening (JSON text). */
+  session(identity: string, from: { name: string } | { opening: string }): Promise<string>;
+  /** `<session>.<43 base64url chars of HMAC-SHA256>`. */
+  token(session: string): Promise<string>;
+  /** Whether a value has the shape of a token. */
+  isToken(value: string): boolean;
+  /** The session of a genuine token, else `undefined` (constant-time check). */
+  verify(token: string): Promise<string | undefined>;
+}
+/** A signer keyed with `secret` (or 32 random bytes when `undefined`). */
+export function sessionSigner(secret?: string): SessionSigner;
 
 /**
  * A Fetch-API handler: compresses `POST …/v1/chat/completions`, `…/v1/responses`
  * and `…/v1/messages`, forwards to `upstream` with the headers intact, streams
- * the response back unchanged, and serves `GET /spill/<key>?offset=&limit=` and
- * `GET /spill/<key>/grep?q=&context=&max=&regex=1` for the session in the
- * `x-tracelite-session` header. Bad JSON → 400, too large → 413.
+ * the response back unchanged with `x-tracelite-session: <token>`, and serves
+ * `GET /spill/<key>?offset=&limit=` and `GET /spill/<key>/grep?q=&context=&max=&regex=1`
+ * for the session whose token is in the `x-tracelite-session` header (401
+ * `MISSING_SESSION` without, 403 `INVALID_SESSION_TOKEN` for a forged one).
+ * Bad JSON → 400, too large → 413. Throws `INVALID_OPTION` (path `secret`)
+ * when an outside `store` is given without `secret`.
  */
 export function createProxy(options: ProxyOptions): (request: Request) => Promise<Response>;

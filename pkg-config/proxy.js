@@ -1,7 +1,8 @@
 // An edge proxy: a Fetch-API handler that compresses LLM requests on their way
 // to the provider and serves the spilled text back to the agent.
 import { TraceLiteError, compress } from '#entry';
-import { SessionStores, compressInto, fnv1a, sessionFromMessages } from './mirror.js';
+import { STORE_BATCH, SessionStores, compressInto } from './mirror.js';
+import { redactJson, redactText } from './redact.js';
 import { checkName, grepSpill, readSpill } from './spill-reader.js';
 
 /** Request paths (suffixes) the proxy compresses, and their format. */
@@ -16,6 +17,19 @@ export const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
 
 /** Header naming the spill session (also set on responses). */
 export const SESSION_HEADER = 'x-tracelite-session';
+
+/**
+ * Default most blobs one request may write to an outside store (KV): a
+ * Workers invocation has at most 1,000 KV operations (and each first-seen
+ * blob costs a read before its write). Over it: `STORE_WRITE_LIMIT`.
+ */
+export const DEFAULT_MAX_STORE_WRITES = 200;
+
+/** Shortest `secret` accepted (characters); e.g. `openssl rand -base64 32` gives 44. */
+export const MIN_SECRET_LENGTH = 32;
+
+/** What to do with a request the proxy cannot compress: see `createProxy`. */
+export const ON_ERROR = ['forward', 'reject'];
 
 // Hop-by-hop headers (RFC 9110 §7.6.1) and those the runtime recomputes.
 const DROP_REQUEST_HEADERS = new Set([
@@ -37,6 +51,9 @@ function errorResponse(status, code, message, path = '') {
 function statusOf(err) {
   switch (err?.code) {
     case 'INVALID_JSON':
+    case 'INVALID_REQUEST':
+    case 'UNKNOWN_FORMAT':
+    case 'INVALID_TOOL_CALL':
     case 'INVALID_SPILL_KEY':
     case 'INVALID_PATTERN':
     case 'INVALID_OPTION':
@@ -44,11 +61,101 @@ function statusOf(err) {
     case 'SPILL_NOT_FOUND':
       return 404;
     case 'LIMIT_EXCEEDED':
+    case 'STORE_WRITE_LIMIT':
       return 413;
+    case 'STORE_FAILED':
+      return 503;
     default:
       return 500;
   }
 }
+
+// ---------------------------------------------------------------- sessions
+//
+// Every session the proxy stores spills under is an HMAC (SHA-256, keyed with
+// the deployment's `secret`) of the client's identity and either the name the
+// client gave it or the conversation's opening: two tenants with the same
+// prompt, or the same session name, never share one. The response carries a
+// token, `<session>.<signature>`, the spill routes require: only whoever got
+// it from a POST (or knows the secret) can read the session's spills.
+
+const encoder = new TextEncoder();
+const TOKEN = /^(.+)\.([A-Za-z0-9_-]{43})$/;
+
+/** Unambiguous HMAC input: a label, then each part with its length. */
+function message(label, ...parts) {
+  return encoder.encode(`tracelite/${label}\n${parts.map((p) => `${p.length}:${p}`).join('')}`);
+}
+
+function hex(bytes, n) {
+  let out = '';
+  for (const b of new Uint8Array(bytes).subarray(0, n)) out += b.toString(16).padStart(2, '0');
+  return out;
+}
+
+function base64url(bytes) {
+  let bin = '';
+  for (const b of new Uint8Array(bytes)) bin += String.fromCharCode(b);
+  return btoa(bin).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+function fromBase64url(text) {
+  const bin = atob(text.replace(/-/g, '+').replace(/_/g, '/'));
+  return Uint8Array.from(bin, (c) => c.charCodeAt(0));
+}
+
+/** The HMAC key of a secret (a string), or of 32 random bytes (`undefined`). */
+function hmacKey(secret) {
+  const raw = secret === undefined ? crypto.getRandomValues(new Uint8Array(32)) : encoder.encode(secret);
+  return crypto.subtle.importKey('raw', raw, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
+}
+
+/**
+ * Who is calling, for scoping sessions: the provider credentials the request
+ * carries (Authorization, x-api-key, x-goog-api-key, Gemini's `?key=`). Only
+ * ever an HMAC input; never logged, never stored.
+ */
+export function defaultIdentity(request) {
+  const h = request.headers;
+  const key = new URL(request.url).searchParams.get('key') ?? '';
+  return [h.get('authorization') ?? '', h.get('x-api-key') ?? '', h.get('x-goog-api-key') ?? '', key]
+    .map((p) => `${p.length}:${p}`)
+    .join('');
+}
+
+/**
+ * Session signing with one key. `session(identity, { name } | { opening })`
+ * derives a session, `token(session)` signs it, `verify(token)` gives back
+ * the session of a genuine token (else `undefined`).
+ */
+export function sessionSigner(secret) {
+  const key = hmacKey(secret);
+  const sign = async (label, ...parts) => crypto.subtle.sign('HMAC', await key, message(label, ...parts));
+  return {
+    async session(identity, { name, opening }) {
+      if (name !== undefined) {
+        // The name stays readable (logs, KV listings); the suffix scopes it to the client.
+        return `${name.slice(0, 95)}-${hex(await sign('named', identity, name), 16)}`;
+      }
+      return `conv-${hex(await sign('opening', identity, opening), 16)}`;
+    },
+    async token(session) {
+      return `${session}.${base64url(await sign('token', session))}`;
+    },
+    /** Whether `value` has the shape of a token (`<session>.<43 base64url chars>`). */
+    isToken(value) {
+      return TOKEN.test(value);
+    },
+    async verify(token) {
+      const m = TOKEN.exec(token);
+      if (!m) return undefined;
+      // crypto.subtle.verify compares in constant time.
+      const ok = await crypto.subtle.verify('HMAC', await key, fromBase64url(m[2]), message('token', m[1]));
+      return ok ? m[1] : undefined;
+    },
+  };
+}
+
 
 /** Reads a body as text, refusing more than `max` bytes without buffering them. */
 async function readLimited(request, max) {
@@ -77,19 +184,29 @@ async function readLimited(request, max) {
   return new TextDecoder().decode(bytes);
 }
 
-/** The opening of a request in any supported format, for a default session name. */
+/** The messages up to and including the first user message, as JSON text. */
+function openingText(messages) {
+  const opening = [];
+  for (const m of Array.isArray(messages) ? messages : []) {
+    opening.push(m);
+    if (m && m.role === 'user') break;
+  }
+  return JSON.stringify(opening);
+}
+
+/** The opening of a request in any supported format (the same on every later turn). */
 function openingOf(body) {
   if (Array.isArray(body.messages)) {
-    return sessionFromMessages(body.system === undefined ? body.messages : [{ role: 'system', content: body.system }, ...body.messages]);
+    return openingText(body.system === undefined ? body.messages : [{ role: 'system', content: body.system }, ...body.messages]);
   }
   if (body.input !== undefined) {
     const input = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
-    return sessionFromMessages(body.instructions === undefined ? input : [{ role: 'system', content: body.instructions }, ...input]);
+    return openingText(body.instructions === undefined ? input : [{ role: 'system', content: body.instructions }, ...input]);
   }
   if (Array.isArray(body.contents)) {
-    return sessionFromMessages([{ role: 'system', content: body.systemInstruction ?? null }, ...body.contents]);
+    return openingText([{ role: 'system', content: body.systemInstruction ?? null }, ...body.contents]);
   }
-  return `conv-${fnv1a(JSON.stringify(body))}`;
+  return JSON.stringify(body);
 }
 
 function upstreamUrl(base, url) {
@@ -122,22 +239,51 @@ function relay(response, extra = {}) {
   return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
 }
 
+/** A forwarded body with its secrets masked: `{ text, redacted }`. */
+function redactBody(text) {
+  let parsed;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // Only JSON reaches here; a body that is not would be masked as text.
+    const r = redactText(text);
+    return { text: r.text, redacted: r.count };
+  }
+  const r = redactJson(parsed);
+  // Nothing found: the body goes on byte for byte.
+  return { text: r.count === 0 ? text : JSON.stringify(r.value), redacted: r.count };
+}
+
 /**
  * A Fetch-API handler `(request) => Promise<Response>`.
  *
  * * `POST …/v1/chat/completions`, `…/v1/responses`, `…/v1/messages`: the JSON
  *   body is compressed (format from the path, or `format`) and forwarded to
  *   `upstream` with the same path, query and headers; the response is streamed
- *   back unchanged (status, headers and body, SSE included).
+ *   back unchanged (status, headers and body, SSE included), with
+ *   `x-tracelite-session: <token>`.
  * * `GET /spill/<key>?offset=&limit=` (offset = lines to skip) and
  *   `GET /spill/<key>/grep?q=&context=&max=&skip=&regex=1&i=1`: read spilled text
- *   of the session named by the `x-tracelite-session` header (or `?session=`).
+ *   of the session whose token is in the `x-tracelite-session` header (or
+ *   `?session=`): 401 `MISSING_SESSION` without one, 403
+ *   `INVALID_SESSION_TOKEN` for anything but a token this deployment signed.
  * * Anything else is forwarded untouched.
+ *
+ * Sessions: an HMAC keyed with `secret` of the caller's identity (`identify`,
+ * by default its provider credentials) and the session name it sent (or
+ * `options.session`), else the conversation's opening. `secret` is required
+ * with an outside `store` (spills outlive this instance); with the default
+ * in-memory store it defaults to 32 random bytes per instance (tokens then
+ * stop working when the instance, and with it the spills, goes).
  *
  * Errors: bad JSON → 400, over `maxBodyBytes` or the core's limits → 413, both
  * with `{ error: { type, code, message, path } }`; upstream errors pass through.
- * A body the core cannot read, or whose spills the store failed to keep, is
- * forwarded as it came with `x-tracelite-skipped: <code>` (e.g. `STORE_FAILED`).
+ * A body the core cannot read, whose spills the store failed to keep
+ * (`STORE_FAILED`) or which would write more than `maxStoreWrites` blobs
+ * (`STORE_WRITE_LIMIT`) is, with `onError: 'forward'` (default), forwarded
+ * uncompressed with its secrets masked, marked `x-tracelite-skipped: <code>`
+ * and `x-tracelite-redacted: <n>`; with `onError: 'reject'` it gets that error
+ * (400, 503 or 413) and nothing goes upstream.
  */
 export function createProxy({
   upstream,
@@ -147,6 +293,10 @@ export function createProxy({
   fetch: fetchImpl,
   maxBodyBytes = DEFAULT_MAX_BODY_BYTES,
   maxSessions,
+  maxStoreWrites = DEFAULT_MAX_STORE_WRITES,
+  onError = 'forward',
+  secret,
+  identify = defaultIdentity,
   onReport,
 } = {}) {
   let base;
@@ -164,19 +314,55 @@ export function createProxy({
   if (!Number.isInteger(maxBodyBytes) || maxBodyBytes < 1) {
     throw new TraceLiteError('maxBodyBytes must be a positive integer', 'INVALID_OPTION', 'maxBodyBytes');
   }
+  if (!Number.isInteger(maxStoreWrites) || maxStoreWrites < 1) {
+    throw new TraceLiteError('maxStoreWrites must be a positive integer', 'INVALID_OPTION', 'maxStoreWrites');
+  }
+  if (!ON_ERROR.includes(onError)) {
+    throw new TraceLiteError(`onError must be one of ${ON_ERROR.join(', ')}`, 'INVALID_OPTION', 'onError');
+  }
+  if (typeof identify !== 'function') {
+    throw new TraceLiteError('identify must be a function (request) => string', 'INVALID_OPTION', 'identify');
+  }
+  if (secret !== undefined && (typeof secret !== 'string' || secret.length < MIN_SECRET_LENGTH)) {
+    throw new TraceLiteError(
+      `secret must be a string of at least ${MIN_SECRET_LENGTH} characters (e.g. openssl rand -base64 32)`,
+      'INVALID_OPTION',
+      'secret',
+    );
+  }
+  if (secret === undefined && store !== undefined) {
+    // Fail closed: a per-instance secret would make the spills of an outside
+    // store, which outlive the instance, unreadable on the next one, and a
+    // fixed default would make every deployment's tokens forgeable.
+    throw new TraceLiteError(
+      'secret is required with an outside store: set createProxy({ secret }) (e.g. env.TRACELITE_SECRET)',
+      'INVALID_OPTION',
+      'secret',
+    );
+  }
+  if (options.session !== undefined) checkName('session', options.session);
   // Fail at start-up, not on the first request, when the settings are wrong.
   compress({ model: 'm', messages: [{ role: 'user', content: 'ok' }] }, {
     ...options, format: 'openai-chat', store: undefined, session: options.session ?? 'check',
   });
+  const signer = sessionSigner(secret);
   const spills = store ?? new SessionStores({ maxSessions });
   // With an outside store (KV), per-session caches still live here between turns.
   const caches = store === undefined ? undefined : new SessionStores({ maxSessions });
   const send = fetchImpl ?? ((req) => globalThis.fetch(req));
+  const redacting = options.redact?.enabled !== false;
+  // `redact.store`: stored text is masked, and so is what the spill routes serve
+  // (blobs stored before the setting, or by another writer, included).
+  const readable = options.redact?.store === true ? redactedReader(spills) : spills;
 
   async function serveSpill(request, url) {
-    const session = request.headers.get(SESSION_HEADER) ?? url.searchParams.get('session');
-    if (!session) {
-      return errorResponse(400, 'MISSING_SESSION', `name the session in the ${SESSION_HEADER} header`, SESSION_HEADER);
+    const token = request.headers.get(SESSION_HEADER) ?? url.searchParams.get('session');
+    if (!token) {
+      return errorResponse(401, 'MISSING_SESSION', `send the session token a POST returned in the ${SESSION_HEADER} header`, SESSION_HEADER);
+    }
+    const session = await signer.verify(token);
+    if (session === undefined) {
+      return errorResponse(403, 'INVALID_SESSION_TOKEN', `${SESSION_HEADER} is not a session token of this proxy`, SESSION_HEADER);
     }
     const m = /^\/spill\/([^/]+)(\/grep)?\/?$/.exec(url.pathname);
     if (!m) return errorResponse(404, 'NOT_FOUND', 'use /spill/<key> or /spill/<key>/grep', 'path');
@@ -190,27 +376,48 @@ export function createProxy({
       }
       const pointer = `spill://${checkName('session', session)}/${checkName('key', key)}`;
       const body = m[2]
-        ? await grepSpill(spills, pointer, q.get('q') ?? '', {
+        ? await grepSpill(readable, pointer, q.get('q') ?? '', {
           context: q.get('context') ?? undefined,
           maxMatches: q.get('max') ?? undefined,
           skip: q.get('skip') ?? undefined,
           literal: q.get('regex') !== '1',
           ignoreCase: q.get('i') === '1',
         })
-        : await readSpill(spills, pointer, { offset: q.get('offset') ?? undefined, limit: q.get('limit') ?? undefined });
-      return jsonResponse(200, body, { [SESSION_HEADER]: session });
+        : await readSpill(readable, pointer, { offset: q.get('offset') ?? undefined, limit: q.get('limit') ?? undefined });
+      return jsonResponse(200, body);
     } catch (err) {
       if (!(err instanceof TraceLiteError) && err?.name !== 'TraceLiteError') throw err;
       return errorResponse(statusOf(err), err.code, err.message, err.path);
     }
   }
 
+  /** The session of a POST: `{ session }` or `{ error }`. */
+  async function sessionOf(request, body) {
+    const sent = request.headers.get(SESSION_HEADER);
+    if (sent && signer.isToken(sent)) {
+      // A token from an earlier response names its session as it is.
+      const session = await signer.verify(sent);
+      if (session !== undefined) return { session };
+      return { error: errorResponse(403, 'INVALID_SESSION_TOKEN', `${SESSION_HEADER} is not a session token of this proxy`, SESSION_HEADER) };
+    }
+    const name = sent || options.session;
+    if (name) {
+      try {
+        checkName('session', name);
+      } catch (err) {
+        return { error: errorResponse(400, err.code, err.message, SESSION_HEADER) };
+      }
+    }
+    const identity = String(await identify(request) ?? '');
+    return { session: await signer.session(identity, name ? { name } : { opening: openingOf(body) }) };
+  }
+
   /**
    * Reads, checks and compresses a request body: `{ error }` (a response to
-   * send back) or `{ session, forwarded, report, skipped }`. Its own function so
-   * that the body text and the parsed request are garbage once it returns: a
-   * request waiting for the provider (seconds, for an LLM) holds only the
-   * bytes it forwards, not three copies of what it received.
+   * send back) or `{ session, forwarded, report, skipped, redacted }`. Its own
+   * function so that the body text and the parsed request are garbage once it
+   * returns: a request waiting for the provider (seconds, for an LLM) holds
+   * only the bytes it forwards, not three copies of what it received.
    */
   async function prepare(request, routeFormat) {
     const text = await readLimited(request, maxBodyBytes);
@@ -226,35 +433,33 @@ export function createProxy({
     if (body === null || typeof body !== 'object' || Array.isArray(body)) {
       return { error: errorResponse(400, 'INVALID_REQUEST', 'request body must be a JSON object', 'body') };
     }
-    let session = request.headers.get(SESSION_HEADER);
-    if (session) {
-      try {
-        checkName('session', session);
-      } catch (err) {
-        return { error: errorResponse(400, err.code, err.message, SESSION_HEADER) };
-      }
-    } else {
-      session = options.session ?? openingOf(body);
-    }
+    const { session, error } = await sessionOf(request, body);
+    if (error) return { error };
     try {
-      const pending = compressInto(body, { ...options, format: format ?? routeFormat, session }, store ?? spills, caches);
+      const pending = compressInto(body, { ...options, format: format ?? routeFormat, session }, store ?? spills, caches, {
+        maxWrites: maxStoreWrites,
+        batch: STORE_BATCH,
+      });
       body = undefined; // compress has run: while the spills are stored, only the text (for a fallback) is kept
       const out = await pending;
       return { session, forwarded: JSON.stringify(out.request), report: out.report };
     } catch (err) {
       if (err?.name !== 'TraceLiteError') throw err;
-      if (err.code === 'LIMIT_EXCEEDED' || err.code === 'INVALID_JSON') {
+      if (err.code === 'LIMIT_EXCEEDED' || err.code === 'INVALID_JSON' || onError === 'reject') {
         return { error: errorResponse(statusOf(err), err.code, err.message, err.path) };
       }
       // A body the core cannot read, or spills the store could not keep (the
-      // placeholders would point at nothing), goes to the provider as it came,
-      // which answers with its own error: never worse than no proxy.
-      return { session, forwarded: text, skipped: err.code };
+      // placeholders would point at nothing), goes to the provider
+      // uncompressed, which answers with its own error: never worse than no
+      // proxy. Its secrets are masked all the same (unless redaction is off).
+      if (!redacting) return { session, forwarded: text, skipped: err.code };
+      const masked = redactBody(text);
+      return { session, forwarded: masked.text, skipped: err.code, redacted: masked.redacted };
     }
   }
 
   async function compressAndForward(request, url, routeFormat) {
-    const { error, session, forwarded, report, skipped } = await prepare(request, routeFormat);
+    const { error, session, forwarded, report, skipped, redacted } = await prepare(request, routeFormat);
     if (error) return error;
     const headers = forwardHeaders(request.headers);
     if (report) {
@@ -267,9 +472,13 @@ export function createProxy({
       body: forwarded,
       redirect: 'manual',
     }));
-    const extra = { [SESSION_HEADER]: session };
-    if (report) extra['x-tracelite-tokens'] = `${report.tokensBefore}->${report.tokensAfter}`;
+    const extra = { [SESSION_HEADER]: await signer.token(session) };
+    if (report) {
+      extra['x-tracelite-tokens'] = `${report.tokensBefore}->${report.tokensAfter}`;
+      if (report.redactions) extra['x-tracelite-redacted'] = String(report.redactions.count);
+    }
     if (skipped) extra['x-tracelite-skipped'] = skipped;
+    if (redacted !== undefined) extra['x-tracelite-redacted'] = String(redacted);
     return relay(upstreamResponse, extra);
   }
 
@@ -290,5 +499,14 @@ export function createProxy({
       redirect: 'manual',
       ...(hasBody ? { duplex: 'half' } : {}),
     })));
+  };
+}
+
+/** A store whose `get` masks secrets (`redact.store` on the spill routes). */
+function redactedReader(store) {
+  return {
+    async get(session, key) {
+      return redactText(await store.get(session, key)).text;
+    },
   };
 }

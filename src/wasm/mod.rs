@@ -5,6 +5,7 @@
 mod formats;
 mod memory;
 mod optical;
+mod redact;
 mod session;
 mod spill;
 

@@ -36,6 +36,7 @@ test('proxy with an outside store: the second turn of a session reuses its cache
     upstream: 'http://upstream.test',
     options: OPTIONS,
     store,
+    secret: 'cache-test-secret-0123456789abcdef0123',
     fetch: async () => new Response('{"ok":true}', { headers: { 'content-type': 'application/json' } }),
     onReport: ({ session, report }) => reports.push({ session, report }),
   });

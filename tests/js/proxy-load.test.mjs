@@ -16,6 +16,10 @@ const root = new URL('../../', import.meta.url).pathname;
 const sample = JSON.parse(readFileSync(join(root, 'tests/fixtures/sample-trajectory.json'), 'utf8'));
 const chatRequest = { model: 'gpt-test', ...trajectoryToRequest(sample, sample.steps.length, 'openai-chat') };
 const OPTIONS = { budget: 16000, provider: 'openai' };
+const SECRET = 'load-test-secret-0123456789abcdef01234';
+
+/** The session a token names (`<session>.<signature>`). */
+const sessionOf = (res) => res.headers.get('x-tracelite-session').replace(/\.[^.]*$/, '');
 
 /** A Map-backed KV namespace whose calls take a turn of the event loop, like the real one. Counts writes. */
 function fakeKv({ withMetadata = true, failPuts = false } = {}) {
@@ -110,6 +114,7 @@ test('the proxy over KV: 12 concurrent turns of one conversation write each blob
     upstream: 'http://upstream.test',
     options: OPTIONS,
     store: new KvSpillStore(kv),
+    secret: SECRET,
     async fetch(request) {
       received.push(await request.text());
       return new Response('{"id":"c1"}', { headers: { 'content-type': 'application/json' } });
@@ -120,15 +125,18 @@ test('the proxy over KV: 12 concurrent turns of one conversation write each blob
     headers: { 'x-tracelite-session': 'agent-3' },
     body: JSON.stringify(chatRequest),
   }))));
+  const session = sessionOf(responses[0]);
+  assert.match(session, /^agent-3-[0-9a-f]{32}$/);
   for (const res of responses) {
     assert.equal(res.status, 200);
     assert.equal(await res.text(), '{"id":"c1"}');
     assert.equal(res.headers.get('x-tracelite-skipped'), null);
+    assert.equal(sessionOf(res), session);
   }
-  const want = expected(chatRequest, 'agent-3');
+  const want = expected(chatRequest, session);
   assert.ok(want.spills.length > 0);
   assert.deepEqual(received, Array(12).fill(JSON.stringify(want.request)));
-  assert.deepEqual([...kv.puts].sort(), want.spills.map((s) => `tracelite/agent-3/${s.key}`).sort());
+  assert.deepEqual([...kv.puts].sort(), want.spills.map((s) => `tracelite/${session}/${s.key}`).sort());
 });
 
 test('a KV failure (429 under load) sends the request upstream uncompressed, marked STORE_FAILED, instead of a 500', async () => {
@@ -137,6 +145,7 @@ test('a KV failure (429 under load) sends the request upstream uncompressed, mar
     upstream: 'http://upstream.test',
     options: OPTIONS,
     store: new KvSpillStore(fakeKv({ failPuts: true })),
+    secret: SECRET,
     async fetch(request) {
       received.push(await request.text());
       return new Response('{"id":"c1"}', { headers: { 'content-type': 'application/json' } });
@@ -146,6 +155,7 @@ test('a KV failure (429 under load) sends the request upstream uncompressed, mar
   const res = await proxy(new Request('http://proxy.test/v1/chat/completions', { method: 'POST', headers: { 'x-tracelite-session': 'agent-4' }, body }));
   assert.equal(res.status, 200);
   assert.equal(res.headers.get('x-tracelite-skipped'), 'STORE_FAILED');
+  assert.equal(res.headers.get('x-tracelite-redacted'), '0');
   assert.equal(res.headers.get('x-tracelite-tokens'), null);
   assert.equal(await res.text(), '{"id":"c1"}');
   // Nothing points at text that is not stored: the provider got the original.
@@ -173,4 +183,132 @@ test('300 requests, 50 at a time, through KV: the heap after each round does not
   // leak of even one request body per request would add ~7 MB per round).
   const growth = r.heap.at(-1) - r.heap[1];
   assert.ok(growth < 2 * 1024 * 1024, `heap grew ${(growth / 1048576).toFixed(1)} MB over 4 rounds: ${r.heap.map((h) => (h / 1048576).toFixed(1)).join(' ')}`);
+});
+
+/** `n` one-word messages: compaction spills one blob per compacted message (issue 16, item 2). */
+function manyMessages(n) {
+  const messages = [{ role: 'system', content: 'You are terse.' }];
+  for (let i = 0; i < n; i++) messages.push({ role: i % 2 ? 'assistant' : 'user', content: `word${i}` });
+  return JSON.stringify({ model: 'gpt-test', messages });
+}
+
+test('spills go to the store 16 at a time, and a put the store skips does not count against maxStoreWrites', async () => {
+  let inFlight = 0;
+  let peak = 0;
+  const kept = new Set();
+  const store = {
+    async get() { throw new Error('unused'); },
+    async put(session, key) {
+      inFlight++;
+      peak = Math.max(peak, inFlight);
+      await new Promise((done) => setImmediate(done));
+      inFlight--;
+      if (kept.has(key)) return false; // already stored: not a write
+      kept.add(key);
+      return true;
+    },
+  };
+  const proxy = createProxy({ upstream: 'http://upstream.test', options: OPTIONS, store, secret: SECRET, maxStoreWrites: 2500, fetch: async () => new Response('{}') });
+  const send = (body, session = 'a') => proxy(new Request('http://proxy.test/v1/chat/completions', { method: 'POST', headers: { 'x-tracelite-session': session }, body }));
+  const body = manyMessages(2000);
+  const first = await send(body);
+  assert.equal(first.headers.get('x-tracelite-skipped'), null);
+  assert.ok(kept.size > 1000 && kept.size <= 2500, `${kept.size} blobs`);
+  assert.equal(peak, 16, 'at most one batch in flight');
+  // The next turn hands the same blobs over again; the store skips them, so it is not over the limit.
+  const second = await send(body);
+  assert.equal(second.headers.get('x-tracelite-skipped'), null);
+  // A request with more new blobs than the limit stops after exactly maxStoreWrites writes.
+  kept.clear();
+  const over = await send(manyMessages(3000), 'b');
+  assert.equal(over.headers.get('x-tracelite-skipped'), 'STORE_WRITE_LIMIT');
+  assert.equal(kept.size, 2500);
+  assert.throws(() => createProxy({ upstream: 'http://u.test', store, secret: SECRET, maxStoreWrites: 0 }), (e) => e.code === 'INVALID_OPTION' && e.path === 'maxStoreWrites');
+  assert.throws(() => createProxy({ upstream: 'http://u.test', store, secret: SECRET, onError: 'drop' }), (e) => e.code === 'INVALID_OPTION' && e.path === 'onError');
+});
+
+test('a KV failure with secrets in the body: forwarded masked (onError forward), or a 503 STORE_FAILED (onError reject)', async () => {
+  const aws = 'AKIAIOSFODNN7EXAMPLE';
+  const withSecret = { ...chatRequest, messages: [...chatRequest.messages, { role: 'user', content: `the key is ${aws}` }] };
+  const received = [];
+  const make = (onError) => createProxy({
+    upstream: 'http://upstream.test',
+    options: OPTIONS,
+    store: new KvSpillStore(fakeKv({ failPuts: true })),
+    secret: SECRET,
+    onError,
+    async fetch(request) {
+      received.push(await request.text());
+      return new Response('{"id":"c1"}', { headers: { 'content-type': 'application/json' } });
+    },
+  });
+  const body = JSON.stringify(withSecret);
+  const req = () => new Request('http://proxy.test/v1/chat/completions', { method: 'POST', headers: { 'x-tracelite-session': 'agent-5' }, body });
+  const res = await make(undefined)(req());
+  assert.equal(res.headers.get('x-tracelite-skipped'), 'STORE_FAILED');
+  assert.ok(Number(res.headers.get('x-tracelite-redacted')) >= 1);
+  assert.equal(received.length, 1);
+  assert.ok(!received[0].includes(aws));
+  assert.equal(JSON.parse(received[0]).messages.at(-1).content, 'the key is [REDACTED:aws-access-key-id]');
+  const rejected = await make('reject')(req());
+  assert.equal(rejected.status, 503);
+  assert.equal((await rejected.json()).error.code, 'STORE_FAILED');
+  assert.equal(received.length, 1, 'nothing more went upstream');
+});
+
+test('after STORE_WRITE_LIMIT the next turn of the session does not point at blobs that were never stored', async () => {
+  const kept = new Map();
+  const store = {
+    async get(session, key) { return kept.get(`${session}/${key}`); },
+    async put(session, key, text) { kept.set(`${session}/${key}`, text); return true; },
+  };
+  const received = [];
+  const proxy = createProxy({
+    upstream: 'http://upstream.test', options: OPTIONS, store, secret: SECRET, maxStoreWrites: 100,
+    async fetch(request) {
+      received.push(await request.text());
+      return new Response('{}');
+    },
+  });
+  const body = manyMessages(2000);
+  const send = () => proxy(new Request('http://proxy.test/v1/chat/completions', { method: 'POST', headers: { 'x-tracelite-session': 'c' }, body }));
+  const first = await send();
+  assert.equal(first.headers.get('x-tracelite-skipped'), 'STORE_WRITE_LIMIT');
+  for (let turn = 0; turn < 3; turn++) {
+    const res = await send();
+    const pointers = [...received.at(-1).matchAll(/spill:\/\/([A-Za-z0-9._-]+)\/([A-Za-z0-9._-]+)/g)];
+    if (res.headers.get('x-tracelite-skipped') === null) {
+      assert.ok(pointers.length > 0);
+      for (const [pointer, session, key] of pointers) assert.ok(kept.has(`${session}/${key}`), `turn ${turn}: ${pointer} is not in the store`);
+    } else {
+      assert.equal(res.headers.get('x-tracelite-skipped'), 'STORE_WRITE_LIMIT');
+      assert.equal(received.at(-1), body);
+    }
+  }
+});
+
+test('a session dropped or evicted while another request of it is storing spills: no use of a freed store', async () => {
+  let release;
+  const gate = new Promise((done) => { release = done; });
+  let calls = 0;
+  const store = {
+    async get() { throw new Error('unused'); },
+    async put() {
+      calls++;
+      await gate;
+      return true;
+    },
+  };
+  // One cached session at most: the second session evicts the first while its request waits on the store.
+  const proxy = createProxy({ upstream: 'http://upstream.test', options: OPTIONS, store, secret: SECRET, maxSessions: 1, fetch: async () => new Response('{}') });
+  const send = (session) => proxy(new Request('http://proxy.test/v1/chat/completions', { method: 'POST', headers: { 'x-tracelite-session': session }, body: JSON.stringify(chatRequest) }));
+  const first = send('s-1');
+  while (calls === 0) await new Promise((done) => setImmediate(done));
+  const second = send('s-2');
+  await new Promise((done) => setTimeout(done, 50));
+  release();
+  for (const res of await Promise.all([first, second])) {
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('x-tracelite-skipped'), null);
+  }
 });

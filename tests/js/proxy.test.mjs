@@ -7,11 +7,15 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { SpillStore, compress, trajectoryToRequest } from '../../pkg/node.js';
 import { KvSpillStore } from '../../pkg/kv-store.js';
-import { createProxy } from '../../pkg/proxy.js';
+import { createProxy, sessionSigner } from '../../pkg/proxy.js';
 import { bundleWorker, projectWithPkg, root, startUpstream, startWorker } from './support/hosts.mjs';
 
 const OPTIONS = { budget: 16000, provider: 'openai' };
 const SECRET = 'sk-test-5f1c0ffee-never-log-me';
+/** The deployment's TRACELITE_SECRET (HMAC key of sessions and tokens). */
+const PROXY_SECRET = 'proxy-test-secret-6b2e9f0c1d4a7e3b5c8f';
+/** The session a response's token names (`<session>.<signature>`). */
+const sessionOf = (res) => res.headers.get('x-tracelite-session').replace(/\.[^.]*$/, '');
 const sample = JSON.parse(readFileSync(join(root, 'tests/fixtures/sample-trajectory.json'), 'utf8'));
 const chatRequest = { model: 'gpt-test', stream: true, ...trajectoryToRequest(sample, sample.steps.length, 'openai-chat') };
 const SSE = [
@@ -54,7 +58,7 @@ before(async () => {
   const script = await bundleWorker(dir, WORKER);
   mf = await startWorker(script, {
     kvNamespaces: ['SPILLS'],
-    bindings: { UPSTREAM: upstream.url, TRACELITE_OPTIONS: JSON.stringify(OPTIONS), MAX_BODY_BYTES: String(1024 * 1024) },
+    bindings: { UPSTREAM: upstream.url, TRACELITE_OPTIONS: JSON.stringify(OPTIONS), MAX_BODY_BYTES: String(1024 * 1024), TRACELITE_SECRET: PROXY_SECRET },
     handleRuntimeStdio(stdout, stderr) {
       stdout.on('data', (d) => { logs += d; });
       stderr.on('data', (d) => { logs += d; });
@@ -92,7 +96,9 @@ test('chat completions: the compressed body goes upstream with the headers, SSE 
   assert.equal(res.status, 200);
   assert.equal(res.headers.get('content-type'), 'text/event-stream');
   assert.equal(res.headers.get('cache-control'), 'no-cache');
-  assert.equal(res.headers.get('x-tracelite-session'), 'agent-7');
+  const token = res.headers.get('x-tracelite-session');
+  assert.match(token, /^agent-7-[0-9a-f]{32}\.[A-Za-z0-9_-]{43}$/);
+  const session = sessionOf(res);
   assert.equal(await res.text(), SSE.join(''));
   assert.equal(upstream.received.length, 1);
   const got = upstream.received[0];
@@ -101,7 +107,7 @@ test('chat completions: the compressed body goes upstream with the headers, SSE 
   assert.equal(got.headers.authorization, `Bearer ${SECRET}`);
   assert.equal(got.headers['x-custom'], 'kept');
   assert.equal(got.headers['x-tracelite-session'], undefined);
-  const want = expected(chatRequest, 'openai-chat', 'agent-7');
+  const want = expected(chatRequest, 'openai-chat', session);
   assert.equal(got.body, JSON.stringify(want.request));
   assert.equal(res.headers.get('x-tracelite-tokens'), `${want.report.tokensBefore}->${want.report.tokensAfter}`);
   assert.ok(want.report.tokensBefore > 5000);
@@ -109,11 +115,11 @@ test('chat completions: the compressed body goes upstream with the headers, SSE 
   assert.equal(want.spills.length, want.report.spills.length);
   for (const spill of want.spills) {
     const lines = spill.text.split('\n');
-    const page = await mf.dispatchFetch(`http://proxy.test/spill/${spill.key}?offset=1&limit=3`, { headers: { 'x-tracelite-session': 'agent-7' } });
+    const page = await mf.dispatchFetch(`http://proxy.test/spill/${spill.key}?offset=1&limit=3`, { headers: { 'x-tracelite-session': token } });
     assert.equal((await page.json()).text, `${lines.slice(1, 4).join('\n')}\n`);
   }
   // The report was logged, the key never.
-  assert.match(logs, /tracelite .*"session":"agent-7"/);
+  assert.match(logs, new RegExp(`tracelite .*"session":"${session}"`));
   assert.ok(!logs.includes(SECRET));
 });
 
@@ -123,7 +129,7 @@ test('without a session header the session is derived from the conversation open
   const b = await post('/v1/chat/completions', turn2);
   const other = await post('/v1/chat/completions', { ...chatRequest, messages: [{ role: 'user', content: 'other task' }] });
   await Promise.all([a, b, other].map((r) => r.text()));
-  assert.match(a.headers.get('x-tracelite-session'), /^conv-[0-9a-f]{16}$/);
+  assert.match(a.headers.get('x-tracelite-session'), /^conv-[0-9a-f]{32}\.[A-Za-z0-9_-]{43}$/);
   assert.equal(a.headers.get('x-tracelite-session'), b.headers.get('x-tracelite-session'));
   assert.notEqual(a.headers.get('x-tracelite-session'), other.headers.get('x-tracelite-session'));
 });
@@ -200,6 +206,7 @@ test('a JSON body the core cannot read is forwarded as it came, marked skipped',
   await res.text();
   assert.equal(upstream.received[0].body, body);
   assert.equal(res.headers.get('x-tracelite-skipped'), 'INVALID_REQUEST');
+  assert.equal(res.headers.get('x-tracelite-redacted'), '0');
 });
 
 test('other routes are forwarded untouched', async () => {
@@ -213,7 +220,8 @@ test('other routes are forwarded untouched', async () => {
 test('GET /spill/<key> pages and /spill/<key>/grep searches the session\'s blobs in KV', async () => {
   const text = Array.from({ length: 500 }, (_, i) => (i === 321 ? 'Traceback: KeyError: price' : `line ${i}`)).join('\n');
   await new KvSpillStore(kv).put('agent-9', 'tool-0123abcd', text);
-  const session = { 'x-tracelite-session': 'agent-9' };
+  // A token signed with the deployment's secret anywhere (here in Node) is valid in the worker.
+  const session = { 'x-tracelite-session': await sessionSigner(PROXY_SECRET).token('agent-9') };
   const page = await mf.dispatchFetch('http://proxy.test/spill/tool-0123abcd?offset=319&limit=3', { headers: session });
   assert.equal(page.status, 200);
   assert.deepEqual(await page.json(), {
@@ -236,9 +244,9 @@ test('GET /spill/<key> pages and /spill/<key>/grep searches the session\'s blobs
   assert.equal(badKey.status, 400);
   assert.equal((await badKey.json()).error.code, 'INVALID_SPILL_KEY');
   const noSession = await mf.dispatchFetch('http://proxy.test/spill/tool-0123abcd');
-  assert.equal(noSession.status, 400);
+  assert.equal(noSession.status, 401);
   assert.equal((await noSession.json()).error.code, 'MISSING_SESSION');
-  const otherSession = await mf.dispatchFetch('http://proxy.test/spill/tool-0123abcd', { headers: { 'x-tracelite-session': 'agent-10' } });
+  const otherSession = await mf.dispatchFetch('http://proxy.test/spill/tool-0123abcd', { headers: { 'x-tracelite-session': await sessionSigner(PROXY_SECRET).token('agent-10') } });
   assert.equal(otherSession.status, 404);
 });
 
@@ -281,10 +289,12 @@ for (const [path, format, body] of [
     upstream.received.length = 0;
     const res = await post(path, body, { 'x-tracelite-session': 'agent-8', 'x-api-key': SECRET, 'anthropic-version': '2023-06-01' });
     assert.equal(await res.text(), SSE.join(''));
+    const session = sessionOf(res);
+    assert.match(session, /^agent-8-[0-9a-f]{32}$/);
     const got = upstream.received[0];
     assert.equal(got.url, path);
     assert.equal(got.headers['x-api-key'], SECRET);
     assert.equal(got.headers['anthropic-version'], '2023-06-01');
-    assert.equal(got.body, JSON.stringify(expected(body, format, 'agent-8').request));
+    assert.equal(got.body, JSON.stringify(expected(body, format, session).request));
   });
 }

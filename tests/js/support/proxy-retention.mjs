@@ -27,6 +27,7 @@ if (mode === 'steady') {
     upstream: 'http://upstream.test',
     options: { budget: 16000 },
     store: new KvSpillStore(kv),
+    secret: 'retention-test-secret-0123456789abcdef',
     async fetch(req) {
       await req.arrayBuffer();
       return new Response('{}');
@@ -73,6 +74,7 @@ const proxy = createProxy({
     async get(session, key) { throw Object.assign(new Error(`no ${session}/${key}`), { name: 'TraceLiteError', code: 'SPILL_NOT_FOUND' }); },
     async put(session, key, text) { kept.set(`${session}/${key}`, text.length); },
   },
+  secret: 'retention-test-secret-0123456789abcdef',
   async fetch(request) {
     await request.arrayBuffer();
     if (++arrived === N) allArrived();

@@ -3,7 +3,8 @@
 // as Edge Functions require. Spills go to Upstash Redis (Vercel's KV) through a
 // small adapter with the Workers-KV shape KvSpillStore expects.
 //   npm install tracelite @upstash/redis
-//   env: UPSTREAM=https://api.openai.com, UPSTASH_REDIS_REST_URL, UPSTASH_REDIS_REST_TOKEN
+//   env: UPSTREAM=https://api.openai.com, UPSTASH_REDIS_REST_URL, UPSTASH_REDIS_REST_TOKEN,
+//   TRACELITE_SECRET (at least 32 characters, e.g. `openssl rand -base64 32`; keep it secret)
 import { Redis } from '@upstash/redis';
 import { createProxy } from 'tracelite/proxy';
 import { KvSpillStore } from 'tracelite/kv-store';
@@ -25,6 +26,8 @@ const proxy = createProxy({
   upstream: process.env.UPSTREAM,
   options: { budget: 128000, provider: 'openai' },
   store: new KvSpillStore(kv),
+  // Signs session tokens and scopes sessions per client (see SECURITY.md).
+  secret: process.env.TRACELITE_SECRET,
 });
 
 export const GET = proxy;
