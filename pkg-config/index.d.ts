@@ -106,6 +106,9 @@ export interface OpticalOptions {
   maxImages?: number;
   /** Render cache bytes per session. Default 33554432. */
   cacheBytes?: number;
+  /** Keep views of files not edited since (what an edit may quote in its `old_str`)
+   * as text instead of rendering them. Default false. */
+  keepLiveViews?: boolean;
 }
 
 /** Stage 5 settings (src/config.rs `CompactConfig`). */

@@ -265,6 +265,9 @@ pub struct OpticalConfig {
     pub media_resolution: String,
     /// Multiplier for OpenAI patch models (mini 1.62, nano 2.46, o4-mini 1.72).
     pub patch_multiplier: f64,
+    /// Keep views of files not edited since (what an edit may quote in its
+    /// `old_str`) as text instead of rendering them.
+    pub keep_live_views: bool,
     /// Maximum images per request (images already in the request count too).
     pub max_images: usize,
     /// Bytes of rendered images a session keeps in its render cache.
@@ -287,6 +290,7 @@ impl Default for OpticalConfig {
             detail: "high".into(),
             media_resolution: String::new(),
             patch_multiplier: 1.62,
+            keep_live_views: false,
             max_images: 50,
             cache_bytes: 32 << 20,
         }

@@ -26,6 +26,7 @@ pub use cache::SnapshotCache;
 
 use serde_json::{Map, Value};
 
+use crate::activity;
 use crate::config::{OpticalConfig, Provider};
 use crate::error::Result;
 use crate::model::{Conversation, Image, Part, PartKind, PartRef};
@@ -235,6 +236,7 @@ pub struct Optical;
 #[derive(Debug, Default)]
 struct Tally {
     rendered: usize,
+    live_views: usize,
     not_text: usize,
     too_costly: usize,
     missing_glyphs: usize,
@@ -258,7 +260,23 @@ impl Stage for Optical {
         let due = cx.config.demoted(observations.len());
         let mut images_in_request = count_images(conv);
         let mut tally = Tally::default();
+        let live = if cx.config.optical.keep_live_views {
+            let demoted = observations.get(..due).unwrap_or(&[]);
+            let mut steps = activity::read(conv, &cx.config.phase);
+            let settled = steps
+                .iter()
+                .take_while(|s| s.result_at.is_some_and(|r| demoted.contains(&r)))
+                .count();
+            steps.truncate(settled);
+            activity::live_views(&steps)
+        } else {
+            Vec::new()
+        };
         for &at in observations.iter().take(due) {
+            if live.contains(&at) {
+                tally.live_views += 1;
+                continue;
+            }
             match self.snapshot_one(conv, at, cx, images_in_request)? {
                 Outcome::Rendered(n) => {
                     tally.rendered += 1;
@@ -275,7 +293,7 @@ impl Stage for Optical {
         cx.notes.push(format!(
             "{} observations, {} in the recent window, {} outside of which {} in whole batches of {}: \
              {} rendered, {} cost more than 1/{} of their text, {} have too many glyphs missing from the font, \
-             {} over the {}-image cap, {} not plain text, {} refused by the store",
+             {} over the {}-image cap, {} not plain text, {} refused by the store, {} views kept as text (file not edited since)",
             observations.len(),
             observations.len() - outside,
             outside,
@@ -289,6 +307,7 @@ impl Stage for Optical {
             optical.max_images,
             tally.not_text,
             tally.store_refused,
+            tally.live_views,
         ));
         Ok(())
     }
