@@ -392,9 +392,9 @@ fn code_symbols(line: &str) -> Vec<&str> {
                 && !w.ends_with(".py")
                 && (w.contains('_')
                     || w.contains('.')
-                    || w.as_bytes()
-                        .windows(2)
-                        .any(|p| p[0].is_ascii_lowercase() && p[1].is_ascii_uppercase()))
+                    || w.as_bytes().windows(2).any(
+                        |p| matches!(p, [a, b] if a.is_ascii_lowercase() && b.is_ascii_uppercase()),
+                    ))
                 && w.trim_matches('_').len() >= 3
         })
         .collect()
