@@ -62,8 +62,8 @@ export type PhaseClear = 'searches' | 'listings' | 'reruns' | 'editedViews';
 
 export interface PhaseOptions {
   enabled?: boolean;
-  /** Also clear outputs after the phase began that a later change or run consumed
-   * or superseded. Default false. */
+  /** Keep clearing after the phase began (outputs a later change consumed, outputs of
+   * commands run again), at each batch; off, the clean-up happens once. Default false. */
   everyPhase?: boolean;
   /** What is cleared: searches and listings that led to the change, outputs of
    * commands run again later, views of a file edited since. Default all four. */

@@ -165,8 +165,9 @@ impl Default for DedupConfig {
 pub struct PhaseConfig {
     /// Stage switch.
     pub enabled: bool,
-    /// Also clear outputs after the phase began when a later change or run
-    /// consumed or superseded them (not only the diagnosis before it).
+    /// Keep clearing after the phase began: outputs a later change consumed
+    /// and outputs of commands run again, at each batch (the prompt prefix
+    /// then breaks at every such batch). Off: the clean-up happens once.
     pub every_phase: bool,
     /// What the clean-up clears once the phase begins: `searches` and
     /// `listings` that led to the change, `reruns` (outputs of commands run

@@ -98,9 +98,16 @@ fn consumed_and_superseded_outputs_become_tombstones_that_keep_the_call() {
         assert_eq!(b["tool_calls"], a["tool_calls"]);
         assert_eq!(b["tool_call_id"], a["tool_call_id"]);
     }
-    // The search, the listing, the view of the edited file and the test run
-    // that ran again are cleared, each readable through its pointer.
+    // The search, the listing and the view of the edited file are cleared,
+    // each readable through its pointer; the test run that ran again after
+    // the phase began only with everyPhase (the prefix breaks once by default).
+    assert_eq!(after[10], before[10]);
+    let mut every = eager();
+    every.phase.every_phase = true;
+    let out_every = compress(&req, &every, &mut store).unwrap();
+    let after_every = messages(&out_every.request);
     for (i, original) in [(2, &grep), (4, &listing), (6, &view), (10, &test)] {
+        let after = if i == 10 { &after_every } else { &after };
         let stone = stone_of(&after[i]).unwrap_or_else(|| panic!("message {i} kept"));
         // Named after the step that made it obsolete: the change, or the re-run.
         let by = if i == 10 { 7 } else { 6 };
@@ -132,17 +139,18 @@ fn consumed_and_superseded_outputs_become_tombstones_that_keep_the_call() {
         .filter(|c| c.kind == "tombstone")
         .map(|c| c.detail.as_str())
         .collect();
-    assert_eq!(details.len(), 4);
+    assert_eq!(details.len(), 3);
     assert!(details[0].contains("a search consumed"), "{details:?}");
     assert!(details[1].contains("a listing consumed"), "{details:?}");
     assert!(
         details[2].contains("a view of a file edited since"),
         "{details:?}"
     );
-    assert!(
-        details[3].contains("superseded by a later run"),
-        "{details:?}"
-    );
+    assert!(out_every
+        .report
+        .changes
+        .iter()
+        .any(|c| c.detail.contains("superseded by a later run")));
     let phase = out
         .report
         .stages
@@ -154,7 +162,7 @@ fn consumed_and_superseded_outputs_become_tombstones_that_keep_the_call() {
         "{note}"
     );
     // Each reason can be switched off.
-    let mut c = eager();
+    let mut c = every.clone();
     c.phase.clear = vec!["reruns".into()];
     let out = compress(&req, &c, &mut MemoryStore::new()).unwrap();
     let m = messages(&out.request);
@@ -289,7 +297,7 @@ fn failed_edits_do_not_start_a_phase_unless_asked() {
 }
 
 #[test]
-fn reruns_are_superseded_anytime_and_every_phase_clears_later_consumed_outputs() {
+fn by_default_the_phase_clears_once_every_phase_keeps_clearing() {
     let a = long_output("a");
     let b = long_output("b");
     let b2 = long_output("b2");
@@ -298,36 +306,43 @@ fn reruns_are_superseded_anytime_and_every_phase_clears_later_consumed_outputs()
     let req = request(&[
         ("bash", bash("pytest"), &b),
         ("bash", bash("grep -rn y app.py"), &a),
+        ("bash", bash("pytest"), &b2),
         ("bash", bash("sed -i 's/x/y/' app.py"), &edited),
         ("bash", bash("grep -rn z lib.py"), &g),
         ("bash", bash("sed -i 's/z/w/' lib.py"), ""),
         ("bash", bash("pytest"), &b2),
     ]);
-    // Default: the search before the change and the test run that ran again.
+    // Default: what was consumed or superseded before the phase began.
     let out = compress(&req, &eager(), &mut MemoryStore::new()).unwrap();
     let m = messages(&out.request);
     assert!(stone_of(&m[2])
         .unwrap()
-        .starts_with("[output cleared at step 6:"));
+        .starts_with("[output cleared at step 3:"));
     assert!(stone_of(&m[4])
         .unwrap()
-        .starts_with("[output cleared at step 3:"));
-    assert_eq!(m[6]["content"], json!(edited));
-    assert_eq!(m[8]["content"], json!(g));
-    assert_eq!(m[12]["content"], json!(b2));
-    // everyPhase: the search after the phase began, consumed by the later change, goes too.
+        .starts_with("[output cleared at step 4:"));
+    assert_eq!(m[6]["content"], json!(b2));
+    assert_eq!(m[8]["content"], json!(edited));
+    assert_eq!(m[10]["content"], json!(g));
+    // everyPhase: later re-runs and the search a later change consumed go too.
     let mut c = eager();
     c.phase.every_phase = true;
     let out = compress(&req, &c, &mut MemoryStore::new()).unwrap();
     let m = messages(&out.request);
-    assert_eq!(m[6]["content"], json!(edited));
-    assert!(stone_of(&m[8]).is_some());
-    // A re-run is superseded even before any change to existing code.
+    assert!(stone_of(&m[6])
+        .unwrap()
+        .starts_with("[output cleared at step 7:"));
+    assert_eq!(m[8]["content"], json!(edited));
+    assert!(stone_of(&m[10]).is_some());
+    // No change to existing code yet: nothing is cleared by default, but a
+    // re-run is superseded with everyPhase.
     let req = request(&[
         ("bash", bash("python repro.py"), &b),
         ("bash", bash("python repro.py"), &b2),
     ]);
     let out = compress(&req, &eager(), &mut MemoryStore::new()).unwrap();
+    assert_eq!(out.request, req);
+    let out = compress(&req, &c, &mut MemoryStore::new()).unwrap();
     let m = messages(&out.request);
     assert!(stone_of(&m[2]).is_some());
     assert_eq!(m[4]["content"], json!(b2));
@@ -342,6 +357,7 @@ fn tombstones_repeat_the_critical_lines() {
     let req = request(&[
         ("bash", bash("python t.py"), &failing),
         ("bash", bash("python t.py"), "ok"),
+        ("bash", bash("sed -i 's/x/y/' t.py"), ""),
     ]);
     let out = compress(&req, &eager(), &mut MemoryStore::new()).unwrap();
     let stone = stone_of(&messages(&out.request)[2]).unwrap().to_string();

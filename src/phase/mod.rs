@@ -4,21 +4,26 @@
 //! case), then changes code. The phase begins at the first change to a file
 //! that existed before the session ([`crate::activity::read`]): creating a
 //! reproduction script, or editing a file the agent created, is still
-//! diagnosis. From then on, outputs of the diagnosis that were *consumed or
+//! diagnosis. Then outputs of the diagnosis that were *consumed or
 //! superseded* become tombstones that keep the tool call, say what was
-//! removed (lines, tokens) and give the `spill://` pointer to the original:
+//! removed (lines, tokens), repeat the critical lines (errors, failing tests,
+//! a non-zero exit code) and give the `spill://` pointer to the original:
 //!
 //! * searches and listings that led to the change (`phase.clear` `searches`,
 //!   `listings`);
-//! * outputs of commands the agent later ran again (`reruns`);
+//! * outputs of commands the agent ran again (`reruns`);
 //! * views of a file that was edited since (`editedViews`).
 //!
 //! Everything else (views of files still unchanged, test and script runs,
 //! results of edits) stays, for the optical stage to render when an image is
-//! cheaper. Nothing inside the recent window is touched: observations leave
-//! it in the optical stage's batches (`optical.batch`), so the prompt prefix
-//! changes at most once a batch. With `phase.everyPhase`, later outputs that
-//! were superseded or consumed by a later change are cleared too.
+//! cheaper. Nothing inside the recent window is touched, and decisions read
+//! only the settled history (calls whose results left the window, which
+//! happens in the optical stage's batches). By default the clean-up happens
+//! once, on the history as it stood when the change that began the phase left
+//! the window: the prompt prefix breaks at that batch and never again (every
+//! later rewrite of old history re-sends everything after it). With
+//! `phase.everyPhase`, later re-runs and outputs a later change consumed are
+//! cleared too, at each batch.
 //!
 //! The clean-up is a pure function of the history.
 
@@ -276,6 +281,27 @@ impl Stage for Phase {
                 edits.len(),
                 if edits.len() == 1 { "" } else { "s" },
             ));
+        }
+        if !config.every_phase {
+            // Once: decide on the history as it was settled when the change
+            // that began the phase left the window, so the prefix breaks at
+            // that batch and never again.
+            let Some(first) = first else {
+                return Ok(());
+            };
+            let batch = settings.optical.batch.max(1);
+            let at = steps
+                .get(first.step - 1)
+                .and_then(|s| s.result_at)
+                .and_then(|r| observations.iter().position(|o| *o == r))
+                .unwrap_or(0);
+            let horizon = (at / batch + 1) * batch;
+            let known = observations.get(..horizon.min(due)).unwrap_or(&[]);
+            let keep = steps
+                .iter()
+                .take_while(|s| s.result_at.is_some_and(|r| known.contains(&r)))
+                .count();
+            steps.truncate(keep);
         }
         let cleared_plan = plan(&steps, first.map(|e| e.step - 1), demoted, config);
         let phase_step = first.map(|e| e.step);
