@@ -15,7 +15,7 @@ export type ErrorCode =
   | 'INVALID_JSON' | 'INVALID_REQUEST' | 'UNKNOWN_FORMAT' | 'INVALID_OPTION'
   | 'LIMIT_EXCEEDED' | 'SPILL_NOT_FOUND' | 'INVALID_SPILL_KEY' | 'STORE_REFUSED'
   | 'INVALID_PATTERN' | 'INVALID_TOOL_CALL' | 'COUNTER_FAILED' | 'SUMMARIZER_FAILED'
-  | 'RENDER_FAILED' | 'STORE_FAILED'
+  | 'RENDER_FAILED' | 'STORE_FAILED' | 'GREP_TOO_COSTLY' | 'INVALID_ARGUMENT' | 'SPILL_CORRUPT'
   | (string & {});
 
 /** Thrown by every function: `code` is stable, `path` names the offending field. */
@@ -142,6 +142,8 @@ export interface LimitOptions {
   /** Largest inline image (width × height from its PNG/JPEG/GIF/WebP header); over it: `LIMIT_EXCEEDED` at the image's JSON path. Default 50,000,000. */
   maxImagePixels?: number;
   maxSpillBytesPerSession?: number;
+  /** Most `spill.errorPatterns`; over it: `LIMIT_EXCEEDED` at `spill.errorPatterns`. Default 64. */
+  maxErrorPatterns?: number;
 }
 
 /** Settings of one compress call (src/config.rs `Config`). */

@@ -13,7 +13,7 @@ export function isSpillTool(name) {
 
 const encoder = new TextEncoder();
 
-const LIMIT_KEYS = ['maxBytes', 'maxSessionBytes', 'ttlSeconds'];
+const LIMIT_KEYS = ['maxBytes', 'maxSessionBytes', 'ttlSeconds', 'maxGrepCost'];
 
 function limitsJson(options) {
   const limits = {};

@@ -402,6 +402,9 @@ pub struct Limits {
     pub max_image_pixels: u64,
     /// Spill bytes kept per session.
     pub max_spill_bytes_per_session: usize,
+    /// Most `spill.errorPatterns` accepted (each is checked against every
+    /// hidden line of every spilled output). Default 64.
+    pub max_error_patterns: usize,
 }
 
 impl Default for Limits {
@@ -412,6 +415,7 @@ impl Default for Limits {
             max_depth: 100,
             max_image_pixels: 50_000_000,
             max_spill_bytes_per_session: 16 << 20,
+            max_error_patterns: 64,
         }
     }
 }
@@ -471,6 +475,17 @@ impl Config {
         }
         if !(self.spill.head_share >= 0.0 && self.spill.head_share <= 1.0) {
             return bad("spill.headShare", "must be in [0, 1]");
+        }
+        if self.spill.error_patterns.len() > self.limits.max_error_patterns {
+            return Err(Error::new(
+                ErrorCode::LimitExceeded,
+                "spill.errorPatterns",
+                format!(
+                    "{} patterns, limits.maxErrorPatterns is {}",
+                    self.spill.error_patterns.len(),
+                    self.limits.max_error_patterns
+                ),
+            ));
         }
         for (i, pattern) in self.spill.error_patterns.iter().enumerate() {
             if let Err(e) = crate::spill::Pattern::new(pattern, false, false) {

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use super::grep::Pattern;
+use super::grep::{GrepBudget, Pattern};
 use super::lines::{ceil_suffix, floor_prefix, LineIndex};
 use super::literals::LiteralSet;
 use crate::error::Result;
@@ -115,7 +115,8 @@ impl ErrorSignals {
             return hits;
         }
         for p in &self.patterns {
-            p.for_each_line(text, index, from, to, |line| {
+            // Host-configured patterns (bounded by `limits.maxErrorPatterns`): no budget.
+            let _ = p.for_each_line(text, index, from, to, &mut GrepBudget::unlimited(), |line| {
                 hits.push(line);
                 true
             });

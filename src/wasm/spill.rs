@@ -48,6 +48,7 @@ struct GrepArgs {
     context: Option<usize>,
     max_matches: Option<usize>,
     skip: usize,
+    max_cost: Option<u64>,
 }
 
 #[wasm_bindgen]
@@ -96,6 +97,7 @@ impl Session {
             context: args.context.unwrap_or(defaults.context),
             max_matches: args.max_matches.unwrap_or(defaults.max_matches),
             skip: args.skip,
+            max_cost: args.max_cost.unwrap_or(defaults.max_cost),
             ..defaults
         };
         json(
