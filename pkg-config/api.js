@@ -45,7 +45,10 @@ const DEFAULT_MAX_REQUEST_BYTES = 64 << 20;
  */
 function refuseOversized(text, settings) {
   const limit = settings.limits?.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES;
-  if (typeof limit === 'number' && text.length > limit) {
+  if (!Number.isSafeInteger(limit) || limit < 0) {
+    throw new TraceLiteError('limits.maxRequestBytes must be a non-negative integer', 'INVALID_OPTION', 'limits.maxRequestBytes');
+  }
+  if (text.length > limit) {
     throw new TraceLiteError(
       `request is at least ${text.length} bytes, limit is ${limit}`,
       'LIMIT_EXCEEDED',

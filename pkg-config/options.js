@@ -7,9 +7,11 @@ const HOST_OPTIONS = ['store', 'countTokens', 'previous'];
 
 export function requestText(request, what = 'request') {
   if (typeof request === 'string') {
-    // Lone surrogates cannot cross into wasm (they would silently become U+FFFD).
+    // Lone surrogates cannot cross into wasm as they are (they would silently
+    // become U+FFFD): they cross as JSON escapes, as JSON.stringify writes them,
+    // and the core replaces them in tool outputs or names the field holding one.
     if (!request.isWellFormed()) {
-      throw new TraceLiteError(`${what} contains lone UTF-16 surrogates`, 'INVALID_REQUEST', what);
+      return request.replace(/\p{Cs}/gu, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
     }
     return request;
   }

@@ -62,7 +62,7 @@ export class SpillStore {
   /** The wasm session backing this store, told the current time (internal). */
   get wasmSession() {
     if (!this.#session) throw new TraceLiteError('SpillStore was freed', 'INVALID_OPTION', 'store');
-    this.#session.setNow(this.#now());
+    guarded(() => this.#session.setNow(this.#now()));
     return this.#session;
   }
 
@@ -81,17 +81,17 @@ export class SpillStore {
 
   /** Whether a blob exists. */
   contains(session, key) {
-    return this.wasmSession.contains(session, key);
+    return guarded(() => this.wasmSession.contains(session, key));
   }
 
   /** Blobs of a session: `[{ key, bytes, lines }]`. */
   list(session) {
-    return JSON.parse(this.wasmSession.list(session));
+    return JSON.parse(guarded(() => this.wasmSession.list(session)));
   }
 
   /** Removes a blob; returns whether it existed. */
   delete(session, key) {
-    return this.wasmSession.delete(session, key);
+    return guarded(() => this.wasmSession.delete(session, key));
   }
 
   /** Lines `offset+1 … offset+limit`: `{ offset, count, totalLines, totalBytes, text }`. */
@@ -111,17 +111,17 @@ export class SpillStore {
 
   /** Removes a whole session; returns the bytes freed. */
   evict(session) {
-    return this.wasmSession.evict(session);
+    return guarded(() => this.wasmSession.evict(session));
   }
 
   /** Removes sessions unused for `ttlSeconds` at `now`; returns how many. */
   sweep(now = this.#now()) {
-    return this.wasmSession.sweep(now);
+    return guarded(() => this.wasmSession.sweep(now));
   }
 
   /** `{ totalBytes, sessions, limits }`. */
   usage() {
-    return JSON.parse(this.wasmSession.usage());
+    return JSON.parse(guarded(() => this.wasmSession.usage()));
   }
 
   /** Puts back the `spills` a compress call returned (e.g. loaded from a KV store); returns how many. */

@@ -336,8 +336,8 @@ impl<S: SpillStore> TraceLite<S> {
         t.assembles += 1;
         t.tokens_raw = report.tokens_before;
         t.tokens_sent = report.tokens_after;
-        t.total_tokens_raw += report.tokens_before;
-        t.total_tokens_sent += report.tokens_after;
+        t.total_tokens_raw = t.total_tokens_raw.saturating_add(report.tokens_before);
+        t.total_tokens_sent = t.total_tokens_sent.saturating_add(report.tokens_after);
         for stage in &report.stages {
             let saved = stage.tokens_before.saturating_sub(stage.tokens_after);
             *t.saved_by_stage

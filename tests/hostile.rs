@@ -19,7 +19,9 @@ fn log_100k() -> String {
     let mut text = String::new();
     let mut i = 0;
     while text.len() < 100_000 {
-        text.push_str(&format!("INFO worker-{i} processed request status=200 in 12ms\n"));
+        text.push_str(&format!(
+            "INFO worker-{i} processed request status=200 in 12ms\n"
+        ));
         i += 1;
     }
     text
@@ -38,7 +40,11 @@ fn a_costly_grep_fails_fast_with_its_own_code() {
     assert_eq!(err.code, ErrorCode::GrepTooCostly, "{err}");
     assert_eq!(err.path, "pattern");
     // Refused before it runs (it took 5 s natively, 12 s in wasm).
-    assert!(started.elapsed() < Duration::from_millis(500), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_millis(500),
+        "{:?}",
+        started.elapsed()
+    );
     // The same through the agent's tool: a reply the model can act on.
     let reply = handle_tool_call(
         &mut store,
@@ -47,7 +53,11 @@ fn a_costly_grep_fails_fast_with_its_own_code() {
         &json!({"pointer": "spill://s/k", "pattern": "(.*){999}x"}).to_string(),
     )
     .unwrap();
-    assert!(reply.is_error && reply.text.contains("maxGrepCost"), "{}", reply.text);
+    assert!(
+        reply.is_error && reply.text.contains("maxGrepCost"),
+        "{}",
+        reply.text
+    );
 }
 
 #[test]
@@ -67,7 +77,11 @@ fn a_literal_does_not_buy_an_unbounded_search() {
     let started = Instant::now();
     let err = store.grep("s", "k", &evil, &options).unwrap_err();
     assert_eq!(err.code, ErrorCode::GrepTooCostly);
-    assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
     // With a budget big enough for the whole text, the same search completes.
     let options = GrepOptions {
         max_cost: evil.cost() * text.len() as u64,
@@ -76,7 +90,10 @@ fn a_literal_does_not_buy_an_unbounded_search() {
     let short = "worker xx processed request\n".repeat(20);
     let mut small = MemoryStore::new();
     small.put("s", "k", &short).unwrap();
-    assert_eq!(small.grep("s", "k", &evil, &options).unwrap().total_matches, 0);
+    assert_eq!(
+        small.grep("s", "k", &evil, &options).unwrap().total_matches,
+        0
+    );
 }
 
 #[test]
@@ -84,7 +101,12 @@ fn ordinary_searches_stay_within_the_default_budget_and_the_limit_is_a_setting()
     let text = log_100k().repeat(40); // 4 MB
     let mut store = MemoryStore::new();
     store.put("s", "k", &text).unwrap();
-    for p in [r"\w+", "status=[0-9]+", "(?i)error", "worker-1[0-9]* processed"] {
+    for p in [
+        r"\w+",
+        "status=[0-9]+",
+        "(?i)error",
+        "worker-1[0-9]* processed",
+    ] {
         let pattern = Pattern::new(p, false, false).unwrap();
         let r = store.grep("s", "k", &pattern, &GrepOptions::default());
         assert!(r.is_ok(), "{p}: {r:?}");
@@ -92,7 +114,9 @@ fn ordinary_searches_stay_within_the_default_budget_and_the_limit_is_a_setting()
     // A literal search has no regex cost at all.
     let literal = Pattern::new("(.*){999}x", true, false).unwrap();
     assert_eq!(literal.cost(), 0);
-    assert!(store.grep("s", "k", &literal, &GrepOptions::default()).is_ok());
+    assert!(store
+        .grep("s", "k", &literal, &GrepOptions::default())
+        .is_ok());
     // The store's limit bounds every call; a call may lower it further.
     let mut small = MemoryStore::with_limits(StoreLimits {
         max_grep_cost: 1_000,
@@ -161,4 +185,81 @@ fn a_forged_text_cannot_take_a_victims_key() {
         .unwrap_err();
     assert_eq!(err.code, ErrorCode::SpillCorrupt);
     assert!(spill::key::verify(&key, &victim).is_ok());
+}
+
+/// Dense, code-like lines (cheap as an image).
+fn dense(seed: usize, lines: usize) -> String {
+    (0..lines)
+        .map(|i| {
+            let n = seed * 131 + i * 17;
+            format!(
+                "    self.assertEqual(obj_{}.get_{}(x[{}], y={}), {{'k{}': [{}]}})  # case {i}\n",
+                n % 97,
+                n % 13,
+                n % 7,
+                n % 29,
+                n % 11,
+                n % 5
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_snapshot_of_an_excerpt_whose_output_was_refused_says_so() {
+    let mut messages = vec![json!({"role": "user", "content": "fix it"})];
+    for i in 0..7 {
+        let output = if i == 0 {
+            dense(0, 20_000)
+        } else {
+            dense(i, 40)
+        };
+        messages.push(json!({"role": "assistant", "content": null, "tool_calls": [{"id": format!("c{i}"),
+            "type": "function", "function": {"name": "bash", "arguments": format!("{{\"command\":\"cat f{i}.py\"}}")}}]}));
+        messages.push(json!({"role": "tool", "tool_call_id": format!("c{i}"), "content": output}));
+    }
+    let request = json!({"model": "gpt-4o", "messages": messages}).to_string();
+    let mut config = Config::from_json(json!({"budget": 8000})).unwrap();
+    config.dedup.enabled = false;
+    config.phase.enabled = false;
+    config.compact.enabled = false;
+    // The 1.6 MB output does not fit the session's quota; its excerpt does.
+    let mut store = MemoryStore::with_limits(StoreLimits {
+        max_session_bytes: 200_000,
+        ..StoreLimits::default()
+    });
+    let out = tracelite::compress(&request, &config, &mut store).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&out.request).unwrap();
+    let first = v["messages"][2]["content"].as_str().unwrap();
+    let snapshot = out
+        .report
+        .changes
+        .iter()
+        .find(|c| c.kind == "snapshot" && c.message == 2)
+        .unwrap_or_else(|| panic!("the excerpt was not rendered: {first}"));
+    assert!(
+        first.contains("excerpt only, the full output could not be kept"),
+        "{first}"
+    );
+    assert!(!first.contains("full text"), "{first}");
+    // What the pointer holds is the excerpt, which says it is all that remains.
+    let key = snapshot
+        .pointer
+        .as_deref()
+        .unwrap()
+        .rsplit('/')
+        .next()
+        .unwrap();
+    let kept = store.get("default", key).unwrap();
+    assert!(spill::is_refused_excerpt(&kept), "{}", &kept[..200]);
+    // A whole observation rendered the same way still says "full text".
+    let tools: Vec<&str> = v["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    let second = tools[1];
+    assert!(second.contains("full text: spill://"), "{second}");
 }

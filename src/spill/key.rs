@@ -30,16 +30,20 @@ const H0: [u32; 8] = [
 fn compress(state: &mut [u32; 8], block: &[u8; 64]) {
     let mut w = [0u32; 64];
     for (word, bytes) in w.iter_mut().zip(block.chunks_exact(4)) {
-        *word = u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+        *word = u32::from_be_bytes(bytes.try_into().unwrap_or([0; 4]));
     }
     for i in 16..64 {
-        let (w15, w2) = (w[i - 15], w[i - 2]);
+        let at = |j: usize| w.get(j).copied().unwrap_or(0);
+        let (w15, w2) = (at(i - 15), at(i - 2));
         let s0 = w15.rotate_right(7) ^ w15.rotate_right(18) ^ (w15 >> 3);
         let s1 = w2.rotate_right(17) ^ w2.rotate_right(19) ^ (w2 >> 10);
-        w[i] = w[i - 16]
+        let next = at(i - 16)
             .wrapping_add(s0)
-            .wrapping_add(w[i - 7])
+            .wrapping_add(at(i - 7))
             .wrapping_add(s1);
+        if let Some(slot) = w.get_mut(i) {
+            *slot = next;
+        }
     }
     let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut h] = *state;
     for (k, w) in K.iter().zip(w.iter()) {
@@ -103,14 +107,14 @@ pub fn sha256(bytes: &[u8]) -> [u8; 32] {
 /// The key of `text`: `<kind>-` and the first 128 bits of its SHA-256 in
 /// lowercase hex (e.g. `tool-9f86d081884c7d659a2feaa0c55ad015`).
 pub fn content_key(kind: &str, text: &str) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     let hash = sha256(text.as_bytes());
     let mut key = String::with_capacity(kind.len() + 1 + KEY_HASH_HEX);
     key.push_str(kind);
     key.push('-');
     for b in hash.iter().take(KEY_HASH_HEX / 2) {
-        key.push(char::from(HEX[usize::from(b >> 4)]));
-        key.push(char::from(HEX[usize::from(b & 15)]));
+        for nibble in [b >> 4, b & 15] {
+            key.push(char::from_digit(u32::from(nibble), 16).unwrap_or('0'));
+        }
     }
     key
 }

@@ -14,7 +14,7 @@ mod literals;
 mod store;
 pub mod tools;
 
-pub use excerpt::{ErrorLine, ErrorSignals, Excerpt, Kept, ShownLine};
+pub use excerpt::{is_refused_excerpt, ErrorLine, ErrorSignals, Excerpt, Kept, ShownLine};
 pub use grep::{GrepLine, GrepOptions, GrepResult, Pattern};
 pub use key::content_key;
 pub use store::{MemoryStore, Page, SpillInfo, SpillStore, StoreLimits};
