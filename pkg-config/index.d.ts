@@ -122,13 +122,21 @@ export interface CompactOptions {
   minSaving?: number;
   /** Detect stage boundaries (a passing test or run after an edit). Default true. */
   detectStages?: boolean;
-  /** Keep every compacted tool call (name and arguments verbatim, in order) in a tool-call log after the summary. Default true. */
+  /**
+   * Keep every compacted tool call (name and arguments verbatim, in order) in a tool-call log after the summary.
+   * Secrets in the arguments are masked (`[REDACTED:kind]`) when `redact.enabled` (default); the originals stay
+   * in the spill store. Default true.
+   */
   keepToolCalls?: boolean;
 }
 
 /** Secret redaction. */
 export interface RedactOptions {
-  /** Mask secrets in excerpts, snapshots and summaries. Default true. */
+  /**
+   * Mask secrets in excerpts, snapshots, summaries and the tool-call log (arguments of compacted calls).
+   * Not in the spill store unless `store`: `read_spill` and the proxy's `GET /spill` routes serve stored text.
+   * Default true.
+   */
   enabled?: boolean;
   /** Also mask them in the spill store. Default false. */
   store?: boolean;

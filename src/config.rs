@@ -319,6 +319,8 @@ pub struct CompactConfig {
     pub detect_stages: bool,
     /// Keep every compacted tool call (name and arguments, verbatim, in
     /// order) in a tool-call log after the summary: tool calls stay text.
+    /// Secrets in the arguments are masked like all text reaching the model
+    /// when `redact.enabled` (default); the originals stay in the spill store.
     pub keep_tool_calls: bool,
 }
 
