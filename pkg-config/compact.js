@@ -9,7 +9,7 @@
 // the extractive summary stays.
 import { validateSummary as wasmValidateSummary } from './tracelite.js';
 import { compress } from './api.js';
-import { TraceLiteError, guarded } from './errors.js';
+import { TraceLiteError, guarded, jsonArg } from './errors.js';
 import { splitOptions } from './options.js';
 import { SpillStore } from './spill.js';
 
@@ -95,7 +95,7 @@ export async function compressAsync(request, options = {}) {
       continue;
     }
     const json = guarded(() =>
-      store.wasmSession.adoptSummary(JSON.stringify(out.request), JSON.stringify(settings), text),
+      store.wasmSession.adoptSummary(JSON.stringify(out.request), jsonArg(settings, 'options'), text),
     );
     attempts.push({ ok: true });
     return { ...out, request: JSON.parse(json), summary: { source: 'summarizer', attempts } };

@@ -1,5 +1,5 @@
 // Internal: option parsing shared by the JS API modules.
-import { TraceLiteError } from './errors.js';
+import { TraceLiteError, jsonArg } from './errors.js';
 import { SpillStore } from './spill.js';
 
 /** Options that are JS objects, not settings; everything else goes to the core as JSON. */
@@ -16,7 +16,7 @@ export function requestText(request, what = 'request') {
     return request;
   }
   if (request !== null && typeof request === 'object' && !Array.isArray(request)) {
-    return JSON.stringify(request);
+    return jsonArg(request, what);
   }
   throw new TraceLiteError(`${what} must be a JSON object or JSON text`, 'INVALID_REQUEST', what);
 }

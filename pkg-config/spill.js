@@ -1,7 +1,7 @@
 // Spilling in JS: the SpillStore (bounded, inside wasm), the agent tools
 // read_spill / grep_spill (definitions + executor) and spillText.
 import { Session, spillTools as wasmSpillTools } from './tracelite.js';
-import { TraceLiteError, guarded } from './errors.js';
+import { TraceLiteError, guarded, jsonArg } from './errors.js';
 
 /** Names of the agent tools over spilled output. */
 export const SPILL_TOOL_NAMES = Object.freeze(['read_spill', 'grep_spill']);
@@ -23,7 +23,7 @@ function limitsJson(options) {
       throw new TraceLiteError(`unknown SpillStore option ${k}`, 'INVALID_OPTION', k);
     }
   }
-  return JSON.stringify(limits);
+  return jsonArg(limits, 'options');
 }
 
 function text(value, what) {
@@ -106,7 +106,7 @@ export class SpillStore {
    */
   grep(session, key, pattern, options = {}) {
     text(pattern, 'pattern');
-    return JSON.parse(guarded(() => this.wasmSession.grep(session, key, pattern, JSON.stringify(options))));
+    return JSON.parse(guarded(() => this.wasmSession.grep(session, key, pattern, jsonArg(options ?? {}, 'options'))));
   }
 
   /** Removes a whole session; returns the bytes freed. */
@@ -139,7 +139,7 @@ export class SpillStore {
    * `{ text, isError }` to send back as the tool result.
    */
   handleToolCall(name, args, session) {
-    const json = typeof args === 'string' ? args : JSON.stringify(args ?? {});
+    const json = typeof args === 'string' ? args : jsonArg(args ?? {}, 'args');
     return JSON.parse(guarded(() => this.wasmSession.handleToolCall(text(name, 'name'), json, text(session, 'session'))));
   }
 
@@ -149,8 +149,11 @@ export class SpillStore {
    * replaced by its excerpt. Returns `{ text, spilled, pointer?, refused?, tokensBefore, tokensAfter }`.
    */
   spill(value, options = {}) {
+    if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+      throw new TraceLiteError('options must be an object', 'INVALID_OPTION', 'options');
+    }
     const { countTokens, ...settings } = options;
-    return JSON.parse(guarded(() => this.wasmSession.spillText(encoder.encode(text(value, 'text')), JSON.stringify(settings), countTokens)));
+    return JSON.parse(guarded(() => this.wasmSession.spillText(encoder.encode(text(value, 'text')), jsonArg(settings, 'options'), countTokens)));
   }
 
   /** Releases the wasm memory. */
