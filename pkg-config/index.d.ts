@@ -152,6 +152,11 @@ export interface LimitOptions {
   maxSpillBytesPerSession?: number;
   /** Most `spill.errorPatterns`; over it: `LIMIT_EXCEEDED` at `spill.errorPatterns`. Default 64. */
   maxErrorPatterns?: number;
+  /**
+   * `TraceLite` sessions: bytes of raw tool output held. Past it the oldest outputs outside the recent
+   * window are spilled in place (the history keeps their excerpt and pointer). Default 32 MiB.
+   */
+  maxHistoryBytes?: number;
 }
 
 /** Settings of one compress call (src/config.rs `Config`). */

@@ -407,6 +407,12 @@ pub struct Limits {
     /// Most `spill.errorPatterns` accepted (each is checked against every
     /// hidden line of every spilled output). Default 64.
     pub max_error_patterns: usize,
+    /// Bytes of raw tool output the stateful `TraceLite` session holds
+    /// (default 32 MiB). Past it, the oldest outputs outside the recent window
+    /// are spilled in the raw history itself: their full text goes to the
+    /// spill store and the history keeps their excerpt and pointer (or, when
+    /// the store is full, an excerpt saying the rest could not be kept).
+    pub max_history_bytes: usize,
 }
 
 impl Default for Limits {
@@ -418,6 +424,7 @@ impl Default for Limits {
             max_image_pixels: 50_000_000,
             max_spill_bytes_per_session: 16 << 20,
             max_error_patterns: 64,
+            max_history_bytes: 32 << 20,
         }
     }
 }

@@ -49,6 +49,8 @@ pub struct SessionState {
     pub compact: crate::compact::CompactState,
     /// Optical snapshots rendered so far, by content hash.
     pub snapshots: crate::optical::SnapshotCache,
+    /// Redaction results of texts already scanned, by content hash.
+    pub redacted: crate::redact::RedactCache,
 }
 
 /// What a stage changed at one place.
@@ -232,7 +234,7 @@ impl<'a> StageContext<'a> {
         if !self.config.redact.enabled {
             return std::borrow::Cow::Borrowed(text);
         }
-        let (out, found) = crate::redact::redact(text);
+        let (out, found) = self.state.redacted.redact(text);
         self.redactions.merge(&found);
         out
     }

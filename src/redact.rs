@@ -41,6 +41,56 @@ impl Redactions {
     }
 }
 
+/// Redaction results of texts seen before (by a 64-bit hash and length), so
+/// a session that re-emits the same excerpts, snapshots and summaries every
+/// turn scans each only once. Only texts of 256 bytes or more are kept;
+/// bounded by the bytes of masked copies it holds (it starts over past 8 MiB
+/// or 50,000 entries). The cache only saves work: results never depend on it.
+#[derive(Debug, Default)]
+pub struct RedactCache {
+    entries: std::collections::HashMap<(u64, usize), (Option<String>, Redactions)>,
+    bytes: usize,
+}
+
+/// Texts shorter than this are scanned without the cache.
+const MIN_CACHED_BYTES: usize = 256;
+/// Bytes of masked copies a [`RedactCache`] holds at most.
+const MAX_CACHED_BYTES: usize = 8 << 20;
+/// Entries a [`RedactCache`] holds at most.
+const MAX_CACHED_ENTRIES: usize = 50_000;
+
+impl RedactCache {
+    /// [`redact`], remembered.
+    pub fn redact<'t>(&mut self, text: &'t str) -> (Cow<'t, str>, Redactions) {
+        if text.len() < MIN_CACHED_BYTES {
+            return redact(text);
+        }
+        let key = (crate::tokens::text_hash(text.as_bytes()), text.len());
+        if let Some((masked, found)) = self.entries.get(&key) {
+            let out = match masked {
+                Some(m) => Cow::Owned(m.clone()),
+                None => Cow::Borrowed(text),
+            };
+            return (out, found.clone());
+        }
+        let (out, found) = redact(text);
+        let masked = match &out {
+            Cow::Owned(m) => Some(m.clone()),
+            Cow::Borrowed(_) => None,
+        };
+        let size = masked.as_ref().map_or(0, String::len);
+        if self.entries.len() >= MAX_CACHED_ENTRIES || self.bytes + size > MAX_CACHED_BYTES {
+            self.entries.clear();
+            self.bytes = 0;
+        }
+        if size <= MAX_CACHED_BYTES {
+            self.bytes += size;
+            self.entries.insert(key, (masked, found.clone()));
+        }
+        (out, found)
+    }
+}
+
 /// Token prefixes followed by a run of token characters, with the minimum run length.
 const PREFIXED: &[(&str, &str, usize)] = &[
     ("sk-ant-", "anthropic-key", 20),

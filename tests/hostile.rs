@@ -263,3 +263,103 @@ fn a_snapshot_of_an_excerpt_whose_output_was_refused_says_so() {
     let second = tools[1];
     assert!(second.contains("full text: spill://"), "{second}");
 }
+
+/// Counts tokens as the estimator does and remembers how many bytes it saw.
+struct Watching(std::rc::Rc<std::cell::Cell<usize>>);
+
+impl tracelite::tokens::TokenCounter for Watching {
+    fn count(&self, text: &str) -> tracelite::Result<u64> {
+        self.0.set(self.0.get() + text.len());
+        Ok(tracelite::tokens::estimate(text))
+    }
+}
+
+fn step_output(t: usize, bytes: usize) -> String {
+    let mut out = String::new();
+    let mut i = 0;
+    while out.len() < bytes {
+        out.push_str(&format!(
+            "src/module_{}/file_{i}.py:{}: checked ok\n",
+            t % 17,
+            (t * 31 + i) % 400
+        ));
+        i += 1;
+    }
+    out
+}
+
+#[test]
+fn a_session_prices_each_text_once_not_on_every_turn() {
+    use tracelite::formats::FormatName;
+    use tracelite::model::ToolCall;
+    use tracelite::session::TraceLite;
+    let seen = std::rc::Rc::new(std::cell::Cell::new(0));
+    let mut tl = TraceLite::new(Config::default()).with_counter(Box::new(Watching(seen.clone())));
+    let mut raw = 0;
+    for t in 0..120 {
+        let output = step_output(t, 600);
+        raw += output.len();
+        let call = ToolCall {
+            id: format!("c{t}"),
+            name: "bash".into(),
+            arguments: format!("{{\"command\":\"pytest tests/test_{t}.py\"}}"),
+        };
+        tl.process_step(call, output).unwrap();
+        tl.assemble(FormatName::OpenaiChat, Default::default())
+            .unwrap();
+    }
+    // Re-pricing the whole history on each of 120 turns would count ~60× the
+    // raw bytes; with the cache each output is priced about once (plus short
+    // texts and the texts stages write).
+    assert!(
+        seen.get() < raw * 2,
+        "counted {} bytes for {raw} bytes of output",
+        seen.get()
+    );
+}
+
+#[test]
+fn a_session_bounds_its_raw_history_by_spilling_old_outputs() {
+    use tracelite::formats::FormatName;
+    use tracelite::model::ToolCall;
+    use tracelite::session::TraceLite;
+    let config =
+        Config::from_json(json!({"budget": 16000, "limits": {"maxHistoryBytes": 1_000_000}}))
+            .unwrap();
+    let mut tl = TraceLite::new(config);
+    let outputs: Vec<String> = (0..40).map(|t| step_output(t, 100_000)).collect();
+    for (t, output) in outputs.iter().enumerate() {
+        let call = ToolCall {
+            id: format!("c{t}"),
+            name: "bash".into(),
+            arguments: "{}".into(),
+        };
+        tl.process_step(call, output.clone()).unwrap();
+    }
+    let conv = tl.conversation().clone();
+    let held: usize = conv
+        .observations()
+        .iter()
+        .filter_map(|&at| conv.tool_result(at))
+        .map(|r| r.text().len())
+        .sum();
+    // 4 MB of output; the raw history holds at most the limit plus the recent window.
+    assert!(held <= 1_000_000 + 3 * 100_000, "{held} bytes held");
+    // Every output spilled in place is one pointer away, byte for byte.
+    let first = conv.tool_result(conv.observations()[0]).unwrap().text();
+    let pointer = first
+        .split_whitespace()
+        .find(|w| w.starts_with("spill://"))
+        .unwrap_or_else(|| panic!("{}", &first[..300]));
+    let key = pointer.rsplit('/').next().unwrap();
+    assert_eq!(tl.store_mut().get("default", key).unwrap(), outputs[0]);
+    // The last outputs stay whole, and assembling still works.
+    let last = conv
+        .tool_result(*conv.observations().last().unwrap())
+        .unwrap()
+        .text();
+    assert_eq!(last, outputs[39]);
+    assert!(tl
+        .assemble(FormatName::OpenaiChat, Default::default())
+        .is_ok());
+}
