@@ -344,7 +344,7 @@ impl Optical {
         // What the image shows reaches the model: mask secrets first (the
         // store keeps the original under `text`'s pointer).
         let shown = cx.redact(&text).into_owned();
-        let pointer = spill::pointer(&config.session, &spill::content_key("snapshot", &text));
+        let pointer = spill::pointer(&config.session, &cx.content_key("snapshot", &text));
         let excerpt_only = spill::is_refused_excerpt(&text);
         // Line by line first; run together when that is too costly.
         let flows: &[Flow] = if optical.reflow {

@@ -119,6 +119,36 @@ pub fn content_key(kind: &str, text: &str) -> String {
     key
 }
 
+/// Content keys of texts hashed before, by a fast 64-bit hash and length:
+/// a session re-keys the same excerpts and snapshots every turn. Safe with a
+/// non-cryptographic index because stores check every new blob against its
+/// key ([`verify`]): a colliding entry can only get a put refused, never
+/// store a text under another's key. Starts over past 50,000 entries.
+#[derive(Debug, Default)]
+pub struct KeyCache {
+    keys: std::collections::HashMap<(u64, usize, String), String>,
+}
+
+impl KeyCache {
+    /// [`content_key`], remembered.
+    pub fn key(&mut self, kind: &str, text: &str) -> String {
+        let id = (
+            crate::tokens::text_hash(text.as_bytes()),
+            text.len(),
+            kind.to_string(),
+        );
+        if let Some(key) = self.keys.get(&id) {
+            return key.clone();
+        }
+        let key = content_key(kind, text);
+        if self.keys.len() >= 50_000 {
+            self.keys.clear();
+        }
+        self.keys.insert(id, key.clone());
+        key
+    }
+}
+
 /// The kind of a content key (`tool` of `tool-<32 hex>`), or `None` when
 /// `key` is not shaped like one (a name the host chose).
 pub fn content_kind(key: &str) -> Option<&str> {

@@ -153,10 +153,8 @@ fn spill_one(
     let expected = if cx.config.redact.store {
         None
     } else {
-        Some(Kept::Pointer(pointer(
-            &cx.config.session,
-            &content_key("tool", text),
-        )))
+        let key = cx.content_key("tool", text);
+        Some(Kept::Pointer(pointer(&cx.config.session, &key)))
     };
     let head_share = cx.config.spill.head_share;
     let mut built = None;

@@ -281,18 +281,19 @@ impl SpillStore for MemoryStore {
     fn put(&mut self, session: &str, key: &str, text: &str) -> Result<()> {
         validate_name("session", session)?;
         validate_name("key", key)?;
+        if let Some(existing) = self.touch(session).and_then(|s| s.blobs.get(key)) {
+            if existing.text == text {
+                return Ok(());
+            }
+        }
         // A content key names one text: a forged text under it is refused
         // (held texts were checked here, so reads need no check).
         super::key::verify(key, text)?;
-        if let Some(existing) = self.touch(session).and_then(|s| s.blobs.get(key)) {
-            return if existing.text == text {
-                Ok(())
-            } else {
-                Err(refused(
-                    key,
-                    "another text is already stored under this key".into(),
-                ))
-            };
+        if self.contains(session, key) {
+            return Err(refused(
+                key,
+                "another text is already stored under this key".into(),
+            ));
         }
         let held = self.sessions.get(session).map_or(0, |s| s.bytes);
         if held + text.len() > self.limits.max_session_bytes {
