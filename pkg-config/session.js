@@ -59,7 +59,7 @@ export class TraceLite {
   }
 
   get #wasm() {
-    if (!this.#session) throw new Error('TraceLite was freed');
+    if (!this.#session) throw new TraceLiteError('TraceLite was freed', 'INVALID_OPTION', 'session');
     return this.#session;
   }
 

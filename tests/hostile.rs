@@ -363,3 +363,45 @@ fn a_session_bounds_its_raw_history_by_spilling_old_outputs() {
         .assemble(FormatName::OpenaiChat, Default::default())
         .is_ok());
 }
+
+mod grep_budget {
+    use proptest::prelude::*;
+    use tracelite::spill::lines::LineIndex;
+    use tracelite::spill::{grep, GrepOptions, Pattern};
+    use tracelite::ErrorCode;
+
+    const PIECES: &[&str] = &[
+        "a", "b", "x", ".", "(.*)", "(a|b)", r"\w+", r"\d", "[a-c]", "{3}", "*", "?", "ab", "^", "$",
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        /// The invariants of the `grep_cost` fuzz target, on generated patterns.
+        #[test]
+        fn a_search_within_budget_is_never_refused_and_one_over_it_was(
+            pieces in proptest::collection::vec(0..PIECES.len(), 1..6),
+            seed in "[abx1 \n]{1,40}",
+            times in 1usize..200,
+            budget_shift in 0u32..40,
+        ) {
+            let pattern: String = pieces.iter().map(|&i| PIECES[i]).collect();
+            let Ok(p) = Pattern::new(&pattern, false, false) else { return Ok(()); };
+            let text = seed.repeat(times);
+            let index = LineIndex::new(&text);
+            let budget = 1u64 << budget_shift;
+            let whole = p.cost().saturating_mul(text.len() as u64);
+            let bounded = GrepOptions { max_cost: budget, ..GrepOptions::default() };
+            let free = GrepOptions { max_cost: u64::MAX, ..GrepOptions::default() };
+            match grep::grep(&text, &index, &p, &bounded) {
+                Ok(r) => prop_assert_eq!(r, grep::grep(&text, &index, &p, &free).unwrap()),
+                Err(e) => {
+                    prop_assert_eq!(e.code, ErrorCode::GrepTooCostly);
+                    prop_assert!(whole > budget, "{pattern}: refused at {whole} <= {budget}");
+                }
+            }
+            if whole <= budget {
+                prop_assert!(grep::grep(&text, &index, &p, &bounded).is_ok());
+            }
+        }
+    }
+}
