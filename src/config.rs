@@ -332,6 +332,8 @@ pub struct CompactConfig {
     pub detect_stages: bool,
     /// Keep every compacted tool call (name and arguments, verbatim, in
     /// order) in a tool-call log after the summary: tool calls stay text.
+    /// Secrets in the arguments are masked like all text reaching the model
+    /// when `redact.enabled` (default); the originals stay in the spill store.
     pub keep_tool_calls: bool,
     /// Share of the budget the user's own messages (the task, later
     /// instructions) may fill when compaction keeps them word for word;
@@ -421,6 +423,15 @@ pub struct Limits {
     pub max_image_pixels: u64,
     /// Spill bytes kept per session.
     pub max_spill_bytes_per_session: usize,
+    /// Most `spill.errorPatterns` accepted (each is checked against every
+    /// hidden line of every spilled output). Default 64.
+    pub max_error_patterns: usize,
+    /// Bytes of raw tool output the stateful `TraceLite` session holds
+    /// (default 32 MiB). Past it, the oldest outputs outside the recent window
+    /// are spilled in the raw history itself: their full text goes to the
+    /// spill store and the history keeps their excerpt and pointer (or, when
+    /// the store is full, an excerpt saying the rest could not be kept).
+    pub max_history_bytes: usize,
 }
 
 impl Default for Limits {
@@ -431,6 +442,8 @@ impl Default for Limits {
             max_depth: 100,
             max_image_pixels: 50_000_000,
             max_spill_bytes_per_session: 16 << 20,
+            max_error_patterns: 64,
+            max_history_bytes: 32 << 20,
         }
     }
 }
@@ -490,6 +503,17 @@ impl Config {
         }
         if !(self.spill.head_share >= 0.0 && self.spill.head_share <= 1.0) {
             return bad("spill.headShare", "must be in [0, 1]");
+        }
+        if self.spill.error_patterns.len() > self.limits.max_error_patterns {
+            return Err(Error::new(
+                ErrorCode::LimitExceeded,
+                "spill.errorPatterns",
+                format!(
+                    "{} patterns, limits.maxErrorPatterns is {}",
+                    self.spill.error_patterns.len(),
+                    self.limits.max_error_patterns
+                ),
+            ));
         }
         for (i, pattern) in self.spill.error_patterns.iter().enumerate() {
             if let Err(e) = crate::spill::Pattern::new(pattern, false, false) {

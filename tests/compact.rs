@@ -391,7 +391,7 @@ fn summary_keeps_errors_and_edited_paths_with_pointers() {
             .unwrap_or_else(|| panic!("no pointer: {line}"));
         let (session, key) = ptr.trim_start_matches("spill://").split_once('/').unwrap();
         let original = store.get(session, key).unwrap();
-        if line.contains("NameError") {
+        if line.starts_with("- Error:") && line.contains("NameError") {
             assert!(original.contains("NameError: name 'c' is not defined"));
         }
         resolved += 1;

@@ -216,16 +216,30 @@ impl Fnv {
     }
 }
 
-/// The one-line text a snapshot leaves in the tool result.
-pub fn reference(lines: usize, images: usize, flow: Flow, pointer: &str) -> String {
+/// The one-line text a snapshot leaves in the tool result. `excerpt_only`
+/// when the rendered text is an excerpt whose full output the store refused:
+/// the pointer then holds that excerpt, not the full output, and says so.
+pub fn reference(
+    lines: usize,
+    images: usize,
+    flow: Flow,
+    pointer: &str,
+    excerpt_only: bool,
+) -> String {
     let s = if images == 1 { "" } else { "s" };
     let marked = match flow {
         Flow::Lines => "",
         Flow::Reflow => ", line breaks marked »",
     };
-    format!(
-        "[{lines} lines of output shown as {images} image{s}{marked}; full text: {pointer} (read_spill)]"
-    )
+    if excerpt_only {
+        format!(
+            "[{lines} lines of an excerpt shown as {images} image{s}{marked}; excerpt only, the full output could not be kept; excerpt text: {pointer} (read_spill)]"
+        )
+    } else {
+        format!(
+            "[{lines} lines of output shown as {images} image{s}{marked}; full text: {pointer} (read_spill)]"
+        )
+    }
 }
 
 /// The optical stage.
@@ -349,7 +363,8 @@ impl Optical {
         // What the image shows reaches the model: mask secrets first (the
         // store keeps the original under `text`'s pointer).
         let shown = cx.redact(&text).into_owned();
-        let pointer = spill::pointer(&config.session, &spill::content_key("snapshot", &text));
+        let pointer = spill::pointer(&config.session, &cx.content_key("snapshot", &text));
+        let excerpt_only = spill::is_refused_excerpt(&text);
         // Line by line first; run together when that is too costly.
         let flows: &[Flow] = if optical.reflow {
             &[Flow::Lines, Flow::Reflow]
@@ -377,7 +392,7 @@ impl Optical {
                 break;
             }
             let count = snapshot.plan.image_sizes.len();
-            let line = reference(snapshot.lines, count, flow, &pointer);
+            let line = reference(snapshot.lines, count, flow, &pointer, excerpt_only);
             let after = cx.meter.text(&line)? + snapshot.image_tokens();
             if after as f64 <= before as f64 / optical.ratio {
                 chosen = Some((key, snapshot, line, after, count));
