@@ -371,7 +371,8 @@ mod grep_budget {
     use tracelite::ErrorCode;
 
     const PIECES: &[&str] = &[
-        "a", "b", "x", ".", "(.*)", "(a|b)", r"\w+", r"\d", "[a-c]", "{3}", "*", "?", "ab", "^", "$",
+        "a", "b", "x", ".", "(.*)", "(a|b)", r"\w+", r"\d", "[a-c]", "{3}", "*", "?", "ab", "^",
+        "$",
     ];
 
     proptest! {
