@@ -50,7 +50,7 @@ demo: pkg
 test: setup pkg test-rust test-js
 
 test-rust: system-packages
-	cargo test --all-targets
+	cargo test --all-targets --no-fail-fast
 	cargo test --doc
 
 test-js: system-packages pkg
