@@ -17,7 +17,7 @@ export const CONTROLS = [
   { id: 'spillFraction', label: 'Spill cap, share of budget', path: ['spill', 'fraction'], type: 'number', min: 0, max: 1, step: 0.01 },
   { id: 'spillFloor', label: 'Spill cap floor (tokens)', path: ['spill', 'floorTokens'], type: 'number', min: 0, step: 100 },
   { id: 'dedup', label: 'Dedup repeated lines', path: ['dedup', 'enabled'], type: 'checkbox', stage: 'dedup' },
-  { id: 'phase', label: 'Phase clean-up at the first edit', path: ['phase', 'enabled'], type: 'checkbox', stage: 'phase' },
+  { id: 'phase', label: 'Phase clean-up (consumed or superseded outputs)', path: ['phase', 'enabled'], type: 'checkbox', stage: 'phase' },
   { id: 'optical', label: 'Optical snapshots', path: ['optical', 'enabled'], type: 'checkbox', stage: 'optical' },
   { id: 'compact', label: 'Compaction', path: ['compact', 'enabled'], type: 'checkbox', stage: 'compact' },
   { id: 'threshold', label: 'Compaction threshold (tokens)', path: ['compact', 'threshold'], type: 'number', min: 0, step: 1000 },

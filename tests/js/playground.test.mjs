@@ -276,8 +276,12 @@ test('the step view lists the facts the next call uses and where the prompt show
   assert.match(await page.textContent('#grounding .grounding-note'), new RegExp(`Step ${entry.step}'s call \\(bash\\) uses ${entry.facts.length} facts`));
   await page.$eval('#grounding', (el) => el.scrollIntoView());
   await shot('grounding');
-  // No recent window and snapshots accepted at k = 0.1: the observations the
-  // facts came from are shown as images, which the browser cannot read.
+  // No recent window and snapshots accepted at k = 0.1, optical the only
+  // stage that removes text (the compaction summary names the symbols of
+  // what it compacts): the observations the facts came from are shown as
+  // images, which the browser cannot read.
+  await afterRun(() => page.uncheck('#opt-compact'));
+  await afterRun(() => page.uncheck('#opt-phase'));
   await setControl('window', 0);
   await setControl('ratio', 0.1);
   const images = await check(entry.step, 'window 0, k 0.1');
@@ -285,17 +289,36 @@ test('the step view lists the facts the next call uses and where the prompt show
   assert.ok(images.filter((r) => r.cls === 'IMAGE_UNREAD').every((r) => /not OCR'd/.test(r.label)));
   await page.$eval('#grounding', (el) => el.scrollIntoView());
   await shot('grounding-images');
-  // A 4k budget removes an older observation: its fact is hidden, with the stage that hid it.
+  // The sample keeps every fact visible at a 4k budget (spill excerpts and
+  // the compaction summary name them), so a pasted run shows a hidden one: a
+  // search the first change consumed is cleared, and a later call uses a name
+  // only that search showed.
+  const grepOut = Array.from({ length: 40 }, (_, i) => `src/deep/module_${i}.py:${i + 10}:    value = compute_${i}(x)`).join('\n');
+  const pasted = {
+    id: 'pasted', task: 'Fix the bug.', system: 'You are a coding agent.',
+    steps: [
+      { thought: 'Search.', tool: 'bash', args: { command: 'grep -rn compute_ src' }, observation: grepOut },
+      { thought: 'Change it.', tool: 'bash', args: { command: "sed -i 's/x/y/' src/app.py" }, observation: '' },
+      { thought: 'List.', tool: 'bash', args: { command: 'ls' }, observation: 'src\ntests' },
+      { thought: 'Status.', tool: 'bash', args: { command: 'git status' }, observation: 'modified: src/app.py' },
+      { thought: 'Run it.', tool: 'bash', args: { command: 'python -c "import src.deep.module_7 as m; m.compute_7(1)"' }, observation: 'ok' },
+    ],
+  };
   await afterRun(() => page.click('#reset-options'));
-  await setControl('budget', 4000);
-  const tight = await check(entry.step, 'budget 4000');
-  const hidden = tight.filter((r) => r.cls === 'POINTER' || r.cls === 'GONE');
-  assert.ok(hidden.length > 0, JSON.stringify(tight));
-  const hiddenBy = await page.$$eval('#facts-table tbody tr', (rows) => rows.filter((r) => ['POINTER', 'GONE'].includes(r.dataset.class)).map((r) => r.lastElementChild.textContent));
-  assert.ok(hiddenBy.every((h) => ['spill', 'dedup', 'phase', 'optical', 'compact'].includes(h)), JSON.stringify(hiddenBy));
-  await shot('grounding-budget-4k');
-  // A single request has no next call: the panel is hidden.
   await page.click('#paste-box summary');
+  await page.fill('#paste-text', JSON.stringify(pasted));
+  await afterRun(() => page.click('#paste-load'));
+  await afterRun(() => page.uncheck('#opt-optical'));
+  await afterRun(() => page.uncheck('#opt-compact'));
+  await setControl('window', 0);
+  const tight = await rowsAt(4);
+  const hidden = tight.filter((r) => r.cls === 'POINTER' || r.cls === 'GONE');
+  assert.ok(hidden.some((r) => r.fact === 'compute_7'), JSON.stringify(tight));
+  const hiddenBy = await page.$$eval('#facts-table tbody tr', (rows) => rows.filter((r) => ['POINTER', 'GONE'].includes(r.dataset.class)).map((r) => r.lastElementChild.textContent));
+  assert.deepEqual([...new Set(hiddenBy)], ['phase'], JSON.stringify(hiddenBy));
+  await shot('grounding-hidden');
+  // A single request has no next call: the panel is hidden.
+  await page.$eval('#paste-box', (el) => { el.open = true; });
   await page.fill('#paste-text', JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }));
   await afterRun(() => page.click('#paste-load'));
   assert.equal(await page.$eval('#grounding', (el) => el.hidden), true);

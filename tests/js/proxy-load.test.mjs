@@ -68,12 +68,17 @@ test('a different text under the same name in flight waits for the first: the sa
   const run = async (concurrent) => {
     const kv = fakeKv({ withMetadata: false });
     const store = new KvSpillStore(kv);
+    const outcome = (p) => p.then((r) => ({ ok: r }), (e) => ({ code: e.code }));
     const results = concurrent
-      ? await Promise.all([store.put('s', 'note-1', 'first'), store.put('s', 'note-1', 'second')])
-      : [await store.put('s', 'note-1', 'first'), await store.put('s', 'note-1', 'second')];
+      ? await Promise.all([outcome(store.put('s', 'note-1', 'first')), outcome(store.put('s', 'note-1', 'second'))])
+      : [await outcome(store.put('s', 'note-1', 'first')), await outcome(store.put('s', 'note-1', 'second'))];
     return { results, puts: kv.puts.length, value: kv.data.get('tracelite/s/note-1').value };
   };
-  assert.deepEqual(await run(true), await run(false));
+  const sequential = await run(false);
+  // The first text stays; the second is refused, never written over it.
+  assert.deepEqual(sequential.results[1], { code: 'STORE_REFUSED' });
+  assert.equal(sequential.value, 'first');
+  assert.deepEqual(await run(true), sequential);
 });
 
 test('a failed write fails every request that shared it, and the next put tries again', async () => {
