@@ -157,6 +157,10 @@ export interface LimitOptions {
   /** Largest inline image (width × height from its PNG/JPEG/GIF/WebP header); over it: `LIMIT_EXCEEDED` at the image's JSON path. Default 50,000,000. */
   maxImagePixels?: number;
   maxSpillBytesPerSession?: number;
+  /** Most messages one compaction replaces; a longer history is compacted in chunks, oldest first, over several calls (the compact stage's notes say so). Default 10,000. */
+  maxCompactMessages?: number;
+  /** Most bytes of originals one compaction keeps in its one spill blob; chunked like `maxCompactMessages`. Default 4 MiB. */
+  maxCompactBytes?: number;
 }
 
 /** Settings of one compress call (src/config.rs `Config`). */
