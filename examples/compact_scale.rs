@@ -9,6 +9,8 @@
 //! ```
 //!
 //! (99,999 messages and the system prompt are the default `limits.maxMessages`.)
+//! `--tools` makes the messages tool calls instead: each writes a new file
+//! (`cat > f.py`) or runs one, with a one-line result.
 //! `--unbounded` lifts `limits.maxCompactMessages` and `limits.maxCompactBytes`
 //! (and the spill quota), so one compaction takes the whole history: the
 //! cost of compacting itself rather than of the first chunk.
@@ -24,20 +26,39 @@ use std::time::Instant;
 use serde_json::json;
 use tracelite::{compress, Config, MemoryStore};
 
-fn request(n: usize) -> String {
+fn request(n: usize, tools: bool) -> String {
     let mut messages = vec![json!({"role": "system", "content": "You are terse."})];
-    for i in 0..n {
-        let role = if i % 2 == 1 { "assistant" } else { "user" };
-        messages.push(json!({"role": role, "content": format!("word{i}")}));
+    if tools {
+        // A task, then tool calls that each write a new file and read it.
+        messages.push(json!({"role": "user", "content": "Write the files."}));
+        for i in 0..n.saturating_sub(2) / 2 {
+            let id = format!("call_{i}");
+            let command = if i % 2 == 0 {
+                format!("cat > src/gen/f{i}.py <<EOF\nx = {i}\nEOF")
+            } else {
+                format!("python src/gen/f{}.py", i - 1)
+            };
+            messages.push(json!({"role": "assistant", "content": null, "tool_calls": [{"id": id, "type": "function",
+                "function": {"name": "bash", "arguments": json!({"command": command}).to_string()}}]}));
+            messages
+                .push(json!({"role": "tool", "tool_call_id": id, "content": format!("ok {i}")}));
+        }
+        messages.push(json!({"role": "user", "content": "Go on."}));
+    } else {
+        for i in 0..n {
+            let role = if i % 2 == 1 { "assistant" } else { "user" };
+            messages.push(json!({"role": role, "content": format!("word{i}")}));
+        }
     }
     json!({"model": "gpt-4o-2024-08-06", "messages": messages}).to_string()
 }
 
 fn main() {
     let unbounded = std::env::args().any(|a| a == "--unbounded");
+    let tools = std::env::args().any(|a| a == "--tools");
     let sizes: Vec<usize> = std::env::args()
         .skip(1)
-        .filter(|a| a != "--unbounded")
+        .filter(|a| !a.starts_with("--"))
         .map(|a| a.parse().expect("sizes are message counts"))
         .collect();
     let sizes = if sizes.is_empty() {
@@ -46,7 +67,7 @@ fn main() {
         sizes
     };
     for n in sizes {
-        let req = request(n);
+        let req = request(n, tools);
         let mut config = Config::default();
         let mut store = MemoryStore::new();
         if unbounded {
