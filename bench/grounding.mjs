@@ -102,7 +102,7 @@ const isDigit = (c) => c !== undefined && c >= '0' && c <= '9';
 // Markers policies insert (TraceLite placeholders and the baselines' notes):
 // removed before matching, on both sides, so their counts never match a fact.
 const MARKERS = [
-  /\[(?:…\s*)?[^\[\]\n]{0,600}?(?:spill:\/\/|duplicate lines? removed|output cleared at the edit|lines? of output shown as|output too long|full output|hidden|lines omitted|TraceLite|snapshot image omitted|observation rendered as|output truncated|no tool result was recorded)[^\[\]\n]{0,600}\]/g,
+  /\[(?:…\s*)?[^\[\]\n]{0,600}?(?:spill:\/\/|duplicate lines? removed|output cleared at the edit|output cleared at step|lines? of output shown as|output too long|full output|hidden|lines omitted|TraceLite|snapshot image omitted|observation rendered as|output truncated|no tool result was recorded)[^\[\]\n]{0,600}\]/g,
   /Old environment output: \(\d+ lines omitted\)/g,
   /<elided_chars>\s*\d+ characters elided\s*<\/elided_chars>/g,
 ];

@@ -78,6 +78,7 @@ fn main() {
                 max_bytes: usize::MAX,
                 max_session_bytes: usize::MAX,
                 ttl_seconds: 0,
+                ..tracelite::spill::StoreLimits::default()
             });
         }
         let start = Instant::now();

@@ -4,7 +4,7 @@ import {
   trajectoryToRequest as wasmTrajectoryToRequest,
   version as wasmVersion,
 } from './tracelite.js';
-import { TraceLiteError, guarded } from './errors.js';
+import { TraceLiteError, guarded, jsonArg } from './errors.js';
 import { requestText, splitOptions } from './options.js';
 import { sharedStore } from './spill.js';
 
@@ -29,7 +29,7 @@ export function compress(request, options = {}) {
   refuseOversized(text, settings);
   const target = store ?? sharedStore();
   const json = guarded(() =>
-    target.wasmSession.compress(text, JSON.stringify(settings), countTokens, previous),
+    target.wasmSession.compress(text, jsonArg(settings, 'options'), countTokens, previous),
   );
   return JSON.parse(json);
 }
@@ -45,7 +45,10 @@ const DEFAULT_MAX_REQUEST_BYTES = 64 << 20;
  */
 function refuseOversized(text, settings) {
   const limit = settings.limits?.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES;
-  if (typeof limit === 'number' && text.length > limit) {
+  if (!Number.isSafeInteger(limit) || limit < 0) {
+    throw new TraceLiteError('limits.maxRequestBytes must be a non-negative integer', 'INVALID_OPTION', 'limits.maxRequestBytes');
+  }
+  if (text.length > limit) {
     throw new TraceLiteError(
       `request is at least ${text.length} bytes, limit is ${limit}`,
       'LIMIT_EXCEEDED',
@@ -72,7 +75,7 @@ export function version() {
  * `../shared/traces` schema): system, task, then every earlier step's tool call and result.
  */
 export function trajectoryToRequest(trajectory, t, format = 'openai-chat') {
-  const text = typeof trajectory === 'string' ? trajectory : JSON.stringify(trajectory);
+  const text = typeof trajectory === 'string' ? trajectory : jsonArg(trajectory, 'trajectory');
   if (!Number.isInteger(t) || t < 0) {
     throw new TraceLiteError('t must be a non-negative integer', 'INVALID_OPTION', 't');
   }

@@ -9,7 +9,7 @@
 // the extractive summary stays.
 import { validateSummary as wasmValidateSummary } from './tracelite.js';
 import { compress } from './api.js';
-import { TraceLiteError, guarded } from './errors.js';
+import { TraceLiteError, guarded, jsonArg } from './errors.js';
 import { splitOptions } from './options.js';
 import { SpillStore } from './spill.js';
 
@@ -71,7 +71,7 @@ export async function compressAsync(request, options = {}) {
     return { ...out, summary: { source: changes.length ? 'reapplied' : 'none', attempts: [] } };
   }
   const session = sessionOf(rest.session);
-  const prompt = summarizer ? store.wasmSession.pendingSummaryPrompt(session) : undefined;
+  const prompt = summarizer ? guarded(() => store.wasmSession.pendingSummaryPrompt(session)) : undefined;
   if (!prompt) return { ...out, summary: { source: 'extractive', attempts: [] } };
   const { settings } = splitOptions(rest);
   const attempts = [];
@@ -95,7 +95,7 @@ export async function compressAsync(request, options = {}) {
       continue;
     }
     const json = guarded(() =>
-      store.wasmSession.adoptSummary(JSON.stringify(out.request), JSON.stringify(settings), text),
+      store.wasmSession.adoptSummary(JSON.stringify(out.request), jsonArg(settings, 'options'), text),
     );
     attempts.push({ ok: true });
     return { ...out, request: JSON.parse(json), summary: { source: 'summarizer', attempts } };
@@ -117,7 +117,7 @@ export function pinConstraint(store, session, text) {
 
 /** Constraints pinned for `session` in `store`. */
 export function pinnedConstraints(store, session) {
-  return JSON.parse(storeOf(store).wasmSession.pinnedConstraints(sessionOf(session)));
+  return JSON.parse(guarded(() => storeOf(store).wasmSession.pinnedConstraints(sessionOf(session))));
 }
 
 /**
@@ -126,5 +126,5 @@ export function pinnedConstraints(store, session) {
  * with `compact.planner: false`). (`TraceLite#finishStage()` calls this.)
  */
 export function finishStage(store, session) {
-  storeOf(store).wasmSession.finishStage(sessionOf(session));
+  guarded(() => storeOf(store).wasmSession.finishStage(sessionOf(session)));
 }

@@ -17,6 +17,18 @@ export function rethrow(err) {
   throw err;
 }
 
+/**
+ * `JSON.stringify(value)` for an argument named `what`; a value JSON cannot
+ * hold (a BigInt, a cycle) is `INVALID_ARGUMENT` naming it, not a TypeError.
+ */
+export function jsonArg(value, what) {
+  try {
+    return JSON.stringify(value);
+  } catch (err) {
+    throw new TraceLiteError(`${what} cannot be written as JSON: ${err?.message ?? err}`, 'INVALID_ARGUMENT', what);
+  }
+}
+
 /** Runs `fn`, converting wasm errors into `TraceLiteError`. */
 export function guarded(fn) {
   try {

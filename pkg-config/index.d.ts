@@ -15,7 +15,7 @@ export type ErrorCode =
   | 'INVALID_JSON' | 'INVALID_REQUEST' | 'UNKNOWN_FORMAT' | 'INVALID_OPTION'
   | 'LIMIT_EXCEEDED' | 'SPILL_NOT_FOUND' | 'INVALID_SPILL_KEY' | 'STORE_REFUSED'
   | 'INVALID_PATTERN' | 'INVALID_TOOL_CALL' | 'COUNTER_FAILED' | 'SUMMARIZER_FAILED'
-  | 'RENDER_FAILED' | 'STORE_FAILED'
+  | 'RENDER_FAILED' | 'STORE_FAILED' | 'GREP_TOO_COSTLY' | 'INVALID_ARGUMENT' | 'SPILL_CORRUPT'
   // Edge proxy (tracelite/proxy).
   | 'STORE_WRITE_LIMIT' | 'MISSING_SESSION' | 'INVALID_SESSION_TOKEN' | 'NOT_FOUND'
   | (string & {});
@@ -62,8 +62,8 @@ export type PhaseClear = 'searches' | 'listings' | 'reruns' | 'editedViews';
 
 export interface PhaseOptions {
   enabled?: boolean;
-  /** Also clear outputs after the phase began that a later change or run consumed
-   * or superseded. Default false. */
+  /** Keep clearing after the phase began (outputs a later change consumed, outputs of
+   * commands run again), at each batch; off, the clean-up happens once. Default false. */
   everyPhase?: boolean;
   /** What is cleared: searches and listings that led to the change, outputs of
    * commands run again later, views of a file edited since. Default all four. */
@@ -106,6 +106,9 @@ export interface OpticalOptions {
   maxImages?: number;
   /** Render cache bytes per session. Default 33554432. */
   cacheBytes?: number;
+  /** Keep views of files not edited since (what an edit may quote in its `old_str`)
+   * as text instead of rendering them. Default false. */
+  keepLiveViews?: boolean;
 }
 
 /** Stage 5 settings (src/config.rs `CompactConfig`). */
@@ -132,7 +135,11 @@ export interface CompactOptions {
   minSaving?: number;
   /** Detect stage boundaries (a passing test or run after an edit). Default true. */
   detectStages?: boolean;
-  /** Keep every compacted tool call (name and arguments verbatim, in order) in a tool-call log after the summary. Default true. */
+  /**
+   * Keep every compacted tool call (name and arguments verbatim, in order) in a tool-call log after the summary.
+   * Secrets in the arguments are masked (`[REDACTED:kind]`) when `redact.enabled` (default); the originals stay
+   * in the spill store. Default true.
+   */
   keepToolCalls?: boolean;
   /** Share of the budget the user's own messages (task, later instructions) may fill
    * when compaction keeps them word for word, first in the request; beyond it the
@@ -143,7 +150,11 @@ export interface CompactOptions {
 
 /** Secret redaction. */
 export interface RedactOptions {
-  /** Mask secrets in excerpts, snapshots and summaries. Default true. */
+  /**
+   * Mask secrets in excerpts, snapshots, summaries and the tool-call log (arguments of compacted calls).
+   * Not in the spill store unless `store`: `read_spill` and the proxy's `GET /spill` routes serve stored text.
+   * Default true.
+   */
   enabled?: boolean;
   /** Also mask them in the spill store. Default false. */
   store?: boolean;
@@ -157,6 +168,13 @@ export interface LimitOptions {
   /** Largest inline image (width × height from its PNG/JPEG/GIF/WebP header); over it: `LIMIT_EXCEEDED` at the image's JSON path. Default 50,000,000. */
   maxImagePixels?: number;
   maxSpillBytesPerSession?: number;
+  /** Most `spill.errorPatterns`; over it: `LIMIT_EXCEEDED` at `spill.errorPatterns`. Default 64. */
+  maxErrorPatterns?: number;
+  /**
+   * `TraceLite` sessions: bytes of raw tool output held. Past it the oldest outputs outside the recent
+   * window are spilled in place (the history keeps their excerpt and pointer). Default 32 MiB.
+   */
+  maxHistoryBytes?: number;
   /** Most messages one compaction replaces; a longer history is compacted in chunks, oldest first, over several calls (the compact stage's notes say so). Default 10,000. */
   maxCompactMessages?: number;
   /** Most bytes of originals one compaction keeps in its one spill blob; chunked like `maxCompactMessages`. Default 4 MiB. */

@@ -70,6 +70,8 @@ export interface GrepOptions {
   /** Treat the pattern as plain text instead of a regular expression (the core's linear-time dialect). */
   literal?: boolean;
   ignoreCase?: boolean;
+  /** Work budget (regex program bytes × bytes searched); over it: `GREP_TOO_COSTLY`. Default 2^32. */
+  maxCost?: number;
 }
 
 /** Default `ttlSeconds`: 7 days. */
@@ -82,9 +84,16 @@ export const DEFAULT_TTL_SECONDS: number;
  */
 export class KvSpillStore {
   constructor(kv: KvNamespaceLike, options?: KvSpillStoreOptions);
-  /** Full text of a blob; rejects with `SPILL_NOT_FOUND` when missing or expired. */
+  /**
+   * Full text of a blob; rejects with `SPILL_NOT_FOUND` when missing or expired, `SPILL_CORRUPT` when
+   * the key is a content key (`<kind>-<32 hex>`: SHA-256 of the text, first 128 bits) the text does not hash to.
+   */
   get(session: string, key: string): Promise<string>;
-  /** Stores a blob; resolves false when a fresh copy was already stored (or is being stored by a concurrent put). */
+  /**
+   * Stores a blob; resolves false when a fresh copy was already stored (or is being stored by a concurrent put).
+   * Rejects with `STORE_REFUSED` when another text is held under the key (never overwritten) and with
+   * `SPILL_CORRUPT` when `text` does not hash to its content key.
+   */
   put(session: string, key: string, text: string): Promise<boolean>;
   /** Stores the blobs a compress call returned (`spills`, or the whole result); resolves how many were written. */
   persist(blobs: SpillBlob[] | { spills?: SpillBlob[] }): Promise<number>;

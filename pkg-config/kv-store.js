@@ -17,6 +17,30 @@ const MIN_TTL_SECONDS = 60;
  */
 const MAX_KNOWN_KEYS = 10000;
 
+const CONTENT_KEY = /^[a-z-]+-([0-9a-f]{32})$/;
+
+/** The first 128 bits of the SHA-256 of `text`, in hex (the hash part of a content key). */
+async function digest(text) {
+  const bytes = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text)));
+  let hex = '';
+  for (let i = 0; i < 16; i++) hex += bytes[i].toString(16).padStart(2, '0');
+  return hex;
+}
+
+/**
+ * Whether a text with hash `hash` may be stored under `key`: a content key
+ * (`<kind>-<32 hex>`, src/spill/key.rs) must be the hash of its text; names
+ * the host chose are not checked.
+ */
+function matchesKey(key, hash) {
+  const m = CONTENT_KEY.exec(key);
+  return !m || m[1] === hash;
+}
+
+function corrupt(session, key) {
+  return new TraceLiteError(`spill ${session}/${key}: the text does not hash to its key (altered or forged)`, 'SPILL_CORRUPT', 'key');
+}
+
 function lineCount(text) {
   if (text === '') return 0;
   let n = 1;
@@ -35,7 +59,7 @@ export class KvSpillStore {
   #ttl;
   #prefix;
   #now;
-  /** Keys this instance wrote or saw fresh, with their expiry (epoch seconds), oldest first. */
+  /** Keys this instance wrote or saw fresh, with their expiry (epoch seconds) and text hash, oldest first. */
   #fresh = new Map();
   /** Puts in flight, by KV name: `{ text, done }`. */
   #inflight = new Map();
@@ -68,18 +92,23 @@ export class KvSpillStore {
     return Math.floor(this.#now() / 1000);
   }
 
-  /** Full text of a blob; throws `SPILL_NOT_FOUND` when it is missing or expired. */
+  /**
+   * Full text of a blob; throws `SPILL_NOT_FOUND` when it is missing or
+   * expired, `SPILL_CORRUPT` when a content key's text does not hash to it
+   * (changed in KV behind the store's back).
+   */
   async get(session, key) {
     const text = await this.#kv.get(this.#name(session, key), { type: 'text' });
     if (text === null || text === undefined) {
       throw new TraceLiteError(`no spill ${session}/${key}`, 'SPILL_NOT_FOUND', 'key');
     }
+    if (CONTENT_KEY.test(key) && !matchesKey(key, await digest(text))) throw corrupt(session, key);
     return text;
   }
 
-  #remember(name, expires) {
+  #remember(name, expires, hash) {
     this.#fresh.delete(name);
-    this.#fresh.set(name, expires);
+    this.#fresh.set(name, { expires, hash });
     if (this.#fresh.size > MAX_KNOWN_KEYS) this.#fresh.delete(this.#fresh.keys().next().value);
   }
 
@@ -87,16 +116,21 @@ export class KvSpillStore {
    * Stores a blob for `ttlSeconds`, refreshing it when less than half its time
    * is left. Concurrent puts of the same blob (requests of one conversation in
    * flight at once) share one KV write: KV allows one write per key per second.
+   * Never replaces another text: a different text under a held key is
+   * `STORE_REFUSED`, and a content key whose text does not hash to it is
+   * `SPILL_CORRUPT` (as the core's stores).
    */
   async put(session, key, text) {
     if (typeof text !== 'string') {
       throw new TraceLiteError('text must be a string', 'INVALID_REQUEST', 'text');
     }
     const name = this.#name(session, key);
+    const hash = await digest(text);
+    if (!matchesKey(key, hash)) throw corrupt(session, key);
     const inflight = this.#inflight.get(name);
     if (inflight?.text === text) return inflight.done.then(() => false);
     // A different text under the same name waits for the write before it.
-    const done = (inflight ? inflight.done.catch(() => {}) : Promise.resolve()).then(() => this.#write(name, text));
+    const done = (inflight ? inflight.done.catch(() => {}) : Promise.resolve()).then(() => this.#write(name, text, hash));
     const entry = { text, done };
     this.#inflight.set(name, entry);
     const settle = () => {
@@ -106,24 +140,28 @@ export class KvSpillStore {
     return done;
   }
 
-  async #write(name, text) {
+  async #write(name, text, hash) {
     const now = this.#seconds();
     const known = this.#fresh.get(name);
-    if (known !== undefined && known - now > this.#ttl / 2) return false;
-    if (known === undefined && typeof this.#kv.getWithMetadata === 'function') {
-      const { value, metadata } = await this.#kv.getWithMetadata(name, { type: 'text' });
-      const expires = metadata?.expires;
-      if (value === text && typeof expires === 'number' && expires - now > this.#ttl / 2) {
-        this.#remember(name, expires);
-        return false;
-      }
+    if (known !== undefined && known.hash === hash && known.expires - now > this.#ttl / 2) return false;
+    // What KV holds decides: another text under the name is never replaced.
+    const { value, metadata } = typeof this.#kv.getWithMetadata === 'function'
+      ? await this.#kv.getWithMetadata(name, { type: 'text' })
+      : { value: await this.#kv.get(name, { type: 'text' }), metadata: undefined };
+    if (value !== null && value !== undefined && value !== text) {
+      throw new TraceLiteError(`${name}: another text is already stored under this key`, 'STORE_REFUSED', 'key');
+    }
+    const held = metadata?.expires;
+    if (value === text && typeof held === 'number' && held - now > this.#ttl / 2) {
+      this.#remember(name, held, hash);
+      return false;
     }
     const expires = now + this.#ttl;
     await this.#kv.put(name, text, {
       expirationTtl: this.#ttl,
       metadata: { expires, bytes: new TextEncoder().encode(text).length, lines: lineCount(text) },
     });
-    this.#remember(name, expires);
+    this.#remember(name, expires, hash);
     return true;
   }
 

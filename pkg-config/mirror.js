@@ -197,7 +197,10 @@ async function storeSpills(store, spills, { maxWrites = Infinity, batch = STORE_
   return written;
 }
 
-/** 64-bit FNV-1a of a string, as 16 hex digits (same hash as the core's keys). */
+/**
+ * 64-bit FNV-1a of a string, as 16 hex digits. Only names sessions; not the
+ * core's spill keys (SHA-256, src/spill/key.rs) and not a secret.
+ */
 export function fnv1a(text) {
   let hash = 0xcbf29ce484222325n;
   const bytes = new TextEncoder().encode(text);

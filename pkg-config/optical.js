@@ -1,6 +1,6 @@
 // Optical snapshots: render a text as the optical stage would (preview, benchmarks).
 import { renderSnapshot as wasmRenderSnapshot } from './tracelite.js';
-import { TraceLiteError, guarded } from './errors.js';
+import { TraceLiteError, guarded, jsonArg } from './errors.js';
 import { splitOptions } from './options.js';
 
 /**
@@ -13,5 +13,5 @@ export function renderSnapshot(text, options = {}) {
     throw new TraceLiteError('text must be a string', 'INVALID_REQUEST', 'text');
   }
   const { settings } = splitOptions(options);
-  return JSON.parse(guarded(() => wasmRenderSnapshot(text, JSON.stringify(settings))));
+  return JSON.parse(guarded(() => wasmRenderSnapshot(text, jsonArg(settings, 'options'))));
 }

@@ -1,5 +1,5 @@
 // Internal: option parsing shared by the JS API modules.
-import { TraceLiteError } from './errors.js';
+import { TraceLiteError, jsonArg } from './errors.js';
 import { SpillStore } from './spill.js';
 
 /** Options that are JS objects, not settings; everything else goes to the core as JSON. */
@@ -7,14 +7,16 @@ const HOST_OPTIONS = ['store', 'countTokens', 'previous'];
 
 export function requestText(request, what = 'request') {
   if (typeof request === 'string') {
-    // Lone surrogates cannot cross into wasm (they would silently become U+FFFD).
+    // Lone surrogates cannot cross into wasm as they are (they would silently
+    // become U+FFFD): they cross as JSON escapes, as JSON.stringify writes them,
+    // and the core replaces them in tool outputs or names the field holding one.
     if (!request.isWellFormed()) {
-      throw new TraceLiteError(`${what} contains lone UTF-16 surrogates`, 'INVALID_REQUEST', what);
+      return request.replace(/\p{Cs}/gu, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
     }
     return request;
   }
   if (request !== null && typeof request === 'object' && !Array.isArray(request)) {
-    return JSON.stringify(request);
+    return jsonArg(request, what);
   }
   throw new TraceLiteError(`${what} must be a JSON object or JSON text`, 'INVALID_REQUEST', what);
 }

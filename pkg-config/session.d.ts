@@ -3,7 +3,11 @@ import type { CompressSettings, FormatName, Report, SpillBlob } from './index.js
 
 /** Settings plus host objects for `new TraceLite(options)`. */
 export interface TraceLiteOptions extends CompressSettings {
-  /** Your tokenizer; the built-in o200k estimator by default. */
+  /**
+   * Your tokenizer; the built-in o200k estimator by default. Called once per distinct text: the session
+   * remembers counts, so a turn prices only what is new. Must return 0 to 2^32 − 1 (fractions round up);
+   * anything else is `COUNTER_FAILED`.
+   */
   countTokens?: (text: string) => number;
 }
 

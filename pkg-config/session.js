@@ -2,7 +2,7 @@
 // spill store and the render/state caches inside wasm, and assembles the
 // compressed request on demand with the same pure core as `compress`.
 import { TraceLiteSession } from './tracelite.js';
-import { TraceLiteError, guarded } from './errors.js';
+import { TraceLiteError, guarded, jsonArg } from './errors.js';
 
 function fail(message, code, path) {
   throw new TraceLiteError(message, code, path);
@@ -27,14 +27,14 @@ function normalizeCall(call) {
   if (typeof name !== 'string' || name === '') {
     fail('toolCall.name must be a non-empty string', 'INVALID_TOOL_CALL', 'toolCall.name');
   }
-  const text = typeof args === 'string' ? args : JSON.stringify(args ?? {});
+  const text = typeof args === 'string' ? args : jsonArg(args ?? {}, 'toolCall.arguments');
   return { id, name, arguments: text };
 }
 
 function outputText(output) {
   if (typeof output === 'string') return output;
   if (output === undefined || output === null) return '';
-  return JSON.stringify(output);
+  return jsonArg(output, 'output');
 }
 
 /**
@@ -55,17 +55,17 @@ export class TraceLite {
       fail('options.countTokens must be a function (text) => number', 'INVALID_OPTION', 'countTokens');
     }
     this.#format = settings.format ?? 'openai-chat';
-    this.#session = guarded(() => new TraceLiteSession(JSON.stringify(settings), countTokens));
+    this.#session = guarded(() => new TraceLiteSession(jsonArg(settings, 'options'), countTokens));
   }
 
   get #wasm() {
-    if (!this.#session) throw new Error('TraceLite was freed');
+    if (!this.#session) throw new TraceLiteError('TraceLite was freed', 'INVALID_OPTION', 'session');
     return this.#session;
   }
 
   /** Records one step (tool call + its output). Returns `{ step, callId, outputTokens, edit? }`. */
   processStep(toolCall, output) {
-    const call = JSON.stringify(normalizeCall(toolCall));
+    const call = jsonArg(normalizeCall(toolCall), 'toolCall');
     const text = outputText(output);
     return JSON.parse(guarded(() => this.#wasm.processStep(call, text)));
   }
@@ -73,7 +73,7 @@ export class TraceLite {
   /** Appends a system, user or assistant turn (an OpenAI Chat message: `{ role, content }`). */
   addMessage(message) {
     if (!isObject(message)) fail('message must be an object', 'INVALID_REQUEST', 'message');
-    const text = JSON.stringify(message);
+    const text = jsonArg(message, 'message');
     guarded(() => this.#wasm.addMessage(text));
   }
 
@@ -83,7 +83,7 @@ export class TraceLite {
    */
   assemble(format = this.#format, base = {}) {
     if (!isObject(base)) fail('base must be an object', 'INVALID_REQUEST', 'base');
-    const json = guarded(() => this.#wasm.assemble(String(format), JSON.stringify(base)));
+    const json = guarded(() => this.#wasm.assemble(String(format), jsonArg(base, 'base')));
     const out = JSON.parse(json);
     this.lastSpills = out.spills;
     return out.request;

@@ -112,6 +112,8 @@ function grepArgs(pattern, options) {
     context: intOption(options.context, 'context', GREP_CONTEXT, 0, MAX_GREP_CONTEXT),
     maxMatches: intOption(options.maxMatches, 'maxMatches', GREP_MAX_MATCHES, 1, MAX_GREP_MATCHES),
     skip: intOption(options.skip, 'skip', 0, 0, 2 ** 31 - 1),
+    // Work budget (program bytes × bytes searched); the core's default when absent.
+    maxCost: intOption(options.maxCost, 'maxCost', undefined, 0, Number.MAX_SAFE_INTEGER),
   });
 }
 

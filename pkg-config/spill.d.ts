@@ -9,6 +9,13 @@ export interface SpillStoreOptions {
   maxSessionBytes?: number;
   /** Sessions unused this long are removed by `sweep`. Default 7 days; 0 = never. */
   ttlSeconds?: number;
+  /**
+   * Work one grep (or `grep_spill` call) may do: the pattern's compiled program size in bytes (a power
+   * of two, at least 256; 0 for a literal) times the bytes the regex runs over. Over it:
+   * `GREP_TOO_COSTLY`. Default 2^32 = 4294967296 (`(.*){999}x` over 100 KB is refused at once;
+   * `\w+` may scan 16 MiB).
+   */
+  maxGrepCost?: number;
   /** The host clock in seconds. Default `Date.now() / 1000`. */
   now?: () => number;
 }
@@ -34,6 +41,8 @@ export interface GrepOptions {
   maxMatches?: number;
   /** Matching lines to skip (paging). */
   skip?: number;
+  /** Work budget of this search (see `SpillStoreOptions.maxGrepCost`); at most the store's. */
+  maxCost?: number;
 }
 
 /** One line of a grep result. */
@@ -91,7 +100,7 @@ export class SpillStore {
   grep(session: string, key: string, pattern: string, options?: GrepOptions): GrepResult;
   evict(session: string): number;
   sweep(now?: number): number;
-  usage(): { totalBytes: number; sessions: string[]; limits: { maxBytes: number; maxSessionBytes: number; ttlSeconds: number } };
+  usage(): { totalBytes: number; sessions: string[]; limits: { maxBytes: number; maxSessionBytes: number; ttlSeconds: number; maxGrepCost: number } };
   rehydrate(spills: SpillBlob[]): number;
   handleToolCall(name: string, args: string | Record<string, unknown>, session: string): ToolReply;
   spill(text: string, options?: Record<string, unknown> & { countTokens?: (text: string) => number }): SpilledText;

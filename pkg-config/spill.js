@@ -1,7 +1,7 @@
 // Spilling in JS: the SpillStore (bounded, inside wasm), the agent tools
 // read_spill / grep_spill (definitions + executor) and spillText.
 import { Session, spillTools as wasmSpillTools } from './tracelite.js';
-import { TraceLiteError, guarded } from './errors.js';
+import { TraceLiteError, guarded, jsonArg } from './errors.js';
 
 /** Names of the agent tools over spilled output. */
 export const SPILL_TOOL_NAMES = Object.freeze(['read_spill', 'grep_spill']);
@@ -13,7 +13,7 @@ export function isSpillTool(name) {
 
 const encoder = new TextEncoder();
 
-const LIMIT_KEYS = ['maxBytes', 'maxSessionBytes', 'ttlSeconds'];
+const LIMIT_KEYS = ['maxBytes', 'maxSessionBytes', 'ttlSeconds', 'maxGrepCost'];
 
 function limitsJson(options) {
   const limits = {};
@@ -23,7 +23,7 @@ function limitsJson(options) {
       throw new TraceLiteError(`unknown SpillStore option ${k}`, 'INVALID_OPTION', k);
     }
   }
-  return JSON.stringify(limits);
+  return jsonArg(limits, 'options');
 }
 
 function text(value, what) {
@@ -62,7 +62,7 @@ export class SpillStore {
   /** The wasm session backing this store, told the current time (internal). */
   get wasmSession() {
     if (!this.#session) throw new TraceLiteError('SpillStore was freed', 'INVALID_OPTION', 'store');
-    this.#session.setNow(this.#now());
+    guarded(() => this.#session.setNow(this.#now()));
     return this.#session;
   }
 
@@ -81,17 +81,17 @@ export class SpillStore {
 
   /** Whether a blob exists. */
   contains(session, key) {
-    return this.wasmSession.contains(session, key);
+    return guarded(() => this.wasmSession.contains(session, key));
   }
 
   /** Blobs of a session: `[{ key, bytes, lines }]`. */
   list(session) {
-    return JSON.parse(this.wasmSession.list(session));
+    return JSON.parse(guarded(() => this.wasmSession.list(session)));
   }
 
   /** Removes a blob; returns whether it existed. */
   delete(session, key) {
-    return this.wasmSession.delete(session, key);
+    return guarded(() => this.wasmSession.delete(session, key));
   }
 
   /** Lines `offset+1 … offset+limit`: `{ offset, count, totalLines, totalBytes, text }`. */
@@ -106,22 +106,22 @@ export class SpillStore {
    */
   grep(session, key, pattern, options = {}) {
     text(pattern, 'pattern');
-    return JSON.parse(guarded(() => this.wasmSession.grep(session, key, pattern, JSON.stringify(options))));
+    return JSON.parse(guarded(() => this.wasmSession.grep(session, key, pattern, jsonArg(options ?? {}, 'options'))));
   }
 
   /** Removes a whole session; returns the bytes freed. */
   evict(session) {
-    return this.wasmSession.evict(session);
+    return guarded(() => this.wasmSession.evict(session));
   }
 
   /** Removes sessions unused for `ttlSeconds` at `now`; returns how many. */
   sweep(now = this.#now()) {
-    return this.wasmSession.sweep(now);
+    return guarded(() => this.wasmSession.sweep(now));
   }
 
   /** `{ totalBytes, sessions, limits }`. */
   usage() {
-    return JSON.parse(this.wasmSession.usage());
+    return JSON.parse(guarded(() => this.wasmSession.usage()));
   }
 
   /** Puts back the `spills` a compress call returned (e.g. loaded from a KV store); returns how many. */
@@ -139,7 +139,7 @@ export class SpillStore {
    * `{ text, isError }` to send back as the tool result.
    */
   handleToolCall(name, args, session) {
-    const json = typeof args === 'string' ? args : JSON.stringify(args ?? {});
+    const json = typeof args === 'string' ? args : jsonArg(args ?? {}, 'args');
     return JSON.parse(guarded(() => this.wasmSession.handleToolCall(text(name, 'name'), json, text(session, 'session'))));
   }
 
@@ -149,8 +149,11 @@ export class SpillStore {
    * replaced by its excerpt. Returns `{ text, spilled, pointer?, refused?, tokensBefore, tokensAfter }`.
    */
   spill(value, options = {}) {
+    if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+      throw new TraceLiteError('options must be an object', 'INVALID_OPTION', 'options');
+    }
     const { countTokens, ...settings } = options;
-    return JSON.parse(guarded(() => this.wasmSession.spillText(encoder.encode(text(value, 'text')), JSON.stringify(settings), countTokens)));
+    return JSON.parse(guarded(() => this.wasmSession.spillText(encoder.encode(text(value, 'text')), jsonArg(settings, 'options'), countTokens)));
   }
 
   /** Releases the wasm memory. */

@@ -165,8 +165,9 @@ impl Default for DedupConfig {
 pub struct PhaseConfig {
     /// Stage switch.
     pub enabled: bool,
-    /// Also clear outputs after the phase began when a later change or run
-    /// consumed or superseded them (not only the diagnosis before it).
+    /// Keep clearing after the phase began: outputs a later change consumed
+    /// and outputs of commands run again, at each batch (the prompt prefix
+    /// then breaks at every such batch). Off: the clean-up happens once.
     pub every_phase: bool,
     /// What the clean-up clears once the phase begins: `searches` and
     /// `listings` that led to the change, `reruns` (outputs of commands run
@@ -265,6 +266,9 @@ pub struct OpticalConfig {
     pub media_resolution: String,
     /// Multiplier for OpenAI patch models (mini 1.62, nano 2.46, o4-mini 1.72).
     pub patch_multiplier: f64,
+    /// Keep views of files not edited since (what an edit may quote in its
+    /// `old_str`) as text instead of rendering them.
+    pub keep_live_views: bool,
     /// Maximum images per request (images already in the request count too).
     pub max_images: usize,
     /// Bytes of rendered images a session keeps in its render cache.
@@ -287,6 +291,7 @@ impl Default for OpticalConfig {
             detail: "high".into(),
             media_resolution: String::new(),
             patch_multiplier: 1.62,
+            keep_live_views: false,
             max_images: 50,
             cache_bytes: 32 << 20,
         }
@@ -327,6 +332,8 @@ pub struct CompactConfig {
     pub detect_stages: bool,
     /// Keep every compacted tool call (name and arguments, verbatim, in
     /// order) in a tool-call log after the summary: tool calls stay text.
+    /// Secrets in the arguments are masked like all text reaching the model
+    /// when `redact.enabled` (default); the originals stay in the spill store.
     pub keep_tool_calls: bool,
     /// Share of the budget the user's own messages (the task, later
     /// instructions) may fill when compaction keeps them word for word;
@@ -416,6 +423,15 @@ pub struct Limits {
     pub max_image_pixels: u64,
     /// Spill bytes kept per session.
     pub max_spill_bytes_per_session: usize,
+    /// Most `spill.errorPatterns` accepted (each is checked against every
+    /// hidden line of every spilled output). Default 64.
+    pub max_error_patterns: usize,
+    /// Bytes of raw tool output the stateful `TraceLite` session holds
+    /// (default 32 MiB). Past it, the oldest outputs outside the recent window
+    /// are spilled in the raw history itself: their full text goes to the
+    /// spill store and the history keeps their excerpt and pointer (or, when
+    /// the store is full, an excerpt saying the rest could not be kept).
+    pub max_history_bytes: usize,
     /// Most messages one compaction replaces (default 10,000). A longer
     /// history is compacted in chunks, oldest first: up to this many messages
     /// (moved earlier so no tool call loses its result) on this call, the next
@@ -437,6 +453,8 @@ impl Default for Limits {
             max_depth: 100,
             max_image_pixels: 50_000_000,
             max_spill_bytes_per_session: 16 << 20,
+            max_error_patterns: 64,
+            max_history_bytes: 32 << 20,
             max_compact_messages: 10_000,
             max_compact_bytes: 4 << 20,
         }
@@ -498,6 +516,17 @@ impl Config {
         }
         if !(self.spill.head_share >= 0.0 && self.spill.head_share <= 1.0) {
             return bad("spill.headShare", "must be in [0, 1]");
+        }
+        if self.spill.error_patterns.len() > self.limits.max_error_patterns {
+            return Err(Error::new(
+                ErrorCode::LimitExceeded,
+                "spill.errorPatterns",
+                format!(
+                    "{} patterns, limits.maxErrorPatterns is {}",
+                    self.spill.error_patterns.len(),
+                    self.limits.max_error_patterns
+                ),
+            ));
         }
         for (i, pattern) in self.spill.error_patterns.iter().enumerate() {
             if let Err(e) = crate::spill::Pattern::new(pattern, false, false) {

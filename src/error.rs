@@ -26,6 +26,13 @@ pub enum ErrorCode {
     StoreRefused,
     /// A grep pattern could not be compiled.
     InvalidPattern,
+    /// A search would cost more than `limits.maxGrepCost` (pattern program
+    /// size × bytes searched).
+    GrepTooCostly,
+    /// A method was called with an argument of the wrong type or out of range.
+    InvalidArgument,
+    /// A stored blob does not hash to its key (altered or forged).
+    SpillCorrupt,
     /// A tool call to `read_spill`/`grep_spill` was malformed or named an unknown tool.
     InvalidToolCall,
     /// The host-supplied token counter failed or returned a non-number.
@@ -61,6 +68,9 @@ impl ErrorCode {
             Self::InvalidSpillKey => "INVALID_SPILL_KEY",
             Self::StoreRefused => "STORE_REFUSED",
             Self::InvalidPattern => "INVALID_PATTERN",
+            Self::GrepTooCostly => "GREP_TOO_COSTLY",
+            Self::InvalidArgument => "INVALID_ARGUMENT",
+            Self::SpillCorrupt => "SPILL_CORRUPT",
             Self::InvalidToolCall => "INVALID_TOOL_CALL",
             Self::CounterFailed => "COUNTER_FAILED",
             Self::SummarizerFailed => "SUMMARIZER_FAILED",

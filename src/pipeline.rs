@@ -49,6 +49,10 @@ pub struct SessionState {
     pub compact: crate::compact::CompactState,
     /// Optical snapshots rendered so far, by content hash.
     pub snapshots: crate::optical::SnapshotCache,
+    /// Redaction results of texts already scanned, by content hash.
+    pub redacted: crate::redact::RedactCache,
+    /// Spill keys of texts already hashed.
+    pub keys: crate::spill::key::KeyCache,
 }
 
 /// What a stage changed at one place.
@@ -225,6 +229,11 @@ impl<'a> StageContext<'a> {
         }
     }
 
+    /// The spill key `text` gets ([`spill::content_key`]), from the session's cache.
+    pub fn content_key(&mut self, kind: &str, text: &str) -> String {
+        self.state.keys.key(kind, text)
+    }
+
     /// Masks secrets in text that is about to reach the model (an excerpt, a
     /// snapshot, a summary), counting them for the report. Identity when
     /// `redact.enabled` is off.
@@ -232,7 +241,7 @@ impl<'a> StageContext<'a> {
         if !self.config.redact.enabled {
             return std::borrow::Cow::Borrowed(text);
         }
-        let (out, found) = crate::redact::redact(text);
+        let (out, found) = self.state.redacted.redact(text);
         self.redactions.merge(&found);
         out
     }
@@ -276,7 +285,7 @@ impl<'a> StageContext<'a> {
     pub fn keep_as_is(&mut self, kind: &str, text: &str) -> std::result::Result<String, Error> {
         let session = self.config.session.clone();
         let session = session.as_str();
-        let key = spill::content_key(kind, text);
+        let key = self.state.keys.key(kind, text);
         let existed = self.store.contains(session, &key);
         if !existed {
             let held = self.store.session_bytes(session);

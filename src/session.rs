@@ -37,7 +37,7 @@ use crate::pipeline::{
     compress_conversation, Env, Output, PrefixReport, Report, SessionState, StageName,
 };
 use crate::spill::{MemoryStore, SpillStore};
-use crate::tokens::{Estimator, TokenCounter};
+use crate::tokens::{CachedCounter, CountCache, Estimator, TokenCounter};
 
 /// What [`TraceLite::process_step`] recorded.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -103,10 +103,16 @@ pub struct TraceLite<S: SpillStore = MemoryStore> {
     store: S,
     state: SessionState,
     counter: Box<dyn TokenCounter>,
+    /// Counts of texts already priced: later turns count only what is new.
+    counts: CountCache,
     previous: BTreeMap<&'static str, String>,
     telemetry: Telemetry,
     own_files: OwnFiles,
     last_report: Option<Report>,
+    /// Bytes of tool output held in `conversation` (bounded by `limits.maxHistoryBytes`).
+    history_bytes: usize,
+    /// Observations before this one were spilled in place (or were small).
+    bounded_upto: usize,
 }
 
 impl TraceLite<MemoryStore> {
@@ -125,16 +131,20 @@ impl<S: SpillStore> TraceLite<S> {
             store,
             state: SessionState::default(),
             counter: Box::new(Estimator),
+            counts: CountCache::default(),
             previous: BTreeMap::new(),
             telemetry: Telemetry::default(),
             own_files: OwnFiles::default(),
             last_report: None,
+            history_bytes: 0,
+            bounded_upto: 0,
         }
     }
 
     /// Uses `counter` instead of the built-in estimator.
     pub fn with_counter(mut self, counter: Box<dyn TokenCounter>) -> Self {
         self.counter = counter;
+        self.counts = CountCache::default();
         self
     }
 
@@ -234,7 +244,12 @@ impl<S: SpillStore> TraceLite<S> {
             ));
         }
         let output = output.into();
-        let output_tokens = self.counter.count(&output)?;
+        let output_bytes = output.len();
+        let output_tokens = CachedCounter {
+            inner: self.counter.as_ref(),
+            cache: &self.counts,
+        }
+        .count(&output)?;
         let done = activity::classify(
             &call,
             Some(&ToolResult {
@@ -296,6 +311,8 @@ impl<S: SpillStore> TraceLite<S> {
         });
         self.telemetry.messages += 1;
         self.telemetry.steps = step;
+        self.history_bytes += output_bytes;
+        self.bound_history()?;
         if edit.is_some() {
             self.telemetry.edits += 1;
             self.telemetry.first_edit_step.get_or_insert(step);
@@ -313,6 +330,47 @@ impl<S: SpillStore> TraceLite<S> {
         })
     }
 
+    /// Keeps the raw tool output under `limits.maxHistoryBytes`: spills the
+    /// oldest outputs outside the recent window in place, oldest first.
+    fn bound_history(&mut self) -> Result<()> {
+        let limit = self.config.limits.max_history_bytes;
+        if self.history_bytes <= limit {
+            return Ok(());
+        }
+        let observations = self.conversation.observations();
+        let outside = observations.len().saturating_sub(self.config.window.max(1));
+        let counter = CachedCounter {
+            inner: self.counter.as_ref(),
+            cache: &self.counts,
+        };
+        while self.history_bytes > limit && self.bounded_upto < outside {
+            let Some(&at) = observations.get(self.bounded_upto) else {
+                break;
+            };
+            self.bounded_upto += 1;
+            let Some(result) = self
+                .conversation
+                .tool_result(at)
+                .filter(|r| r.parts.iter().all(|p| p.as_text().is_some()))
+            else {
+                continue;
+            };
+            let text = result.text();
+            let spilled = crate::spill::spill_text(&text, &self.config, &mut self.store, &counter)?;
+            if !spilled.spilled {
+                continue;
+            }
+            self.history_bytes = self
+                .history_bytes
+                .saturating_sub(text.len())
+                .saturating_add(spilled.text.len());
+            if let Some(result) = self.conversation.tool_result_mut(at) {
+                result.parts = vec![Part::text(spilled.text)];
+            }
+        }
+        Ok(())
+    }
+
     /// The request (in `format`, with `base` as its other top-level members,
     /// e.g. `model`) that the agent should send now: the raw history run
     /// through every enabled stage.
@@ -320,13 +378,17 @@ impl<S: SpillStore> TraceLite<S> {
         let mut conv = self.conversation.clone();
         conv.extra = base;
         let previous = self.previous.get(format.as_str()).map(String::as_str);
+        let counter = CachedCounter {
+            inner: self.counter.as_ref(),
+            cache: &self.counts,
+        };
         let out = compress_conversation(
             conv,
             format,
             &self.config,
             Env {
                 store: &mut self.store,
-                counter: self.counter.as_ref(),
+                counter: &counter,
                 state: &mut self.state,
                 previous,
             },
@@ -372,8 +434,8 @@ impl<S: SpillStore> TraceLite<S> {
         t.assembles += 1;
         t.tokens_raw = report.tokens_before;
         t.tokens_sent = report.tokens_after;
-        t.total_tokens_raw += report.tokens_before;
-        t.total_tokens_sent += report.tokens_after;
+        t.total_tokens_raw = t.total_tokens_raw.saturating_add(report.tokens_before);
+        t.total_tokens_sent = t.total_tokens_sent.saturating_add(report.tokens_after);
         for stage in &report.stages {
             let saved = stage.tokens_before.saturating_sub(stage.tokens_after);
             *t.saved_by_stage

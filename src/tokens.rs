@@ -12,6 +12,70 @@ pub trait TokenCounter {
     fn count(&self, text: &str) -> Result<u64>;
 }
 
+/// Counts of texts already priced, for a session that prices its whole
+/// history on every turn: keyed by a 64-bit hash and the length of the text,
+/// so a turn counts only the texts it has not seen (each assemble prices the
+/// history several times, once per stage that changed it). Every non-empty
+/// text is cached: short ones too (a host counter is a JS call). Bounded: past
+/// `MAX_CACHED_COUNTS` entries it starts over. A collision (not a security
+/// boundary: keys are not secret) can only misprice a text.
+#[derive(Debug, Default)]
+pub struct CountCache {
+    counts: std::cell::RefCell<std::collections::HashMap<(u64, usize), u64>>,
+}
+
+/// Texts shorter than this are counted without the cache.
+const MIN_CACHED_BYTES: usize = 1;
+
+/// Most counts a [`CountCache`] holds (about 6 MB).
+const MAX_CACHED_COUNTS: usize = 200_000;
+
+/// A fast 64-bit hash of `bytes`, 8 bytes at a time (cache keys, not security).
+pub(crate) fn text_hash(bytes: &[u8]) -> u64 {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut h = K ^ bytes.len() as u64;
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let word = u64::from_le_bytes(c.try_into().unwrap_or([0; 8]));
+        h = (h.rotate_left(23) ^ word).wrapping_mul(K);
+    }
+    let mut last = [0u8; 8];
+    for (d, s) in last.iter_mut().zip(chunks.remainder()) {
+        *d = *s;
+    }
+    h = (h.rotate_left(23) ^ u64::from_le_bytes(last)).wrapping_mul(K);
+    h ^= h >> 29;
+    h = h.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    h ^ (h >> 32)
+}
+
+/// `inner` with the counts remembered in `cache`.
+pub struct CachedCounter<'a> {
+    /// The counter that prices unseen texts.
+    pub inner: &'a dyn TokenCounter,
+    /// Counts seen so far.
+    pub cache: &'a CountCache,
+}
+
+impl TokenCounter for CachedCounter<'_> {
+    fn count(&self, text: &str) -> Result<u64> {
+        if text.len() < MIN_CACHED_BYTES {
+            return self.inner.count(text);
+        }
+        let key = (text_hash(text.as_bytes()), text.len());
+        if let Some(&n) = self.cache.counts.borrow().get(&key) {
+            return Ok(n);
+        }
+        let n = self.inner.count(text)?;
+        let mut counts = self.cache.counts.borrow_mut();
+        if counts.len() >= MAX_CACHED_COUNTS {
+            counts.clear();
+        }
+        counts.insert(key, n);
+        Ok(n)
+    }
+}
+
 /// The built-in estimator (see [`estimate`]).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Estimator;

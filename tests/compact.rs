@@ -465,7 +465,7 @@ fn summary_keeps_errors_and_edited_paths_with_pointers() {
         l.starts_with("- ") && !l.contains("Continue from") && !l.contains("kept word for word")
     }) {
         let original = cited(&mut store, line);
-        if line.contains("NameError") {
+        if line.starts_with("- Error:") && line.contains("NameError") {
             assert!(original.contains("NameError: name 'c' is not defined"));
             assert!(original.starts_with("--- message "), "{original}");
         }

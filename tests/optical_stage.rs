@@ -332,3 +332,43 @@ fn short_lines_are_reflowed_when_line_by_line_costs_too_much() {
     assert!(first.contains("line breaks marked »"), "{first}");
     assert!(on.report.tokens_after < off.report.tokens_after);
 }
+
+#[test]
+fn live_views_can_stay_text_until_their_file_is_edited() {
+    // Views of f0..f5, an edit of f0.py, then views of g7..g11: twelve
+    // observations, nine out of the window (window 3, batches of 3).
+    let mut messages = vec![json!({"role": "user", "content": "Fix the failing test."})];
+    for i in 0..12 {
+        let command = match i {
+            0..=5 => format!("cat f{i}.py"),
+            6 => "sed -i 's/a/b/' f0.py".to_string(),
+            _ => format!("cat g{i}.py"),
+        };
+        messages.push(json!({
+            "role": "assistant", "content": null,
+            "tool_calls": [{"id": format!("call_{i}"), "type": "function",
+                "function": {"name": "bash", "arguments": json!({ "command": command }).to_string()}}]
+        }));
+        let output = if i == 6 { String::new() } else { dense(i) };
+        messages
+            .push(json!({"role": "tool", "tool_call_id": format!("call_{i}"), "content": output}));
+    }
+    let req = json!({"model": "gpt-4o", "messages": messages}).to_string();
+    let rendered = |c: &Config| {
+        let out = compress(&req, c, &mut MemoryStore::new()).unwrap();
+        let v: Value = serde_json::from_str(&out.request).unwrap();
+        let contents = tool_contents(&v);
+        (0..12)
+            .filter(|&i| {
+                contents[i]
+                    .as_str()
+                    .is_some_and(|t| t != dense(i) && i != 6)
+            })
+            .collect::<Vec<usize>>()
+    };
+    let mut c = config(Provider::Openai);
+    assert_eq!(rendered(&c), vec![0, 1, 2, 3, 4, 5, 7, 8]);
+    c.optical.keep_live_views = true;
+    // Only the view of the edited file is rendered; the others may be quoted.
+    assert_eq!(rendered(&c), vec![0]);
+}

@@ -65,7 +65,7 @@ fn eager() -> Config {
 fn stone_of(m: &Value) -> Option<&str> {
     m["content"]
         .as_str()
-        .filter(|s| s.starts_with("[output cleared at the edit in step "))
+        .filter(|s| s.starts_with("[output cleared at step "))
 }
 
 #[test]
@@ -98,12 +98,21 @@ fn consumed_and_superseded_outputs_become_tombstones_that_keep_the_call() {
         assert_eq!(b["tool_calls"], a["tool_calls"]);
         assert_eq!(b["tool_call_id"], a["tool_call_id"]);
     }
-    // The search, the listing, the view of the edited file and the test run
-    // that ran again are cleared, each readable through its pointer.
+    // The search, the listing and the view of the edited file are cleared,
+    // each readable through its pointer; the test run that ran again after
+    // the phase began only with everyPhase (the prefix breaks once by default).
+    assert_eq!(after[10], before[10]);
+    let mut every = eager();
+    every.phase.every_phase = true;
+    let out_every = compress(&req, &every, &mut store).unwrap();
+    let after_every = messages(&out_every.request);
     for (i, original) in [(2, &grep), (4, &listing), (6, &view), (10, &test)] {
+        let after = if i == 10 { &after_every } else { &after };
         let stone = stone_of(&after[i]).unwrap_or_else(|| panic!("message {i} kept"));
+        // Named after the step that made it obsolete: the change, or the re-run.
+        let by = if i == 10 { 7 } else { 6 };
         assert!(
-            stone.starts_with("[output cleared at the edit in step 6: 40 lines ("),
+            stone.starts_with(&format!("[output cleared at step {by}: 40 lines (")),
             "{stone}"
         );
         let pointer = stone
@@ -130,17 +139,18 @@ fn consumed_and_superseded_outputs_become_tombstones_that_keep_the_call() {
         .filter(|c| c.kind == "tombstone")
         .map(|c| c.detail.as_str())
         .collect();
-    assert_eq!(details.len(), 4);
+    assert_eq!(details.len(), 3);
     assert!(details[0].contains("a search consumed"), "{details:?}");
     assert!(details[1].contains("a listing consumed"), "{details:?}");
     assert!(
         details[2].contains("a view of a file edited since"),
         "{details:?}"
     );
-    assert!(
-        details[3].contains("superseded by a later run"),
-        "{details:?}"
-    );
+    assert!(out_every
+        .report
+        .changes
+        .iter()
+        .any(|c| c.detail.contains("superseded by a later run")));
     let phase = out
         .report
         .stages
@@ -152,7 +162,7 @@ fn consumed_and_superseded_outputs_become_tombstones_that_keep_the_call() {
         "{note}"
     );
     // Each reason can be switched off.
-    let mut c = eager();
+    let mut c = every.clone();
     c.phase.clear = vec!["reruns".into()];
     let out = compress(&req, &c, &mut MemoryStore::new()).unwrap();
     let m = messages(&out.request);
@@ -233,7 +243,7 @@ fn creating_a_script_or_editing_it_is_still_diagnosis() {
     let req = request(&more);
     let out = compress(&req, &eager(), &mut MemoryStore::new()).unwrap();
     let m = messages(&out.request);
-    assert!(stone_of(&m[2]).unwrap().contains("edit in step 6"));
+    assert!(stone_of(&m[2]).unwrap().contains("at step 6"));
     // Overwriting a file that an earlier output showed is a change too.
     let req = request(&[
         (
@@ -283,37 +293,78 @@ fn failed_edits_do_not_start_a_phase_unless_asked() {
     let out = compress(&req, &c, &mut MemoryStore::new()).unwrap();
     assert!(stone_of(&messages(&out.request)[2])
         .unwrap()
-        .starts_with("[output cleared at the edit in step 2"));
+        .starts_with("[output cleared at step 2"));
 }
 
 #[test]
-fn every_phase_also_clears_outputs_superseded_after_the_phase_began() {
+fn by_default_the_phase_clears_once_every_phase_keeps_clearing() {
     let a = long_output("a");
     let b = long_output("b");
     let b2 = long_output("b2");
+    let g = long_output("g");
     let edited = long_output("edited");
     let req = request(&[
-        ("bash", bash("grep -rn y app.py"), &a),
-        ("bash", bash("sed -i 's/x/y/' app.py"), &edited),
         ("bash", bash("pytest"), &b),
-        ("bash", bash("echo 'y = 2' >> app.py"), ""),
+        ("bash", bash("grep -rn y app.py"), &a),
+        ("bash", bash("pytest"), &b2),
+        ("bash", bash("sed -i 's/x/y/' app.py"), &edited),
+        ("bash", bash("grep -rn z lib.py"), &g),
+        ("bash", bash("sed -i 's/z/w/' lib.py"), ""),
         ("bash", bash("pytest"), &b2),
     ]);
-    // Default: only outputs before the phase began.
+    // Default: what was consumed or superseded before the phase began.
     let out = compress(&req, &eager(), &mut MemoryStore::new()).unwrap();
     let m = messages(&out.request);
-    assert!(stone_of(&m[2]).is_some());
-    assert_eq!(m[4]["content"], json!(edited));
-    assert_eq!(m[6]["content"], json!(b));
-    // everyPhase: the first test run, run again later, goes too; edit results stay.
+    assert!(stone_of(&m[2])
+        .unwrap()
+        .starts_with("[output cleared at step 3:"));
+    assert!(stone_of(&m[4])
+        .unwrap()
+        .starts_with("[output cleared at step 4:"));
+    assert_eq!(m[6]["content"], json!(b2));
+    assert_eq!(m[8]["content"], json!(edited));
+    assert_eq!(m[10]["content"], json!(g));
+    // everyPhase: later re-runs and the search a later change consumed go too.
     let mut c = eager();
     c.phase.every_phase = true;
     let out = compress(&req, &c, &mut MemoryStore::new()).unwrap();
     let m = messages(&out.request);
+    assert!(stone_of(&m[6])
+        .unwrap()
+        .starts_with("[output cleared at step 7:"));
+    assert_eq!(m[8]["content"], json!(edited));
+    assert!(stone_of(&m[10]).is_some());
+    // No change to existing code yet: nothing is cleared by default, but a
+    // re-run is superseded with everyPhase.
+    let req = request(&[
+        ("bash", bash("python repro.py"), &b),
+        ("bash", bash("python repro.py"), &b2),
+    ]);
+    let out = compress(&req, &eager(), &mut MemoryStore::new()).unwrap();
+    assert_eq!(out.request, req);
+    let out = compress(&req, &c, &mut MemoryStore::new()).unwrap();
+    let m = messages(&out.request);
     assert!(stone_of(&m[2]).is_some());
-    assert_eq!(m[4]["content"], json!(edited));
-    assert!(stone_of(&m[6]).is_some());
-    assert_eq!(m[10]["content"], json!(b2));
+    assert_eq!(m[4]["content"], json!(b2));
+}
+
+#[test]
+fn tombstones_repeat_the_critical_lines() {
+    let failing = format!(
+        "{}\nTraceback (most recent call last):\n  File \"t.py\", line 3, in <module>\n    f()\nValueError: bad input 540\n<returncode>1</returncode>",
+        long_output("run")
+    );
+    let req = request(&[
+        ("bash", bash("python t.py"), &failing),
+        ("bash", bash("python t.py"), "ok"),
+        ("bash", bash("sed -i 's/x/y/' t.py"), ""),
+    ]);
+    let out = compress(&req, &eager(), &mut MemoryStore::new()).unwrap();
+    let stone = stone_of(&messages(&out.request)[2]).unwrap().to_string();
+    assert!(
+        stone.ends_with("\nit reported:\n  ValueError: bad input 540\n  exit code 1"),
+        "{stone}"
+    );
 }
 
 #[test]
@@ -401,13 +452,13 @@ fn scratch_targets_can_be_left_out_of_the_trigger() {
     ]);
     let out = compress(&req, &eager(), &mut MemoryStore::new()).unwrap();
     let m = messages(&out.request);
-    assert!(stone_of(&m[2]).unwrap().contains("edit in step 2"));
+    assert!(stone_of(&m[2]).unwrap().contains("at step 2"));
     assert_eq!(m[6]["content"], json!(a));
     // Ignoring test files moves the trigger to the change of app.py.
     let mut c = eager();
     c.phase.ignore_targets = vec!["test_*".into()];
     let out = compress(&req, &c, &mut MemoryStore::new()).unwrap();
     let m = messages(&out.request);
-    assert!(stone_of(&m[2]).unwrap().contains("edit in step 4"));
-    assert!(stone_of(&m[6]).unwrap().contains("edit in step 4"));
+    assert!(stone_of(&m[2]).unwrap().contains("at step 4"));
+    assert!(stone_of(&m[6]).unwrap().contains("at step 4"));
 }

@@ -41,7 +41,8 @@ fn redaction_false_positive_rate_on_shared_traces() {
         bytes as f64 / 1e6,
         rate * 100.0
     );
-    assert!(rate < 0.01, "false-positive rate {rate}");
+    // 1 hit (a Django `SECRET_KEY = '…'` literal) over 2,648 observations when written.
+    assert!(rate < 0.002, "false-positive rate {rate}");
 }
 
 #[test]

@@ -265,6 +265,7 @@ fn the_store_is_bounded_and_evicts_least_recently_used_sessions() {
         max_bytes: 300,
         max_session_bytes: 200,
         ttl_seconds: 0,
+        ..StoreLimits::default()
     });
     let blob = |c: char| c.to_string().repeat(100);
     store.put("a", "k", &blob('a')).unwrap();

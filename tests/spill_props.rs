@@ -114,7 +114,7 @@ proptest! {
         let p = Pattern::new(pattern, literal, false).unwrap();
         let index = LineIndex::new(&text);
         let options = GrepOptions { context: 0, max_matches: usize::MAX, ..GrepOptions::default() };
-        let got: Vec<usize> = grep::grep(&text, &index, &p, &options).lines.iter().map(|l| l.number).collect();
+        let got: Vec<usize> = grep::grep(&text, &index, &p, &options).unwrap().lines.iter().map(|l| l.number).collect();
         let source = if literal { regex_lite::escape(pattern) } else { pattern.to_string() };
         let reference = regex_lite::Regex::new(&source).unwrap();
         let want: Vec<usize> = (0..index.len())

@@ -205,6 +205,44 @@ pub fn is_error_line(line: &str) -> bool {
         && (head.ends_with("Error") || head.ends_with("Exception"))
 }
 
+/// The lines of an output a reader must not lose: the last line of each
+/// traceback, error lines (`…Error: …`, `FAILED …`, `error: …`) and the
+/// exit code when it is not 0; the last `max`, in order, each clipped.
+pub fn critical_lines(output: &str, max: usize) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |line: &str| {
+        let t = one_line(line, 200);
+        if !t.is_empty() && !out.contains(&t) {
+            out.push(t);
+        }
+    };
+    let mut in_traceback = false;
+    for line in output.lines() {
+        let t = line.trim_end();
+        if t.starts_with("Traceback (most recent call last)") {
+            in_traceback = true;
+            continue;
+        }
+        if in_traceback {
+            if t.is_empty() || t.starts_with(char::is_whitespace) {
+                continue;
+            }
+            in_traceback = false;
+            push(t);
+            continue;
+        }
+        if is_error_line(t) {
+            push(t);
+        }
+    }
+    if let Some(code) = exit_code(output).filter(|c| *c != 0) {
+        push(&format!("exit code {code}"));
+    }
+    let skip = out.len().saturating_sub(max);
+    out.drain(..skip);
+    out
+}
+
 /// The last exit code the output reports (`<returncode>N</returncode>`,
 /// `[Command finished with exit code N]`, `exit code N`, `Exit code: N`).
 pub fn exit_code(output: &str) -> Option<i64> {
@@ -298,6 +336,21 @@ mod tests {
         assert_eq!(c.outcome, Outcome::Failed);
         assert!(check("ls -la", "").is_none());
         assert!(check("cat tests/test_x.py", "").is_none());
+    }
+
+    #[test]
+    fn critical_lines_keep_errors_and_exit_codes() {
+        let out = "ok\nTraceback (most recent call last):\n  File \"a.py\", line 2\n    x()\nNameError: name 'x' is not defined\nFAILED tests/t.py::test_a - assert 1\n<returncode>1</returncode>";
+        assert_eq!(
+            critical_lines(out, 8),
+            vec![
+                "NameError: name 'x' is not defined",
+                "FAILED tests/t.py::test_a - assert 1",
+                "exit code 1"
+            ]
+        );
+        assert_eq!(critical_lines(out, 1), vec!["exit code 1"]);
+        assert!(critical_lines("all good\n<returncode>0</returncode>", 8).is_empty());
     }
 
     #[test]

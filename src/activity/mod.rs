@@ -467,6 +467,32 @@ fn tail_of(path: &str) -> &str {
     }
 }
 
+/// Results of file views the agent may still quote (in an edit's `old_str`):
+/// views of files that no later step among `steps` edited. Hosts pass the
+/// settled steps (results out of the recent window) so the answer changes
+/// only when a batch leaves the window.
+pub fn live_views(steps: &[StepActivity]) -> Vec<PartRef> {
+    let mut out = Vec::new();
+    for (i, s) in steps.iter().enumerate() {
+        let (Some(at), false) = (s.result_at, s.activity.viewed.is_empty()) else {
+            continue;
+        };
+        let later = steps.get(i + 1..).unwrap_or(&[]);
+        let stale = s.activity.viewed.iter().all(|v| {
+            later.iter().filter(|l| l.activity.edited()).any(|l| {
+                l.activity
+                    .edits
+                    .iter()
+                    .any(|e| e.target.as_deref().is_some_and(|t| same_file(t, v)))
+            })
+        });
+        if !stale {
+            out.push(at);
+        }
+    }
+    out
+}
+
 /// `path` without quotes, `./` and trailing slashes.
 fn normalize(path: &str) -> &str {
     let p = path.trim_matches(|c| c == '"' || c == '\'');

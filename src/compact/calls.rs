@@ -1,5 +1,6 @@
 //! The tool-call log: every compacted tool call, its name and arguments
-//! verbatim, in order. Compaction replaces old turns by a summary, but tool
+//! verbatim (but for secrets, masked like all text reaching the model when
+//! `redact.enabled`), in order. Compaction replaces old turns by a summary, but tool
 //! calls stay text: the log keeps what the agent ran, while the results stay
 //! readable through the summary's pointers. A later compaction appends to the
 //! log, so its earlier lines stay byte-identical.
@@ -9,7 +10,7 @@ use crate::model::{Message, PartKind};
 
 /// First line of the tool-call log message.
 pub const CALL_LOG_HEADER: &str =
-    "[TraceLite tool-call log: every compacted tool call in order, name and arguments verbatim; results through the summary's originals]";
+    "[TraceLite tool-call log: every compacted tool call in order, name and arguments verbatim, secrets masked; results through the summary's originals]";
 
 /// The compacted tool calls, oldest first, each as `name arguments`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -288,28 +288,22 @@ fn key_facts(range: &Range<'_>) -> Vec<String> {
     }
     // Paths (with line numbers) and definitions the outputs introduced: what
     // the agent may act on later (a path found by `find`, then tested).
-    let (paths, definitions) = found_in_outputs(range);
-    if !paths.is_empty() {
-        out.push(format!(
-            "- Paths in outputs: {} {}",
-            paths
-                .iter()
-                .map(|p| format!("`{p}`"))
-                .collect::<Vec<_>>()
-                .join(", "),
-            range.pointer
-        ));
-    }
-    if !definitions.is_empty() {
-        out.push(format!(
-            "- Definitions seen: {} {}",
-            definitions
-                .iter()
-                .map(|d| format!("`{d}`"))
-                .collect::<Vec<_>>()
-                .join(", "),
-            range.pointer
-        ));
+    let found = found_in_outputs(range);
+    let quoted = |items: &[String]| {
+        items
+            .iter()
+            .map(|p| format!("`{p}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    for (label, items) in [
+        ("Paths in outputs", &found.paths),
+        ("Definitions seen", &found.definitions),
+        ("Symbols in outputs", &found.symbols),
+    ] {
+        if !items.is_empty() {
+            out.push(format!("- {label}: {} {}", quoted(items), range.pointer));
+        }
     }
     // Symbols the assistant talked about (`backticked` identifiers), most frequent first.
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
@@ -344,14 +338,41 @@ fn key_facts(range: &Range<'_>) -> Vec<String> {
 /// Most paths and definitions listed in the key facts.
 const MAX_FOUND: usize = 40;
 
-/// Paths named in the range's tool outputs (as `path` or `path:line` when an
-/// output located a line, grep style), and the functions and classes their
-/// views define (`name` at `path:line` when numbered); newest last, at most
-/// [`MAX_FOUND`] of each.
-fn found_in_outputs(range: &Range<'_>) -> (Vec<String>, Vec<String>) {
-    let mut paths: Vec<(String, ())> = Vec::new();
-    let mut definitions: Vec<(String, ())> = Vec::new();
-    let push = |list: &mut Vec<(String, ())>, item: String| list.push((item, ()));
+/// What the range's tool outputs introduced, newest last, at most
+/// [`MAX_FOUND`] of each: paths (`path:line` when an output located a line,
+/// grep style), the functions and classes their views define, and code
+/// symbols (`snake_case`, `camelCase`, `dotted.names`).
+struct Found {
+    paths: Vec<String>,
+    definitions: Vec<String>,
+    symbols: Vec<String>,
+}
+
+/// Items in the order they were last seen (linear: one map, one sort).
+#[derive(Default)]
+struct Recent {
+    last: BTreeMap<String, usize>,
+    clock: usize,
+}
+
+impl Recent {
+    fn see(&mut self, item: String) {
+        self.clock += 1;
+        self.last.insert(item, self.clock);
+    }
+
+    fn newest(self, n: usize) -> Vec<String> {
+        let mut items: Vec<(String, usize)> = self.last.into_iter().collect();
+        items.sort_by_key(|(_, at)| *at);
+        let skip = items.len().saturating_sub(n);
+        items.into_iter().skip(skip).map(|(s, _)| s).collect()
+    }
+}
+
+fn found_in_outputs(range: &Range<'_>) -> Found {
+    let mut paths = Recent::default();
+    let mut definitions = Recent::default();
+    let mut symbols = Recent::default();
     for m in range.messages.iter().filter(|m| m.role == Role::Tool) {
         for part in &m.parts {
             let PartKind::ToolResult(r) = &part.kind else {
@@ -363,22 +384,49 @@ fn found_in_outputs(range: &Range<'_>) -> (Vec<String>, Vec<String>) {
                     c.is_whitespace() || matches!(c, '"' | '\'' | '(' | ')' | ',' | '[' | ']')
                 }) {
                     if let Some(p) = path_token(token) {
-                        push(&mut paths, p);
+                        paths.see(p);
                     }
                 }
                 if let Some(d) = definition(line) {
-                    push(&mut definitions, d);
+                    definitions.see(d);
+                }
+                for sym in code_symbols(line) {
+                    symbols.see(sym.to_string());
                 }
             }
         }
     }
-    let keep = |v: Vec<(String, ())>| -> Vec<String> {
-        newest_distinct(v, MAX_FOUND)
-            .into_iter()
-            .map(|(s, ())| s)
-            .collect()
-    };
-    (keep(paths), keep(definitions))
+    let definitions = definitions.newest(MAX_FOUND);
+    let mut symbols = symbols.newest(MAX_FOUND * 2);
+    symbols.retain(|s| !definitions.contains(s));
+    Found {
+        paths: paths.newest(MAX_FOUND),
+        definitions,
+        symbols,
+    }
+}
+
+/// Identifiers of a line that look like code rather than words: with an
+/// underscore, a capital after a lowercase letter, or a dot between names
+/// (4–60 bytes, not inside a path).
+fn code_symbols(line: &str) -> Vec<&str> {
+    line.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.' || c == '/'))
+        .filter(|w| !w.contains('/'))
+        .map(|w| w.trim_matches('.'))
+        .filter(|w| {
+            (4..=60).contains(&w.len())
+                && w.chars()
+                    .next()
+                    .is_some_and(|c| c.is_alphabetic() || c == '_')
+                && !w.ends_with(".py")
+                && (w.contains('_')
+                    || w.contains('.')
+                    || w.as_bytes().windows(2).any(
+                        |p| matches!(p, [a, b] if a.is_ascii_lowercase() && b.is_ascii_uppercase()),
+                    ))
+                && w.trim_matches('_').len() >= 3
+        })
+        .collect()
 }
 
 /// The distinct texts of `items`, each with the value of its last
@@ -595,5 +643,14 @@ mod tests {
         );
         assert_eq!(definition("class QuerySet:"), Some("QuerySet".into()));
         assert_eq!(definition("x = def_y"), None);
+        assert_eq!(
+            code_symbols("E   AttributeError: 'Foo' has no attr _batched_insert in self.query.where (models/x.py)"),
+            vec!["AttributeError", "_batched_insert", "self.query.where"]
+        );
+        let mut r = Recent::default();
+        for s in ["a", "b", "a", "c"] {
+            r.see(s.into());
+        }
+        assert_eq!(r.newest(2), vec!["a", "c"]);
     }
 }

@@ -664,7 +664,7 @@ impl Plan {
         drop(sections);
         let pointer = match stored {
             Some(p) => p.to_string(),
-            None => spill::pointer(session, &spill::content_key(BLOB_KIND, &laid.text)),
+            None => spill::pointer(session, &cx.content_key(BLOB_KIND, &laid.text)),
         };
         let range_steps: Vec<StepActivity> = steps
             .iter()

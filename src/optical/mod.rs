@@ -26,6 +26,7 @@ pub use cache::SnapshotCache;
 
 use serde_json::{Map, Value};
 
+use crate::activity;
 use crate::config::{OpticalConfig, Provider};
 use crate::error::Result;
 use crate::model::{Conversation, Image, Part, PartKind, PartRef};
@@ -215,16 +216,30 @@ impl Fnv {
     }
 }
 
-/// The one-line text a snapshot leaves in the tool result.
-pub fn reference(lines: usize, images: usize, flow: Flow, pointer: &str) -> String {
+/// The one-line text a snapshot leaves in the tool result. `excerpt_only`
+/// when the rendered text is an excerpt whose full output the store refused:
+/// the pointer then holds that excerpt, not the full output, and says so.
+pub fn reference(
+    lines: usize,
+    images: usize,
+    flow: Flow,
+    pointer: &str,
+    excerpt_only: bool,
+) -> String {
     let s = if images == 1 { "" } else { "s" };
     let marked = match flow {
         Flow::Lines => "",
         Flow::Reflow => ", line breaks marked »",
     };
-    format!(
-        "[{lines} lines of output shown as {images} image{s}{marked}; full text: {pointer} (read_spill)]"
-    )
+    if excerpt_only {
+        format!(
+            "[{lines} lines of an excerpt shown as {images} image{s}{marked}; excerpt only, the full output could not be kept; excerpt text: {pointer} (read_spill)]"
+        )
+    } else {
+        format!(
+            "[{lines} lines of output shown as {images} image{s}{marked}; full text: {pointer} (read_spill)]"
+        )
+    }
 }
 
 /// The optical stage.
@@ -235,6 +250,7 @@ pub struct Optical;
 #[derive(Debug, Default)]
 struct Tally {
     rendered: usize,
+    live_views: usize,
     not_text: usize,
     too_costly: usize,
     missing_glyphs: usize,
@@ -258,7 +274,23 @@ impl Stage for Optical {
         let due = cx.config.demoted(observations.len());
         let mut images_in_request = count_images(conv);
         let mut tally = Tally::default();
+        let live = if cx.config.optical.keep_live_views {
+            let demoted = observations.get(..due).unwrap_or(&[]);
+            let mut steps = activity::read(conv, &cx.config.phase);
+            let settled = steps
+                .iter()
+                .take_while(|s| s.result_at.is_some_and(|r| demoted.contains(&r)))
+                .count();
+            steps.truncate(settled);
+            activity::live_views(&steps)
+        } else {
+            Vec::new()
+        };
         for &at in observations.iter().take(due) {
+            if live.contains(&at) {
+                tally.live_views += 1;
+                continue;
+            }
             match self.snapshot_one(conv, at, cx, images_in_request)? {
                 Outcome::Rendered(n) => {
                     tally.rendered += 1;
@@ -275,7 +307,7 @@ impl Stage for Optical {
         cx.notes.push(format!(
             "{} observations, {} in the recent window, {} outside of which {} in whole batches of {}: \
              {} rendered, {} cost more than 1/{} of their text, {} have too many glyphs missing from the font, \
-             {} over the {}-image cap, {} not plain text, {} refused by the store",
+             {} over the {}-image cap, {} not plain text, {} refused by the store, {} views kept as text (file not edited since)",
             observations.len(),
             observations.len() - outside,
             outside,
@@ -289,6 +321,7 @@ impl Stage for Optical {
             optical.max_images,
             tally.not_text,
             tally.store_refused,
+            tally.live_views,
         ));
         Ok(())
     }
@@ -330,7 +363,8 @@ impl Optical {
         // What the image shows reaches the model: mask secrets first (the
         // store keeps the original under `text`'s pointer).
         let shown = cx.redact(&text).into_owned();
-        let pointer = spill::pointer(&config.session, &spill::content_key("snapshot", &text));
+        let pointer = spill::pointer(&config.session, &cx.content_key("snapshot", &text));
+        let excerpt_only = spill::is_refused_excerpt(&text);
         // Line by line first; run together when that is too costly.
         let flows: &[Flow] = if optical.reflow {
             &[Flow::Lines, Flow::Reflow]
@@ -358,7 +392,7 @@ impl Optical {
                 break;
             }
             let count = snapshot.plan.image_sizes.len();
-            let line = reference(snapshot.lines, count, flow, &pointer);
+            let line = reference(snapshot.lines, count, flow, &pointer, excerpt_only);
             let after = cx.meter.text(&line)? + snapshot.image_tokens();
             if after as f64 <= before as f64 / optical.ratio {
                 chosen = Some((key, snapshot, line, after, count));

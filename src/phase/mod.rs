@@ -4,27 +4,32 @@
 //! case), then changes code. The phase begins at the first change to a file
 //! that existed before the session ([`crate::activity::read`]): creating a
 //! reproduction script, or editing a file the agent created, is still
-//! diagnosis. From then on, outputs of the diagnosis that were *consumed or
+//! diagnosis. Then outputs of the diagnosis that were *consumed or
 //! superseded* become tombstones that keep the tool call, say what was
-//! removed (lines, tokens) and give the `spill://` pointer to the original:
+//! removed (lines, tokens), repeat the critical lines (errors, failing tests,
+//! a non-zero exit code) and give the `spill://` pointer to the original:
 //!
 //! * searches and listings that led to the change (`phase.clear` `searches`,
 //!   `listings`);
-//! * outputs of commands the agent later ran again (`reruns`);
+//! * outputs of commands the agent ran again (`reruns`);
 //! * views of a file that was edited since (`editedViews`).
 //!
 //! Everything else (views of files still unchanged, test and script runs,
 //! results of edits) stays, for the optical stage to render when an image is
-//! cheaper. Nothing inside the recent window is touched: observations leave
-//! it in the optical stage's batches (`optical.batch`), so the prompt prefix
-//! changes at most once a batch. With `phase.everyPhase`, later outputs that
-//! were superseded or consumed by a later change are cleared too.
+//! cheaper. Nothing inside the recent window is touched, and decisions read
+//! only the settled history (calls whose results left the window, which
+//! happens in the optical stage's batches). By default the clean-up happens
+//! once, on the history as it stood when the change that began the phase left
+//! the window: the prompt prefix breaks at that batch and never again (every
+//! later rewrite of old history re-sends everything after it). With
+//! `phase.everyPhase`, later re-runs and outputs a later change consumed are
+//! cleared too, at each batch.
 //!
 //! The clean-up is a pure function of the history.
 
 pub use crate::activity::{failed, shell, EditAction, EditDetector, EditKind};
 
-use crate::activity::{self, Action, StepActivity};
+use crate::activity::{self, check, Action, StepActivity};
 use crate::config::PhaseConfig;
 use crate::error::Result;
 use crate::model::{Conversation, Part, PartKind, PartRef, ToolResult};
@@ -32,7 +37,7 @@ use crate::pipeline::{Stage, StageContext, StageName};
 use crate::spill;
 
 /// Opening of every tombstone (also how the stage recognises its own output).
-pub const TOMBSTONE_OPENING: &str = "[output cleared at the edit in step ";
+pub const TOMBSTONE_OPENING: &str = "[output cleared at step ";
 
 /// The phase stage.
 #[derive(Debug, Default)]
@@ -148,11 +153,14 @@ impl Reason {
 }
 
 /// The outputs to clear: `(step index, reason)` for every result that left
-/// the recent window (`demoted` observations) and was consumed or superseded
-/// at the phase `boundary` (a step index).
+/// the recent window (`demoted` observations) and was superseded (the same
+/// command ran again later: at any time) or, once the phase began at step
+/// index `boundary`, consumed by the change (searches and listings before
+/// it, views of a file edited since; with `everyPhase`, also those after it
+/// that a later change consumed).
 pub fn plan(
     steps: &[StepActivity],
-    boundary: usize,
+    boundary: Option<usize>,
     demoted: &[PartRef],
     config: &PhaseConfig,
 ) -> Vec<(usize, Reason)> {
@@ -160,23 +168,30 @@ pub fn plan(
     let mut out = Vec::new();
     for s in steps {
         let Some(at) = s.result_at else { continue };
-        if !demoted.contains(&at) || s.activity.edited() || !s.activity.edits.is_empty() {
+        if !demoted.contains(&at) || !s.activity.edits.is_empty() {
             continue;
         }
+        let later = steps.get(s.index + 1..).unwrap_or(&[]);
+        let a = &s.activity;
+        let rerun =
+            !a.rerun_key.is_empty() && later.iter().any(|l| l.activity.rerun_key == a.rerun_key);
+        if rerun && wants(Reason::Rerun) {
+            out.push((s.index, Reason::Rerun));
+            continue;
+        }
+        let Some(boundary) = boundary else { continue };
         let before = s.index < boundary;
         if !before && !config.every_phase {
             continue;
         }
-        let later = steps.get(s.index + 1..).unwrap_or(&[]);
-        // Consumed: the change came after it.
-        let consumed = if before {
-            true
-        } else {
-            later.iter().any(|l| l.changes_existing)
-        };
-        let a = &s.activity;
-        let rerun =
-            !a.rerun_key.is_empty() && later.iter().any(|l| l.activity.rerun_key == a.rerun_key);
+        // Consumed: a change to existing code came after it.
+        let consumed = before
+            || later
+                .iter()
+                .any(|l| l.changes_existing && l.activity.edited());
+        if !consumed {
+            continue;
+        }
         let edited_view = !a.viewed.is_empty()
             && a.viewed.iter().all(|v| {
                 later.iter().filter(|l| l.activity.edited()).any(|l| {
@@ -187,13 +202,11 @@ pub fn plan(
                     })
                 })
             });
-        let reason = if rerun && wants(Reason::Rerun) {
-            Some(Reason::Rerun)
-        } else if edited_view && wants(Reason::EditedView) {
+        let reason = if edited_view && wants(Reason::EditedView) {
             Some(Reason::EditedView)
-        } else if consumed && a.action == Action::Search && wants(Reason::Search) {
+        } else if a.action == Action::Search && wants(Reason::Search) {
             Some(Reason::Search)
-        } else if consumed && a.action == Action::Listing && wants(Reason::Listing) {
+        } else if a.action == Action::Listing && wants(Reason::Listing) {
             Some(Reason::Listing)
         } else {
             None
@@ -205,12 +218,31 @@ pub fn plan(
     out
 }
 
-/// The text replacing a cleared result.
-pub fn tombstone(edit_step: usize, lines: usize, tokens: u64, pointer: &str) -> String {
-    format!(
+/// Most critical lines a tombstone repeats.
+pub const TOMBSTONE_CRITICAL_LINES: usize = 6;
+
+/// The text replacing a cleared result: what was removed, where to read it,
+/// and the critical lines of the original (errors, failing tests, a non-zero
+/// exit code), which must stay visible as text.
+pub fn tombstone(
+    edit_step: usize,
+    lines: usize,
+    tokens: u64,
+    pointer: &str,
+    critical: &[String],
+) -> String {
+    let mut out = format!(
         "{TOMBSTONE_OPENING}{edit_step}: {lines} line{} ({tokens} tokens) of earlier output removed; full text: {pointer}]",
         if lines == 1 { "" } else { "s" }
-    )
+    );
+    if !critical.is_empty() {
+        out.push_str("\nit reported:");
+        for line in critical {
+            out.push_str("\n  ");
+            out.push_str(line);
+        }
+    }
+    out
 }
 
 impl Stage for Phase {
@@ -243,26 +275,54 @@ impl Stage for Phase {
             .into_iter()
             .filter(|e| e.step <= settled)
             .collect();
-        let Some(first) = edits.iter().find(|e| e.counts(config)) else {
+        let first = edits.iter().find(|e| e.counts(config));
+        if first.is_none() && !edits.is_empty() {
             let own = edits.iter().filter(|e| !e.changes_existing).count();
-            if !edits.is_empty() {
-                cx.notes.push(format!(
-                    "{} edit{}, none to a file that existed before the session ({own} to the agent's own files): still diagnosis",
-                    edits.len(),
-                    if edits.len() == 1 { "" } else { "s" },
-                ));
-            }
-            return Ok(());
-        };
-        let boundary = first.step - 1;
-        let cleared_plan = plan(&steps, boundary, demoted, config);
+            cx.notes.push(format!(
+                "{} edit{}, none to a file that existed before the session ({own} to the agent's own files): still diagnosis",
+                edits.len(),
+                if edits.len() == 1 { "" } else { "s" },
+            ));
+        }
+        if !config.every_phase {
+            // Once: decide on the history as it was settled when the change
+            // that began the phase left the window, so the prefix breaks at
+            // that batch and never again.
+            let Some(first) = first else {
+                return Ok(());
+            };
+            let batch = settings.optical.batch.max(1);
+            let at = steps
+                .get(first.step - 1)
+                .and_then(|s| s.result_at)
+                .and_then(|r| observations.iter().position(|o| *o == r))
+                .unwrap_or(0);
+            let horizon = (at / batch + 1) * batch;
+            let known = observations.get(..horizon.min(due)).unwrap_or(&[]);
+            let keep = steps
+                .iter()
+                .take_while(|s| s.result_at.is_some_and(|r| known.contains(&r)))
+                .count();
+            steps.truncate(keep);
+        }
+        let cleared_plan = plan(&steps, first.map(|e| e.step - 1), demoted, config);
+        let phase_step = first.map(|e| e.step);
         let mut cleared = 0usize;
         let mut by_reason = [0usize; 4];
         for &(index, reason) in &cleared_plan {
-            let Some(at) = steps.get(index).and_then(|s| s.result_at) else {
-                continue;
+            let Some(s) = steps.get(index) else { continue };
+            let Some(at) = s.result_at else { continue };
+            // A tombstone names the step that made its output obsolete: the
+            // change that began the phase, or the later run of the command.
+            let by = match reason {
+                Reason::Rerun => steps
+                    .iter()
+                    .skip(index + 1)
+                    .find(|l| l.activity.rerun_key == s.activity.rerun_key)
+                    .map_or(index + 1, |l| l.index + 1),
+                _ => phase_step.unwrap_or(index + 1),
             };
-            if clear(conv, cx, at, first.step, reason)? {
+            if clear(conv, cx, at, by, reason)? {
                 cleared += 1;
                 if let Some(n) = Reason::ALL
                     .iter()
@@ -279,22 +339,30 @@ impl Stage for Phase {
             .filter(|(_, n)| *n > 0)
             .map(|(r, n)| format!("{n} {}", r.as_str()))
             .collect();
-        cx.notes.push(format!(
-            "{} edit{}; phase begins at step {} ({}{}); {cleared} result{} cleared{}{}",
-            edits.len(),
-            if edits.len() == 1 { "" } else { "s" },
-            first.step,
-            first.action.kind.as_str(),
-            first
-                .action
-                .target
-                .as_deref()
-                .map(|t| format!(" {t}"))
-                .unwrap_or_default(),
-            if cleared == 1 { "" } else { "s" },
-            if detail.is_empty() { "" } else { ": " },
-            detail.join(", "),
-        ));
+        let begins = match first {
+            Some(first) => format!(
+                "phase begins at step {} ({}{})",
+                first.step,
+                first.action.kind.as_str(),
+                first
+                    .action
+                    .target
+                    .as_deref()
+                    .map(|t| format!(" {t}"))
+                    .unwrap_or_default()
+            ),
+            None => "no phase yet".to_string(),
+        };
+        if first.is_some() || cleared > 0 {
+            cx.notes.push(format!(
+                "{} edit{}; {begins}; {cleared} result{} cleared{}{}",
+                edits.len(),
+                if edits.len() == 1 { "" } else { "s" },
+                if cleared == 1 { "" } else { "s" },
+                if detail.is_empty() { "" } else { ": " },
+                detail.join(", "),
+            ));
+        }
         Ok(())
     }
 }
@@ -323,7 +391,11 @@ fn clear(
         .part(&Part::from(PartKind::ToolResult(result.clone())))?;
     let lines = text.lines().count();
     let predicted = spill::pointer(&cx.config.session, &spill::content_key("phase", &text));
-    let priced = tombstone(edit_step, lines, before, &predicted);
+    let critical: Vec<String> = check::critical_lines(&text, TOMBSTONE_CRITICAL_LINES)
+        .into_iter()
+        .map(|l| cx.redact(&l).into_owned())
+        .collect();
+    let priced = tombstone(edit_step, lines, before, &predicted, &critical);
     let after = cx.meter.text(&priced)?;
     if after >= before {
         return Ok(false);
@@ -336,7 +408,7 @@ fn clear(
             return Ok(false);
         }
     };
-    let stone = tombstone(edit_step, lines, before, &pointer);
+    let stone = tombstone(edit_step, lines, before, &pointer, &critical);
     let after = cx.meter.text(&stone)?;
     let cleared = ToolResult {
         call_id: result.call_id.clone(),
@@ -353,7 +425,7 @@ fn clear(
         after,
         Some(pointer),
         format!(
-            "{lines} lines, {} at the phase from step {edit_step}",
+            "{lines} lines, {} (step {edit_step})",
             match reason {
                 Reason::Search => "a search consumed",
                 Reason::Listing => "a listing consumed",

@@ -4,13 +4,28 @@
 
 use std::collections::HashMap;
 
-use super::grep::Pattern;
+use super::grep::{GrepBudget, Pattern};
 use super::lines::{ceil_suffix, floor_prefix, LineIndex};
 use super::literals::LiteralSet;
 use crate::error::Result;
 
 /// Longest error line quoted in the hidden-middle listing, in bytes.
 const ERROR_LINE_BYTES: usize = 200;
+
+/// Opening of an excerpt's first line.
+const HEADER_OPENING: &str = "[output too long: ";
+
+/// Opening of the second line of an excerpt whose full output was refused by the store.
+const REFUSED_OPENING: &str = "[full output could not be kept: ";
+
+/// Whether `text` is an excerpt whose full output could not be kept (the
+/// store refused it): what it shows is all that remains. Read from the text
+/// itself, so a later request (the stateless proxy) knows it too.
+pub fn is_refused_excerpt(text: &str) -> bool {
+    let mut lines = text.lines();
+    lines.next().is_some_and(|l| l.starts_with(HEADER_OPENING))
+        && lines.next().is_some_and(|l| l.starts_with(REFUSED_OPENING))
+}
 
 /// Where the full text went.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,10 +130,18 @@ impl ErrorSignals {
             return hits;
         }
         for p in &self.patterns {
-            p.for_each_line(text, index, from, to, |line| {
-                hits.push(line);
-                true
-            });
+            // Host-configured patterns (bounded by `limits.maxErrorPatterns`): no budget.
+            let _ = p.for_each_line(
+                text,
+                index,
+                from,
+                to,
+                &mut GrepBudget::unlimited(),
+                |line| {
+                    hits.push(line);
+                    true
+                },
+            );
         }
         hits.sort_unstable();
         hits.dedup();
@@ -360,7 +383,7 @@ impl<'t> Excerpt<'t> {
         let mut out = String::with_capacity(256);
         let lines = |n: usize| if n == 1 { "line" } else { "lines" };
         out.push_str(&format!(
-            "[output too long: {} {}, {:.1} KB; showing the first {} and the last {} {}; {} {} hidden]\n",
+            "{HEADER_OPENING}{} {}, {:.1} KB; showing the first {} and the last {} {}; {} {} hidden]\n",
             self.total_lines,
             lines(self.total_lines),
             self.total_bytes as f64 / 1000.0,
@@ -375,7 +398,7 @@ impl<'t> Excerpt<'t> {
                 "[full output: {pointer} — page through it with read_spill (pointer, offset, limit) or search it with grep_spill (pointer, pattern)]\n"
             )),
             Kept::Refused(reason) => out.push_str(&format!(
-                "[full output could not be kept: {reason}; only what is shown here remains]\n"
+                "{REFUSED_OPENING}{reason}; only what is shown here remains]\n"
             )),
         }
         for line in &self.head {

@@ -9,6 +9,14 @@
 //! Speed comes from a literal prefilter: a literal pattern, or the literal a
 //! regex must start with, is searched over the whole text with `memchr::memmem`
 //! and only the lines it hits are checked.
+//!
+//! Linear is not cheap: the matcher (a Pike VM) costs about the size of the
+//! compiled program per byte searched, and `(.*){999}x` compiles to a large
+//! one. Every search therefore has a work budget ([`GrepOptions::max_cost`],
+//! `limits.maxGrepCost`): the pattern's program size ([`Pattern::cost`])
+//! times the bytes the regex runs over. A search over budget fails with
+//! `GREP_TOO_COSTLY` before it runs (no literal to narrow it down) or as soon
+//! as the lines it has checked use the budget up.
 
 use memchr::memmem;
 use serde::Serialize;
@@ -19,6 +27,19 @@ use crate::error::{Error, ErrorCode, Result};
 /// Longest pattern accepted, in bytes.
 pub const MAX_PATTERN_BYTES: usize = 1_000;
 
+/// Largest compiled program accepted, in bytes (regex-lite's size measure).
+const MAX_PROGRAM_BYTES: usize = 1 << 20;
+
+/// Smallest program size probed: the cost unit of a tiny pattern.
+const MIN_PROGRAM_BYTES: usize = 256;
+
+/// Default work budget of one search ([`GrepOptions::max_cost`],
+/// `limits.maxGrepCost`): program bytes × text bytes, 2^32. Measured at most
+/// 0.3 ns per unit natively (`(.*){999}x`, every state live), so about 1.3 s
+/// natively and 2–3 s in wasm at worst; a small pattern (≤ 256 bytes of
+/// program, e.g. `\w+`) may still scan a whole 16 MiB session.
+pub const DEFAULT_MAX_GREP_COST: u64 = 1 << 32;
+
 /// A compiled search pattern.
 #[derive(Debug, Clone)]
 pub struct Pattern {
@@ -28,6 +49,48 @@ pub struct Pattern {
     scanner: Option<regex_lite::Regex>,
     /// A literal every matching line contains (the whole pattern when literal).
     required: Option<memmem::Finder<'static>>,
+    /// Work per byte the regex runs over: its program size in bytes, rounded
+    /// up to a power of two (0 for a plain literal search).
+    cost: u64,
+}
+
+/// The work a search may still do (program bytes × text bytes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GrepBudget {
+    left: u64,
+    limit: u64,
+}
+
+impl GrepBudget {
+    /// A budget of `limit` units.
+    pub fn new(limit: u64) -> Self {
+        Self { left: limit, limit }
+    }
+
+    /// No limit (host-configured patterns, e.g. `spill.errorPatterns`).
+    pub fn unlimited() -> Self {
+        Self::new(u64::MAX)
+    }
+
+    /// Takes `cost × bytes` units, or fails with `GREP_TOO_COSTLY`.
+    fn charge(&mut self, cost: u64, bytes: usize) -> Result<()> {
+        let units = cost.saturating_mul(bytes as u64);
+        match self.left.checked_sub(units) {
+            Some(left) => {
+                self.left = left;
+                Ok(())
+            }
+            None => Err(Error::new(
+                ErrorCode::GrepTooCostly,
+                "pattern",
+                format!(
+                    "the pattern's program is {cost} bytes; searching {bytes} bytes with it \
+                     would exceed limits.maxGrepCost ({}): use a literal or a simpler pattern",
+                    self.limit
+                ),
+            )),
+        }
+    }
 }
 
 impl Pattern {
@@ -49,6 +112,7 @@ impl Pattern {
                 regex: None,
                 scanner: None,
                 required: Some(memmem::Finder::new(pattern.as_bytes()).into_owned()),
+                cost: 0,
             });
         }
         let source = if literal {
@@ -56,23 +120,30 @@ impl Pattern {
         } else {
             pattern.to_string()
         };
-        let build = |multi_line: bool| {
+        let build = |multi_line: bool, size: usize| {
             regex_lite::RegexBuilder::new(&source)
                 .case_insensitive(ignore_case)
                 .multi_line(multi_line)
                 .nest_limit(32)
-                .size_limit(1 << 20)
+                .size_limit(size)
                 .build()
-                .map_err(|e| bad(format!("invalid regex: {e}")))
         };
-        let regex = build(false)?;
+        let compile = |multi_line: bool| {
+            build(multi_line, MAX_PROGRAM_BYTES).map_err(|e| bad(format!("invalid regex: {e}")))
+        };
+        let regex = compile(false)?;
+        // The program size, to a power of two: the smallest limit it compiles under.
+        let mut size = MIN_PROGRAM_BYTES;
+        while size < MAX_PROGRAM_BYTES && build(false, size).is_err() {
+            size *= 2;
+        }
         let required = if ignore_case {
             None
         } else {
             required_literal(pattern).map(|p| memmem::Finder::new(p.as_bytes()).into_owned())
         };
         let scanner = if required.is_none() {
-            Some(build(true)?)
+            Some(compile(true)?)
         } else {
             None
         };
@@ -81,7 +152,15 @@ impl Pattern {
             regex: Some(regex),
             scanner,
             required,
+            cost: size as u64,
         })
+    }
+
+    /// Work per byte searched by the regex: its compiled program size in
+    /// bytes, rounded up to a power of two (at least 256); 0 for a literal
+    /// searched as is.
+    pub fn cost(&self) -> u64 {
+        self.cost
     }
 
     /// A literal every matching line contains, if one is known.
@@ -124,20 +203,27 @@ impl Pattern {
     }
 
     /// Calls `hit` with each 0-based line in `from..to` that matches, in
-    /// order; stops early when `hit` returns `false`.
+    /// order; stops early when `hit` returns `false`. Each run of the regex
+    /// is paid from `budget` first: `GREP_TOO_COSTLY` when it runs out (when
+    /// the pattern has no literal to narrow the search, the whole span is
+    /// paid up front, so an over-budget search fails before it starts).
     pub fn for_each_line(
         &self,
         text: &str,
         index: &LineIndex,
         from: usize,
         to: usize,
+        budget: &mut GrepBudget,
         mut hit: impl FnMut(usize) -> bool,
-    ) {
+    ) -> Result<()> {
         let to = to.min(index.len());
         if from >= to {
-            return;
+            return Ok(());
         }
         let span = index.span(from, to);
+        if self.required.is_none() {
+            budget.charge(self.cost, span.len())?;
+        }
         let bytes = text.as_bytes();
         let scanner = self.scanner.as_ref().filter(|_| {
             // Multi-line mode treats a line end as `\n` only: use it on text without `\r`.
@@ -148,10 +234,10 @@ impl Pattern {
         if self.required.is_none() && scanner.is_none() {
             for i in from..to {
                 if self.is_match(index.line_trimmed(text, i)) && !hit(i) {
-                    return;
+                    return Ok(());
                 }
             }
-            return;
+            return Ok(());
         }
         let mut pos = span.start;
         while pos < span.end {
@@ -161,20 +247,25 @@ impl Pattern {
             let at = match (&self.required, scanner) {
                 (Some(finder), _) => match bytes.get(pos..span.end).and_then(|r| finder.find(r)) {
                     Some(at) => pos + at,
-                    None => return,
+                    None => return Ok(()),
                 },
                 (None, Some(re)) => match re.find_at(text, pos) {
                     Some(m) if m.start() < span.end => m.start(),
-                    _ => return,
+                    _ => return Ok(()),
                 },
-                (None, None) => return,
+                (None, None) => return Ok(()),
             };
             let line = index.line_of(at);
-            if self.is_match(index.line_trimmed(text, line)) && !hit(line) {
-                return;
+            let content = index.line_trimmed(text, line);
+            if self.required.is_some() {
+                budget.charge(self.cost, content.len())?;
+            }
+            if self.is_match(content) && !hit(line) {
+                return Ok(());
             }
             pos = index.range(line).end.max(at + 1);
         }
+        Ok(())
     }
 }
 
@@ -264,6 +355,10 @@ pub struct GrepOptions {
     pub skip: usize,
     /// Longest line text returned, in bytes; longer lines are cut around the match.
     pub max_line_bytes: usize,
+    /// Work budget of the search: [`Pattern::cost`] × bytes searched
+    /// (`limits.maxGrepCost`, default [`DEFAULT_MAX_GREP_COST`]); over it
+    /// the search fails with `GREP_TOO_COSTLY`.
+    pub max_cost: u64,
 }
 
 impl Default for GrepOptions {
@@ -273,6 +368,7 @@ impl Default for GrepOptions {
             max_matches: 50,
             skip: 0,
             max_line_bytes: 400,
+            max_cost: DEFAULT_MAX_GREP_COST,
         }
     }
 }
@@ -309,18 +405,25 @@ pub struct GrepResult {
     pub lines: Vec<GrepLine>,
 }
 
-/// Searches `text` line by line.
-pub fn grep(text: &str, index: &LineIndex, pattern: &Pattern, options: &GrepOptions) -> GrepResult {
+/// Searches `text` line by line; `GREP_TOO_COSTLY` when the search would
+/// cost more than `options.max_cost`.
+pub fn grep(
+    text: &str,
+    index: &LineIndex,
+    pattern: &Pattern,
+    options: &GrepOptions,
+) -> Result<GrepResult> {
     let mut matching = Vec::new();
     let mut total = 0;
     let take = options.skip.saturating_add(options.max_matches);
-    pattern.for_each_line(text, index, 0, index.len(), |line| {
+    let mut budget = GrepBudget::new(options.max_cost);
+    pattern.for_each_line(text, index, 0, index.len(), &mut budget, |line| {
         if total >= options.skip && total < take {
             matching.push(line);
         }
         total += 1;
         true
-    });
+    })?;
     let mut lines: Vec<GrepLine> = Vec::new();
     for (n, &m) in matching.iter().enumerate() {
         let from = m.saturating_sub(options.context);
@@ -349,13 +452,13 @@ pub fn grep(text: &str, index: &LineIndex, pattern: &Pattern, options: &GrepOpti
             });
         }
     }
-    GrepResult {
+    Ok(GrepResult {
         total_lines: index.len(),
         total_matches: total,
         skipped: options.skip.min(total),
         returned: matching.len(),
         lines,
-    }
+    })
 }
 
 /// A window of at most `max` bytes of `line` that shows byte `at` (starting a
@@ -400,7 +503,7 @@ mod tests {
         let text = "a\nerror: one\nb\nc\nd\nerror: two\ne\n";
         let index = LineIndex::new(text);
         let p = Pattern::new("error: \\w+", false, false).unwrap();
-        let r = grep(text, &index, &p, &GrepOptions::default());
+        let r = grep(text, &index, &p, &GrepOptions::default()).unwrap();
         assert_eq!(r.total_matches, 2);
         let numbers: Vec<usize> = r.lines.iter().map(|l| l.number).collect();
         assert_eq!(numbers, vec![1, 2, 3, 4, 5, 6, 7]);
@@ -413,7 +516,8 @@ mod tests {
                 context: 0,
                 ..GrepOptions::default()
             },
-        );
+        )
+        .unwrap();
         assert_eq!((r.returned, r.skipped), (1, 1));
         assert_eq!(r.lines[0].number, 6);
         assert!(Pattern::new("(", false, false).is_err());

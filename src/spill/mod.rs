@@ -8,13 +8,15 @@
 
 mod excerpt;
 pub mod grep;
+pub mod key;
 pub mod lines;
 mod literals;
 mod store;
 pub mod tools;
 
-pub use excerpt::{ErrorLine, ErrorSignals, Excerpt, Kept, ShownLine};
+pub use excerpt::{is_refused_excerpt, ErrorLine, ErrorSignals, Excerpt, Kept, ShownLine};
 pub use grep::{GrepLine, GrepOptions, GrepResult, Pattern};
+pub use key::content_key;
 pub use store::{MemoryStore, Page, SpillInfo, SpillStore, StoreLimits};
 pub use tools::{handle_tool_call, tool_definitions, ToolFormat, ToolReply};
 
@@ -39,51 +41,6 @@ pub fn parse_pointer(text: &str) -> (Option<&str>, &str) {
         },
         None => (None, text.trim()),
     }
-}
-
-/// Deterministic key of a blob: a 64-bit hash of the content (and its
-/// length), in hex, prefixed by `kind`. The store refuses a different text
-/// under an existing key, so a collision can never return the wrong text.
-pub fn content_key(kind: &str, text: &str) -> String {
-    const K1: u64 = 0x9e37_79b9_7f4a_7c15;
-    const K2: u64 = 0xc2b2_ae3d_27d4_eb4f;
-    let bytes = text.as_bytes();
-    let (mut a, mut b) = (K1 ^ bytes.len() as u64, K2);
-    let mut chunks = bytes.chunks_exact(16);
-    let mix = |a: &mut u64, b: &mut u64, block: &[u8]| {
-        let mut x = [0u8; 8];
-        let mut y = [0u8; 8];
-        x.copy_from_slice(block.get(..8).unwrap_or(&[0; 8]));
-        y.copy_from_slice(block.get(8..16).unwrap_or(&[0; 8]));
-        *a = (*a ^ u64::from_le_bytes(x))
-            .wrapping_mul(K2)
-            .rotate_left(31);
-        *b = (*b ^ u64::from_le_bytes(y))
-            .wrapping_mul(K1)
-            .rotate_left(29);
-    };
-    for block in &mut chunks {
-        mix(&mut a, &mut b, block);
-    }
-    let rest = chunks.remainder();
-    if !rest.is_empty() {
-        let mut block = [0u8; 16];
-        block
-            .get_mut(..rest.len())
-            .unwrap_or(&mut [])
-            .copy_from_slice(rest);
-        mix(&mut a, &mut b, &block);
-    }
-    let hash = fmix(a ^ fmix(b).rotate_left(17));
-    format!("{kind}-{hash:016x}")
-}
-
-fn fmix(mut h: u64) -> u64 {
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    h ^ (h >> 33)
 }
 
 /// Checks a session name or key: 1–128 chars of `[A-Za-z0-9._-]`, no `..`.
@@ -196,10 +153,8 @@ fn spill_one(
     let expected = if cx.config.redact.store {
         None
     } else {
-        Some(Kept::Pointer(pointer(
-            &cx.config.session,
-            &content_key("tool", text),
-        )))
+        let key = cx.content_key("tool", text);
+        Some(Kept::Pointer(pointer(&cx.config.session, &key)))
     };
     let head_share = cx.config.spill.head_share;
     let mut built = None;

@@ -53,9 +53,13 @@ impl Page {
 pub trait SpillStore {
     /// Stores `text` under `key`. Storing the same text under the same key again
     /// is a no-op; different text under an existing key, or a blob the store has
-    /// no room for, is refused with `STORE_REFUSED`.
+    /// no room for, is refused with `STORE_REFUSED` (the held text stays). A
+    /// key shaped like a content key (`<kind>-<32 hex>`, [`super::key`]) must
+    /// be the hash of `text`, else `SPILL_CORRUPT`; a store whose texts live
+    /// outside this process checks them again when it reads them back.
     fn put(&mut self, session: &str, key: &str, text: &str) -> Result<()>;
-    /// The whole blob; `SPILL_NOT_FOUND` when absent (or in another session).
+    /// The whole blob; `SPILL_NOT_FOUND` when absent (or in another session),
+    /// `SPILL_CORRUPT` when what comes back does not hash to its content key.
     fn get(&mut self, session: &str, key: &str) -> Result<String>;
     /// Whether the blob exists (a cheap existence check, no copy).
     fn contains(&self, session: &str, key: &str) -> bool {
@@ -75,7 +79,7 @@ pub trait SpillStore {
         options: &GrepOptions,
     ) -> Result<GrepResult> {
         let text = self.get(session, key)?;
-        Ok(grep::grep(&text, &LineIndex::new(&text), pattern, options))
+        grep::grep(&text, &LineIndex::new(&text), pattern, options)
     }
     /// Blobs of a session, sorted by key.
     fn list(&self, session: &str) -> Vec<SpillInfo>;
@@ -116,6 +120,10 @@ pub struct StoreLimits {
     /// A session unused for this many seconds is removed by a sweep (default
     /// 7 days; 0 keeps sessions until evicted).
     pub ttl_seconds: u64,
+    /// Work one grep may do (pattern program bytes × bytes searched, see
+    /// [`super::grep`]); a search over it fails with `GREP_TOO_COSTLY`.
+    /// Default [`grep::DEFAULT_MAX_GREP_COST`] (2^32).
+    pub max_grep_cost: u64,
 }
 
 impl Default for StoreLimits {
@@ -124,6 +132,7 @@ impl Default for StoreLimits {
             max_bytes: 64 << 20,
             max_session_bytes: 16 << 20,
             ttl_seconds: 7 * 24 * 3600,
+            max_grep_cost: grep::DEFAULT_MAX_GREP_COST,
         }
     }
 }
@@ -273,14 +282,18 @@ impl SpillStore for MemoryStore {
         validate_name("session", session)?;
         validate_name("key", key)?;
         if let Some(existing) = self.touch(session).and_then(|s| s.blobs.get(key)) {
-            return if existing.text == text {
-                Ok(())
-            } else {
-                Err(refused(
-                    key,
-                    "another text is already stored under this key".into(),
-                ))
-            };
+            if existing.text == text {
+                return Ok(());
+            }
+        }
+        // A content key names one text: a forged text under it is refused
+        // (held texts were checked here, so reads need no check).
+        super::key::verify(key, text)?;
+        if self.contains(session, key) {
+            return Err(refused(
+                key,
+                "another text is already stored under this key".into(),
+            ));
         }
         let held = self.sessions.get(session).map_or(0, |s| s.bytes);
         if held + text.len() > self.limits.max_session_bytes {
@@ -357,9 +370,13 @@ impl SpillStore for MemoryStore {
         pattern: &Pattern,
         options: &GrepOptions,
     ) -> Result<GrepResult> {
+        let options = GrepOptions {
+            max_cost: options.max_cost.min(self.limits.max_grep_cost),
+            ..*options
+        };
         let Blob { text, index, .. } = self.blob(session, key)?;
         let index = index.get_or_insert_with(|| LineIndex::new(text));
-        Ok(grep::grep(text, index, pattern, options))
+        grep::grep(text, index, pattern, &options)
     }
 
     fn list(&self, session: &str) -> Vec<SpillInfo> {

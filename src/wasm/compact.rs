@@ -4,7 +4,7 @@
 
 use wasm_bindgen::prelude::*;
 
-use super::{to_js, Session};
+use super::{args, to_js, Session};
 use crate::compact;
 use crate::config::Config;
 use crate::error::{Error, ErrorCode};
@@ -15,31 +15,39 @@ impl Session {
     /// Pins a constraint for `session` (archived word for word at the next
     /// compaction); returns whether it was new.
     #[wasm_bindgen(js_name = pinConstraint)]
-    pub fn pin_constraint(&mut self, session: &str, text: &str) -> Result<bool, JsValue> {
-        self.state.compact.pin(session, text).map_err(to_js)
+    pub fn pin_constraint(&mut self, session: &JsValue, text: &JsValue) -> Result<bool, JsValue> {
+        let (session, text) = (args::text(session, "session")?, args::text(text, "text")?);
+        self.state.compact.pin(&session, &text).map_err(to_js)
     }
 
     /// Constraints pinned for `session`, as JSON text (an array of strings).
     #[wasm_bindgen(js_name = pinnedConstraints)]
-    pub fn pinned_constraints(&self, session: &str) -> String {
-        serde_json::to_string(self.state.compact.pinned(session)).unwrap_or_else(|_| "[]".into())
+    pub fn pinned_constraints(&self, session: &JsValue) -> Result<String, JsValue> {
+        let session = args::text(session, "session")?;
+        Ok(serde_json::to_string(self.state.compact.pinned(&session))
+            .unwrap_or_else(|_| "[]".into()))
     }
 
     /// Marks the end of a task stage: the next compress call of `session` is a
     /// stage boundary (a compaction trigger).
     #[wasm_bindgen(js_name = finishStage)]
-    pub fn finish_stage(&mut self, session: &str) {
-        self.state.compact.finish_stage(session);
+    pub fn finish_stage(&mut self, session: &JsValue) -> Result<(), JsValue> {
+        self.state
+            .compact
+            .finish_stage(&args::text(session, "session")?);
+        Ok(())
     }
 
     /// The summarization prompt of the last compaction of `session` while its
     /// summary may still be replaced (`undefined` otherwise).
     #[wasm_bindgen(js_name = pendingSummaryPrompt)]
-    pub fn pending_summary_prompt(&self, session: &str) -> Option<String> {
-        self.state
+    pub fn pending_summary_prompt(&self, session: &JsValue) -> Result<Option<String>, JsValue> {
+        let session = args::text(session, "session")?;
+        Ok(self
+            .state
             .compact
-            .pending_prompt(session)
-            .map(str::to_string)
+            .pending_prompt(&session)
+            .map(str::to_string))
     }
 
     /// Replaces the extractive summary in `request` (the output of the
@@ -49,18 +57,21 @@ impl Session {
     #[wasm_bindgen(js_name = adoptSummary)]
     pub fn adopt_summary(
         &mut self,
-        request: &str,
-        options: &str,
-        summary: &str,
+        request: &JsValue,
+        options: &JsValue,
+        summary: &JsValue,
     ) -> Result<String, JsValue> {
-        let config = Config::from_json_str(options).map_err(to_js)?;
-        let value = crate::json::parse_strict(request, config.limits.max_depth).map_err(to_js)?;
+        let request = args::text(request, "request")?;
+        let options = args::text(options, "options")?;
+        let summary = args::text(summary, "summary")?;
+        let config = Config::from_json_str(&options).map_err(to_js)?;
+        let value = crate::json::parse_strict(&request, config.limits.max_depth).map_err(to_js)?;
         let format = match config.format {
             Some(f) => f,
             None => formats::detect(&value).map_err(to_js)?,
         };
         let mut conv = formats::parse(format, &value).map_err(to_js)?;
-        compact::adopt_summary(&mut conv, &mut self.state.compact, &config, summary)
+        compact::adopt_summary(&mut conv, &mut self.state.compact, &config, &summary)
             .map_err(to_js)?;
         serde_json::to_string(&formats::emit(format, &conv)).map_err(|e| {
             to_js(Error::new(
@@ -75,6 +86,7 @@ impl Session {
 /// `null` when `text` has the five summary sections (Goal, Progress, Key
 /// facts, Decisions, Next steps), each once and non-empty; otherwise what is wrong.
 #[wasm_bindgen(js_name = validateSummary)]
-pub fn validate_summary(text: &str) -> Option<String> {
-    compact::validate_summary(text).err().map(|e| e.message)
+pub fn validate_summary(text: &JsValue) -> Result<Option<String>, JsValue> {
+    let text = args::text(text, "text")?;
+    Ok(compact::validate_summary(&text).err().map(|e| e.message))
 }

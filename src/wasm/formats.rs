@@ -3,7 +3,7 @@
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
-use super::to_js;
+use super::{args, to_js};
 use crate::error::{Error, ErrorCode};
 use crate::formats::{self, FormatName};
 
@@ -38,18 +38,18 @@ fn to_text(value: &impl serde::Serialize) -> Result<String, JsValue> {
 
 /// The format of `request` (JSON text), e.g. `"anthropic"`.
 #[wasm_bindgen(js_name = formatsDetect)]
-pub fn formats_detect(request: &str) -> Result<String, JsValue> {
-    let value = parse_json(request)?;
+pub fn formats_detect(request: &JsValue) -> Result<String, JsValue> {
+    let value = parse_json(&args::text(request, "request")?)?;
     Ok(formats::detect(&value).map_err(to_js)?.as_str().to_string())
 }
 
 /// Converts `request` (JSON text) to format `to`; `from` is detected when absent.
 /// Returns `{"from", "to", "request", "lossy": [{"path", "what"}]}` as JSON text.
 #[wasm_bindgen(js_name = formatsConvert)]
-pub fn formats_convert(request: &str, to: &str, from: Option<String>) -> Result<String, JsValue> {
-    let value = parse_json(request)?;
-    let from = format_of(from, &value)?;
-    let to = FormatName::from_name(to).map_err(to_js)?;
+pub fn formats_convert(request: &JsValue, to: &JsValue, from: &JsValue) -> Result<String, JsValue> {
+    let value = parse_json(&args::text(request, "request")?)?;
+    let from = format_of(args::optional_text(from, "from")?, &value)?;
+    let to = FormatName::from_name(&args::text(to, "to")?).map_err(to_js)?;
     to_text(&formats::convert(&value, Some(from), to).map_err(to_js)?)
 }
 
@@ -57,12 +57,13 @@ pub fn formats_convert(request: &str, to: &str, from: Option<String>) -> Result<
 /// Returns `{"format", "request", "repairs": [{"code", "path", "action"}]}` as JSON text.
 #[wasm_bindgen(js_name = formatsValidate)]
 pub fn formats_validate(
-    request: &str,
-    format: Option<String>,
-    repair: bool,
+    request: &JsValue,
+    format: &JsValue,
+    repair: &JsValue,
 ) -> Result<String, JsValue> {
-    let value = parse_json(request)?;
-    let format = format_of(format, &value)?;
+    let value = parse_json(&args::text(request, "request")?)?;
+    let format = format_of(args::optional_text(format, "format")?, &value)?;
+    let repair = args::flag(repair, "repair")?;
     let mut conv = formats::parse(format, &value).map_err(to_js)?;
     let max_pixels = crate::config::Limits::default().max_image_pixels;
     formats::images::check_pixels(&conv, format, max_pixels).map_err(to_js)?;

@@ -1,7 +1,10 @@
 //! The only code that touches wasm-bindgen: thin exports over the pure core.
 //! Values cross as JSON text; errors become `Error` objects with `name =
-//! "TraceLiteError"`, a stable `code` and the offending `path`.
+//! "TraceLiteError"`, a stable `code` and the offending `path`. Every
+//! parameter is taken as a `JsValue` and checked ([`args`]): a wrong type is
+//! an `INVALID_ARGUMENT` error, never a trap.
 
+mod args;
 mod formats;
 mod memory;
 mod optical;
@@ -33,7 +36,14 @@ pub(crate) fn to_js(err: Error) -> JsValue {
     js.into()
 }
 
-/// A token counter backed by a JS function `(text) => number`.
+/// Largest count a host counter may return (2^32 − 1): more tokens than any
+/// request can hold, and small enough that sums over 100,000 messages never
+/// overflow.
+const MAX_COUNT: f64 = 4_294_967_295.0;
+
+/// A token counter backed by a JS function `(text) => number`. Fractions are
+/// rounded up; NaN, negative, non-numbers and counts above 2^32 − 1 are
+/// `COUNTER_FAILED` (a count that large would make every total meaningless).
 struct JsCounter(js_sys::Function);
 
 impl TokenCounter for JsCounter {
@@ -44,8 +54,10 @@ impl TokenCounter for JsCounter {
             .call1(&JsValue::NULL, &JsValue::from_str(text))
             .map_err(|_| fail("the token counter threw"))?;
         match value.as_f64() {
-            Some(n) if n.is_finite() && n >= 0.0 => Ok(n as u64),
-            _ => Err(fail("the token counter must return a non-negative number")),
+            Some(n) if (0.0..=MAX_COUNT).contains(&n) => Ok(n.ceil() as u64),
+            _ => Err(fail(
+                "the token counter must return a number from 0 to 4294967295",
+            )),
         }
     }
 }
@@ -72,19 +84,24 @@ impl Session {
     /// `{"request": …, "report": …, "spills": […]}` as JSON text.
     pub fn compress(
         &mut self,
-        request: &str,
-        options: &str,
-        counter: Option<js_sys::Function>,
-        previous: Option<String>,
+        request: &JsValue,
+        options: &JsValue,
+        counter: &JsValue,
+        previous: &JsValue,
     ) -> Result<String, JsValue> {
-        let config = Config::from_json_str(options).map_err(to_js)?;
+        // Options first: a bad limit is reported before the request is copied in.
+        let options = args::text(options, "options")?;
+        let config = Config::from_json_str(&options).map_err(to_js)?;
+        let counter = args::function(counter, "countTokens")?;
+        let previous = args::optional_text(previous, "previous")?;
+        let request = args::text(request, "request")?;
         let js_counter = counter.map(JsCounter);
         let counter: &dyn TokenCounter = match &js_counter {
             Some(c) => c,
             None => &Estimator,
         };
         let out = compress_with(
-            request,
+            &request,
             &config,
             Env {
                 store: &mut self.store,
@@ -120,23 +137,28 @@ impl Session {
     }
 
     /// The full text of a spilled blob.
-    pub fn get(&mut self, session: &str, key: &str) -> Result<String, JsValue> {
-        self.store.get(session, key).map_err(to_js)
+    pub fn get(&mut self, session: &JsValue, key: &JsValue) -> Result<String, JsValue> {
+        let (session, key) = (args::text(session, "session")?, args::text(key, "key")?);
+        self.store.get(&session, &key).map_err(to_js)
     }
 
     /// Stores a blob (e.g. rehydrating from a compress call's `spills`).
-    pub fn put(&mut self, session: &str, key: &str, text: &str) -> Result<(), JsValue> {
-        self.store.put(session, key, text).map_err(to_js)
+    pub fn put(&mut self, session: &JsValue, key: &JsValue, text: &JsValue) -> Result<(), JsValue> {
+        let (session, key) = (args::text(session, "session")?, args::text(key, "key")?);
+        let text = args::text(text, "text")?;
+        self.store.put(&session, &key, &text).map_err(to_js)
     }
 
     /// Blobs of a session as JSON text `[{key, bytes, lines}]`.
-    pub fn list(&self, session: &str) -> String {
-        serde_json::to_string(&self.store.list(session)).unwrap_or_else(|_| "[]".into())
+    pub fn list(&self, session: &JsValue) -> Result<String, JsValue> {
+        let session = args::text(session, "session")?;
+        Ok(serde_json::to_string(&self.store.list(&session)).unwrap_or_else(|_| "[]".into()))
     }
 
     /// Removes a blob.
-    pub fn delete(&mut self, session: &str, key: &str) -> bool {
-        self.store.delete(session, key)
+    pub fn delete(&mut self, session: &JsValue, key: &JsValue) -> Result<bool, JsValue> {
+        let (session, key) = (args::text(session, "session")?, args::text(key, "key")?);
+        Ok(self.store.delete(&session, &key))
     }
 }
 
@@ -148,8 +170,8 @@ impl Default for Session {
 
 /// Estimated o200k_base tokens of `text`.
 #[wasm_bindgen(js_name = estimateTokens)]
-pub fn estimate_tokens(text: &str) -> f64 {
-    estimate(text) as f64
+pub fn estimate_tokens(text: &JsValue) -> Result<f64, JsValue> {
+    Ok(estimate(&args::text(text, "text")?) as f64)
 }
 
 /// The crate version.
@@ -161,11 +183,14 @@ pub fn version() -> String {
 /// The request (JSON text) an agent loop sends before step `t` of `trajectory` (JSON text).
 #[wasm_bindgen(js_name = trajectoryToRequest)]
 pub fn trajectory_to_request_js(
-    trajectory: &str,
-    t: usize,
-    format: &str,
+    trajectory: &JsValue,
+    t: &JsValue,
+    format: &JsValue,
 ) -> Result<String, JsValue> {
-    let format: FormatName = serde_json::from_value(serde_json::Value::String(format.into()))
+    let trajectory = args::text(trajectory, "trajectory")?;
+    let t = args::count(t, "t")?;
+    let format = args::text(format, "format")?;
+    let format: FormatName = serde_json::from_value(serde_json::Value::String(format.clone()))
         .map_err(|_| {
             to_js(Error::new(
                 ErrorCode::UnknownFormat,
@@ -173,7 +198,7 @@ pub fn trajectory_to_request_js(
                 format!("unknown format {format:?}"),
             ))
         })?;
-    let trajectory = Trajectory::from_json(trajectory).map_err(to_js)?;
+    let trajectory = Trajectory::from_json(&trajectory).map_err(to_js)?;
     let value = trajectory_to_request(&trajectory, t, format).map_err(to_js)?;
     Ok(value.to_string())
 }

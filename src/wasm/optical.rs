@@ -3,7 +3,7 @@
 use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
 
-use super::to_js;
+use super::{args, to_js};
 use crate::config::Config;
 use crate::optical;
 
@@ -13,9 +13,11 @@ use crate::optical;
 /// [{width, height, mediaType, data}]}` with base64 PNG `data`. Renders even
 /// when the image would cost more than the text: callers compare `imageTokens`.
 #[wasm_bindgen(js_name = renderSnapshot)]
-pub fn render_snapshot(text: &str, options: &str) -> Result<String, JsValue> {
-    let config = Config::from_json_str(options).map_err(to_js)?;
-    let snapshot = optical::render(text, config.provider, &config.optical).map_err(to_js)?;
+pub fn render_snapshot(text: &JsValue, options: &JsValue) -> Result<String, JsValue> {
+    let text = args::text(text, "text")?;
+    let options = args::optional_text(options, "options")?.unwrap_or_default();
+    let config = Config::from_json_str(&options).map_err(to_js)?;
+    let snapshot = optical::render(&text, config.provider, &config.optical).map_err(to_js)?;
     let value = match snapshot {
         None => Value::Null,
         Some(s) => json!({

@@ -6,7 +6,7 @@ use serde::Serialize;
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
-use super::{to_js, JsCounter};
+use super::{args, to_js, JsCounter};
 use crate::config::Config;
 use crate::error::{Error, ErrorCode};
 use crate::formats::FormatName;
@@ -35,11 +35,10 @@ impl TraceLiteSession {
     /// A session with `options` (JSON text of the settings) and an optional
     /// token counter `(text) => number`.
     #[wasm_bindgen(constructor)]
-    pub fn new(
-        options: &str,
-        counter: Option<js_sys::Function>,
-    ) -> Result<TraceLiteSession, JsValue> {
-        let config = Config::from_json_str(options).map_err(to_js)?;
+    pub fn new(options: &JsValue, counter: &JsValue) -> Result<TraceLiteSession, JsValue> {
+        let options = args::optional_text(options, "options")?.unwrap_or_default();
+        let counter = args::function(counter, "countTokens")?;
+        let config = Config::from_json_str(&options).map_err(to_js)?;
         let mut inner = TraceLite::new(config);
         if let Some(f) = counter {
             inner = inner.with_counter(Box::new(JsCounter(f)));
@@ -50,8 +49,9 @@ impl TraceLiteSession {
     /// Records a step: `call` is JSON `{"id", "name", "arguments"}` (arguments
     /// as JSON text). Returns the step summary as JSON text.
     #[wasm_bindgen(js_name = processStep)]
-    pub fn process_step(&mut self, call: &str, output: String) -> Result<String, JsValue> {
-        let value = parse(call, "toolCall")?;
+    pub fn process_step(&mut self, call: &JsValue, output: &JsValue) -> Result<String, JsValue> {
+        let value = parse(&args::text(call, "toolCall")?, "toolCall")?;
+        let output = args::text(output, "output")?;
         let field = |k: &str| {
             value
                 .get(k)
@@ -70,24 +70,26 @@ impl TraceLiteSession {
 
     /// Appends a message given as JSON text of an OpenAI Chat message.
     #[wasm_bindgen(js_name = addMessage)]
-    pub fn add_message(&mut self, message: &str) -> Result<(), JsValue> {
-        let value = parse(message, "message")?;
+    pub fn add_message(&mut self, message: &JsValue) -> Result<(), JsValue> {
+        let value = parse(&args::text(message, "message")?, "message")?;
         self.inner.add_message_json(&value).map_err(to_js)
     }
 
     /// Assembles the request in `format` with `base` (JSON text of an object:
     /// the request's other top-level members). Returns
     /// `{"request": …, "report": …, "spills": […]}` as JSON text.
-    pub fn assemble(&mut self, format: &str, base: &str) -> Result<String, JsValue> {
+    pub fn assemble(&mut self, format: &JsValue, base: &JsValue) -> Result<String, JsValue> {
+        let format = args::text(format, "format")?;
+        let base = args::text(base, "base")?;
         let format: FormatName =
-            serde_json::from_value(Value::String(format.into())).map_err(|_| {
+            serde_json::from_value(Value::String(format.clone())).map_err(|_| {
                 to_js(Error::new(
                     ErrorCode::UnknownFormat,
                     "format",
                     format!("unknown format {format:?}"),
                 ))
             })?;
-        let base: Extra = match parse(base, "base")? {
+        let base: Extra = match parse(&base, "base")? {
             Value::Object(map) => map,
             Value::Null => Extra::new(),
             _ => {
@@ -125,8 +127,9 @@ impl TraceLiteSession {
 
     /// Pins a constraint kept word for word by compaction; returns whether it was new.
     #[wasm_bindgen(js_name = pinConstraint)]
-    pub fn pin_constraint(&mut self, text: &str) -> Result<bool, JsValue> {
-        self.inner.pin_constraint(text).map_err(to_js)
+    pub fn pin_constraint(&mut self, text: &JsValue) -> Result<bool, JsValue> {
+        let text = args::text(text, "text")?;
+        self.inner.pin_constraint(&text).map_err(to_js)
     }
 
     /// Pinned constraints as JSON text (an array of strings).
@@ -142,7 +145,9 @@ impl TraceLiteSession {
 
     /// The full text behind a `spill://<session>/<key>` pointer.
     #[wasm_bindgen(js_name = readSpill)]
-    pub fn read_spill(&mut self, pointer: &str) -> Result<String, JsValue> {
+    pub fn read_spill(&mut self, pointer: &JsValue) -> Result<String, JsValue> {
+        let pointer = args::text(pointer, "pointer")?;
+        let pointer = pointer.as_str();
         let rest = pointer.strip_prefix(spill::SCHEME).unwrap_or(pointer);
         let (session, key) = rest.split_once('/').ok_or_else(|| {
             to_js(Error::new(

@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use wasm_bindgen::prelude::*;
 
-use super::{to_js, JsCounter, Session};
+use super::{args, to_js, JsCounter, Session};
 use crate::config::Config;
 use crate::error::{Error, ErrorCode};
 use crate::pipeline::SessionState;
@@ -48,6 +48,7 @@ struct GrepArgs {
     context: Option<usize>,
     max_matches: Option<usize>,
     skip: usize,
+    max_cost: Option<u64>,
 }
 
 #[wasm_bindgen]
@@ -55,8 +56,8 @@ impl Session {
     /// A new, empty session whose store has the given limits (JSON text:
     /// `{maxBytes, maxSessionBytes, ttlSeconds}`, each optional).
     #[wasm_bindgen(js_name = withLimits)]
-    pub fn with_limits(limits: &str) -> Result<Session, JsValue> {
-        let limits: StoreLimits = parse(limits, "limits")?;
+    pub fn with_limits(limits: &JsValue) -> Result<Session, JsValue> {
+        let limits: StoreLimits = parse(&args::text(limits, "limits")?, "limits")?;
         Ok(Session {
             store: MemoryStore::with_limits(limits),
             state: SessionState::default(),
@@ -65,17 +66,22 @@ impl Session {
 
     /// Lines `offset+1 ..= offset+limit` of a blob as JSON text
     /// `{offset, count, totalLines, totalBytes, text}`.
+    /// `offset` and `limit` are integers (a huge offset reads past the
+    /// end; it never wraps around).
     pub fn read(
         &mut self,
-        session: &str,
-        key: &str,
-        offset: usize,
-        limit: usize,
+        session: &JsValue,
+        key: &JsValue,
+        offset: &JsValue,
+        limit: &JsValue,
     ) -> Result<String, JsValue> {
+        let (session, key) = (args::text(session, "session")?, args::text(key, "key")?);
+        let offset = args::count(offset, "offset")?;
+        let limit = args::count(limit, "limit")?;
         json(
             &self
                 .store
-                .read(session, key, offset, limit)
+                .read(&session, &key, offset, limit)
                 .map_err(to_js)?,
         )
     }
@@ -84,54 +90,68 @@ impl Session {
     /// JSON text `{literal, ignoreCase, context, maxMatches, skip}`.
     pub fn grep(
         &mut self,
-        session: &str,
-        key: &str,
-        pattern: &str,
-        options: &str,
+        session: &JsValue,
+        key: &JsValue,
+        pattern: &JsValue,
+        options: &JsValue,
     ) -> Result<String, JsValue> {
-        let args: GrepArgs = parse(options, "options")?;
-        let pattern = Pattern::new(pattern, args.literal, args.ignore_case).map_err(to_js)?;
+        let (session, key) = (args::text(session, "session")?, args::text(key, "key")?);
+        let pattern = args::text(pattern, "pattern")?;
+        let options = args::optional_text(options, "options")?.unwrap_or_default();
+        let args: GrepArgs = parse(&options, "options")?;
+        let pattern = Pattern::new(&pattern, args.literal, args.ignore_case).map_err(to_js)?;
         let defaults = GrepOptions::default();
         let options = GrepOptions {
             context: args.context.unwrap_or(defaults.context),
             max_matches: args.max_matches.unwrap_or(defaults.max_matches),
             skip: args.skip,
+            max_cost: args.max_cost.unwrap_or(defaults.max_cost),
             ..defaults
         };
         json(
             &self
                 .store
-                .grep(session, key, &pattern, &options)
+                .grep(&session, &key, &pattern, &options)
                 .map_err(to_js)?,
         )
     }
 
     /// Stores a blob given as UTF-8 bytes (faster than `put` for long texts).
     #[wasm_bindgen(js_name = putBytes)]
-    pub fn put_bytes(&mut self, session: &str, key: &str, text: &[u8]) -> Result<(), JsValue> {
-        let text = utf8(text)?;
-        self.store.put(session, key, text).map_err(to_js)
+    pub fn put_bytes(
+        &mut self,
+        session: &JsValue,
+        key: &JsValue,
+        text: &JsValue,
+    ) -> Result<(), JsValue> {
+        let (session, key) = (args::text(session, "session")?, args::text(key, "key")?);
+        let bytes = args::bytes(text, "text")?;
+        let text = utf8(&bytes)?;
+        self.store.put(&session, &key, text).map_err(to_js)
     }
 
     /// Whether a blob exists.
-    pub fn contains(&self, session: &str, key: &str) -> bool {
-        self.store.contains(session, key)
+    pub fn contains(&self, session: &JsValue, key: &JsValue) -> Result<bool, JsValue> {
+        let (session, key) = (args::text(session, "session")?, args::text(key, "key")?);
+        Ok(self.store.contains(&session, &key))
     }
 
     /// Removes a whole session; returns the bytes freed.
-    pub fn evict(&mut self, session: &str) -> f64 {
-        self.store.evict(session) as f64
+    pub fn evict(&mut self, session: &JsValue) -> Result<f64, JsValue> {
+        Ok(self.store.evict(&args::text(session, "session")?) as f64)
     }
 
     /// Tells the store the host time in seconds (it never goes back).
     #[wasm_bindgen(js_name = setNow)]
-    pub fn set_now(&mut self, now: f64) {
-        self.store.set_now(seconds(now));
+    pub fn set_now(&mut self, now: &JsValue) -> Result<(), JsValue> {
+        self.store.set_now(args::seconds(now, "now")?);
+        Ok(())
     }
 
     /// Removes sessions unused for the TTL at `now` (seconds); returns how many.
-    pub fn sweep(&mut self, now: f64) -> u32 {
-        u32::try_from(self.store.sweep(seconds(now))).unwrap_or(u32::MAX)
+    pub fn sweep(&mut self, now: &JsValue) -> Result<u32, JsValue> {
+        let now = args::seconds(now, "now")?;
+        Ok(u32::try_from(self.store.sweep(now)).unwrap_or(u32::MAX))
     }
 
     /// Store usage as JSON text `{totalBytes, sessions, limits}`.
@@ -148,11 +168,14 @@ impl Session {
     #[wasm_bindgen(js_name = handleToolCall)]
     pub fn handle_tool_call(
         &mut self,
-        name: &str,
-        args: &str,
-        session: &str,
+        name: &JsValue,
+        call_args: &JsValue,
+        session: &JsValue,
     ) -> Result<String, JsValue> {
-        json(&handle_tool_call(&mut self.store, session, name, args).map_err(to_js)?)
+        let name = args::text(name, "name")?;
+        let call_args = args::text(call_args, "args")?;
+        let session = args::text(session, "session")?;
+        json(&handle_tool_call(&mut self.store, &session, &name, &call_args).map_err(to_js)?)
     }
 
     /// Caps one text: over the cap of `options` (JSON text, compress settings)
@@ -163,12 +186,15 @@ impl Session {
     #[wasm_bindgen(js_name = spillText)]
     pub fn spill_text(
         &mut self,
-        text: &[u8],
-        options: &str,
-        counter: Option<js_sys::Function>,
+        text: &JsValue,
+        options: &JsValue,
+        counter: &JsValue,
     ) -> Result<String, JsValue> {
-        let text = utf8(text)?;
-        let config = Config::from_json_str(options).map_err(to_js)?;
+        let bytes = args::bytes(text, "text")?;
+        let text = utf8(&bytes)?;
+        let options = args::optional_text(options, "options")?.unwrap_or_default();
+        let counter = args::function(counter, "countTokens")?;
+        let config = Config::from_json_str(&options).map_err(to_js)?;
         let js_counter = counter.map(JsCounter);
         let counter: &dyn TokenCounter = match &js_counter {
             Some(c) => c,
@@ -183,18 +209,10 @@ fn utf8(bytes: &[u8]) -> Result<&str, JsValue> {
         .map_err(|e| to_js(Error::new(ErrorCode::InvalidRequest, "text", e.to_string())))
 }
 
-fn seconds(now: f64) -> u64 {
-    if now.is_finite() && now > 0.0 {
-        now as u64
-    } else {
-        0
-    }
-}
-
 /// Definitions of `read_spill` and `grep_spill` as JSON text, in `format`
 /// (`openai-chat`, `openai-responses` or `anthropic`).
 #[wasm_bindgen(js_name = spillTools)]
-pub fn spill_tools(format: &str) -> Result<String, JsValue> {
-    let format = ToolFormat::parse(format).map_err(to_js)?;
+pub fn spill_tools(format: &JsValue) -> Result<String, JsValue> {
+    let format = ToolFormat::parse(&args::text(format, "format")?).map_err(to_js)?;
     Ok(tool_definitions(format).to_string())
 }

@@ -48,10 +48,10 @@ test('NUL, control characters, ANSI bombs, RTL overrides and zero-width characte
   assertCallsKept(request, out);
 });
 
-test('lone surrogates are a typed error, never silently replaced', () => {
+test('lone surrogates outside tool outputs are a typed error naming the field (security.test.mjs: tool outputs)', () => {
   const text = JSON.stringify({ messages: [{ role: 'user', content: 'ok' }] }).replace('ok', 'ok\uD800');
-  assertCode(() => compress(text), 'INVALID_REQUEST', 'request');
-  assertCode(() => compress({ messages: [{ role: 'user', content: 'x\uDC00' }] }), 'INVALID_JSON');
+  assertCode(() => compress(text), 'INVALID_REQUEST', 'messages[0].content');
+  assertCode(() => compress({ messages: [{ role: 'user', content: 'x\uDC00' }] }), 'INVALID_REQUEST', 'messages[0].content');
 });
 
 test('numbers beyond i64/f64 are kept exactly', () => {

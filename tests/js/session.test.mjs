@@ -87,7 +87,7 @@ test('tool calls in OpenAI, AI SDK and plain shapes; edits are reported', () => 
   assert.equal(req.messages[3].tool_calls[0].function.arguments, JSON.stringify({ command: 'str_replace', path: '/app.py', old_str: 'x', new_str: 'y' }));
   // The first edit cleared the `cat` output before it; the pointer reads it back.
   const stone = req.messages[2].content;
-  assert.match(stone, /^\[output cleared at the edit in step 2: 50 lines/);
+  assert.match(stone, /^\[output cleared at step 2: 50 lines/);
   assert.equal(tl.readSpill(stone.match(/spill:\/\/[^\]]+/)[0]), 'x = 1\n'.repeat(50));
   const tel = tl.telemetry();
   assert.equal(tel.steps, 3);

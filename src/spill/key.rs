@@ -1,0 +1,240 @@
+//! Spill keys: `<kind>-<32 hex digits>`, the first 128 bits of the SHA-256
+//! of the text (FIPS 180-4, implemented here: ~1 KB of wasm, no dependency).
+//!
+//! A key names exactly one text: finding another text with a given key is a
+//! second preimage of SHA-256 (no known attack below 2^128 work), so a text
+//! an attacker chose cannot take a victim's key. Stores refuse a different
+//! text under an existing key and check a content key against its text
+//! ([`verify`]) when it comes back from outside wasm.
+
+use crate::error::{Error, ErrorCode, Result};
+
+/// Hex digits of the hash in a key (128 bits).
+pub const KEY_HASH_HEX: usize = 32;
+
+const K: [u32; 64] = [
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+];
+
+const H0: [u32; 8] = [
+    0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
+];
+
+fn compress(state: &mut [u32; 8], block: &[u8; 64]) {
+    let mut w = [0u32; 64];
+    for (word, bytes) in w.iter_mut().zip(block.chunks_exact(4)) {
+        *word = u32::from_be_bytes(bytes.try_into().unwrap_or([0; 4]));
+    }
+    for i in 16..64 {
+        let at = |j: usize| w.get(j).copied().unwrap_or(0);
+        let (w15, w2) = (at(i - 15), at(i - 2));
+        let s0 = w15.rotate_right(7) ^ w15.rotate_right(18) ^ (w15 >> 3);
+        let s1 = w2.rotate_right(17) ^ w2.rotate_right(19) ^ (w2 >> 10);
+        let next = at(i - 16)
+            .wrapping_add(s0)
+            .wrapping_add(at(i - 7))
+            .wrapping_add(s1);
+        if let Some(slot) = w.get_mut(i) {
+            *slot = next;
+        }
+    }
+    let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut h] = *state;
+    for (k, w) in K.iter().zip(w.iter()) {
+        let s1 = e.rotate_right(6) ^ e.rotate_right(11) ^ e.rotate_right(25);
+        let ch = (e & f) ^ (!e & g);
+        let t1 = h
+            .wrapping_add(s1)
+            .wrapping_add(ch)
+            .wrapping_add(*k)
+            .wrapping_add(*w);
+        let s0 = a.rotate_right(2) ^ a.rotate_right(13) ^ a.rotate_right(22);
+        let maj = (a & b) ^ (a & c) ^ (b & c);
+        let t2 = s0.wrapping_add(maj);
+        h = g;
+        g = f;
+        f = e;
+        e = d.wrapping_add(t1);
+        d = c;
+        c = b;
+        b = a;
+        a = t1.wrapping_add(t2);
+    }
+    for (s, v) in state.iter_mut().zip([a, b, c, d, e, f, g, h]) {
+        *s = s.wrapping_add(v);
+    }
+}
+
+/// SHA-256 of `bytes`.
+pub fn sha256(bytes: &[u8]) -> [u8; 32] {
+    let mut state = H0;
+    let mut blocks = bytes.chunks_exact(64);
+    for block in &mut blocks {
+        let mut b = [0u8; 64];
+        b.copy_from_slice(block);
+        compress(&mut state, &b);
+    }
+    let rest = blocks.remainder();
+    let mut last = [0u8; 128];
+    let tail = last.get_mut(..rest.len()).unwrap_or(&mut []);
+    tail.copy_from_slice(rest);
+    if let Some(b) = last.get_mut(rest.len()) {
+        *b = 0x80;
+    }
+    let total = if rest.len() < 56 { 64 } else { 128 };
+    let bits = (bytes.len() as u64).wrapping_mul(8).to_be_bytes();
+    if let Some(len) = last.get_mut(total - 8..total) {
+        len.copy_from_slice(&bits);
+    }
+    for block in last.get(..total).unwrap_or(&[]).chunks_exact(64) {
+        let mut b = [0u8; 64];
+        b.copy_from_slice(block);
+        compress(&mut state, &b);
+    }
+    let mut out = [0u8; 32];
+    for (o, s) in out.chunks_exact_mut(4).zip(state) {
+        o.copy_from_slice(&s.to_be_bytes());
+    }
+    out
+}
+
+/// The key of `text`: `<kind>-` and the first 128 bits of its SHA-256 in
+/// lowercase hex (e.g. `tool-9f86d081884c7d659a2feaa0c55ad015`).
+pub fn content_key(kind: &str, text: &str) -> String {
+    let hash = sha256(text.as_bytes());
+    let mut key = String::with_capacity(kind.len() + 1 + KEY_HASH_HEX);
+    key.push_str(kind);
+    key.push('-');
+    for b in hash.iter().take(KEY_HASH_HEX / 2) {
+        for nibble in [b >> 4, b & 15] {
+            key.push(char::from_digit(u32::from(nibble), 16).unwrap_or('0'));
+        }
+    }
+    key
+}
+
+/// Content keys of texts hashed before, by a fast 64-bit hash and length:
+/// a session re-keys the same excerpts and snapshots every turn. Safe with a
+/// non-cryptographic index because stores check every new blob against its
+/// key ([`verify`]): a colliding entry can only get a put refused, never
+/// store a text under another's key. Starts over past 50,000 entries.
+#[derive(Debug, Default)]
+pub struct KeyCache {
+    keys: std::collections::HashMap<(u64, usize, String), String>,
+}
+
+impl KeyCache {
+    /// [`content_key`], remembered.
+    pub fn key(&mut self, kind: &str, text: &str) -> String {
+        let id = (
+            crate::tokens::text_hash(text.as_bytes()),
+            text.len(),
+            kind.to_string(),
+        );
+        if let Some(key) = self.keys.get(&id) {
+            return key.clone();
+        }
+        let key = content_key(kind, text);
+        if self.keys.len() >= 50_000 {
+            self.keys.clear();
+        }
+        self.keys.insert(id, key.clone());
+        key
+    }
+}
+
+/// The kind of a content key (`tool` of `tool-<32 hex>`), or `None` when
+/// `key` is not shaped like one (a name the host chose).
+pub fn content_kind(key: &str) -> Option<&str> {
+    let (kind, hash) = key.rsplit_once('-')?;
+    let shaped = !kind.is_empty()
+        && kind.bytes().all(|b| b.is_ascii_lowercase() || b == b'-')
+        && hash.len() == KEY_HASH_HEX
+        && hash
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+    shaped.then_some(kind)
+}
+
+/// Checks that a content key names `text`: `SPILL_CORRUPT` when `key` is
+/// shaped like a content key ([`content_kind`]) but `text` hashes to another
+/// one. Keys the host named otherwise are not checked.
+pub fn verify(key: &str, text: &str) -> Result<()> {
+    match content_kind(key) {
+        Some(kind) if content_key(kind, text) != key => Err(Error::new(
+            ErrorCode::SpillCorrupt,
+            key,
+            "the text does not hash to its key (altered or forged)",
+        )),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hex(bytes: &[u8]) -> String {
+        bytes.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    #[test]
+    fn sha256_matches_the_fips_vectors() {
+        assert_eq!(
+            hex(&sha256(b"")),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+        assert_eq!(
+            hex(&sha256(b"abc")),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        assert_eq!(
+            hex(&sha256(
+                b"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"
+            )),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"
+        );
+        assert_eq!(
+            hex(&sha256(&[b'a'; 1_000_000])),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"
+        );
+        // Lengths around the padding boundary (55, 56, 63, 64 bytes).
+        assert_eq!(
+            hex(&sha256(&[b'a'; 55])),
+            "9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c9f1e910f734318"
+        );
+        assert_eq!(
+            hex(&sha256(&[b'a'; 56])),
+            "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a"
+        );
+        assert_eq!(
+            hex(&sha256(&[b'a'; 64])),
+            "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb"
+        );
+    }
+
+    #[test]
+    fn keys_are_typed_and_checked() {
+        let k = content_key("tool", "hello");
+        assert_eq!(k, "tool-2cf24dba5fb0a30e26e83b2ac5b9e29e");
+        assert_eq!(content_kind(&k), Some("tool"));
+        assert_eq!(
+            content_kind("compact-index-2cf24dba5fb0a30e26e83b2ac5b9e29e"),
+            Some("compact-index")
+        );
+        assert_eq!(content_kind("k"), None);
+        assert_eq!(content_kind("tool-2CF24DBA5FB0A30E26E83B2AC5B9E29E"), None);
+        assert!(verify(&k, "hello").is_ok());
+        assert_eq!(
+            verify(&k, "hello!").unwrap_err().code,
+            ErrorCode::SpillCorrupt
+        );
+        assert!(verify("my-key", "anything").is_ok());
+    }
+}
