@@ -1,4 +1,5 @@
-# TraceLite: `make demo` (set-up + sample replay) and `make test` (every test).
+# TraceLite: `make demo` (set-up + sample replay) and `make test` (set-up + every test).
+# Both install what they need on a fresh Debian machine; CI (.ci/run) runs `make lint` and `make test`.
 SHELL := /bin/bash
 WASM_BINDGEN_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/{getline; gsub(/[^0-9.]/,""); print; exit}' Cargo.lock)
 TOOLS := $(CURDIR)/.tools
@@ -6,13 +7,22 @@ WASM_BINDGEN := $(TOOLS)/bin/wasm-bindgen
 WASM := target/wasm32-unknown-unknown/release/tracelite.wasm
 SAMPLE := tests/fixtures/sample-trajectory.json
 
-.PHONY: deps pkg demo test test-rust test-js lint playground bench bench-windows bench-edge clean-pkg
+.PHONY: setup system-packages wasm-target deps pkg demo test test-rust test-js lint playground bench bench-windows bench-edge clean-pkg
 
-## deps: wasm target, the wasm-bindgen CLI pinned to Cargo.lock, npm packages.
-deps: $(WASM_BINDGEN) node_modules/.installed
+## setup: everything `make test` needs, each part installed only when missing: the system
+## packages (chromium, tesseract-ocr: apt-get, through sudo when not root) and `deps`.
+setup: system-packages deps
+
+system-packages:
+	@.ci/setup
+
+## deps: what `make demo` needs: the wasm target, the wasm-bindgen CLI pinned to Cargo.lock, npm packages.
+deps: wasm-target $(WASM_BINDGEN) node_modules/.installed
+
+wasm-target:
+	@rustup target list --installed | grep -qx wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
 
 $(WASM_BINDGEN): Cargo.lock
-	rustup target add wasm32-unknown-unknown
 	@if [ -x "$@" ] && "$@" --version | grep -q " $(WASM_BINDGEN_VERSION)$$"; then touch "$@"; else \
 	  cargo install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION) --root $(TOOLS) --force; fi
 
@@ -35,14 +45,15 @@ pkg: deps
 demo: pkg
 	node pkg/cli.mjs replay $(SAMPLE)
 
-## test: every Rust and JS test.
-test: pkg test-rust test-js
+## test: every Rust and JS test. Without ../shared/traces (or TRACELITE_TRACES) the tests that
+## read the real trajectories are reported ignored (cargo) or skipped (node:test), with the reason.
+test: setup pkg test-rust test-js
 
-test-rust:
-	cargo test --all-targets
+test-rust: system-packages
+	cargo test --all-targets --no-fail-fast
 	cargo test --doc
 
-test-js: pkg
+test-js: system-packages pkg
 	node --test --test-reporter=spec tests/js/
 
 ## bench: evaluation on ../shared/traces (not part of `make test`): writes bench/REPORT.md,
@@ -61,7 +72,8 @@ bench-edge: pkg
 bench-windows: pkg
 	node bench/windows.mjs $(BENCH_ARGS)
 
-lint:
+lint: wasm-target
+	rustup component add rustfmt clippy
 	cargo fmt --check
 	cargo clippy --all-targets -- -D warnings
 	cargo clippy --lib --target wasm32-unknown-unknown -- -D warnings

@@ -57,13 +57,17 @@ function statusOf(err) {
     case 'INVALID_SPILL_KEY':
     case 'INVALID_PATTERN':
     case 'INVALID_OPTION':
+    case 'INVALID_ARGUMENT':
       return 400;
+    case 'GREP_TOO_COSTLY':
+      return 422;
     case 'SPILL_NOT_FOUND':
       return 404;
     case 'LIMIT_EXCEEDED':
     case 'STORE_WRITE_LIMIT':
       return 413;
     case 'STORE_FAILED':
+    case 'SPILL_CORRUPT':
       return 503;
     default:
       return 500;

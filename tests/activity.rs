@@ -17,12 +17,9 @@ use tracelite::session::TraceLite;
 use tracelite::Config;
 
 #[test]
+#[cfg_attr(tracelite_no_traces, ignore = "needs ../shared/traces")]
 fn phase_compaction_and_the_controller_agree_on_every_shared_trace() {
-    let files = common::trace_files();
-    if files.is_empty() {
-        eprintln!("skipping: no ../shared/traces");
-        return;
-    }
+    let files = common::required_trace_files();
     let config = Config::default();
     let mut phase_starts = 0;
     let mut creations_before_start = 0;

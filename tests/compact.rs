@@ -216,12 +216,9 @@ fn synthetic(extra: usize, filler_bytes: usize) -> Trajectory {
 }
 
 #[test]
+#[cfg_attr(tracelite_no_traces, ignore = "needs ../shared/traces")]
 fn stage_boundaries_on_real_trajectories() {
-    let files = common::trace_files();
-    if files.is_empty() {
-        eprintln!("no traces: skipped");
-        return;
-    }
+    let files = common::required_trace_files();
     let config = Config::default();
     let mut total = 0;
     let mut with = 0;
@@ -625,8 +622,9 @@ fn planner_explains_its_decision() {
 /// Every shared trajectory, pseudo-random steps and `keep` values: after
 /// compaction no tool call is separated from its result and the request is valid.
 #[test]
+#[cfg_attr(tracelite_no_traces, ignore = "needs ../shared/traces")]
 fn no_orphans_on_every_trajectory_and_random_cuts() {
-    let files = common::trace_files();
+    let files = common::required_trace_files();
     let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
     let mut next = |n: usize| {
         seed ^= seed << 13;
@@ -659,9 +657,7 @@ fn no_orphans_on_every_trajectory_and_random_cuts() {
             }
         }
     }
-    if !files.is_empty() {
-        assert!(compactions > files.len(), "{compactions} compactions");
-    }
+    assert!(compactions > files.len(), "{compactions} compactions");
 }
 
 /// Appends step `step + 1`'s new messages to `history` (the host's compacted

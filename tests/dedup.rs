@@ -186,6 +186,7 @@ fn idempotent_and_deterministic() {
 /// turns a batch leaves the window, and then only those within reach of the
 /// newly settled ones.
 #[test]
+#[cfg_attr(tracelite_no_traces, ignore = "needs ../shared/traces")]
 fn turn_after_turn_only_the_window_changes() {
     for batched in [false, true] {
         prefix_stays_between_turns(batched);
@@ -193,9 +194,7 @@ fn turn_after_turn_only_the_window_changes() {
 }
 
 fn prefix_stays_between_turns(batched: bool) {
-    let Some(path) = common::trace_files().into_iter().next() else {
-        return;
-    };
+    let path = common::required_trace_files().remove(0);
     let trajectory = common::load_trace(&path);
     let window = 3;
     let mut c = only_dedup(window);

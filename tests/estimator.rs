@@ -13,14 +13,12 @@ use std::collections::BTreeMap;
 mod common;
 
 #[test]
+#[cfg_attr(tracelite_no_traces, ignore = "needs ../shared/traces")]
 fn estimator_error_against_o200k_is_within_ten_percent() {
     let counts: BTreeMap<String, Vec<u64>> =
         serde_json::from_str(&std::fs::read_to_string("tests/fixtures/o200k-counts.json").unwrap())
             .unwrap();
-    let Some(dir) = common::traces_dir() else {
-        eprintln!("skipping: ../shared/traces not present");
-        return;
-    };
+    let dir = common::traces_dir().expect("../shared/traces or TRACELITE_TRACES");
     let mut by_source: BTreeMap<String, (f64, usize)> = BTreeMap::new();
     for (file, reference) in &counts {
         let trace = common::load_trace(&dir.join(file));

@@ -20,12 +20,9 @@ fn sample_steps(len: usize) -> Vec<usize> {
 }
 
 #[test]
+#[cfg_attr(tracelite_no_traces, ignore = "needs ../shared/traces")]
 fn every_trajectory_round_trips_in_every_format() {
-    let files = common::trace_files();
-    if files.is_empty() {
-        eprintln!("skipping: ../shared/traces not present");
-        return;
-    }
+    let files = common::required_trace_files();
     for file in &files {
         let trace = common::load_trace(file);
         for t in sample_steps(trace.steps.len()) {
@@ -48,8 +45,9 @@ fn every_trajectory_round_trips_in_every_format() {
 }
 
 #[test]
+#[cfg_attr(tracelite_no_traces, ignore = "needs ../shared/traces")]
 fn conversions_between_formats_keep_every_step() {
-    let files = common::trace_files();
+    let files = common::required_trace_files();
     for file in files.iter().step_by(5) {
         let trace = common::load_trace(file);
         let t = trace.steps.len();
@@ -109,8 +107,9 @@ fn conversions_between_formats_keep_every_step() {
 }
 
 #[test]
+#[cfg_attr(tracelite_no_traces, ignore = "needs ../shared/traces")]
 fn compress_keeps_every_format_valid() {
-    let files = common::trace_files();
+    let files = common::required_trace_files();
     for file in files.iter().step_by(11) {
         let trace = common::load_trace(file);
         let t = trace.steps.len();

@@ -14,12 +14,9 @@ use tracelite::formats::{self, openai_chat, FormatName};
 use tracelite::{compress, Config, MemoryStore};
 
 #[test]
+#[cfg_attr(tracelite_no_traces, ignore = "needs ../shared/traces")]
 fn every_trajectory_round_trips_through_the_neutral_model() {
-    let files = common::trace_files();
-    if files.is_empty() {
-        eprintln!("skipping: ../shared/traces not present");
-        return;
-    }
+    let files = common::required_trace_files();
     for file in &files {
         let trace = common::load_trace(file);
         for t in [0, trace.steps.len() / 2, trace.steps.len()] {
@@ -40,10 +37,12 @@ fn every_trajectory_round_trips_through_the_neutral_model() {
 }
 
 #[test]
+#[cfg_attr(tracelite_no_traces, ignore = "needs ../shared/traces")]
 fn compress_with_all_stages_off_is_the_identity() {
-    let Some(file) = common::trace_files().into_iter().next() else {
-        return;
-    };
+    let file = common::required_trace_files()
+        .into_iter()
+        .next()
+        .expect("the first trajectory");
     let trace = common::load_trace(&file);
     let request =
         tracelite::trajectory_to_request(&trace, trace.steps.len(), FormatName::OpenaiChat)
@@ -65,10 +64,12 @@ fn compress_with_all_stages_off_is_the_identity() {
 }
 
 #[test]
+#[cfg_attr(tracelite_no_traces, ignore = "needs ../shared/traces")]
 fn compress_is_deterministic_and_reports_prefix_reuse() {
-    let Some(file) = common::trace_files().into_iter().nth(3) else {
-        return;
-    };
+    let file = common::required_trace_files()
+        .into_iter()
+        .nth(3)
+        .expect("a fourth trajectory");
     let trace = common::load_trace(&file);
     let config = Config::default();
     let run = || {

@@ -372,3 +372,30 @@ fn live_views_can_stay_text_until_their_file_is_edited() {
     // Only the view of the edited file is rendered; the others may be quoted.
     assert_eq!(rendered(&c), vec![0]);
 }
+
+#[test]
+fn snapshot_references_repeat_the_critical_lines_as_text() {
+    let failing = |i: usize| {
+        format!(
+            "{}Traceback (most recent call last):\n  File \"t.py\", line 3\nValueError: bad input {i}40\n<returncode>1</returncode>",
+            dense(i)
+        )
+    };
+    let req = request(7, failing);
+    let out = compress(&req, &config(Provider::Openai), &mut MemoryStore::new()).unwrap();
+    let v: Value = serde_json::from_str(&out.request).unwrap();
+    let contents = tool_contents(&v);
+    let rendered: Vec<&str> = contents
+        .iter()
+        .filter_map(Value::as_str)
+        .filter(|t| t.contains("shown as"))
+        .collect();
+    assert!(!rendered.is_empty());
+    for (i, text) in contents.iter().enumerate().take(rendered.len()) {
+        let text = text.as_str().unwrap();
+        assert!(
+            text.ends_with(&format!("\nValueError: bad input {i}40\nexit code 1")),
+            "{text}"
+        );
+    }
+}

@@ -393,11 +393,9 @@ fn idempotent() {
 /// On a real run the prefix breaks only when a batch of observations leaves
 /// the recent window, and the clean-up happens.
 #[test]
+#[cfg_attr(tracelite_no_traces, ignore = "needs ../shared/traces")]
 fn real_run_prefix_breaks_only_at_batches() {
-    let files = common::trace_files();
-    if files.is_empty() {
-        return;
-    }
+    let files = common::required_trace_files();
     let c = only_phase();
     let mut cleared_runs = 0;
     for path in files.iter().take(12) {

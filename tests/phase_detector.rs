@@ -21,11 +21,12 @@ use tracelite::config::PhaseConfig;
 use tracelite::phase::{find_edits, EditDetector, EditKind};
 
 #[test]
+#[cfg_attr(tracelite_no_traces, ignore = "needs ../shared/traces")]
 fn str_replace_editor_views_never_count_and_its_edits_always_do() {
     let config = PhaseConfig::default();
     let detector = EditDetector::new(&config);
     let mut checked = 0;
-    for path in common::trace_files() {
+    for path in common::required_trace_files() {
         let trajectory = common::load_trace(&path);
         let conv = trajectory.conversation_at(trajectory.steps.len()).unwrap();
         for step in conv.steps() {
@@ -47,17 +48,16 @@ fn str_replace_editor_views_never_count_and_its_edits_always_do() {
             checked += 1;
         }
     }
-    if common::traces_dir().is_some() {
-        assert!(checked > 400, "only {checked} str_replace_editor calls");
-    }
+    assert!(checked > 400, "only {checked} str_replace_editor calls");
 }
 
 #[test]
+#[cfg_attr(tracelite_no_traces, ignore = "needs ../shared/traces")]
 fn shell_reads_never_count_and_in_place_seds_always_do() {
     let config = PhaseConfig::default();
     let detector = EditDetector::new(&config);
     let mut seds = 0;
-    for path in common::trace_files() {
+    for path in common::required_trace_files() {
         let trajectory = common::load_trace(&path);
         let conv = trajectory.conversation_at(trajectory.steps.len()).unwrap();
         for step in conv.steps() {
@@ -86,9 +86,7 @@ fn shell_reads_never_count_and_in_place_seds_always_do() {
             }
         }
     }
-    if common::traces_dir().is_some() {
-        assert!(seds > 20, "only {seds} sed -i commands");
-    }
+    assert!(seds > 20, "only {seds} sed -i commands");
 }
 
 #[test]

@@ -11,12 +11,9 @@
 mod common;
 
 #[test]
+#[cfg_attr(tracelite_no_traces, ignore = "needs ../shared/traces")]
 fn redaction_false_positive_rate_on_shared_traces() {
-    let files = common::trace_files();
-    if files.is_empty() {
-        eprintln!("skipping: ../shared/traces not present");
-        return;
-    }
+    let files = common::required_trace_files();
     let (mut observations, mut hits, mut bytes) = (0usize, 0usize, 0usize);
     for file in &files {
         for step in common::load_trace(file).steps {

@@ -39,10 +39,12 @@ fn feed(tl: &mut TraceLite, trajectory: &Trajectory, upto: usize) {
 /// The session's requests are byte-identical to the stateless pipeline's on
 /// the same history, turn after turn.
 #[test]
+#[cfg_attr(tracelite_no_traces, ignore = "needs ../shared/traces")]
 fn same_bytes_as_the_stateless_pipeline() {
-    let Some(path) = common::trace_files().into_iter().next() else {
-        return;
-    };
+    let path = common::required_trace_files()
+        .into_iter()
+        .next()
+        .expect("the first trajectory");
     let trajectory = common::load_trace(&path);
     let config = Config {
         session: "s1".into(),
@@ -104,10 +106,12 @@ fn feed_one(tl: &mut TraceLite, trajectory: &Trajectory, i: usize) {
 }
 
 #[test]
+#[cfg_attr(tracelite_no_traces, ignore = "needs ../shared/traces")]
 fn a_whole_run_saves_tokens_and_reports_edits() {
-    let Some(path) = common::trace_files().into_iter().nth(1) else {
-        return;
-    };
+    let path = common::required_trace_files()
+        .into_iter()
+        .nth(1)
+        .expect("a second trajectory");
     let trajectory = common::load_trace(&path);
     let mut tl = TraceLite::new(Config::default());
     tl.add_message(Message::text(Role::User, trajectory.task.clone()))

@@ -71,12 +71,9 @@ fn read_back(store: &mut MemoryStore, pointer: &str) -> String {
 }
 
 #[test]
+#[cfg_attr(tracelite_no_traces, ignore = "needs ../shared/traces")]
 fn spilled_observations_read_back_byte_for_byte_and_grep_like_a_reference() {
-    let files = common::trace_files();
-    if files.is_empty() {
-        eprintln!("skipping: ../shared/traces not present");
-        return;
-    }
+    let files = common::required_trace_files();
     let patterns = [
         ("Error", true),
         ("def ", true),

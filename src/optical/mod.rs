@@ -26,7 +26,7 @@ pub use cache::SnapshotCache;
 
 use serde_json::{Map, Value};
 
-use crate::activity;
+use crate::activity::{self, check};
 use crate::config::{OpticalConfig, Provider};
 use crate::error::Result;
 use crate::model::{Conversation, Image, Part, PartKind, PartRef};
@@ -242,6 +242,10 @@ pub fn reference(
     }
 }
 
+/// Most critical lines (errors, failing tests, exit code) a snapshot's text
+/// reference repeats: the bytes a reader must not have to OCR.
+pub const CRITICAL_LINES: usize = 6;
+
 /// The optical stage.
 #[derive(Debug, Default)]
 pub struct Optical;
@@ -363,6 +367,7 @@ impl Optical {
         // What the image shows reaches the model: mask secrets first (the
         // store keeps the original under `text`'s pointer).
         let shown = cx.redact(&text).into_owned();
+        let critical = check::critical_lines(&shown, CRITICAL_LINES);
         let pointer = spill::pointer(&config.session, &cx.content_key("snapshot", &text));
         let excerpt_only = spill::is_refused_excerpt(&text);
         // Line by line first; run together when that is too costly.
@@ -392,7 +397,12 @@ impl Optical {
                 break;
             }
             let count = snapshot.plan.image_sizes.len();
-            let line = reference(snapshot.lines, count, flow, &pointer, excerpt_only);
+            let mut line = reference(snapshot.lines, count, flow, &pointer, excerpt_only);
+            // Errors, failing tests and a non-zero exit code stay text.
+            for critical in &critical {
+                line.push('\n');
+                line.push_str(critical);
+            }
             let after = cx.meter.text(&line)? + snapshot.image_tokens();
             if after as f64 <= before as f64 / optical.ratio {
                 chosen = Some((key, snapshot, line, after, count));

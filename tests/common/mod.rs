@@ -33,6 +33,18 @@ pub fn trace_files() -> Vec<PathBuf> {
     files
 }
 
+/// Every trace file, for the tests marked
+/// `#[cfg_attr(tracelite_no_traces, ignore = "…")]`: build.rs ignores them when
+/// the directory is missing, so finding none here is a failure, not a pass.
+pub fn required_trace_files() -> Vec<PathBuf> {
+    let files = trace_files();
+    assert!(
+        !files.is_empty(),
+        "no trajectories (*.json) in ../shared/traces or TRACELITE_TRACES, though build.rs found the directory"
+    );
+    files
+}
+
 /// Loads one trajectory.
 pub fn load_trace(path: &Path) -> Trajectory {
     Trajectory::from_json(&std::fs::read_to_string(path).unwrap()).unwrap()

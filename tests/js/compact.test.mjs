@@ -34,7 +34,8 @@ const settings = (session) => ({ session, compact: { threshold: 2000, planner: f
 
 function archiveText(req) {
   const i = req.messages.findIndex((m) => typeof m.content === 'string' && m.content.startsWith('[TraceLite constraint archive'));
-  assert.equal(req.messages[i - 1].role, 'system', 'the archive follows the system prompt');
+  assert.deepEqual(req.messages.slice(0, i).map((m) => m.role), ['system', 'user'], 'the archive follows the system prompt and the task');
+  assert.equal(req.messages[i - 1].content, t.task, 'the task is kept word for word');
   return req.messages[i].content;
 }
 
@@ -63,7 +64,9 @@ test('a good summarizer answer replaces the extractive summary and is re-applied
   }
   const text = summaryText(out.request);
   assert.ok(text.includes('Use + instead of -.'));
-  assert.ok(archiveText(out.request).includes('- Do not modify the tests.'));
+  // The task stays word for word, first after the system prompt; no archive is needed for it.
+  assert.equal(out.request.messages[1].content, t.task);
+  assert.ok(!out.request.messages.some((m) => typeof m.content === 'string' && m.content.startsWith('[TraceLite constraint archive')));
   // Next turn: the same history; the adopted summary is re-applied, the summarizer is not called.
   const again = await compressAsync(request, { ...settings('good'), store, summarizer: async () => assert.fail('not called') });
   assert.equal(again.summary.source, 'reapplied');

@@ -253,3 +253,19 @@ test('item 2: with onError reject a request of more spills than maxStoreWrites i
   for (const { name } of (await rejectKv.list({ prefix: 'tracelite/flood-3-' })).keys) written += name ? 1 : 0;
   assert.equal(written, REJECT_WRITES);
 });
+
+test('item 1: a catastrophic regex on the grep route is a 422 GREP_TOO_COSTLY, answered fast', async () => {
+  const a = await post(forwardMf, full, { authorization: KEY_A });
+  await a.text();
+  const token = a.headers.get('x-tracelite-session');
+  const [key] = spillsOf(full, sessionOf(token)).map((s) => s.key);
+  const started = Date.now();
+  const r = await spillGet(forwardMf, key, token, `/grep?regex=1&q=${encodeURIComponent('(.*){999}x')}`);
+  const body = await r.json();
+  assert.equal(r.status, 422);
+  assert.equal(body.error.code, 'GREP_TOO_COSTLY');
+  assert.ok(Date.now() - started < 5000, `took ${Date.now() - started} ms`);
+  // An ordinary search of the same blob still answers.
+  const ok = await spillGet(forwardMf, key, token, '/grep?q=def');
+  assert.equal(ok.status, 200);
+});
