@@ -9,6 +9,8 @@
 //! ```
 //!
 //! (99,999 messages and the system prompt are the default `limits.maxMessages`.)
+//! `node tests/tools/compact-scale.mjs` measures the same through the wasm
+//! package (`--pkg DIR` for another build).
 //! `--tools` makes the messages tool calls instead: each writes a new file
 //! (`cat > f.py`) or runs one, with a one-line result.
 //! `--unbounded` lifts `limits.maxCompactMessages` and `limits.maxCompactBytes`
