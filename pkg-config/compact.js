@@ -65,7 +65,7 @@ export async function compressAsync(request, options = {}) {
   const store = rest.store === undefined ? (defaultStore ??= new SpillStore()) : storeOf(rest.store);
   const out = compress(request, { ...rest, store });
   const changes = out.report.changes.filter((c) => c.stage === 'compact' && c.kind === 'summary');
-  // A new compaction cites the index of its originals; a re-applied one does not.
+  // A new compaction cites the blob of its originals; a re-applied one does not.
   const compacted = changes.some((c) => c.pointer);
   if (!compacted) {
     return { ...out, summary: { source: changes.length ? 'reapplied' : 'none', attempts: [] } };

@@ -175,6 +175,10 @@ export interface LimitOptions {
    * window are spilled in place (the history keeps their excerpt and pointer). Default 32 MiB.
    */
   maxHistoryBytes?: number;
+  /** Most messages one compaction replaces; a longer history is compacted in chunks, oldest first, over several calls (the compact stage's notes say so). Default 10,000. */
+  maxCompactMessages?: number;
+  /** Most bytes of originals one compaction keeps in its one spill blob; chunked like `maxCompactMessages`. Default 4 MiB. */
+  maxCompactBytes?: number;
 }
 
 /** Settings of one compress call (src/config.rs `Config`). */

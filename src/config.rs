@@ -432,6 +432,17 @@ pub struct Limits {
     /// spill store and the history keeps their excerpt and pointer (or, when
     /// the store is full, an excerpt saying the rest could not be kept).
     pub max_history_bytes: usize,
+    /// Most messages one compaction replaces (default 10,000). A longer
+    /// history is compacted in chunks, oldest first: up to this many messages
+    /// (moved earlier so no tool call loses its result) on this call, the next
+    /// ones on later calls; the compact stage's notes say so. Bounds the work
+    /// of a hostile many-message request instead of failing it.
+    pub max_compact_messages: usize,
+    /// Most bytes of one compaction's spill blob (default 4 MiB): the
+    /// originals plus about 100 bytes of index and header per message;
+    /// chunked like `max_compact_messages`. (The blob also holds the previous
+    /// summary, and user messages that stop being kept word for word.)
+    pub max_compact_bytes: usize,
 }
 
 impl Default for Limits {
@@ -444,6 +455,8 @@ impl Default for Limits {
             max_spill_bytes_per_session: 16 << 20,
             max_error_patterns: 64,
             max_history_bytes: 32 << 20,
+            max_compact_messages: 10_000,
+            max_compact_bytes: 4 << 20,
         }
     }
 }
@@ -538,6 +551,12 @@ impl Config {
         }
         if !(1..=127).contains(&self.limits.max_depth) {
             return bad("limits.maxDepth", "must be between 1 and 127");
+        }
+        if self.limits.max_compact_messages == 0 {
+            return bad("limits.maxCompactMessages", "must be at least 1");
+        }
+        if self.limits.max_compact_bytes < 1024 {
+            return bad("limits.maxCompactBytes", "must be at least 1024");
         }
         let malformed = |names: &[String]| {
             names

@@ -271,17 +271,20 @@ impl<'a> StageContext<'a> {
     /// its pointer, or the reason it could not be kept (`STORE_REFUSED` when
     /// the store or `limits.maxSpillBytesPerSession` has no room).
     pub fn keep(&mut self, kind: &str, text: &str) -> std::result::Result<String, Error> {
-        let session = self.config.session.clone();
-        let session = session.as_str();
-        let masked;
-        let text = if self.config.redact.store {
+        if self.config.redact.store {
             let (out, found) = crate::redact::redact(text);
             self.redactions.merge(&found);
-            masked = out;
-            &*masked
-        } else {
-            text
-        };
+            return self.keep_as_is(kind, &out);
+        }
+        self.keep_as_is(kind, text)
+    }
+
+    /// [`keep`](Self::keep) without `redact.store`: for a text the caller
+    /// already masked (compaction masks each original before it lays out its
+    /// blob, so the line numbers it cites hold).
+    pub fn keep_as_is(&mut self, kind: &str, text: &str) -> std::result::Result<String, Error> {
+        let session = self.config.session.clone();
+        let session = session.as_str();
         let key = self.state.keys.key(kind, text);
         let existed = self.store.contains(session, &key);
         if !existed {

@@ -21,7 +21,7 @@ use serde_json::Value;
 
 use crate::compact::text::one_line;
 use crate::config::PhaseConfig;
-use crate::model::{Conversation, PartRef, ToolCall, ToolResult};
+use crate::model::{Conversation, PartRef, Step, ToolCall, ToolResult};
 
 /// What kind of reading a call does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -224,15 +224,11 @@ pub fn read(conv: &Conversation, config: &PhaseConfig) -> Vec<StepActivity> {
     let steps = conv.steps();
     let mut out = Vec::with_capacity(steps.len());
     let mut files = OwnFiles::default();
+    let mut seen = Mentioned::default();
     for (index, s) in steps.iter().enumerate() {
         let activity = classify(s.call, s.result, config);
         let earlier = steps.get(..index).unwrap_or(&[]);
-        let changes_existing = files.observe(&activity, |path| {
-            earlier.iter().any(|e| {
-                mentions(&e.call.arguments, path)
-                    || e.result.is_some_and(|r| mentions(&r.text(), path))
-            })
-        });
+        let changes_existing = files.observe(&activity, |path| seen.before(earlier, path));
         out.push(StepActivity {
             index,
             call_at: s.call_at,
@@ -246,32 +242,196 @@ pub fn read(conv: &Conversation, config: &PhaseConfig) -> Vec<StepActivity> {
     out
 }
 
+/// Bytes [`Mentioned::before`] may scan directly (for paths with characters
+/// its index does not cover, e.g. spaces) in one [`read`]; past them such a
+/// path counts as mentioned before.
+const SCAN_BUDGET: usize = 64 << 20;
+
+/// Whether earlier calls or outputs mention a path, as [`mentions`] over
+/// each of them would say, answered from an index of their words built once
+/// (so a conversation of many new files costs linear time, not quadratic).
+///
+/// [`mentions`] matches a path's tail between characters that cannot be part
+/// of a name (not alphanumeric, `_`, `.`, `-`). For a tail made of such name
+/// characters with at most one `/` (the usual `dir/name.ext`, `name.ext` or
+/// `/name`), a match is exactly a *word* (a maximal run of name characters),
+/// two words joined by one `/`, or a word after a `/` that follows no name
+/// character; the index holds those. Other tails are searched directly,
+/// within [`SCAN_BUDGET`].
+#[derive(Debug, Default)]
+struct Mentioned {
+    /// Earlier steps indexed so far.
+    indexed: usize,
+    words: std::collections::HashSet<String>,
+    pairs: std::collections::HashSet<String>,
+    rooted: std::collections::HashSet<String>,
+    scanned: usize,
+}
+
+/// A character that can be part of a name for [`mentions`].
+fn name_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_' || c == '.' || c == '-'
+}
+
+impl Mentioned {
+    fn before(&mut self, earlier: &[Step<'_>], path: &str) -> bool {
+        let tail = tail_of(path);
+        if tail.is_empty() {
+            return false;
+        }
+        let words = |t: &str| !t.is_empty() && t.chars().all(name_char);
+        let kind = match tail.split_once('/') {
+            None if words(tail) => Some(0),
+            Some(("", b)) if words(b) => Some(1),
+            Some((a, b)) if words(a) && words(b) => Some(2),
+            _ => None,
+        };
+        let Some(kind) = kind else {
+            // Not covered by the index: search, within the budget.
+            for e in earlier {
+                let result = e.result.map(ToolResult::text).unwrap_or_default();
+                self.scanned += e.call.arguments.len() + result.len();
+                if self.scanned > SCAN_BUDGET {
+                    return true;
+                }
+                if mentions(&e.call.arguments, path) || mentions(&result, path) {
+                    return true;
+                }
+            }
+            return false;
+        };
+        for e in earlier.get(self.indexed..).unwrap_or(&[]) {
+            self.add(&e.call.arguments);
+            if let Some(r) = e.result {
+                self.add(&r.text());
+            }
+        }
+        self.indexed = self.indexed.max(earlier.len());
+        match kind {
+            0 => self.words.contains(tail),
+            1 => self.rooted.contains(tail.get(1..).unwrap_or("")),
+            _ => self.pairs.contains(tail),
+        }
+    }
+
+    /// Indexes the words of `text`.
+    fn add(&mut self, text: &str) {
+        // (start, end) of the previous word, and the two characters before
+        // the current word's start.
+        let mut previous: Option<(usize, usize)> = None;
+        let mut start: Option<usize> = None;
+        let mut chars = text.char_indices().peekable();
+        while let Some((i, c)) = chars.next() {
+            if name_char(c) {
+                if start.is_none() {
+                    start = Some(i);
+                }
+                if chars.peek().is_some_and(|(_, n)| name_char(*n)) {
+                    continue;
+                }
+                let (a, b) = (start.take().unwrap_or(i), i + c.len_utf8());
+                let word = text.get(a..b).unwrap_or("");
+                self.words.insert(word.to_string());
+                let head = text.get(..a).unwrap_or("");
+                if let Some(rest) = head.strip_suffix('/') {
+                    if !rest.chars().next_back().is_some_and(name_char) {
+                        self.rooted.insert(word.to_string());
+                    }
+                    if let Some((pa, _)) = previous.filter(|(_, pb)| pb + 1 == a) {
+                        if let Some(pair) = text.get(pa..b) {
+                            self.pairs.insert(pair.to_string());
+                        }
+                    }
+                }
+                previous = Some((a, b));
+            }
+        }
+    }
+}
+
 /// The files the agent made itself, followed call by call (what [`read`]
 /// does for a whole conversation, for hosts that see one step at a time).
+///
+/// Indexed, so many files cost linear time: [`same_file`] holds when the
+/// two normalized paths are equal or one is the other after a `/`, so a
+/// path is one of the agent's own when it or one of its `/`-suffixes is an
+/// own path, or it is a `/`-suffix of one (paths of more than
+/// [`DEEP`] components are compared one by one).
 #[derive(Debug, Clone, Default)]
 pub struct OwnFiles {
-    own: Vec<String>,
+    /// Normalized own paths.
+    own: std::collections::HashSet<String>,
+    /// Every `/`-suffix of an own path (what follows one of its `/`).
+    suffixes: std::collections::HashSet<String>,
+    /// Own paths of more than [`DEEP`] components.
+    deep: Vec<String>,
+}
+
+/// Components of a path beyond which [`OwnFiles`] compares it one by one.
+const DEEP: usize = 64;
+
+impl OwnFiles {
+    fn contains(&self, path: &str) -> bool {
+        let t = normalize(path);
+        if t.is_empty() {
+            return false;
+        }
+        if self.deep.iter().any(|o| same_file(o, t)) {
+            return true;
+        }
+        if self.own.contains(t) || self.suffixes.contains(t) {
+            return true;
+        }
+        let slashes: Vec<usize> = t.match_indices('/').map(|(i, _)| i).collect();
+        if slashes.len() > DEEP {
+            return self.own.iter().any(|o| same_file(o, t));
+        }
+        slashes
+            .iter()
+            .any(|&i| t.get(i + 1..).is_some_and(|s| self.own.contains(s)))
+    }
+
+    fn insert(&mut self, path: &str) {
+        let p = normalize(path);
+        if p.is_empty() {
+            return;
+        }
+        if p.matches('/').count() > DEEP {
+            self.deep.push(p.to_string());
+            return;
+        }
+        for (i, _) in p.match_indices('/') {
+            if let Some(s) = p.get(i + 1..).filter(|s| !s.is_empty()) {
+                self.suffixes.insert(s.to_string());
+            }
+        }
+        self.own.insert(p.to_string());
+    }
 }
 
 impl OwnFiles {
     /// Whether `activity` edits (or tried to edit) a file that existed before the session;
     /// `seen_before(path)` says whether an earlier call or output mentioned
     /// the file. Files the call creates become the agent's own.
-    pub fn observe(&mut self, activity: &Activity, seen_before: impl Fn(&str) -> bool) -> bool {
+    pub fn observe(
+        &mut self,
+        activity: &Activity,
+        mut seen_before: impl FnMut(&str) -> bool,
+    ) -> bool {
         let failed = activity.failed == Some(true);
         let mut changes_existing = false;
         for e in &activity.edits {
             let target = e.target.as_deref();
-            let mine = target.is_some_and(|t| self.own.iter().any(|o| same_file(o, t)));
+            let mine = target.is_some_and(|t| self.contains(t));
             let existing = match e.mode {
                 EditMode::Create => false,
                 EditMode::InPlace => !mine,
-                EditMode::Overwrite => !mine && target.is_some_and(&seen_before),
+                EditMode::Overwrite => !mine && target.is_some_and(&mut seen_before),
             };
             if existing {
                 changes_existing = true;
             } else if let Some(t) = target.filter(|_| !mine && !failed) {
-                self.own.push(t.to_string());
+                self.insert(t);
             }
         }
         changes_existing
@@ -281,11 +441,7 @@ impl OwnFiles {
 /// Whether `text` mentions the file `path`: its last two components (or its
 /// name, for a bare name) at a path boundary.
 pub fn mentions(text: &str, path: &str) -> bool {
-    let p = normalize(path);
-    let tail = match p.rmatch_indices('/').nth(1) {
-        Some((i, _)) => &p[i + 1..],
-        None => p,
-    };
+    let tail = tail_of(path);
     if tail.is_empty() {
         return false;
     }
@@ -299,6 +455,16 @@ pub fn mentions(text: &str, path: &str) -> bool {
         let after = text.get(i + tail.len()..).and_then(|t| t.chars().next());
         (boundary(before) || before == Some('/')) && boundary(after)
     })
+}
+
+/// The part of `path` [`mentions`] looks for: its last two components (or
+/// the whole path, with fewer).
+fn tail_of(path: &str) -> &str {
+    let p = normalize(path);
+    match p.rmatch_indices('/').nth(1) {
+        Some((i, _)) => p.get(i + 1..).unwrap_or(""),
+        None => p,
+    }
 }
 
 /// Results of file views the agent may still quote (in an edit's `old_str`):
@@ -371,6 +537,122 @@ mod tests {
 
     fn config() -> PhaseConfig {
         PhaseConfig::default()
+    }
+
+    /// The index answers exactly what scanning every earlier text with
+    /// [`mentions`] answers, for paths of every shape.
+    #[test]
+    fn mentioned_index_agrees_with_mentions() {
+        let texts = [
+            "cat src/app/main.py",
+            "ls /repo//lib/x.rs -la",
+            "/top.txt and é/ü.md",
+            "-a/b.c x_y/z.txt: line 3",
+            "see ./docs/readme.md, and \"q/r s.txt\"",
+            "a/b/c/d.py\n/e.f\nweird//g.h",
+        ];
+        let calls: Vec<ToolCall> = texts
+            .iter()
+            .map(|t| ToolCall {
+                id: "c".into(),
+                name: "bash".into(),
+                arguments: (*t).into(),
+            })
+            .collect();
+        let results: Vec<ToolResult> = texts.iter().rev().map(|t| result(t)).collect();
+        let steps: Vec<Step<'_>> = calls
+            .iter()
+            .zip(&results)
+            .map(|(call, r)| Step {
+                call_at: PartRef {
+                    message: 0,
+                    part: 0,
+                },
+                call,
+                result_at: None,
+                result: Some(r),
+            })
+            .collect();
+        let paths = [
+            "src/app/main.py",
+            "app/main.py",
+            "main.py",
+            "/repo/lib/x.rs",
+            "lib/x.rs",
+            "/top.txt",
+            "top.txt",
+            "/x/top.txt",
+            "ü.md",
+            "é/ü.md",
+            "b.c",
+            "a/b.c",
+            "x_y/z.txt",
+            "z.txt",
+            "docs/readme.md",
+            "./docs/readme.md",
+            "r s.txt",
+            "q/r s.txt",
+            "c/d.py",
+            "/e.f",
+            "e.f",
+            "g.h",
+            "/g.h",
+            "weird//g.h",
+            "",
+            "/",
+            "absent.py",
+            "la",
+            "line",
+        ];
+        for n in 0..=steps.len() {
+            let earlier = &steps[..n];
+            let mut index = Mentioned::default();
+            for path in paths {
+                let direct = earlier.iter().any(|e| {
+                    mentions(&e.call.arguments, path)
+                        || e.result.is_some_and(|r| mentions(&r.text(), path))
+                });
+                assert_eq!(
+                    index.before(earlier, path),
+                    direct,
+                    "{path:?} after {n} steps"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn own_files_index_agrees_with_same_file() {
+        let own = ["src/gen/a.py", "/abs/b.rs", "c.txt", "./d/e/f.md", "x//y.z"];
+        let probes = [
+            "src/gen/a.py",
+            "gen/a.py",
+            "a.py",
+            "/w/src/gen/a.py",
+            "b.rs",
+            "abs/b.rs",
+            "/abs/b.rs",
+            "c.txt",
+            "dir/c.txt",
+            "d/e/f.md",
+            "e/f.md",
+            "./f.md",
+            "y.z",
+            "/y.z",
+            "x//y.z",
+            "a",
+            "py",
+            "",
+            "/",
+        ];
+        let mut files = OwnFiles::default();
+        for o in own {
+            files.insert(o);
+        }
+        for p in probes {
+            let direct = own.iter().any(|o| same_file(o, p));
+            assert_eq!(files.contains(p), direct, "{p:?}");
+        }
     }
 
     #[test]

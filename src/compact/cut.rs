@@ -8,9 +8,17 @@ use crate::model::Conversation;
 /// tool call with its result. The cut only moves earlier (keeping more).
 pub fn cut_point(conv: &Conversation, start: usize, keep: usize) -> Option<usize> {
     let len = conv.messages.len();
-    let mut cut = len.checked_sub(keep)?;
-    // blocked[c]: cutting before message c would split a call from its result.
-    let mut blocked = vec![false; len + 1];
+    let cut = len.checked_sub(keep)?;
+    last_free(&blocked(conv), start, cut)
+}
+
+/// `blocked[c]`: cutting before message `c` would split a tool call from its
+/// result. One pass over the calls with a difference array, so a call whose
+/// result lies far away costs no more than a near one.
+pub fn blocked(conv: &Conversation) -> Vec<bool> {
+    let len = conv.messages.len();
+    // depth[c] counts the (call, result) spans that contain the cut before c.
+    let mut delta = vec![0i64; len + 2];
     for step in conv.steps() {
         let Some(result) = step.result_at else {
             continue;
@@ -20,10 +28,29 @@ pub fn cut_point(conv: &Conversation, start: usize, keep: usize) -> Option<usize
         } else {
             (result.message, step.call_at.message)
         };
-        for slot in blocked.iter_mut().take(b + 1).skip(a + 1) {
-            *slot = true;
+        if a < b {
+            if let Some(d) = delta.get_mut(a + 1) {
+                *d += 1;
+            }
+            if let Some(d) = delta.get_mut(b + 1) {
+                *d -= 1;
+            }
         }
     }
+    let mut depth = 0i64;
+    delta
+        .iter()
+        .take(len + 1)
+        .map(|d| {
+            depth += d;
+            depth > 0
+        })
+        .collect()
+}
+
+/// The latest cut in `start+1 ..= cut` that splits no tool call from its
+/// result (`blocked` as from [`blocked`]).
+pub fn last_free(blocked: &[bool], start: usize, mut cut: usize) -> Option<usize> {
     while cut > start {
         if !blocked.get(cut).copied().unwrap_or(true) {
             return Some(cut);

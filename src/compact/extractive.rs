@@ -2,9 +2,13 @@
 //! the task; progress from edits and test runs; key facts from error lines,
 //! failed commands, files and symbols; decisions and next steps from the
 //! assistant's own sentences. Tool outputs are reduced to head/tail/error
-//! lines first. Every fact cites the `spill://` pointer of its original.
+//! lines first. Every fact cites the `spill://` pointer of the compaction's
+//! blob with the lines of its original there.
+//!
+//! Linear in the range: lists that keep the newest distinct items are built
+//! from the end ([`newest_distinct`]), never by removing from a vector.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use super::summary::Summary;
 use super::text::{clip, is_error_line, one_line, reduce_output, sentences};
@@ -22,20 +26,27 @@ pub struct Range<'a> {
     pub messages: &'a [Message],
     /// Index of the first of them in the conversation.
     pub first: usize,
-    /// Pointer to each message's original, parallel to `messages`.
-    pub pointers: &'a [String],
-    /// Pointer to the index of all originals of the range.
-    pub index_pointer: &'a str,
+    /// Pointer to the compaction's blob: its index, then every original.
+    pub pointer: &'a str,
+    /// First and last line (1-based) of each message's original in the
+    /// blob, parallel to `messages`.
+    pub lines: &'a [(usize, usize)],
     /// Steps whose call lies in the range (absolute message indices).
     pub steps: &'a [StepActivity],
 }
 
 impl Range<'_> {
-    fn pointer(&self, message: usize) -> &str {
-        message
+    /// Where message `message` (absolute index) is kept:
+    /// `spill://<session>/<key> (lines a-b)`, or the blob's pointer alone
+    /// for a message outside the range.
+    pub fn cite(&self, message: usize) -> String {
+        match message
             .checked_sub(self.first)
-            .and_then(|i| self.pointers.get(i))
-            .map_or(self.index_pointer, String::as_str)
+            .and_then(|i| self.lines.get(i))
+        {
+            Some((a, b)) => format!("{} (lines {a}-{b})", self.pointer),
+            None => self.pointer.to_string(),
+        }
     }
 
     fn message(&self, message: usize) -> Option<&Message> {
@@ -73,6 +84,28 @@ pub fn transcript(message: &Message) -> String {
     out
 }
 
+/// The length in bytes of [`transcript`]`(message)`, without building it
+/// (tool results may count a few bytes more: the joins of their parts).
+pub fn transcript_len(message: &Message) -> usize {
+    let mut n = "[assistant]".len();
+    for part in &message.parts {
+        n += 1 + match &part.kind {
+            PartKind::Text { text } => text.len(),
+            PartKind::ToolCall(c) => 16 + c.id.len() + c.name.len() + c.arguments.len(),
+            PartKind::ToolResult(r) => {
+                16 + r.call_id.len()
+                    + r.parts
+                        .iter()
+                        .map(|p| p.as_text().map_or(16, |t| t.len() + 1))
+                        .sum::<usize>()
+            }
+            PartKind::Image(i) => 8 + i.media_type.len(),
+            PartKind::Other { value } => value.to_string().len(),
+        };
+    }
+    n
+}
+
 /// Summarizes `range` extractively.
 pub fn summarize(range: &Range<'_>) -> Summary {
     let mut s = Summary::default();
@@ -105,7 +138,7 @@ fn goal(range: &Range<'_>) -> Vec<String> {
     lines.push(format!(
         "- Full task ({} bytes): {}",
         text.len(),
-        range.pointer(range.first + i)
+        range.cite(range.first + i)
     ));
     lines
 }
@@ -135,36 +168,38 @@ fn progress(range: &Range<'_>) -> Vec<String> {
         checks.len(),
         count(Outcome::Passed),
         count(Outcome::Failed),
-        range.index_pointer
+        range.pointer
     )];
-    // Edited paths, most recent last, with the number of edits.
-    let mut by_path: Vec<(String, usize, usize)> = Vec::new();
+    // Edited paths, most recent last (ties in order of first edit), with the
+    // number of edits.
+    let mut edited: BTreeMap<String, (usize, usize, usize)> = BTreeMap::new();
     for s in steps.iter().filter(|s| s.activity.edited()) {
-        for p in &s.activity.edited_paths() {
-            match by_path.iter_mut().find(|(q, _, _)| q == p) {
-                Some(e) => {
-                    e.1 += 1;
-                    e.2 = s.call_message;
-                }
-                None => by_path.push((p.clone(), 1, s.call_message)),
-            }
+        for p in s.activity.edited_paths() {
+            let first = edited.len();
+            let e = edited.entry(p).or_insert((0, s.call_message, first));
+            e.0 += 1;
+            e.1 = s.call_message;
         }
     }
-    by_path.sort_by_key(|e| e.2);
+    let mut by_path: Vec<(String, usize, usize, usize)> = edited
+        .into_iter()
+        .map(|(p, (n, at, first))| (p, n, at, first))
+        .collect();
+    by_path.sort_by_key(|e| (e.2, e.3));
     let skip = by_path.len().saturating_sub(15);
     if skip > 0 {
         out.push(format!(
             "- {skip} more files edited earlier: {}",
-            range.index_pointer
+            range.pointer
         ));
     }
-    for (path, n, at) in by_path.iter().skip(skip) {
+    for (path, n, at, _) in by_path.iter().skip(skip) {
         let times = if *n == 1 {
             String::new()
         } else {
             format!(" ({n} edits)")
         };
-        out.push(format!("- Edited `{path}`{times} {}", range.pointer(*at)));
+        out.push(format!("- Edited `{path}`{times} {}", range.cite(*at)));
     }
     let skip = checks.len().saturating_sub(8);
     for s in checks.iter().skip(skip) {
@@ -178,7 +213,7 @@ fn progress(range: &Range<'_>) -> Vec<String> {
             "- Ran `{}` → {}{exit} {}",
             one_line(&c.command, 160),
             c.outcome.as_str(),
-            range.pointer(at)
+            range.cite(at)
         ));
     }
     out
@@ -207,14 +242,11 @@ fn key_facts(range: &Range<'_>) -> Vec<String> {
             if t.starts_with("Traceback") {
                 continue;
             }
-            let t = one_line(t, 200);
-            errors.retain(|(e, _)| *e != t);
-            errors.push((t, at));
+            errors.push((one_line(t, 200), at));
         }
     }
-    let skip = errors.len().saturating_sub(10);
-    for (line, at) in errors.iter().skip(skip) {
-        out.push(format!("- Error: `{line}` {}", range.pointer(*at)));
+    for (line, at) in &newest_distinct(errors, 10) {
+        out.push(format!("- Error: `{line}` {}", range.cite(*at)));
     }
     // Failed commands that were not test runs.
     let failed: Vec<&StepActivity> = range
@@ -227,14 +259,15 @@ fn key_facts(range: &Range<'_>) -> Vec<String> {
             "- `{}` exited with {} {}",
             one_line(&s.activity.command, 160),
             s.activity.exit_code.unwrap_or_default(),
-            range.pointer(s.result_message.unwrap_or(s.call_message))
+            range.cite(s.result_message.unwrap_or(s.call_message))
         ));
     }
-    // Files read.
+    // Files read, in order of first view.
     let mut files: Vec<&str> = Vec::new();
+    let mut seen: BTreeSet<&str> = BTreeSet::new();
     for s in range.steps {
         for v in &s.activity.viewed {
-            if !files.contains(&v.as_str()) {
+            if seen.insert(v.as_str()) {
                 files.push(v);
             }
         }
@@ -250,7 +283,7 @@ fn key_facts(range: &Range<'_>) -> Vec<String> {
         out.push(format!(
             "- Files read: {} {}",
             shown.join(", "),
-            range.index_pointer
+            range.pointer
         ));
     }
     // Paths (with line numbers) and definitions the outputs introduced: what
@@ -269,11 +302,7 @@ fn key_facts(range: &Range<'_>) -> Vec<String> {
         ("Symbols in outputs", &found.symbols),
     ] {
         if !items.is_empty() {
-            out.push(format!(
-                "- {label}: {} {}",
-                quoted(items),
-                range.index_pointer
-            ));
+            out.push(format!("- {label}: {} {}", quoted(items), range.pointer));
         }
     }
     // Symbols the assistant talked about (`backticked` identifiers), most frequent first.
@@ -294,13 +323,13 @@ fn key_facts(range: &Range<'_>) -> Vec<String> {
         out.push(format!(
             "- Symbols discussed: {} {}",
             names.join(", "),
-            range.index_pointer
+            range.pointer
         ));
     }
     if out.is_empty() {
         out.push(format!(
             "- No errors or failed commands in the compacted range {}",
-            range.index_pointer
+            range.pointer
         ));
     }
     out
@@ -398,6 +427,26 @@ fn code_symbols(line: &str) -> Vec<&str> {
                 && w.trim_matches('_').len() >= 3
         })
         .collect()
+}
+
+/// The distinct texts of `items`, each with the value of its last
+/// occurrence, ordered by their last occurrence; the newest `keep` of them.
+/// What appending each item after removing its earlier copy gives, in one
+/// pass from the end.
+fn newest_distinct<T>(items: Vec<(String, T)>, keep: usize) -> Vec<(String, T)> {
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut out: Vec<(String, T)> = Vec::new();
+    for (text, value) in items.into_iter().rev() {
+        if out.len() >= keep {
+            break;
+        }
+        if !seen.contains(&text) {
+            seen.insert(text.clone());
+            out.push((text, value));
+        }
+    }
+    out.reverse();
+    out
 }
 
 /// A file path in an output token: `dir/name.ext`, optionally `:line`
@@ -525,21 +574,17 @@ fn decisions(range: &Range<'_>) -> Vec<String> {
     for (s, at) in assistant_sentences(range) {
         let l = s.to_ascii_lowercase();
         if DECISION_CUES.iter().any(|c| l.contains(c)) {
-            let s = one_line(&s, 240);
-            found.retain(|(x, _)| *x != s);
-            found.push((s, at));
+            found.push((one_line(&s, 240), at));
         }
     }
-    let skip = found.len().saturating_sub(8);
-    let out: Vec<String> = found
+    let out: Vec<String> = newest_distinct(found, 8)
         .iter()
-        .skip(skip)
-        .map(|(s, at)| format!("- {s} {}", range.pointer(*at)))
+        .map(|(s, at)| format!("- {s} {}", range.cite(*at)))
         .collect();
     if out.is_empty() {
         return vec![format!(
             "- No explicit decisions stated in the compacted range {}",
-            range.index_pointer
+            range.pointer
         )];
     }
     out
@@ -557,7 +602,7 @@ fn next_steps(range: &Range<'_>) -> Vec<String> {
             let l = s.to_ascii_lowercase();
             NEXT_CUES.iter().any(|c| l.contains(c))
         })
-        .map(|(s, at)| format!("- {} {}", one_line(s, 240), range.pointer(*at)))
+        .map(|(s, at)| format!("- {} {}", one_line(s, 240), range.cite(*at)))
         .collect();
     if out.len() > 3 {
         out.drain(..out.len() - 3);
@@ -567,7 +612,7 @@ fn next_steps(range: &Range<'_>) -> Vec<String> {
             out.push(format!(
                 "- Last stated: {} {}",
                 one_line(s, 240),
-                range.pointer(*at)
+                range.cite(*at)
             ));
         }
     }

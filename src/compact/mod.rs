@@ -8,8 +8,13 @@
 //!   after an edit, `options.stageBoundary`, or [`CompactState::finish_stage`]),
 //!   with hysteresis (`compact.minTurns`) unless the budget forces it.
 //! * Summary ([`summary`], [`extractive`]): deterministic and extractive by
-//!   default; every fact cites the `spill://` pointer of its original. A later
-//!   compaction merges the previous summary.
+//!   default; every fact cites where its original is: the compaction's one
+//!   spill blob ([`blob`]) and its lines, `spill://<session>/<key> (lines
+//!   a-b)`. A later compaction merges the previous summary (kept in the new
+//!   blob).
+//! * Cost: linear in the compacted messages, and bounded per call:
+//!   `limits.maxCompactMessages` and `limits.maxCompactBytes` cut a longer
+//!   history into chunks compacted over several calls, oldest first.
 //! * Host summarizers ([`prompt`], [`adopt_summary`]): after a compaction the
 //!   prepared prompt waits in the session state; the host's (async) summarizer
 //!   answers it and [`adopt_summary`] swaps the validated text in.
@@ -18,6 +23,7 @@
 //! * Prefix stability: the session state remembers each compaction and
 //!   re-applies it byte for byte while the history still starts the same way.
 
+pub mod blob;
 pub mod calls;
 pub mod constraints;
 pub mod cut;
@@ -30,6 +36,7 @@ pub mod trigger;
 
 use std::collections::BTreeMap;
 
+use blob::BLOB_KIND;
 use calls::{CallLog, CALL_LOG_HEADER};
 use constraints::{ConstraintArchive, ARCHIVE_HEADER};
 use extractive::{transcript, Range};
@@ -42,6 +49,10 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::model::{Conversation, Message, PartKind, Role};
 use crate::pipeline::{Stage, StageContext, StageName};
 use crate::spill;
+
+/// Most user messages dropped from the verbatim ones (`compact.userShare`)
+/// that the Goal cites one by one; the rest get one line.
+const MAX_DROPPED_LISTED: usize = 8;
 
 /// Most pinned constraints a session keeps.
 const MAX_PINNED: usize = 100;
@@ -346,12 +357,38 @@ impl Stage for Compact {
                 return Ok(());
             }
         }
-        let Some(cut) = cut::cut_point(conv, prior.start, config.compact.keep) else {
+        let blocked = cut::blocked(conv);
+        let Some(cut) = conv
+            .messages
+            .len()
+            .checked_sub(config.compact.keep)
+            .and_then(|c| cut::last_free(&blocked, prior.start, c))
+        else {
             cx.notes.push(format!(
                 "{trigger}, but nothing to compact before the last {} messages without splitting a tool call from its result",
                 config.compact.keep
             ));
             return Ok(());
+        };
+        let limit = chunk_end(conv, prior.start, cut, &config.limits);
+        let cut = if limit < cut {
+            let Some(chunk) = cut::last_free(&blocked, prior.start, limit) else {
+                cx.notes.push(format!(
+                    "{trigger}, but no cut within limits.maxCompactMessages ({}) and limits.maxCompactBytes ({}) keeps every tool call with its result",
+                    config.limits.max_compact_messages, config.limits.max_compact_bytes
+                ));
+                return Ok(());
+            };
+            cx.notes.push(format!(
+                "compacting the oldest {} of the {} messages before the kept tail (limits.maxCompactMessages {}, limits.maxCompactBytes {}); later calls compact the rest",
+                chunk - prior.start,
+                cut - prior.start,
+                config.limits.max_compact_messages,
+                config.limits.max_compact_bytes
+            ));
+            chunk
+        } else {
+            cut
         };
         let plan = Plan::build(conv, cx, &prior, &steps, cut, None)?;
         let removed: u64 = sum_tokens(cx, conv.messages.get(..cut).unwrap_or(&[]))?;
@@ -378,33 +415,23 @@ impl Stage for Compact {
                 return Ok(());
             }
         }
-        // Keep every original; if the store refuses, do not compact.
-        let mut stored = Vec::with_capacity(plan.originals.len());
-        for (text, kind) in &plan.originals {
-            match cx.keep(kind, text) {
-                Ok(p) => stored.push(p),
-                Err(e) => {
-                    cx.notes.push(format!(
-                        "not compacting: the spill store refused an original ({e})"
-                    ));
-                    return Ok(());
-                }
-            }
-        }
-        let plan = if stored == plan.pointers {
-            plan
-        } else {
-            // The store rewrote texts (redact.store): cite the pointers it returned.
-            Plan::build(conv, cx, &prior, &steps, cut, Some(&stored))?
-        };
-        let index_pointer = match cx.keep("compact-index", &plan.index) {
+        // Keep every original, in one blob (already masked under
+        // redact.store); if the store refuses, do not compact.
+        let stored = match cx.keep_as_is(BLOB_KIND, &plan.blob) {
             Ok(p) => p,
             Err(e) => {
                 cx.notes.push(format!(
-                    "not compacting: the spill store refused the index ({e})"
+                    "not compacting: the spill store refused the originals ({e})"
                 ));
                 return Ok(());
             }
+        };
+        cx.redactions.merge(&plan.masked);
+        let plan = if stored == plan.pointer {
+            plan
+        } else {
+            // The store keyed the blob otherwise: cite the pointer it returned.
+            Plan::build(conv, cx, &prior, &steps, cut, Some(&stored))?
         };
         let summary_at = plan.summary_at;
         // Remember the compaction relative to the incoming history.
@@ -428,7 +455,7 @@ impl Stage for Compact {
             "summary",
             removed,
             added,
-            Some(index_pointer),
+            Some(plan.pointer.clone()),
             format!("compacted {n} messages ({} tool calls); {why}", plan.steps),
         );
         cx.notes.push(format!("compacted: {why}"));
@@ -549,12 +576,12 @@ struct Plan {
     messages: Vec<Message>,
     /// Index of the summary in `messages`.
     summary_at: usize,
-    /// Originals to keep: (text, key kind), parallel to `pointers`.
-    originals: Vec<(String, &'static str)>,
-    /// Pointers cited in the summary.
-    pointers: Vec<String>,
-    /// The index of originals (message → pointer).
-    index: String,
+    /// The blob to keep: the index and every original ([`blob`]).
+    blob: String,
+    /// Its pointer, cited in the summary.
+    pointer: String,
+    /// Secrets masked in the blob (`redact.store`), counted once it is kept.
+    masked: crate::redact::Redactions,
     /// Summary header.
     header: String,
     /// Prompt for a host summarizer.
@@ -570,41 +597,75 @@ impl Plan {
         prior: &Prior,
         steps: &[StepActivity],
         cut: usize,
-        stored: Option<&[String]>,
+        stored: Option<&str>,
     ) -> Result<Plan> {
         let config = cx.config;
         let session = &config.session;
         let range_msgs = conv.messages.get(prior.start..cut).unwrap_or(&[]);
-        let mut originals: Vec<(String, &'static str)> = range_msgs
-            .iter()
-            .map(|m| (transcript(m), "compact"))
-            .collect();
         let previous_text = prior
             .summary_at
             .and_then(|i| conv.messages.get(i))
             .map(Message::text_content);
-        if let Some(prev) = &previous_text {
-            originals.push((prev.clone(), "compact-summary"));
-        }
-        let pointers: Vec<String> = match stored {
-            Some(s) => s.to_vec(),
-            None => originals
-                .iter()
-                .map(|(t, kind)| spill::pointer(session, &spill::content_key(kind, t)))
-                .collect(),
-        };
-        let mut index = String::from("TraceLite compaction: originals of the compacted messages\n");
+        // The user's own messages stay word for word (up to `compact.userShare`
+        // of the budget): those kept before, then the new ones of the range
+        // (with their index in the conversation).
+        let mut users: Vec<(Message, Option<usize>)> = conv
+            .messages
+            .get(..prior.users)
+            .unwrap_or(&[])
+            .iter()
+            .map(|m| (m.clone(), None))
+            .collect();
         for (i, m) in range_msgs.iter().enumerate() {
-            let role = transcript_role(m);
-            let p = pointers.get(i).map_or("", String::as_str);
-            index.push_str(&format!("message {} ({role}): {p}\n", prior.start + i));
-        }
-        if previous_text.is_some() {
-            if let Some(p) = pointers.last() {
-                index.push_str(&format!("previous summary: {p}\n"));
+            if is_user_authored(m) {
+                users.push((m.clone(), Some(prior.start + i)));
             }
         }
-        let index_pointer = spill::pointer(session, &spill::content_key("compact-index", &index));
+        let dropped = over_share(cx, &mut users)?;
+        // The blob: every compacted message, the previous summary, and the
+        // user messages kept word for word until now that this one drops.
+        let mut sections: Vec<(String, String)> = range_msgs
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                (
+                    format!("message {} ({})", prior.start + i, transcript_role(m)),
+                    transcript(m),
+                )
+            })
+            .collect();
+        if let Some(prev) = &previous_text {
+            sections.push(("previous summary".into(), prev.clone()));
+        }
+        let mut dropped_at: Vec<Option<usize>> = Vec::with_capacity(dropped.len());
+        for (m, at) in &dropped {
+            dropped_at.push(match at {
+                Some(_) => None,
+                None => {
+                    sections.push((
+                        "user message kept word for word until this compaction".into(),
+                        transcript(m),
+                    ));
+                    Some(sections.len() - 1)
+                }
+            });
+        }
+        let mut masked = crate::redact::Redactions::default();
+        if config.redact.store {
+            for (_, text) in &mut sections {
+                let (out, found) = crate::redact::redact(text);
+                if let std::borrow::Cow::Owned(out) = out {
+                    *text = out;
+                }
+                masked.merge(&found);
+            }
+        }
+        let laid = blob::lay_out(&sections);
+        drop(sections);
+        let pointer = match stored {
+            Some(p) => p.to_string(),
+            None => spill::pointer(session, &cx.content_key(BLOB_KIND, &laid.text)),
+        };
         let range_steps: Vec<StepActivity> = steps
             .iter()
             .filter(|s| s.call_message < cut)
@@ -613,8 +674,8 @@ impl Plan {
         let range = Range {
             messages: range_msgs,
             first: prior.start,
-            pointers: &pointers,
-            index_pointer: &index_pointer,
+            pointer: &pointer,
+            lines: laid.lines.get(..range_msgs.len()).unwrap_or(&[]),
             steps: &range_steps,
         };
         let fresh = extractive::summarize(&range);
@@ -625,21 +686,6 @@ impl Plan {
             Some(p) => p.merge(&fresh),
             None => fresh,
         };
-        // The user's own messages stay word for word (up to `compact.userShare`
-        // of the budget): those kept before, then the new ones of the range.
-        let mut users: Vec<(Message, Option<String>)> = conv
-            .messages
-            .get(..prior.users)
-            .unwrap_or(&[])
-            .iter()
-            .map(|m| (m.clone(), None))
-            .collect();
-        for (i, m) in range_msgs.iter().enumerate() {
-            if is_user_authored(m) {
-                users.push((m.clone(), pointers.get(i).cloned()));
-            }
-        }
-        let dropped = over_share(cx, &mut users)?;
         let mut goal = vec![format!(
             "- The task and the user's messages ({}) are kept word for word above this summary.",
             users.len()
@@ -647,11 +693,28 @@ impl Plan {
         if users.is_empty() {
             goal = vec!["- (no user message kept; see the messages below)".into()];
         }
-        for (m, pointer) in &dropped {
+        // The newest dropped ones one by one, the others in one line: the
+        // summary must not grow with the number of messages dropped.
+        let listed = dropped.len().saturating_sub(MAX_DROPPED_LISTED);
+        if listed > 0 {
+            let bytes: usize = dropped
+                .iter()
+                .take(listed)
+                .map(|(m, _)| m.text_content().len())
+                .sum();
             goal.push(format!(
-                "- An earlier user message ({} bytes) is not repeated here (compact.userShare): {}",
+                "- {listed} earlier user messages ({bytes} bytes) are not repeated here (compact.userShare); they are in {pointer} (its index lists every original)"
+            ));
+        }
+        for ((m, at), section) in dropped.iter().zip(&dropped_at).skip(listed) {
+            let cite = match (at, section.and_then(|k| laid.lines.get(k))) {
+                (Some(at), _) => range.cite(*at),
+                (None, Some((a, b))) => format!("{pointer} (lines {a}-{b})"),
+                (None, None) => pointer.clone(),
+            };
+            goal.push(format!(
+                "- An earlier user message ({} bytes) is not repeated here (compact.userShare): {cite}",
                 m.text_content().len(),
-                pointer.as_deref().unwrap_or(&index_pointer)
             ));
         }
         merged.sections[0] = goal;
@@ -671,7 +734,7 @@ impl Plan {
                 archive.add(&c);
             }
         }
-        let header = format!("{SUMMARY_MARK} of earlier turns; originals: {index_pointer}]");
+        let header = format!("{SUMMARY_MARK} of earlier turns; originals: {pointer}]");
         let summary_text = cx.redact(&merged.render(&header)).into_owned();
         let mut messages: Vec<Message> = users.into_iter().map(|(m, _)| m).collect();
         if !archive.items.is_empty() {
@@ -692,9 +755,9 @@ impl Plan {
         Ok(Plan {
             messages,
             summary_at,
-            originals,
-            pointers,
-            index,
+            blob: laid.text,
+            pointer,
+            masked,
             header,
             prompt,
             steps: range_steps.len(),
@@ -702,12 +765,37 @@ impl Plan {
     }
 }
 
+/// Bytes a message adds to the blob besides its transcript (its index line
+/// and header line), at most.
+const BLOB_OVERHEAD: usize = 96;
+
+/// End of the chunk one compaction may take from `messages[start..cut]`:
+/// the first message past `limits.maxCompactMessages` messages or
+/// `limits.maxCompactBytes` bytes of blob (`cut` when all fit). The caller
+/// moves it earlier to keep tool calls with their results.
+fn chunk_end(
+    conv: &Conversation,
+    start: usize,
+    cut: usize,
+    limits: &crate::config::Limits,
+) -> usize {
+    let end = cut.min(start.saturating_add(limits.max_compact_messages));
+    let mut bytes = 0usize;
+    for (i, m) in conv.messages.iter().enumerate().take(end).skip(start) {
+        bytes = bytes.saturating_add(extractive::transcript_len(m) + BLOB_OVERHEAD);
+        if bytes > limits.max_compact_bytes {
+            return i;
+        }
+    }
+    end
+}
+
 /// Drops user messages (oldest first, never the first nor the newest) until
 /// the rest fit in `compact.userShare` of the budget; returns the dropped ones.
-fn over_share(
+fn over_share<T>(
     cx: &StageContext<'_>,
-    users: &mut Vec<(Message, Option<String>)>,
-) -> Result<Vec<(Message, Option<String>)>> {
+    users: &mut Vec<(Message, T)>,
+) -> Result<Vec<(Message, T)>> {
     let config = cx.config;
     let share = (config.compact.user_share * config.budget as f64) as u64;
     let mut tokens = Vec::with_capacity(users.len());
@@ -715,12 +803,16 @@ fn over_share(
         tokens.push(cx.meter.message(m)?);
     }
     let mut total: u64 = tokens.iter().sum();
-    let mut dropped = Vec::new();
-    while total > share && users.len() > 2 {
-        total = total.saturating_sub(tokens.remove(1));
-        dropped.push(users.remove(1));
+    // Drop users[1..1 + n], in one drain (not one removal at a time).
+    let mut n = 0;
+    if users.len() <= 2 || total <= share {
+        return Ok(Vec::new());
     }
-    Ok(dropped)
+    while total > share && users.len() - n > 2 {
+        total = total.saturating_sub(tokens.get(1 + n).copied().unwrap_or(0));
+        n += 1;
+    }
+    Ok(users.drain(1..1 + n).collect())
 }
 
 fn transcript_role(m: &Message) -> &'static str {

@@ -1,7 +1,8 @@
 //! The summarization prompt handed to a host's LLM summarizer: the
 //! five-section template, the archived constraints, the previous summary to
 //! merge into, and the compacted history with tool outputs reduced to
-//! head/tail/error lines and each message's `spill://` pointer.
+//! head/tail/error lines and where each message's original is (the
+//! compaction's `spill://` blob and its lines).
 
 use super::extractive::Range;
 use super::summary::SECTIONS;
@@ -53,10 +54,10 @@ pub fn build(range: &Range<'_>, constraints: &[String], previous: Option<&str>) 
             Role::User => "user",
             Role::System | Role::Developer => "system",
         };
-        let pointer = range.pointers.get(i).map_or("", String::as_str);
         out.push_str(&format!(
-            "### message {} ({role}) {pointer}\n",
-            range.first + i
+            "### message {} ({role}) {}\n",
+            range.first + i,
+            range.cite(range.first + i)
         ));
         for part in &m.parts {
             match &part.kind {

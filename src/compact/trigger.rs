@@ -3,6 +3,8 @@
 //! edit, or the host saying so) and hysteresis.
 
 pub use crate::activity::StepActivity;
+use std::collections::BTreeSet;
+
 use crate::activity::{self, Outcome};
 use crate::config::Config;
 use crate::model::{Conversation, Role};
@@ -20,19 +22,18 @@ pub fn step_activities(conv: &Conversation, config: &Config) -> Vec<StepActivity
 pub fn stage_boundaries(steps: &[StepActivity]) -> Vec<usize> {
     let base = |p: &str| p.rsplit('/').next().unwrap_or(p).to_string();
     let mut out = Vec::new();
-    let mut pending: Vec<String> = Vec::new();
-    let mut scripts: Vec<String> = Vec::new();
+    // Sets, so many distinct files cost no more than few.
+    let mut pending: BTreeSet<String> = BTreeSet::new();
+    let mut scripts: BTreeSet<String> = BTreeSet::new();
     for (i, step) in steps.iter().enumerate() {
         let a = &step.activity;
-        let edits = if a.edited() {
-            a.edited_paths()
-        } else {
-            Vec::new()
-        };
-        for e in &edits {
-            let b = base(e);
-            if !b.is_empty() && !pending.contains(&b) {
-                pending.push(b);
+        if a.edited() {
+            for e in &a.edited_paths() {
+                let b = base(e);
+                // A script already known would leave `pending` at the next check.
+                if !b.is_empty() && !scripts.contains(&b) {
+                    pending.insert(b);
+                }
             }
         }
         let Some(check) = &a.check else { continue };
@@ -42,11 +43,11 @@ pub fn stage_boundaries(steps: &[StepActivity]) -> Vec<usize> {
             .split(|c: char| c.is_whitespace() || c == ';' || c == '&')
         {
             let b = base(word);
-            if b.contains('.') && !scripts.contains(&b) {
-                scripts.push(b);
+            if b.contains('.') {
+                pending.remove(&b);
+                scripts.insert(b);
             }
         }
-        pending.retain(|p| !scripts.contains(p));
         if check.outcome == Outcome::Passed && !pending.is_empty() {
             out.push(i);
             pending.clear();

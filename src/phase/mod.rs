@@ -264,9 +264,11 @@ impl Stage for Phase {
         // left the recent window), so the decision, and the prompt prefix,
         // changes only when a batch leaves the window.
         let mut steps = activity::read(conv, config);
+        // A set: a slice search per step would make many steps quadratic.
+        let left: std::collections::HashSet<PartRef> = demoted.iter().copied().collect();
         let settled = steps
             .iter()
-            .take_while(|s| s.result_at.is_some_and(|r| demoted.contains(&r)))
+            .take_while(|s| s.result_at.is_some_and(|r| left.contains(&r)))
             .count();
         steps.truncate(settled);
         let edits: Vec<EditStep> = find_edits(conv, config)

@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import { SpillStore, compress, trajectoryToRequest } from '../../pkg/node.js';
 import { KvSpillStore } from '../../pkg/kv-store.js';
 import { createProxy } from '../../pkg/proxy.js';
+import { manySpills } from './support/requests.mjs';
 
 const root = new URL('../../', import.meta.url).pathname;
 const sample = JSON.parse(readFileSync(join(root, 'tests/fixtures/sample-trajectory.json'), 'utf8'));
@@ -190,12 +191,9 @@ test('300 requests, 50 at a time, through KV: the heap after each round does not
   assert.ok(growth < 2 * 1024 * 1024, `heap grew ${(growth / 1048576).toFixed(1)} MB over 4 rounds: ${r.heap.map((h) => (h / 1048576).toFixed(1)).join(' ')}`);
 });
 
-/** `n` one-word messages: compaction spills one blob per compacted message (issue 16, item 2). */
-function manyMessages(n) {
-  const messages = [{ role: 'system', content: 'You are terse.' }];
-  for (let i = 0; i < n; i++) messages.push({ role: i % 2 ? 'assistant' : 'user', content: `word${i}` });
-  return JSON.stringify({ model: 'gpt-test', messages });
-}
+/** Options under which each tool output of `manySpills` is spilled (a 16-token cap). */
+const SPILLY = { ...OPTIONS, spill: { floorTokens: 16, fraction: 0.001 } };
+const spilly = (n) => JSON.stringify(manySpills(n, 800));
 
 test('spills go to the store 16 at a time, and a put the store skips does not count against maxStoreWrites', async () => {
   let inFlight = 0;
@@ -213,9 +211,9 @@ test('spills go to the store 16 at a time, and a put the store skips does not co
       return true;
     },
   };
-  const proxy = createProxy({ upstream: 'http://upstream.test', options: OPTIONS, store, secret: SECRET, maxStoreWrites: 2500, fetch: async () => new Response('{}') });
+  const proxy = createProxy({ upstream: 'http://upstream.test', options: SPILLY, store, secret: SECRET, maxStoreWrites: 2500, fetch: async () => new Response('{}') });
   const send = (body, session = 'a') => proxy(new Request('http://proxy.test/v1/chat/completions', { method: 'POST', headers: { 'x-tracelite-session': session }, body }));
-  const body = manyMessages(2000);
+  const body = spilly(2000);
   const first = await send(body);
   assert.equal(first.headers.get('x-tracelite-skipped'), null);
   assert.ok(kept.size > 1000 && kept.size <= 2500, `${kept.size} blobs`);
@@ -225,7 +223,7 @@ test('spills go to the store 16 at a time, and a put the store skips does not co
   assert.equal(second.headers.get('x-tracelite-skipped'), null);
   // A request with more new blobs than the limit stops after exactly maxStoreWrites writes.
   kept.clear();
-  const over = await send(manyMessages(3000), 'b');
+  const over = await send(spilly(3000), 'b');
   assert.equal(over.headers.get('x-tracelite-skipped'), 'STORE_WRITE_LIMIT');
   assert.equal(kept.size, 2500);
   assert.throws(() => createProxy({ upstream: 'http://u.test', store, secret: SECRET, maxStoreWrites: 0 }), (e) => e.code === 'INVALID_OPTION' && e.path === 'maxStoreWrites');
@@ -269,13 +267,13 @@ test('after STORE_WRITE_LIMIT the next turn of the session does not point at blo
   };
   const received = [];
   const proxy = createProxy({
-    upstream: 'http://upstream.test', options: OPTIONS, store, secret: SECRET, maxStoreWrites: 100,
+    upstream: 'http://upstream.test', options: SPILLY, store, secret: SECRET, maxStoreWrites: 100,
     async fetch(request) {
       received.push(await request.text());
       return new Response('{}');
     },
   });
-  const body = manyMessages(2000);
+  const body = spilly(2000);
   const send = () => proxy(new Request('http://proxy.test/v1/chat/completions', { method: 'POST', headers: { 'x-tracelite-session': 'c' }, body }));
   const first = await send();
   assert.equal(first.headers.get('x-tracelite-skipped'), 'STORE_WRITE_LIMIT');

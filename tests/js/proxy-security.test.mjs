@@ -10,8 +10,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SpillStore, compress, trajectoryToRequest } from '../../pkg/node.js';
 import { KvSpillStore } from '../../pkg/kv-store.js';
-import { DEFAULT_MAX_STORE_WRITES, createProxy, sessionSigner } from '../../pkg/proxy.js';
+import { createProxy, sessionSigner } from '../../pkg/proxy.js';
 import { bundleWorker, projectWithPkg, root, startUpstream, startWorker } from './support/hosts.mjs';
+import { manyMessages, manySpills } from './support/requests.mjs';
 
 const OPTIONS = { budget: 16000, provider: 'openai' };
 const PROXY_SECRET = 'security-test-secret-4c1f7a9e2b6d8035';
@@ -202,13 +203,6 @@ test('item 6: GET /spill serves stored text as stored, unless redact.store is se
   assert.equal(grepRaw.totalMatches, 1);
 });
 
-/** `n` one-word messages: before the fix, two of 6,000 ended in a 500 "Network connection lost". */
-function manyMessages(n) {
-  const messages = [{ role: 'system', content: 'You are terse.' }];
-  for (let i = 0; i < n; i++) messages.push({ role: i % 2 ? 'assistant' : 'user', content: `word${i}` });
-  return { model: 'gpt-test', messages };
-}
-
 async function keysOf(kv, session) {
   let n = 0;
   let cursor;
@@ -220,9 +214,11 @@ async function keysOf(kv, session) {
   return n;
 }
 
-test('item 2: two 6,000-message requests at once: bounded KV writes, forwarded uncompressed and marked, no 500', { timeout: 120000 }, async () => {
+test('item 2: two 6,000-message requests at once: each compacted with one KV write (before: ~6,000 each, a 500), no 500', { timeout: 120000 }, async () => {
   const body = JSON.stringify(manyMessages(6000));
-  assert.ok(spillsOf(body, 'probe').length > DEFAULT_MAX_STORE_WRITES, 'the request spills more than the limit');
+  const probe = spillsOf(body, 'probe');
+  assert.equal(probe.length, 1, 'one blob for the whole compaction');
+  assert.match(probe[0].text, /^--- message 5993 \(assistant\) ---\n\[assistant\]\nword5993$/m);
   upstream.received.length = 0;
   const [r1, r2] = await Promise.all([
     post(forwardMf, body, { authorization: KEY_A, 'x-tracelite-session': 'flood-1' }),
@@ -231,18 +227,21 @@ test('item 2: two 6,000-message requests at once: bounded KV writes, forwarded u
   for (const res of [r1, r2]) {
     assert.equal(res.status, 200);
     assert.equal(await res.text(), '{"id":"ok"}');
-    assert.equal(res.headers.get('x-tracelite-skipped'), 'STORE_WRITE_LIMIT');
-    assert.equal(res.headers.get('x-tracelite-redacted'), '0');
-    const written = await keysOf(forwardKv, sessionOf(res.headers.get('x-tracelite-session')));
-    assert.ok(written > 0 && written <= DEFAULT_MAX_STORE_WRITES, `${written} blobs written`);
+    assert.equal(res.headers.get('x-tracelite-skipped'), null);
+    assert.equal(await keysOf(forwardKv, sessionOf(res.headers.get('x-tracelite-session'))), 1);
   }
-  // The provider got the request as it came (never worse than no proxy).
-  assert.deepEqual(upstream.received.map((r) => r.body), [body, body]);
+  // The provider got the compacted request: smaller, with the summary and its pointer.
+  assert.equal(upstream.received.length, 2);
+  for (const { body: sent } of upstream.received) {
+    assert.ok(sent.length < body.length / 2, `${sent.length} bytes sent of ${body.length}`);
+    assert.match(sent, /TraceLite summary of earlier turns; originals: spill:\/\//);
+  }
 });
 
-test('item 2: with onError reject the many-message request is a 413 STORE_WRITE_LIMIT, at most maxStoreWrites written', { timeout: 120000 }, async () => {
+test('item 2: with onError reject a request of more spills than maxStoreWrites is a 413 STORE_WRITE_LIMIT, at most maxStoreWrites written', { timeout: 120000 }, async () => {
   upstream.received.length = 0;
-  const res = await post(rejectMf, manyMessages(2000), { authorization: KEY_A, 'x-tracelite-session': 'flood-3' });
+  // More tool outputs over the spill cap than maxStoreWrites: one blob each.
+  const res = await post(rejectMf, manySpills(REJECT_WRITES + 10, 20000), { authorization: KEY_A, 'x-tracelite-session': 'flood-3' });
   assert.equal(res.status, 413);
   const err = (await res.json()).error;
   assert.equal(err.code, 'STORE_WRITE_LIMIT');

@@ -1,0 +1,26 @@
+// Adversarial request bodies shared by the proxy tests (issue 16, item 2).
+
+/** `n` one-word messages after a system prompt: the many-message compaction attack. */
+export function manyMessages(n) {
+  const messages = [{ role: 'system', content: 'You are terse.' }];
+  for (let i = 0; i < n; i++) messages.push({ role: i % 2 ? 'assistant' : 'user', content: `word${i}` });
+  return { model: 'gpt-test', messages };
+}
+
+/**
+ * `n` tool calls whose distinct outputs of about `bytes` bytes each go to the
+ * spill store (when over the spill cap): a request that writes about `n` blobs.
+ * Compaction writes one more, whatever it compacts.
+ */
+export function manySpills(n, bytes) {
+  const messages = [{ role: 'system', content: 'You are terse.' }, { role: 'user', content: 'List the logs.' }];
+  const lines = Math.max(1, Math.round(bytes / 40));
+  for (let i = 0; i < n; i++) {
+    const id = `call_${i}`;
+    messages.push({ role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command: `cat log${i}.txt` }) } }] });
+    const out = Array.from({ length: lines }, (_, k) => `log ${i} line ${k}: value ${(i * 7919 + k * 104729) % 1000003}`).join('\n');
+    messages.push({ role: 'tool', tool_call_id: id, content: out });
+  }
+  messages.push({ role: 'user', content: 'Go on.' });
+  return { model: 'gpt-test', messages };
+}
