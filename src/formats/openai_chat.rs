@@ -85,12 +85,14 @@ fn parse_message(raw: &Value, path: &str) -> Result<Message> {
             ))
         }
     };
+    let legacy_function = obj.get("role").and_then(Value::as_str) == Some("function");
     let mut extra = Extra::new();
     for (key, value) in obj {
         match (key.as_str(), role) {
             ("role" | "content", _) => {}
             ("tool_calls", Role::Assistant) => {}
-            ("tool_call_id", Role::Tool) => {}
+            // A legacy function result keeps any `tool_call_id` verbatim.
+            ("tool_call_id", Role::Tool) if !legacy_function => {}
             _ => {
                 extra.insert(key.clone(), value.clone());
             }
@@ -106,7 +108,6 @@ fn parse_message(raw: &Value, path: &str) -> Result<Message> {
             }
         }
     }
-    let legacy_function = obj.get("role").and_then(Value::as_str) == Some("function");
     if legacy_function {
         extra.insert("role".into(), Value::String("function".into()));
     }
