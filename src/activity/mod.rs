@@ -467,30 +467,72 @@ fn tail_of(path: &str) -> &str {
     }
 }
 
+/// The last step (index into the steps it was built from) that edited each
+/// file, bucketed by file name so a look-up costs the edits of files with the
+/// same name, not every edit.
+#[derive(Debug, Default)]
+pub struct LastEdits {
+    by_name: std::collections::HashMap<String, Vec<(usize, String)>>,
+}
+
+impl LastEdits {
+    /// The index of `steps` by edited file (edits that did not fail).
+    pub fn of(steps: &[StepActivity]) -> Self {
+        let mut by_name: std::collections::HashMap<String, Vec<(usize, String)>> =
+            std::collections::HashMap::new();
+        for (i, s) in steps.iter().enumerate() {
+            if !s.activity.edited() {
+                continue;
+            }
+            for t in s.activity.edits.iter().filter_map(|e| e.target.as_deref()) {
+                let bucket = by_name.entry(file_name(t).to_string()).or_default();
+                match bucket.iter_mut().find(|(_, p)| p == t) {
+                    Some(slot) => slot.0 = i,
+                    None => bucket.push((i, t.to_string())),
+                }
+            }
+        }
+        Self { by_name }
+    }
+
+    /// The last step that edited `path`, if any.
+    pub fn last(&self, path: &str) -> Option<usize> {
+        self.by_name
+            .get(file_name(path))?
+            .iter()
+            .filter(|(_, t)| same_file(t, path))
+            .map(|(i, _)| *i)
+            .max()
+    }
+
+    /// Whether every file a view shows was edited after step `i`.
+    pub fn all_edited_after(&self, viewed: &[String], i: usize) -> bool {
+        !viewed.is_empty()
+            && viewed
+                .iter()
+                .all(|v| self.last(v).is_some_and(|last| last > i))
+    }
+}
+
+/// The last component of a path (after [`normalize`]).
+fn file_name(path: &str) -> &str {
+    let p = normalize(path);
+    p.rsplit('/').next().unwrap_or(p)
+}
+
 /// Results of file views the agent may still quote (in an edit's `old_str`):
 /// views of files that no later step among `steps` edited. Hosts pass the
 /// settled steps (results out of the recent window) so the answer changes
 /// only when a batch leaves the window.
 pub fn live_views(steps: &[StepActivity]) -> Vec<PartRef> {
-    let mut out = Vec::new();
-    for (i, s) in steps.iter().enumerate() {
-        let (Some(at), false) = (s.result_at, s.activity.viewed.is_empty()) else {
-            continue;
-        };
-        let later = steps.get(i + 1..).unwrap_or(&[]);
-        let stale = s.activity.viewed.iter().all(|v| {
-            later.iter().filter(|l| l.activity.edited()).any(|l| {
-                l.activity
-                    .edits
-                    .iter()
-                    .any(|e| e.target.as_deref().is_some_and(|t| same_file(t, v)))
-            })
-        });
-        if !stale {
-            out.push(at);
-        }
-    }
-    out
+    let edits = LastEdits::of(steps);
+    steps
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| !s.activity.viewed.is_empty())
+        .filter(|(i, s)| !edits.all_edited_after(&s.activity.viewed, *i))
+        .filter_map(|(_, s)| s.result_at)
+        .collect()
 }
 
 /// `path` without quotes, `./` and trailing slashes.

@@ -278,17 +278,18 @@ impl Stage for Optical {
         let due = cx.config.demoted(observations.len());
         let mut images_in_request = count_images(conv);
         let mut tally = Tally::default();
-        let live = if cx.config.optical.keep_live_views {
-            let demoted = observations.get(..due).unwrap_or(&[]);
+        let live: std::collections::HashSet<PartRef> = if cx.config.optical.keep_live_views {
+            let demoted: std::collections::HashSet<PartRef> =
+                observations.iter().take(due).copied().collect();
             let mut steps = activity::read(conv, &cx.config.phase);
             let settled = steps
                 .iter()
                 .take_while(|s| s.result_at.is_some_and(|r| demoted.contains(&r)))
                 .count();
             steps.truncate(settled);
-            activity::live_views(&steps)
+            activity::live_views(&steps).into_iter().collect()
         } else {
-            Vec::new()
+            std::collections::HashSet::new()
         };
         for &at in observations.iter().take(due) {
             if live.contains(&at) {

@@ -29,6 +29,8 @@
 
 pub use crate::activity::{failed, shell, EditAction, EditDetector, EditKind};
 
+use std::collections::{HashMap, HashSet};
+
 use crate::activity::{self, check, Action, StepActivity};
 use crate::config::PhaseConfig;
 use crate::error::Result;
@@ -165,16 +167,23 @@ pub fn plan(
     config: &PhaseConfig,
 ) -> Vec<(usize, Reason)> {
     let wants = |r: Reason| config.clear.iter().any(|c| c == r.as_str());
+    let demoted: HashSet<PartRef> = demoted.iter().copied().collect();
+    let next_run = next_runs(steps);
+    let edits = activity::LastEdits::of(steps);
+    // The last change to existing code: what came before it was consumed.
+    let last_change = steps
+        .iter()
+        .rev()
+        .find(|l| l.changes_existing && l.activity.edited())
+        .map(|l| l.index);
     let mut out = Vec::new();
-    for s in steps {
+    for (i, s) in steps.iter().enumerate() {
         let Some(at) = s.result_at else { continue };
         if !demoted.contains(&at) || !s.activity.edits.is_empty() {
             continue;
         }
-        let later = steps.get(s.index + 1..).unwrap_or(&[]);
         let a = &s.activity;
-        let rerun =
-            !a.rerun_key.is_empty() && later.iter().any(|l| l.activity.rerun_key == a.rerun_key);
+        let rerun = next_run.get(i).copied().flatten().is_some();
         if rerun && wants(Reason::Rerun) {
             out.push((s.index, Reason::Rerun));
             continue;
@@ -184,24 +193,11 @@ pub fn plan(
         if !before && !config.every_phase {
             continue;
         }
-        // Consumed: a change to existing code came after it.
-        let consumed = before
-            || later
-                .iter()
-                .any(|l| l.changes_existing && l.activity.edited());
+        let consumed = before || last_change.is_some_and(|c| c > s.index);
         if !consumed {
             continue;
         }
-        let edited_view = !a.viewed.is_empty()
-            && a.viewed.iter().all(|v| {
-                later.iter().filter(|l| l.activity.edited()).any(|l| {
-                    l.activity.edits.iter().any(|e| {
-                        e.target
-                            .as_deref()
-                            .is_some_and(|t| activity::same_file(t, v))
-                    })
-                })
-            });
+        let edited_view = edits.all_edited_after(&a.viewed, i);
         let reason = if edited_view && wants(Reason::EditedView) {
             Some(Reason::EditedView)
         } else if a.action == Action::Search && wants(Reason::Search) {
@@ -214,6 +210,24 @@ pub fn plan(
         if let Some(r) = reason {
             out.push((s.index, r));
         }
+    }
+    out
+}
+
+/// For each step, the index of the next step that ran the same command
+/// (`rerun_key`), if one did: one pass from the end.
+pub fn next_runs(steps: &[StepActivity]) -> Vec<Option<usize>> {
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    let mut out = vec![None; steps.len()];
+    for (i, s) in steps.iter().enumerate().rev() {
+        let key = s.activity.rerun_key.as_str();
+        if key.is_empty() {
+            continue;
+        }
+        if let Some(slot) = out.get_mut(i) {
+            *slot = seen.get(key).copied();
+        }
+        seen.insert(key, i);
     }
     out
 }
@@ -265,7 +279,7 @@ impl Stage for Phase {
         // changes only when a batch leaves the window.
         let mut steps = activity::read(conv, config);
         // A set: a slice search per step would make many steps quadratic.
-        let left: std::collections::HashSet<PartRef> = demoted.iter().copied().collect();
+        let left: HashSet<PartRef> = demoted.iter().copied().collect();
         let settled = steps
             .iter()
             .take_while(|s| s.result_at.is_some_and(|r| left.contains(&r)))
@@ -297,8 +311,13 @@ impl Stage for Phase {
                 .and_then(|s| s.result_at)
                 .and_then(|r| observations.iter().position(|o| *o == r))
                 .unwrap_or(0);
-            let horizon = (at / batch + 1) * batch;
-            let known = observations.get(..horizon.min(due)).unwrap_or(&[]);
+            let horizon = ((at / batch + 1) * batch).min(due);
+            let known: HashSet<PartRef> = observations
+                .get(..horizon)
+                .unwrap_or(&[])
+                .iter()
+                .copied()
+                .collect();
             let keep = steps
                 .iter()
                 .take_while(|s| s.result_at.is_some_and(|r| known.contains(&r)))
@@ -306,6 +325,7 @@ impl Stage for Phase {
             steps.truncate(keep);
         }
         let cleared_plan = plan(&steps, first.map(|e| e.step - 1), demoted, config);
+        let next_run = next_runs(&steps);
         let phase_step = first.map(|e| e.step);
         let mut cleared = 0usize;
         let mut by_reason = [0usize; 4];
@@ -315,11 +335,11 @@ impl Stage for Phase {
             // A tombstone names the step that made its output obsolete: the
             // change that began the phase, or the later run of the command.
             let by = match reason {
-                Reason::Rerun => steps
-                    .iter()
-                    .skip(index + 1)
-                    .find(|l| l.activity.rerun_key == s.activity.rerun_key)
-                    .map_or(index + 1, |l| l.index + 1),
+                Reason::Rerun => next_run
+                    .get(index)
+                    .copied()
+                    .flatten()
+                    .map_or(index + 1, |l| l + 1),
                 _ => phase_step.unwrap_or(index + 1),
             };
             if clear(conv, cx, at, by, reason)? {
