@@ -108,6 +108,8 @@ pub struct TraceLite<S: SpillStore = MemoryStore> {
     previous: BTreeMap<&'static str, String>,
     telemetry: Telemetry,
     own_files: OwnFiles,
+    /// Words of every call and output so far: whether a file was mentioned before.
+    mentioned: activity::Mentioned,
     last_report: Option<Report>,
     /// Bytes of tool output held in `conversation` (bounded by `limits.maxHistoryBytes`).
     history_bytes: usize,
@@ -135,6 +137,7 @@ impl<S: SpillStore> TraceLite<S> {
             previous: BTreeMap::new(),
             telemetry: Telemetry::default(),
             own_files: OwnFiles::default(),
+            mentioned: activity::Mentioned::default(),
             last_report: None,
             history_bytes: 0,
             bounded_upto: 0,
@@ -260,15 +263,22 @@ impl<S: SpillStore> TraceLite<S> {
             &self.config.phase,
         );
         let history = &self.conversation;
+        let mentioned = &self.mentioned;
+        // The index answers for ordinary paths; others are searched in the
+        // history (bounded by `limits.maxHistoryBytes`).
         let changes_existing = self.own_files.observe(&done, |path| {
-            history.messages.iter().any(|m| {
-                m.parts.iter().any(|p| match &p.kind {
-                    PartKind::ToolCall(c) => activity::mentions(&c.arguments, path),
-                    PartKind::ToolResult(r) => activity::mentions(&r.text(), path),
-                    _ => false,
+            mentioned.holds(path).unwrap_or_else(|| {
+                history.messages.iter().any(|m| {
+                    m.parts.iter().any(|p| match &p.kind {
+                        PartKind::ToolCall(c) => activity::mentions(&c.arguments, path),
+                        PartKind::ToolResult(r) => activity::mentions(&r.text(), path),
+                        _ => false,
+                    })
                 })
             })
         });
+        self.mentioned.add(&call.arguments);
+        self.mentioned.add(&output);
         let edit = done
             .edited()
             .then(|| done.edits.into_iter().next())

@@ -259,7 +259,7 @@ const SCAN_BUDGET: usize = 64 << 20;
 /// character; the index holds those. Other tails are searched directly,
 /// within [`SCAN_BUDGET`].
 #[derive(Debug, Default)]
-struct Mentioned {
+pub struct Mentioned {
     /// Earlier steps indexed so far.
     indexed: usize,
     words: std::collections::HashSet<String>,
@@ -268,25 +268,44 @@ struct Mentioned {
     scanned: usize,
 }
 
+/// How the index covers a path tail: 0 a word, 1 `/word`, 2 `word/word`;
+/// `None` when it does not.
+fn index_kind(tail: &str) -> Option<u8> {
+    let words = |t: &str| !t.is_empty() && t.chars().all(name_char);
+    match tail.split_once('/') {
+        None if words(tail) => Some(0),
+        Some(("", b)) if words(b) => Some(1),
+        Some((a, b)) if words(a) && words(b) => Some(2),
+        _ => None,
+    }
+}
+
 /// A character that can be part of a name for [`mentions`].
 fn name_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_' || c == '.' || c == '-'
 }
 
 impl Mentioned {
+    /// Whether a text added so far mentions `path`, when the index can say
+    /// (`None` for a path whose tail it does not cover: search directly).
+    pub fn holds(&self, path: &str) -> Option<bool> {
+        let tail = tail_of(path);
+        if tail.is_empty() {
+            return Some(false);
+        }
+        Some(match index_kind(tail)? {
+            0 => self.words.contains(tail),
+            1 => self.rooted.contains(tail.get(1..).unwrap_or("")),
+            _ => self.pairs.contains(tail),
+        })
+    }
+
     fn before(&mut self, earlier: &[Step<'_>], path: &str) -> bool {
         let tail = tail_of(path);
         if tail.is_empty() {
             return false;
         }
-        let words = |t: &str| !t.is_empty() && t.chars().all(name_char);
-        let kind = match tail.split_once('/') {
-            None if words(tail) => Some(0),
-            Some(("", b)) if words(b) => Some(1),
-            Some((a, b)) if words(a) && words(b) => Some(2),
-            _ => None,
-        };
-        let Some(kind) = kind else {
+        let Some(kind) = index_kind(tail) else {
             // Not covered by the index: search, within the budget.
             for e in earlier {
                 let result = e.result.map(ToolResult::text).unwrap_or_default();
@@ -315,7 +334,7 @@ impl Mentioned {
     }
 
     /// Indexes the words of `text`.
-    fn add(&mut self, text: &str) {
+    pub fn add(&mut self, text: &str) {
         // (start, end) of the previous word, and the two characters before
         // the current word's start.
         let mut previous: Option<(usize, usize)> = None;
