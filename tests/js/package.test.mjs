@@ -52,7 +52,7 @@ test('the tarball ships the entries, the wasm and the types, and nothing runs at
     'api.js', 'ai-sdk.js', 'proxy.js', 'kv-store.js', 'spill-reader.js', 'mirror.js', 'cli.mjs',
     'index.d.ts', 'ai-sdk.d.ts', 'proxy.d.ts', 'kv-store.d.ts',
   ]) assert.ok(files.includes(f), `${f} missing from the tarball: ${files.join(' ')}`);
-  assert.ok(!files.some((f) => f.includes('test') || f.startsWith('examples/')), files.join(' '));
+  assert.ok(!files.some((f) => f.includes('test')), files.join(' '));
   const manifest = JSON.parse(readFileSync(join(project, 'node_modules/tracelite/package.json'), 'utf8'));
   assert.equal(manifest.scripts, undefined);
   assert.equal(manifest.dependencies, undefined);
@@ -221,4 +221,85 @@ test('TypeScript resolves the types of the root and every subpath (node16 and bu
       assert.fail(`tsc (${resolution}): ${err.stdout}${err.stderr}`);
     }
   }
+});
+
+// Issue 18 item 6: the package ships its own README for npm users (not the repo's),
+// the LICENSE and the examples, and the README only points at what the package holds.
+const packedFiles = () => packed.files.map((f) => f.path);
+const npmReadme = () => readFileSync(join(project, 'node_modules/tracelite/README.md'), 'utf8');
+const installedManifest = () => JSON.parse(readFileSync(join(project, 'node_modules/tracelite/package.json'), 'utf8'));
+
+test('the tarball ships README.md (the npm README), LICENSE and the examples, and no tests', () => {
+  const files = packedFiles();
+  for (const f of ['README.md', 'LICENSE', 'examples/cloudflare-worker/worker.js', 'examples/cloudflare-worker/wrangler.toml',
+    'examples/vercel-edge/README.md', 'examples/vercel-edge/app/[...path]/route.js']) {
+    assert.ok(files.includes(f), `${f} missing from the tarball: ${files.join(' ')}`);
+  }
+  assert.ok(!files.some((f) => /(^|\/)(tests?|__tests__)\/|\.(test|spec)\.[cm]?[jt]s$/.test(f)), files.join(' '));
+  assert.equal(npmReadme(), readFileSync(join(root, 'pkg-config/README.md'), 'utf8'), 'pkg/README.md is not pkg-config/README.md');
+  const license = readFileSync(join(project, 'node_modules/tracelite/LICENSE'), 'utf8');
+  const manifest = installedManifest();
+  assert.equal(manifest.license, 'MIT');
+  assert.match(license, /^MIT License\n\nCopyright \(c\) \d{4} TraceLite contributors\n/);
+  assert.match(readFileSync(join(root, 'Cargo.toml'), 'utf8'), /^license = "MIT"$/m);
+  assert.match(manifest.repository.url, /^git\+https:\/\/github\.com\/.+\.git$/);
+  assert.match(manifest.homepage, /^https:\/\//);
+  assert.ok(manifest.keywords.length >= 5, String(manifest.keywords));
+});
+
+test('the npm README has no `make` commands and no relative links to files the package does not ship', () => {
+  const readme = npmReadme();
+  const files = new Set(packedFiles());
+  // A make command in a code block line or inline code (`make pkg`, `$ make test`).
+  const makes = readme.split('\n').filter((l) => /(^\s*(\$\s*)?|`)make\s+[\w-]/.test(l));
+  assert.deepEqual(makes, []);
+  // Markdown links and images, HTML href/src: every relative target is a shipped file (or a folder of them).
+  const targets = [
+    ...[...readme.matchAll(/!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)].map((m) => m[1]),
+    ...[...readme.matchAll(/\b(?:href|src)\s*=\s*["']([^"']+)["']/g)].map((m) => m[1]),
+  ];
+  const missing = targets
+    .filter((t) => !/^([a-z][a-z0-9+.-]*:|#|\/)/i.test(t))
+    .map((t) => normalize(decodeURIComponent(t.split('#')[0])).replace(/\\/g, '/').replace(/\/$/, ''))
+    .filter((t) => t && !files.has(t) && ![...files].some((f) => f.startsWith(`${t}/`)));
+  assert.deepEqual(missing, []);
+  // Paths named in inline code under examples/ (the ones the README tells users to open) are shipped too.
+  const named = [...readme.matchAll(/`(examples\/[^`\s]*)`/g)].map((m) => m[1].replace(/\/$/, ''));
+  assert.ok(named.length > 0);
+  for (const t of named) assert.ok(files.has(t) || [...files].some((f) => f.startsWith(`${t}/`)), `${t} is not in the package`);
+});
+
+test('every `import … from \'tracelite…\'` of the npm README is an export, and the names it imports exist', () => {
+  const readme = npmReadme();
+  const manifest = installedManifest();
+  const imports = [...readme.matchAll(/import\s*\{([^}]*)\}\s*from\s*['"](tracelite(?:\/[^'"]*)?)['"]/g)]
+    .map((m) => ({ names: m[1].split(',').map((n) => n.trim().replace(/^type\s+/, '').split(/\s+as\s+/)[0]).filter(Boolean), spec: m[2] }));
+  const specs = new Set(imports.map((i) => i.spec));
+  for (const spec of ['tracelite', 'tracelite/proxy', 'tracelite/kv-store', 'tracelite/ai-sdk']) {
+    assert.ok(specs.has(spec), `the README never imports ${spec}`);
+  }
+  for (const spec of specs) {
+    const sub = spec === 'tracelite' ? '.' : `.${spec.slice('tracelite'.length)}`;
+    assert.ok(Object.hasOwn(manifest.exports, sub), `${spec}: "${sub}" is not in package.json exports`);
+  }
+  // Each imported name resolves in the installed package (the optional peer `ai` is linked in before()).
+  writeFileSync(join(project, 'readme-imports.mjs'), `
+    const wanted = ${JSON.stringify(imports)};
+    const missing = [];
+    for (const { names, spec } of wanted) {
+      const mod = await import(spec);
+      for (const n of names) if (!(n in mod)) missing.push(spec + ' ' + n);
+    }
+    console.log(JSON.stringify(missing));
+  `);
+  const missing = JSON.parse(execFileSync(process.execPath, ['readme-imports.mjs'], { cwd: project, encoding: 'utf8' }));
+  assert.deepEqual(missing, []);
+});
+
+test('engines: node is the core\'s minimum (>=20); the README gives the AI SDK 7 minimum (Node ≥ 22) per subpath', () => {
+  assert.deepEqual(installedManifest().engines, { node: '>=20' });
+  const readme = npmReadme();
+  const row = (spec) => readme.split('\n').find((l) => l.startsWith(`| \`${spec}\` |`));
+  assert.match(row('tracelite') ?? '', /Node ≥ 20/);
+  assert.match(row('tracelite/ai-sdk') ?? '', /ai 7 needs Node ≥ 22/);
 });
