@@ -303,3 +303,56 @@ test('engines: node is the core\'s minimum (>=20); the README gives the AI SDK 7
   assert.match(row('tracelite') ?? '', /Node ≥ 20/);
   assert.match(row('tracelite/ai-sdk') ?? '', /ai 7 needs Node ≥ 22/);
 });
+
+// The npm README's examples that need only this package run as written against the
+// installed tarball, with the values they leave to the reader (a request, a history,
+// a tool output, the provider call) defined before them.
+const README_PRELUDE = `
+const big = Array.from({ length: 12000 }, (_, i) => 'test_' + i + ' PASSED').join('\\n');   // over the 128k budget's spill cap
+const messages = [
+  { role: 'system', content: 'You fix bugs.' },
+  { role: 'user', content: 'Fix it.' },
+  { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'bash', arguments: '{"cmd":"pytest"}' } }] },
+  { role: 'tool', tool_call_id: 'c1', content: big },
+];
+const openAiChatRequest = { model: 'm', messages };
+const history = { model: 'm', messages };
+const pytestOutput = big;
+const myTools = [];
+process.env.OPENAI_API_KEY ??= 'sk-test';
+globalThis.fetch = async () => Response.json({ choices: [{ message: { role: 'assistant', content:
+  '## Goal\\nFix it.\\n## Progress\\nRan pytest.\\n## Key facts\\nAll pass.\\n## Decisions\\nNone.\\n## Next steps\\nSubmit.' } }] });
+/** The model asks for the last line of the spilled output. */
+async function callModel(request) {
+  const pointer = JSON.stringify(request).match(/spill:\\/\\/[\\w.-]+\\/[\\w-]+/)[0];
+  const args = JSON.stringify({ pointer, pattern: 'test_11999', literal: true });
+  return { choices: [{ message: { role: 'assistant', content: null,
+    tool_calls: [{ id: 'c2', type: 'function', function: { name: 'grep_spill', arguments: args } }] } }] };
+}
+`;
+
+test('the npm README\'s examples that import only `tracelite` run as written', () => {
+  const blocks = [...npmReadme().matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1])
+    .filter((code) => [...code.matchAll(/from\s+'([^']+)'/g)].every((m) => m[1] === 'tracelite'));
+  const names = blocks.map((code) => code.match(/import\s*\{([^}]*)\}/)[1].trim());
+  // compress, compressAsync, TraceLite and the spill tools with handleToolCall.
+  assert.equal(blocks.length, 4, names.join(' | '));
+  for (const [i, code] of blocks.entries()) {
+    const lines = code.split('\n');
+    const imports = lines.filter((l) => l.startsWith('import '));
+    const body = lines.filter((l) => !l.startsWith('import '));
+    // What each example must have done, checked after it.
+    const check = code.includes('handleToolCall(')
+      ? `if (!(messages.at(-1).role === 'tool' && messages.at(-1).content.includes('test_11999 PASSED'))) throw new Error('no spill reply: ' + JSON.stringify(messages.at(-1)));`
+      : '';
+    const file = join(project, `readme-example-${i}.mjs`);
+    writeFileSync(file, [...imports, README_PRELUDE, ...body, check, "console.log('example ok');"].join('\n'));
+    let out;
+    try {
+      out = execFileSync(process.execPath, [file], { cwd: project, encoding: 'utf8', stdio: 'pipe' });
+    } catch (err) {
+      assert.fail(`README example ${i} (${names[i]}) failed:\n${code}\n${err.stderr}`);
+    }
+    assert.match(out, /example ok\n$/, `example ${i}`);
+  }
+});
