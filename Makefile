@@ -31,13 +31,15 @@ node_modules/.installed: pkg-config/package.json pkg-config/package-lock.json
 	ln -sfn pkg-config/node_modules node_modules
 	touch $@
 
-## pkg: the npm package in pkg/ (wasm + bindings + entry files + types + CLI).
+## pkg: the npm package in pkg/ (wasm + bindings + entry files + types + CLI, its own README
+## pkg-config/README.md, LICENSE, examples).
 pkg: deps
 	cargo build --lib --target wasm32-unknown-unknown --release
 	rm -rf pkg && mkdir -p pkg
 	$(WASM_BINDGEN) --target web --out-dir pkg --out-name tracelite $(WASM)
 	cp pkg-config/*.js pkg-config/*.mjs pkg-config/*.d.ts pkg-config/package.json pkg/
-	cp README.md pkg/
+	cp pkg-config/README.md LICENSE pkg/
+	cp -r pkg-config/examples pkg/
 	@ls pkg/tracelite_bg.wasm >/dev/null && printf 'wasm: %s bytes raw, %s bytes gzip\n' \
 	  $$(stat -c %s pkg/tracelite_bg.wasm) $$(gzip -9c pkg/tracelite_bg.wasm | wc -c)
 

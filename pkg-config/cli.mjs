@@ -5,8 +5,11 @@ import { basename, join } from 'node:path';
 import { TraceLiteError, compress, replayTrajectory, sessionName, summarizeReplay } from './node.js';
 
 const USAGE = `usage:
-  tracelite compress <request.json> [options] [--report]
-  tracelite replay <trajectory.json | dir> [--json] [--dump DIR] [options]
+  tracelite compress <request.json | -> [options] [--report]
+  tracelite replay <trajectory.json | dir | -> [--json] [--dump DIR] [--progress] [options]
+  tracelite --version
+
+  -                   read the request or trajectory from stdin
 
 options:
   --format F          openai-chat | openai-responses | anthropic | gemini (default: detect)
@@ -18,7 +21,8 @@ options:
   --no-spill --no-dedup --no-phase --no-optical --no-compact   turn a stage off
   --only STAGE        run only this stage
   --tokenizer T       estimate (built-in, default) | o200k (exact, js-tiktoken)
-  --options JSON      any other settings as JSON (merged)`;
+  --options JSON      any other settings as JSON (merged)
+  --progress          a progress line on stderr while a directory replays (default: when stderr is a TTY)`;
 
 const STAGES = ['spill', 'dedup', 'phase', 'optical', 'compact'];
 
@@ -39,7 +43,7 @@ function parseArgs(argv) {
     const a = argv[i];
     const next = () => argv[++i];
     switch (a) {
-      case '--json': case '--report': args.flags[a.slice(2)] = true; break;
+      case '--json': case '--report': case '--progress': args.flags[a.slice(2)] = true; break;
       case '--dump': args.flags.dump = value('dump', next()); break;
       case '--tokenizer': args.flags.tokenizer = value('tokenizer', next()); break;
       case '--format': args.options.format = value('format', next()); break;
@@ -60,6 +64,7 @@ function parseArgs(argv) {
         break;
       }
       case '-h': case '--help': process.stdout.write(USAGE + '\n'); process.exit(0); break;
+      case '-v': case '--version': printVersion(); break;
       default:
         if (a.startsWith('--no-') && STAGES.includes(a.slice(5))) {
           (args.options[a.slice(5)] ??= {}).enabled = false;
@@ -110,9 +115,21 @@ function deepMerge(into, from) {
   return into;
 }
 
+/** The package's version (package.json beside this file), then exit 0. */
+function printVersion() {
+  const { version } = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8'));
+  process.stdout.write(`${version}\n`);
+  process.exit(0);
+}
+
 /** An exact o200k counter with a cache (histories repeat the same texts every turn). */
 async function o200kCounter() {
-  const { getEncoding } = await import('js-tiktoken');
+  let getEncoding;
+  try {
+    ({ getEncoding } = await import('js-tiktoken'));
+  } catch {
+    return fail('--tokenizer o200k needs the js-tiktoken package: npm install js-tiktoken (or use --tokenizer estimate)');
+  }
   const enc = getEncoding('o200k_base');
   const cache = new Map();
   return (text) => {
@@ -166,15 +183,20 @@ function fsReason(e) {
   }
 }
 
+/** `-` is stdin. */
+const STDIN = '-';
+const shown = (path) => (path === STDIN ? 'stdin' : path);
+
 function readText(path) {
   try {
-    return readFileSync(path, 'utf8');
+    return readFileSync(path === STDIN ? 0 : path, 'utf8');
   } catch (e) {
-    return fail(`cannot read ${path}: ${fsReason(e)}`);
+    return fail(`cannot read ${shown(path)}: ${fsReason(e)}`);
   }
 }
 
 function isDirectory(path) {
+  if (path === STDIN) return false;
   try {
     return statSync(path).isDirectory();
   } catch (e) {
@@ -184,7 +206,34 @@ function isDirectory(path) {
 
 function readJson(path) {
   const text = readText(path);
-  try { return JSON.parse(text); } catch (e) { fail(`${path} is not JSON: ${e.message}`); }
+  try { return JSON.parse(text); } catch (e) { return fail(`${shown(path)} is not JSON: ${e.message}`); }
+}
+
+const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+/** A provider request of any format: chat/messages, responses `input`, Gemini `contents`. */
+const looksLikeRequest = (v) => isObject(v) && ['messages', 'input', 'contents'].some((k) => k in v) && !('steps' in v);
+const looksLikeTrajectory = (v) => isObject(v) && Array.isArray(v.steps);
+
+/**
+ * The progress line of a directory replay: rewritten in place on a TTY, one line per
+ * trajectory otherwise (`--progress` into a pipe or file); cleared at the end on a TTY.
+ */
+function progress(enabled) {
+  const tty = Boolean(process.stderr.isTTY);
+  if (!enabled) return { clear() {}, step() {}, done() {} };
+  return {
+    // Before anything goes to stdout (which may be the same terminal).
+    clear() {
+      if (tty) process.stderr.write('\r\x1b[2K');
+    },
+    step(i, n, name) {
+      const line = `tracelite: replaying ${i}/${n} ${name}`;
+      process.stderr.write(tty ? `\r\x1b[2K${line}` : `${line}\n`);
+    },
+    done() {
+      if (tty) process.stderr.write('\r\x1b[2K');
+    },
+  };
 }
 
 async function main(argv) {
@@ -193,11 +242,18 @@ async function main(argv) {
     process.stdout.write(USAGE + '\n');
     return;
   }
+  if (command === '-v' || command === '--version') printVersion();
   const args = parseArgs(rest);
   const countTokens = args.flags.tokenizer === 'o200k' ? await o200kCounter() : undefined;
   if (command === 'compress') {
     if (args.positional.length !== 1) fail(USAGE);
-    const request = readText(args.positional[0]);
+    const path = args.positional[0];
+    const request = readText(path);
+    let parsed;
+    try { parsed = JSON.parse(request); } catch { /* the core reports bad JSON (INVALID_JSON) */ }
+    if (looksLikeTrajectory(parsed) && !looksLikeRequest(parsed)) {
+      fail(`${shown(path)} is a trajectory, not a provider request: use \`tracelite replay ${path}\``);
+    }
     const out = compress(request, { ...args.options, countTokens });
     process.stdout.write(JSON.stringify(out.request) + '\n');
     if (args.flags.report) process.stderr.write(JSON.stringify(out.report, null, 2) + '\n');
@@ -212,19 +268,26 @@ async function main(argv) {
       : [path];
     const runs = [];
     const fractions = [];
-    for (const file of files) {
+    const bar = progress(directory && (args.flags.progress || Boolean(process.stderr.isTTY)));
+    for (const [i, file] of files.entries()) {
+      bar.step(i + 1, files.length, basename(file));
       const trajectory = readJson(file);
-      if (!Array.isArray(trajectory?.steps)) {
+      if (!looksLikeTrajectory(trajectory)) {
         // In a directory other JSON files are skipped; a file named alone must be a trajectory.
         if (directory) continue;
-        fail(`${file} is not a trajectory: it has no "steps" array (see tests/fixtures/sample-trajectory.json)`);
+        if (looksLikeRequest(trajectory)) {
+          fail(`${shown(file)} is a provider request, not a trajectory: use \`tracelite compress ${file}\``);
+        }
+        fail(`${shown(file)} is not a trajectory: it has no "steps" array`);
       }
-      const id = trajectory.id || basename(file, '.json');
+      const id = trajectory.id || (file === STDIN ? 'stdin' : basename(file, '.json'));
       const { result, prefixFractions } = replayOne(trajectory, args.options, { countTokens, dump: args.flags.dump });
       fractions.push(...prefixFractions);
       runs.push({ id, ...result });
+      bar.clear();
       if (!args.flags.json) process.stdout.write(table(id, result) + '\n\n');
     }
+    bar.done();
     if (directory) {
       const perStep = runs.flatMap((r) => r.per_step.map((p) => ({ id: r.id, ...p })));
       const total = summarizeReplay(perStep, fractions);

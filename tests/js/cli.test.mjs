@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -14,8 +14,22 @@ const cli = join(root, 'pkg/cli.mjs');
 const sample = join(root, 'tests/fixtures/sample-trajectory.json');
 
 function run(...args) {
-  const r = spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', timeout: 60000 });
+  return runWith({}, ...args);
+}
+
+/** `input`: text piped to stdin; `nodeArgs`: flags for node itself. */
+function runWith({ input, nodeArgs = [] }, ...args) {
+  const r = spawnSync(process.execPath, [...nodeArgs, cli, ...args], { encoding: 'utf8', timeout: 60000, input });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** One line on stderr, exit 2, nothing on stdout, no stack. */
+function assertUsageError(r, pattern) {
+  assert.equal(r.code, 2, r.stderr);
+  assert.match(r.stderr, /^tracelite: [^\n]+\n$/);
+  assert.match(r.stderr, pattern);
+  assert.doesNotMatch(r.stderr, /Error:|    at /);
+  assert.equal(r.stdout, '');
 }
 
 function withFile(name, text, fn) {
@@ -63,7 +77,8 @@ test('replay (--json or not) of a JSON file that is not a trajectory: a typed me
     for (const args of [['replay', '--json', file], ['replay', file]]) {
       const r = run(...args);
       assert.equal(r.code, 2, r.stderr);
-      assert.equal(r.stderr, `tracelite: ${file} is not a trajectory: it has no "steps" array (see tests/fixtures/sample-trajectory.json)\n`);
+      // No pointer to a repository file the npm package does not ship.
+      assert.equal(r.stderr, `tracelite: ${file} is not a trajectory: it has no "steps" array\n`);
       assert.doesNotMatch(r.stderr, /TypeError|    at /);
       assert.equal(r.stdout, '');
     }
@@ -89,4 +104,118 @@ test('replay --json of a real trajectory still works', () => {
   const r = run('replay', '--json', '--budget', '16000', sample);
   assert.equal(r.code, 0, r.stderr);
   assert.ok(JSON.parse(r.stdout).steps > 0);
+});
+
+// Issue 18 item 7.
+test('--version (and -v) prints the package version, before or after a command', () => {
+  const { version } = JSON.parse(readFileSync(join(root, 'pkg/package.json'), 'utf8'));
+  assert.match(version, /^\d+\.\d+\.\d+/);
+  for (const args of [['--version'], ['-v'], ['replay', '--version']]) {
+    const r = run(...args);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, `${version}\n`);
+    assert.equal(r.stderr, '');
+  }
+  assert.match(run('--help').stdout, /--version/);
+});
+
+test('"-" reads the request (compress) or the trajectory (replay) from stdin', () => {
+  const big = {
+    model: 'm',
+    messages: [
+      { role: 'user', content: 'Run the tests.' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'bash', arguments: '{"cmd":"pytest"}' } }] },
+      { role: 'tool', tool_call_id: 'c1', content: Array.from({ length: 3000 }, (_, i) => `test_${i} PASSED`).join('\n') },
+    ],
+  };
+  const r = runWith({ input: JSON.stringify(big) }, 'compress', '-', '--budget', '8000', '--report');
+  assert.equal(r.code, 0, r.stderr);
+  const out = JSON.parse(r.stdout);
+  assert.match(out.messages[2].content, /spill:\/\//);
+  assert.ok(JSON.parse(r.stderr).tokensAfter < JSON.parse(r.stderr).tokensBefore);
+  const fromStdin = runWith({ input: readFileSync(sample, 'utf8') }, 'replay', '--json', '--budget', '16000', '-');
+  const fromFile = run('replay', '--json', '--budget', '16000', sample);
+  assert.equal(fromStdin.code, 0, fromStdin.stderr);
+  const strip = (o) => ({ ...o, per_step: o.per_step.map(({ ms, ...p }) => p), latency_ms: undefined });
+  assert.deepEqual(strip(JSON.parse(fromStdin.stdout)), strip(JSON.parse(fromFile.stdout)));
+  // Empty or non-JSON stdin: one line, exit 2.
+  assertUsageError(runWith({ input: 'not json' }, 'replay', '-'), /^tracelite: stdin is not JSON: /);
+});
+
+test('the wrong kind of input is a one-line error with exit 2: a request to replay, a trajectory to compress', () => {
+  withFile('request.json', request, (file) => {
+    for (const args of [['replay', file], ['replay', '--json', file]]) {
+      assertUsageError(run(...args), new RegExp(`^tracelite: ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is a provider request, not a trajectory: use \`tracelite compress `));
+    }
+    assertUsageError(runWith({ input: request }, 'replay', '-'), /^tracelite: stdin is a provider request, not a trajectory/);
+  });
+  for (const body of [{ input: [{ role: 'user', content: 'hi' }] }, { contents: [{ role: 'user', parts: [{ text: 'hi' }] }] }]) {
+    withFile('other.json', JSON.stringify(body), (file) => assertUsageError(run('replay', file), /is a provider request, not a trajectory/));
+  }
+  assertUsageError(run('compress', sample), /^tracelite: \S+sample-trajectory\.json is a trajectory, not a provider request: use `tracelite replay /);
+  assertUsageError(runWith({ input: readFileSync(sample, 'utf8') }, 'compress', '-'), /^tracelite: stdin is a trajectory, not a provider request/);
+});
+
+test('replaying a directory: a progress line per trajectory on stderr with --progress, none by default off a TTY', () => {
+  const trajectory = readFileSync(sample, 'utf8');
+  const dir = mkdtempSync(join(tmpdir(), 'tracelite-cli-dir-'));
+  try {
+    writeFileSync(join(dir, 'a.json'), trajectory);
+    writeFileSync(join(dir, 'b.json'), trajectory);
+    writeFileSync(join(dir, 'notes.json'), '{"not": "a trajectory"}');
+    const quiet = run('replay', '--json', '--budget', '16000', dir);
+    assert.equal(quiet.code, 0, quiet.stderr);
+    assert.equal(quiet.stderr, '');
+    const loud = run('replay', '--json', '--budget', '16000', '--progress', dir);
+    assert.equal(loud.code, 0, loud.stderr);
+    assert.equal(loud.stderr, 'tracelite: replaying 1/3 a.json\ntracelite: replaying 2/3 b.json\ntracelite: replaying 3/3 notes.json\n');
+    // The progress goes to stderr only: stdout is the same JSON either way.
+    assert.equal(JSON.parse(loud.stdout).runs.length, 2);
+    assert.deepEqual(JSON.parse(loud.stdout).total.baseline_tokens, JSON.parse(quiet.stdout).total.baseline_tokens);
+    // A single file shows no progress line even with --progress.
+    assert.equal(run('replay', '--json', '--budget', '16000', '--progress', sample).stderr, '');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('replaying a directory with stderr on a terminal shows the progress line without --progress (script(1) pty)', (t) => {
+  const script = spawnSync('script', ['--version'], { encoding: 'utf8' });
+  if (script.status !== 0) return t.skip('script(1) (util-linux) not installed: no pty to test with');
+  const dir = mkdtempSync(join(tmpdir(), 'tracelite-cli-tty-'));
+  try {
+    writeFileSync(join(dir, 'only.json'), readFileSync(sample, 'utf8'));
+    const log = join(dir, 'typescript.log');
+    const cmd = `${JSON.stringify(process.execPath)} ${JSON.stringify(cli)} replay --json --budget 16000 ${JSON.stringify(dir)} > ${JSON.stringify(join(dir, 'out.txt'))}`;
+    const r = spawnSync('script', ['-qec', cmd, log], { encoding: 'utf8', timeout: 60000 });
+    assert.equal(r.status, 0, r.stdout + r.stderr);
+    const tty = readFileSync(log, 'utf8');
+    assert.match(tty, /\r\x1b\[2Ktracelite: replaying 1\/1 only\.json/);
+    assert.ok(JSON.parse(readFileSync(join(dir, 'out.txt'), 'utf8')).runs.length === 1);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('--tokenizer o200k without js-tiktoken installed says how to enable it (exit 2, one line)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tracelite-cli-bare-'));
+  try {
+    // A resolve hook that finds no js-tiktoken, as in a project that never installed it
+    // (a copy of the package elsewhere could still find one in a parent node_modules).
+    writeFileSync(join(dir, 'hooks.mjs'), `export async function resolve(specifier, context, next) {
+      if (specifier === 'js-tiktoken') throw Object.assign(new Error("Cannot find package 'js-tiktoken'"), { code: 'ERR_MODULE_NOT_FOUND' });
+      return next(specifier, context);
+    }`);
+    writeFileSync(join(dir, 'register.mjs'), `import { register } from 'node:module'; register('./hooks.mjs', import.meta.url);`);
+    withFile('request.json', request, (file) => {
+      const r = runWith({ nodeArgs: ['--import', join(dir, 'register.mjs')] }, 'compress', file, '--tokenizer', 'o200k');
+      assertUsageError(r, /^tracelite: --tokenizer o200k needs the js-tiktoken package: npm install js-tiktoken/);
+      // With js-tiktoken resolvable (the repository's devDependency) it counts exactly.
+      const ok = run('compress', file, '--tokenizer', 'o200k');
+      assert.equal(ok.code, 0, ok.stderr);
+      assert.deepEqual(JSON.parse(ok.stdout), JSON.parse(request));
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

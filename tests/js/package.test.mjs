@@ -52,7 +52,7 @@ test('the tarball ships the entries, the wasm and the types, and nothing runs at
     'api.js', 'ai-sdk.js', 'proxy.js', 'kv-store.js', 'spill-reader.js', 'mirror.js', 'cli.mjs',
     'index.d.ts', 'ai-sdk.d.ts', 'proxy.d.ts', 'kv-store.d.ts',
   ]) assert.ok(files.includes(f), `${f} missing from the tarball: ${files.join(' ')}`);
-  assert.ok(!files.some((f) => f.includes('test') || f.startsWith('examples/')), files.join(' '));
+  assert.ok(!files.some((f) => f.includes('test')), files.join(' '));
   const manifest = JSON.parse(readFileSync(join(project, 'node_modules/tracelite/package.json'), 'utf8'));
   assert.equal(manifest.scripts, undefined);
   assert.equal(manifest.dependencies, undefined);
@@ -220,5 +220,139 @@ test('TypeScript resolves the types of the root and every subpath (node16 and bu
     } catch (err) {
       assert.fail(`tsc (${resolution}): ${err.stdout}${err.stderr}`);
     }
+  }
+});
+
+// Issue 18 item 6: the package ships its own README for npm users (not the repo's),
+// the LICENSE and the examples, and the README only points at what the package holds.
+const packedFiles = () => packed.files.map((f) => f.path);
+const npmReadme = () => readFileSync(join(project, 'node_modules/tracelite/README.md'), 'utf8');
+const installedManifest = () => JSON.parse(readFileSync(join(project, 'node_modules/tracelite/package.json'), 'utf8'));
+
+test('the tarball ships README.md (the npm README), LICENSE and the examples, and no tests', () => {
+  const files = packedFiles();
+  for (const f of ['README.md', 'LICENSE', 'examples/cloudflare-worker/worker.js', 'examples/cloudflare-worker/wrangler.toml',
+    'examples/vercel-edge/README.md', 'examples/vercel-edge/app/[...path]/route.js']) {
+    assert.ok(files.includes(f), `${f} missing from the tarball: ${files.join(' ')}`);
+  }
+  assert.ok(!files.some((f) => /(^|\/)(tests?|__tests__)\/|\.(test|spec)\.[cm]?[jt]s$/.test(f)), files.join(' '));
+  assert.equal(npmReadme(), readFileSync(join(root, 'pkg-config/README.md'), 'utf8'), 'pkg/README.md is not pkg-config/README.md');
+  const license = readFileSync(join(project, 'node_modules/tracelite/LICENSE'), 'utf8');
+  const manifest = installedManifest();
+  assert.equal(manifest.license, 'MIT');
+  assert.match(license, /^MIT License\n\nCopyright \(c\) \d{4} TraceLite contributors\n/);
+  assert.match(readFileSync(join(root, 'Cargo.toml'), 'utf8'), /^license = "MIT"$/m);
+  assert.match(manifest.repository.url, /^git\+https:\/\/github\.com\/.+\.git$/);
+  assert.match(manifest.homepage, /^https:\/\//);
+  assert.ok(manifest.keywords.length >= 5, String(manifest.keywords));
+});
+
+test('the npm README has no `make` commands and no relative links to files the package does not ship', () => {
+  const readme = npmReadme();
+  const files = new Set(packedFiles());
+  // A make command in a code block line or inline code (`make pkg`, `$ make test`).
+  const makes = readme.split('\n').filter((l) => /(^\s*(\$\s*)?|`)make\s+[\w-]/.test(l));
+  assert.deepEqual(makes, []);
+  // Markdown links and images, HTML href/src: every relative target is a shipped file (or a folder of them).
+  const targets = [
+    ...[...readme.matchAll(/!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)].map((m) => m[1]),
+    ...[...readme.matchAll(/\b(?:href|src)\s*=\s*["']([^"']+)["']/g)].map((m) => m[1]),
+  ];
+  const missing = targets
+    .filter((t) => !/^([a-z][a-z0-9+.-]*:|#|\/)/i.test(t))
+    .map((t) => normalize(decodeURIComponent(t.split('#')[0])).replace(/\\/g, '/').replace(/\/$/, ''))
+    .filter((t) => t && !files.has(t) && ![...files].some((f) => f.startsWith(`${t}/`)));
+  assert.deepEqual(missing, []);
+  // Paths named in inline code under examples/ (the ones the README tells users to open) are shipped too.
+  const named = [...readme.matchAll(/`(examples\/[^`\s]*)`/g)].map((m) => m[1].replace(/\/$/, ''));
+  assert.ok(named.length > 0);
+  for (const t of named) assert.ok(files.has(t) || [...files].some((f) => f.startsWith(`${t}/`)), `${t} is not in the package`);
+});
+
+test('every `import … from \'tracelite…\'` of the npm README is an export, and the names it imports exist', () => {
+  const readme = npmReadme();
+  const manifest = installedManifest();
+  const imports = [...readme.matchAll(/import\s*\{([^}]*)\}\s*from\s*['"](tracelite(?:\/[^'"]*)?)['"]/g)]
+    .map((m) => ({ names: m[1].split(',').map((n) => n.trim().replace(/^type\s+/, '').split(/\s+as\s+/)[0]).filter(Boolean), spec: m[2] }));
+  const specs = new Set(imports.map((i) => i.spec));
+  for (const spec of ['tracelite', 'tracelite/proxy', 'tracelite/kv-store', 'tracelite/ai-sdk']) {
+    assert.ok(specs.has(spec), `the README never imports ${spec}`);
+  }
+  for (const spec of specs) {
+    const sub = spec === 'tracelite' ? '.' : `.${spec.slice('tracelite'.length)}`;
+    assert.ok(Object.hasOwn(manifest.exports, sub), `${spec}: "${sub}" is not in package.json exports`);
+  }
+  // Each imported name resolves in the installed package (the optional peer `ai` is linked in before()).
+  writeFileSync(join(project, 'readme-imports.mjs'), `
+    const wanted = ${JSON.stringify(imports)};
+    const missing = [];
+    for (const { names, spec } of wanted) {
+      const mod = await import(spec);
+      for (const n of names) if (!(n in mod)) missing.push(spec + ' ' + n);
+    }
+    console.log(JSON.stringify(missing));
+  `);
+  const missing = JSON.parse(execFileSync(process.execPath, ['readme-imports.mjs'], { cwd: project, encoding: 'utf8' }));
+  assert.deepEqual(missing, []);
+});
+
+test('engines: node is the core\'s minimum (>=20); the README gives the AI SDK 7 minimum (Node ≥ 22) per subpath', () => {
+  assert.deepEqual(installedManifest().engines, { node: '>=20' });
+  const readme = npmReadme();
+  const row = (spec) => readme.split('\n').find((l) => l.startsWith(`| \`${spec}\` |`));
+  assert.match(row('tracelite') ?? '', /Node ≥ 20/);
+  assert.match(row('tracelite/ai-sdk') ?? '', /ai 7 needs Node ≥ 22/);
+});
+
+// The npm README's examples that need only this package run as written against the
+// installed tarball, with the values they leave to the reader (a request, a history,
+// a tool output, the provider call) defined before them.
+const README_PRELUDE = `
+const big = Array.from({ length: 12000 }, (_, i) => 'test_' + i + ' PASSED').join('\\n');   // over the 128k budget's spill cap
+const messages = [
+  { role: 'system', content: 'You fix bugs.' },
+  { role: 'user', content: 'Fix it.' },
+  { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'bash', arguments: '{"cmd":"pytest"}' } }] },
+  { role: 'tool', tool_call_id: 'c1', content: big },
+];
+const openAiChatRequest = { model: 'm', messages };
+const history = { model: 'm', messages };
+const pytestOutput = big;
+const myTools = [];
+process.env.OPENAI_API_KEY ??= 'sk-test';
+globalThis.fetch = async () => Response.json({ choices: [{ message: { role: 'assistant', content:
+  '## Goal\\nFix it.\\n## Progress\\nRan pytest.\\n## Key facts\\nAll pass.\\n## Decisions\\nNone.\\n## Next steps\\nSubmit.' } }] });
+/** The model asks for the last line of the spilled output. */
+async function callModel(request) {
+  const pointer = JSON.stringify(request).match(/spill:\\/\\/[\\w.-]+\\/[\\w-]+/)[0];
+  const args = JSON.stringify({ pointer, pattern: 'test_11999', literal: true });
+  return { choices: [{ message: { role: 'assistant', content: null,
+    tool_calls: [{ id: 'c2', type: 'function', function: { name: 'grep_spill', arguments: args } }] } }] };
+}
+`;
+
+test('the npm README\'s examples that import only `tracelite` run as written', () => {
+  const blocks = [...npmReadme().matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1])
+    .filter((code) => [...code.matchAll(/from\s+'([^']+)'/g)].every((m) => m[1] === 'tracelite'));
+  const names = blocks.map((code) => code.match(/import\s*\{([^}]*)\}/)[1].trim());
+  // compress, compressAsync, TraceLite and the spill tools with handleToolCall.
+  assert.equal(blocks.length, 4, names.join(' | '));
+  for (const [i, code] of blocks.entries()) {
+    const lines = code.split('\n');
+    const imports = lines.filter((l) => l.startsWith('import '));
+    const body = lines.filter((l) => !l.startsWith('import '));
+    // What each example must have done, checked after it.
+    const check = code.includes('handleToolCall(')
+      ? `if (!(messages.at(-1).role === 'tool' && messages.at(-1).content.includes('test_11999 PASSED'))) throw new Error('no spill reply: ' + JSON.stringify(messages.at(-1)));`
+      : '';
+    const file = join(project, `readme-example-${i}.mjs`);
+    writeFileSync(file, [...imports, README_PRELUDE, ...body, check, "console.log('example ok');"].join('\n'));
+    let out;
+    try {
+      out = execFileSync(process.execPath, [file], { cwd: project, encoding: 'utf8', stdio: 'pipe' });
+    } catch (err) {
+      assert.fail(`README example ${i} (${names[i]}) failed:\n${code}\n${err.stderr}`);
+    }
+    assert.match(out, /example ok\n$/, `example ${i}`);
   }
 });
