@@ -148,9 +148,27 @@ const FAKE_OPENAI_JS = `
 import * as mocks from 'ai/test';
 const Mock = mocks.MockLanguageModelV4 ?? mocks.MockLanguageModelV3;
 const usage = { inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 5, text: 5, reasoning: 0 } };
+/** The scripted step as a stream (for streamText). */
+function streamOf(result) {
+  return new ReadableStream({
+    start(c) {
+      c.enqueue({ type: 'stream-start', warnings: [] });
+      for (const part of result.content) {
+        if (part.type === 'text') {
+          c.enqueue({ type: 'text-start', id: 't' });
+          c.enqueue({ type: 'text-delta', id: 't', delta: part.text });
+          c.enqueue({ type: 'text-end', id: 't' });
+        } else c.enqueue(part);
+      }
+      c.enqueue({ type: 'finish', finishReason: result.finishReason, usage: result.usage });
+      c.close();
+    },
+  });
+}
 export function openai(modelId) {
   const model = new Mock({
     modelId,
+    doStream: async (options) => ({ stream: streamOf(await model.doGenerate(options)) }),
     doGenerate: async ({ prompt }) => {
       const tool = prompt.filter((m) => m.role === 'tool').flatMap((m) => m.content).find((p) => p.toolName === 'grep_spill');
       if (tool) return { content: [{ type: 'text', text: 'done' }], finishReason: { unified: 'stop', raw: 'stop' }, usage, warnings: [] };
@@ -216,7 +234,8 @@ globalThis.myTools = {};
 await import(${JSON.stringify(`./${snippet}`)});
 const { traceliteMiddleware } = await import('tracelite/ai-sdk');
 const [model] = globalThis.openaiModels;
-const calls = model.doGenerateCalls;
+// generateText steps, or streamText's (each also counted as a generate call by the stand-in).
+const calls = model.doStreamCalls.length > 0 ? model.doStreamCalls : model.doGenerateCalls;
 const first = JSON.stringify(calls[0].prompt);
 const tool = calls[1]?.prompt.filter((m) => m.role === 'tool').flatMap((m) => m.content).find((p) => p.toolName === 'grep_spill');
 console.log(JSON.stringify({
