@@ -1,5 +1,9 @@
-// Types of 'tracelite/ai-sdk': Vercel AI SDK middleware and spill tools.
-// Structural types, so the package does not need `ai`'s types to type-check.
+// Types of 'tracelite/ai-sdk': Vercel AI SDK middleware and spill tools, in the
+// installed `ai` package's own types (ai 6: LanguageModelV3Middleware; ai 7:
+// LanguageModelMiddleware of LanguageModelV4), so `wrapLanguageModel` and
+// `generateText({ tools })` accept them under `tsc --strict` with either.
+// Like `ai`'s own types, these need `@types/node`.
+import type { LanguageModelMiddleware, Tool } from 'ai';
 import type { CompressSettings, Report } from './index.js';
 import type { SpillStoreLike } from './proxy.js';
 
@@ -18,29 +22,78 @@ export interface TraceliteMiddlewareOptions extends Omit<CompressSettings, 'form
    */
   maxSessions?: number;
   /** Spill session: a name or a function of the call; default: a hash of the conversation's opening. */
-  session?: string | ((params: { prompt: unknown[] } & Record<string, unknown>) => string);
+  session?: string | ((params: CallOptions) => string);
   /** Called after each compression. */
   onReport?: (info: { session: string; report: Report; type: 'generate' | 'stream' }) => void;
-  /** Middleware/prompt spec: 'v4' (ai 7, default) or 'v3' (ai 6). */
-  specificationVersion?: 'v4' | 'v3';
+  /**
+   * Middleware spec: by default the installed `ai`'s ('v3' with ai 6, 'v4' with
+   * ai 7); ai 7 also takes 'v3'. The prompt is always converted to the spec of the
+   * model `transformParams` is given.
+   */
+  specificationVersion?: MiddlewareSpec;
 }
 
-/** A language-model middleware for `wrapLanguageModel` (compresses in `transformParams`). */
-export interface TraceliteMiddleware {
-  readonly specificationVersion: 'v4' | 'v3';
+/** The options of a model call, as `transformParams` gets them (`params.prompt` is the prompt). */
+export type CallOptions = Parameters<NonNullable<LanguageModelMiddleware['transformParams']>>[0]['params'];
+
+/** The middleware specs the installed `ai` accepts: 'v3' (ai 6), 'v3' | 'v4' (ai 7). */
+export type MiddlewareSpec = Extract<'v3' | 'v4', NonNullable<LanguageModelMiddleware['specificationVersion']>>;
+
+/**
+ * A language-model middleware for `wrapLanguageModel` (compresses in
+ * `transformParams`): the installed `ai`'s `LanguageModelMiddleware`, plus the store.
+ */
+export type TraceliteMiddleware = LanguageModelMiddleware & {
+  readonly specificationVersion: MiddlewareSpec;
   /** The store spills go to: pass it to `spillTools`. */
   readonly store: SpillStoreLike;
-  transformParams(options: { type: 'generate' | 'stream'; params: any; model?: unknown }): Promise<any>;
-}
+  transformParams: NonNullable<LanguageModelMiddleware['transformParams']>;
+};
 
 /** Middleware that compresses every prompt before it reaches the model. */
 export function traceliteMiddleware(options?: TraceliteMiddlewareOptions): TraceliteMiddleware;
 
-/** An AI SDK tool (as made by `tool()` from 'ai'). */
-export interface SpillTool<Input> {
+/** An AI SDK tool (made by `tool()` from 'ai') whose `execute` resolves the reply text. */
+export type SpillTool<Input> = {
   description: string;
-  inputSchema: unknown;
-  execute(input: Input, options?: unknown): Promise<string>;
+  execute(input: Input, options?: Parameters<NonNullable<Tool<Input, string>['execute']>>[1]): Promise<string>;
+} & Tool<Input, string>;
+
+/** Arguments of `read_spill` (the core's schema). */
+export interface ReadSpillInput {
+  /** The spill:// pointer from the placeholder. */
+  pointer: string;
+  /** Lines to skip (default 0). */
+  offset?: number;
+  /** Most lines to return (default 200, at most 2000). */
+  limit?: number;
+  /** Bytes to skip in the first line (to continue a very long line). */
+  column?: number;
+}
+
+/**
+ * Arguments of `grep_spill`: the core's schema, snake case, as the model sends
+ * them. A direct `execute` call may also spell `max_matches` and `ignore_case`
+ * in camel case (the snake-case name wins when both are given).
+ */
+export interface GrepSpillInput {
+  /** The spill:// pointer from the placeholder. */
+  pointer: string;
+  /** Regular expression (the core's dialect), or plain text with `literal`. */
+  pattern: string;
+  literal?: boolean;
+  /** Case-insensitive (default false). */
+  ignore_case?: boolean;
+  /** Lines of context around each match (default 2, at most 10). */
+  context?: number;
+  /** Most matching lines to return (default 50, at most 200). */
+  max_matches?: number;
+  /** Matching lines to skip (to see further matches). */
+  skip?: number;
+  /** Alias of `max_matches`. */
+  maxMatches?: number;
+  /** Alias of `ignore_case`. */
+  ignoreCase?: boolean;
 }
 
 /**
@@ -48,8 +101,8 @@ export interface SpillTool<Input> {
  * With `session`, only that session's spills are readable.
  */
 export function spillTools(store: SpillStoreLike, options?: { session?: string }): {
-  read_spill: SpillTool<{ pointer: string; offset?: number; limit?: number }>;
-  grep_spill: SpillTool<{ pointer: string; pattern: string; context?: number; maxMatches?: number; ignoreCase?: boolean }>;
+  read_spill: SpillTool<ReadSpillInput>;
+  grep_spill: SpillTool<GrepSpillInput>;
 };
 
 /** The AI SDK prompt as an OpenAI Chat request, plus what restores untouched parts. */

@@ -1,10 +1,33 @@
 // Vercel AI SDK adapter: a language-model middleware that compresses the prompt
 // (`transformParams`) and the `read_spill` / `grep_spill` tools that read back
 // what it moved out. Import from 'tracelite/ai-sdk' (needs the `ai` package).
-import { jsonSchema, tool } from 'ai';
+import * as ai from 'ai';
+import { TraceLiteError } from './errors.js';
 import { spillTools as wasmSpillTools } from './tracelite.js';
 import { SessionStores, compressInto, sessionFromMessages } from './mirror.js';
 import { runSpillTool } from './spill-reader.js';
+
+/**
+ * The middleware spec of the installed `ai`: ai 6 (LanguageModelV3Middleware)
+ * still exports `experimental_generateImage`, which ai 7 removed.
+ */
+const AI_SPEC = typeof ai.experimental_generateImage === 'function' ? 'v3' : 'v4';
+
+/** Camel-case spellings of `grep_spill` arguments accepted from direct `execute` calls. */
+const GREP_ALIASES = { maxMatches: 'max_matches', ignoreCase: 'ignore_case' };
+
+/** `args` with camel-case aliases renamed to the schema's names (the schema's win). */
+function schemaArgs(args) {
+  if (args === null || typeof args !== 'object' || Array.isArray(args)) return args;
+  const out = { ...args };
+  for (const [alias, name] of Object.entries(GREP_ALIASES)) {
+    if (alias in out) {
+      if (!(name in out)) out[name] = out[alias];
+      delete out[alias];
+    }
+  }
+  return out;
+}
 
 /** Content-part type carrying an AI SDK part the chat format has no place for. */
 const REF = 'ai-sdk';
@@ -219,22 +242,31 @@ export function fromChatRequest(request, side, version = 'v4') {
  * * `session`: a name or `(params) => name`; by default a hash of the
  *   conversation's opening, so every conversation keeps its own spills.
  * * `onReport({ session, report, type })`: called after each compression.
- * * `specificationVersion`: 'v4' (ai 7, default) or 'v3' (ai 6).
+ * * `specificationVersion`: the middleware spec, 'v3' (ai 6) or 'v4' (ai 7);
+ *   by default that of the installed `ai` (the types' `LanguageModelMiddleware`).
+ *   The prompt is converted to the spec of the model `transformParams` is given.
  */
 export function traceliteMiddleware(options = {}) {
-  const { store, session, onReport, maxSessions, specificationVersion = 'v4', ...settings } = options;
+  const { store, session, onReport, maxSessions, specificationVersion = AI_SPEC, ...settings } = options;
+  if (specificationVersion !== 'v3' && specificationVersion !== 'v4') {
+    throw new TraceLiteError("specificationVersion must be 'v3' or 'v4'", 'INVALID_OPTION', 'specificationVersion');
+  }
   const spills = store ?? new SessionStores({ maxSessions });
   // With an outside store (KV), per-session caches still live here between turns.
   const caches = store === undefined ? undefined : new SessionStores({ maxSessions });
   return {
     specificationVersion,
     store: spills,
-    async transformParams({ params, type }) {
+    async transformParams({ params, type, model }) {
+      // The prompt in the spec of the model it goes to (ai 6 hands v3 models, ai 7 v4).
+      const spec = model?.specificationVersion === 'v3' || model?.specificationVersion === 'v4'
+        ? model.specificationVersion
+        : specificationVersion;
       const { request, side } = toChatRequest(params.prompt);
       const name = typeof session === 'function' ? session(params) : (session ?? sessionFromMessages(request.messages));
       const out = await compressInto(request, { ...settings, format: 'openai-chat', session: name }, spills, caches);
       onReport?.({ session: name, report: out.report, type });
-      return { ...params, prompt: fromChatRequest(out.request, side, specificationVersion) };
+      return { ...params, prompt: fromChatRequest(out.request, side, spec) };
     },
   };
 }
@@ -253,16 +285,19 @@ function coreToolDefinitions() {
  * arguments and replies are the core's (src/spill/tools.rs). With
  * `{ session }`, only that session's spills are readable (another session's
  * pointer reads as missing): pass it when one store serves several users.
+ * `grep_spill` takes the schema's snake-case names (`max_matches`,
+ * `ignore_case`); a direct `execute` call may spell them `maxMatches` and
+ * `ignoreCase` (the schema's spelling wins when both are given).
  */
 export function spillTools(store, { session } = {}) {
   if (!store || typeof store.get !== 'function') {
     throw new TypeError('spillTools(store) needs the store the middleware spills into');
   }
   const defs = coreToolDefinitions();
-  const make = (name) => tool({
+  const make = (name) => ai.tool({
     description: defs[name].description,
-    inputSchema: jsonSchema(defs[name].parameters),
-    execute: async (args) => (await runSpillTool(store, name, args, session)).text,
+    inputSchema: ai.jsonSchema(defs[name].parameters),
+    execute: async (args) => (await runSpillTool(store, name, name === 'grep_spill' ? schemaArgs(args) : args, session)).text,
   });
   return { read_spill: make('read_spill'), grep_spill: make('grep_spill') };
 }

@@ -39,6 +39,10 @@ before(() => {
   execFileSync('npm', ['install', '--offline', '--no-audit', '--no-fund', join(work, info.filename)], { cwd: project, stdio: 'pipe' });
   // The optional peer `ai`, for the ai-sdk entry: the copy this repo installed.
   symlinkSync(join(root, 'node_modules', 'ai'), join(project, 'node_modules', 'ai'), 'dir');
+  // ai's types (which the ai-sdk entry's types are) name Node's http and Buffer: an AI SDK
+  // TypeScript project has @types/node.
+  mkdirSync(join(project, 'node_modules', '@types'));
+  symlinkSync(join(root, 'node_modules', '@types', 'node'), join(project, 'node_modules', '@types', 'node'), 'dir');
 });
 
 after(() => {

@@ -1,0 +1,327 @@
+// The TypeScript types against the code: every error code the core (src/error.rs)
+// and the JS (pkg-config/*.js) throw is in `ErrorCode`; every README snippet that
+// imports 'tracelite/ai-sdk' type-checks under `tsc --strict` with ai 6 and ai 7
+// and runs there, the provider's model replaced by the `ai` package's own mock
+// (MockLanguageModelV3 / V4) behind a stand-in '@ai-sdk/openai'.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pkgDir, root } from './support/hosts.mjs';
+import { SpillStore } from '../../pkg/node.js';
+import { spillTools, traceliteMiddleware } from '../../pkg/ai-sdk.js';
+
+const TSC = join(root, 'node_modules/typescript/bin/tsc');
+const AI = { 'ai 7': join(root, 'node_modules/ai'), 'ai 6': join(root, 'node_modules/ai-v6') };
+/** READMEs whose snippets are tested: the repository's and the npm package's (when present). */
+const READMES = ['README.md', 'pkg-config/README.md'].filter((f) => existsSync(join(root, f)));
+
+/** The string-literal members of `export type NAME = …;` in a .d.ts text. */
+function unionLiterals(dts, name) {
+  const m = new RegExp(`export type ${name} =([\\s\\S]*?);`).exec(dts);
+  assert.ok(m, `no type ${name}`);
+  return new Set([...m[1].replace(/\/\/.*$/gm, '').matchAll(/'([^']+)'/g)].map((x) => x[1]));
+}
+
+/** Top-level arguments of the call whose "(" is at `open` in `src` (string-aware). */
+function callArgs(src, open) {
+  const args = [];
+  let depth = 0;
+  let quote;
+  let start = open + 1;
+  for (let i = open; i < src.length; i++) {
+    const c = src[i];
+    if (quote) {
+      if (c === '\\') i++;
+      else if (c === quote) quote = undefined;
+      continue;
+    }
+    if (c === "'" || c === '"' || c === '`') quote = c;
+    else if (c === '(' || c === '[' || c === '{') depth++;
+    else if (c === ')' || c === ']' || c === '}') {
+      depth--;
+      if (depth === 0) {
+        args.push(src.slice(start, i).trim());
+        return args;
+      }
+    } else if (c === ',' && depth === 1) {
+      args.push(src.slice(start, i).trim());
+      start = i + 1;
+    }
+  }
+  throw new Error(`unbalanced call at ${open}`);
+}
+
+/**
+ * Codes of the JS throw sites: the literal second argument of each
+ * `new TraceLiteError(…)`; where it is a parameter of the enclosing helper
+ * (`fail(message, code, path)`), the literals its callers pass. Only the
+ * re-throw of a core error (`err.code`) may forward a code it did not name.
+ */
+function jsThrowCodes() {
+  const codes = new Map();
+  const add = (code, where) => codes.set(code, [...(codes.get(code) ?? []), where]);
+  for (const file of readdirSync(join(root, 'pkg-config')).filter((f) => /\.m?js$/.test(f))) {
+    const src = readFileSync(join(root, 'pkg-config', file), 'utf8');
+    for (const m of src.matchAll(/new TraceLiteError\(/g)) {
+      const code = callArgs(src, m.index + m[0].length - 1)[1];
+      const where = `${file}:${src.slice(0, m.index).split('\n').length}`;
+      const literal = /^(['"])([A-Z_]+)\1$/.exec(code ?? '');
+      if (literal) {
+        add(literal[2], where);
+        continue;
+      }
+      if (code === 'err.code') continue; // a core error re-thrown (errors.js rethrow): src/error.rs
+      // A helper forwarding its parameter: collect the literals at that position of its calls.
+      const helpers = [...src.slice(0, m.index).matchAll(/function (\w+)\(([^)]*)\)/g)];
+      const helper = helpers[helpers.length - 1];
+      const position = helper?.[2].split(',').map((p) => p.trim()).indexOf(code);
+      assert.ok(helper && position >= 0, `${where}: new TraceLiteError with code ${code}, not a literal nor a helper's parameter`);
+      let calls = 0;
+      for (const c of src.matchAll(new RegExp(`\\b${helper[1]}\\(`, 'g'))) {
+        if (src.slice(c.index - 9, c.index) === 'function ') continue;
+        const arg = callArgs(src, c.index + c[0].length - 1)[position];
+        const lit = /^(['"])([A-Z_]+)\1$/.exec(arg ?? '');
+        assert.ok(lit, `${file}: ${helper[1]}(…) called with code ${arg}`);
+        add(lit[2], `${file}:${src.slice(0, c.index).split('\n').length}`);
+        calls++;
+      }
+      assert.ok(calls > 0, `${where}: helper ${helper[1]} is never called`);
+    }
+  }
+  return codes;
+}
+
+test('ErrorCode in index.d.ts lists every code src/error.rs and the JS throw', () => {
+  const union = unionLiterals(readFileSync(join(root, 'pkg-config/index.d.ts'), 'utf8'), 'ErrorCode');
+  const rust = readFileSync(join(root, 'src/error.rs'), 'utf8');
+  const asStr = /pub const fn as_str\(self\)[\s\S]*?\n {4}\}/.exec(rust);
+  assert.ok(asStr, 'ErrorCode::as_str not found in src/error.rs');
+  const core = [...asStr[0].matchAll(/Self::(\w+) => "([A-Z][A-Z0-9_]*)"/g)].map((m) => m[2]);
+  const variants = /pub enum ErrorCode \{([\s\S]*?)\n\}/.exec(rust)[1].replace(/\/\/.*$/gm, '').match(/\b[A-Z]\w*(?=,)/g);
+  assert.equal(core.length, variants.length, `as_str covers ${core.length} of ${variants.length} variants`);
+  assert.ok(core.length >= 22, `only ${core.length} codes parsed from src/error.rs`);
+  const missingCore = core.filter((c) => !union.has(c));
+  assert.deepEqual(missingCore, [], `src/error.rs codes missing from ErrorCode: ${missingCore.join(', ')}`);
+  const js = jsThrowCodes();
+  assert.ok(js.size >= 8, `only ${js.size} codes found at JS throw sites`);
+  const missingJs = [...js].filter(([c]) => !union.has(c)).map(([c, w]) => `${c} (${w.join(', ')})`);
+  assert.deepEqual(missingJs, [], `JS codes missing from ErrorCode: ${missingJs.join('; ')}`);
+});
+
+test('grep_spill takes the schema\'s max_matches / ignore_case, and the camel-case spellings from direct calls', async () => {
+  const store = new SpillStore();
+  store.put('s', 'tool-1', Array.from({ length: 40 }, (_, i) => `line ${i} Error`).join('\n'));
+  const { grep_spill } = spillTools(store);
+  const count = async (args) => (await grep_spill.execute({ pointer: 'spill://s/tool-1', ...args })).split('\n').filter((l) => /^\s*\d+:/.test(l)).length;
+  assert.equal(await count({ pattern: 'Error' }), 40);
+  assert.equal(await count({ pattern: 'Error', max_matches: 2 }), 2);
+  assert.equal(await count({ pattern: 'Error', maxMatches: 3 }), 3);
+  assert.equal(await count({ pattern: 'Error', max_matches: 2, maxMatches: 3 }), 2, 'the schema\'s name wins');
+  assert.equal(await count({ pattern: 'error' }), 0);
+  assert.equal(await count({ pattern: 'error', ignore_case: true, max_matches: 5 }), 5);
+  assert.equal(await count({ pattern: 'error', ignoreCase: true, max_matches: 5 }), 5);
+  assert.throws(() => traceliteMiddleware({ specificationVersion: 'v5' }), { code: 'INVALID_OPTION' });
+});
+
+/** README code blocks (```js / ```ts) that import from 'tracelite/ai-sdk'. */
+function aiSdkSnippets() {
+  const out = [];
+  for (const readme of READMES) {
+    const text = readFileSync(join(root, readme), 'utf8');
+    for (const m of text.matchAll(/^```(js|ts|javascript|typescript)\n([\s\S]*?)^```$/gm)) {
+      if (!/from ['"]tracelite\/ai-sdk['"]/.test(m[2])) continue;
+      const line = text.slice(0, m.index).split('\n').length;
+      out.push({ name: `${readme}:${line}`, lang: m[1].startsWith('t') ? 'ts' : 'js', code: m[2] });
+    }
+  }
+  return out;
+}
+
+const SNIPPETS = aiSdkSnippets();
+
+// The stand-in provider: `openai(id)` is the installed ai's mock model, scripted
+// like an agent: it greps the spill its prompt points to (max_matches 2), then answers.
+const FAKE_OPENAI_JS = `
+import * as mocks from 'ai/test';
+const Mock = mocks.MockLanguageModelV4 ?? mocks.MockLanguageModelV3;
+const usage = { inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 5, text: 5, reasoning: 0 } };
+/** The scripted step as a stream (for streamText). */
+function streamOf(result) {
+  return new ReadableStream({
+    start(c) {
+      c.enqueue({ type: 'stream-start', warnings: [] });
+      for (const part of result.content) {
+        if (part.type === 'text') {
+          c.enqueue({ type: 'text-start', id: 't' });
+          c.enqueue({ type: 'text-delta', id: 't', delta: part.text });
+          c.enqueue({ type: 'text-end', id: 't' });
+        } else c.enqueue(part);
+      }
+      c.enqueue({ type: 'finish', finishReason: result.finishReason, usage: result.usage });
+      c.close();
+    },
+  });
+}
+export function openai(modelId) {
+  const model = new Mock({
+    modelId,
+    doStream: async (options) => ({ stream: streamOf(await model.doGenerate(options)) }),
+    doGenerate: async ({ prompt }) => {
+      const tool = prompt.filter((m) => m.role === 'tool').flatMap((m) => m.content).find((p) => p.toolName === 'grep_spill');
+      if (tool) return { content: [{ type: 'text', text: 'done' }], finishReason: { unified: 'stop', raw: 'stop' }, usage, warnings: [] };
+      const pointer = /spill:\\/\\/[A-Za-z0-9._-]+\\/[A-Za-z0-9._-]+/.exec(JSON.stringify(prompt))?.[0];
+      if (!pointer) return { content: [{ type: 'text', text: 'no pointer' }], finishReason: { unified: 'stop', raw: 'stop' }, usage, warnings: [] };
+      const input = JSON.stringify({ pointer, pattern: 'PASSED', max_matches: 2 });
+      return { content: [{ type: 'tool-call', toolCallId: 'g1', toolName: 'grep_spill', input }], finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage, warnings: [] };
+    },
+  });
+  (globalThis.openaiModels ??= []).push(model);
+  return model;
+}
+`;
+const FAKE_OPENAI_DTS = `
+import type { wrapLanguageModel } from 'ai';
+/** The installed ai's mock language model (a stand-in for @ai-sdk/openai). */
+export declare function openai(modelId: string): Parameters<typeof wrapLanguageModel>[0]['model'];
+`;
+// What the snippets leave to the reader: the history and the user's own tools.
+const GLOBALS_DTS = `
+import type { ModelMessage, ToolSet } from 'ai';
+declare global {
+  var messages: ModelMessage[];
+  var myTools: ToolSet;
+}
+export {};
+`;
+// Types the README does not show: the middleware is the installed ai's, the
+// tool arguments are the schema's, transformParams is typed by the AI SDK.
+const TYPES_TS = `
+import { wrapLanguageModel, type LanguageModelMiddleware, type ToolSet } from 'ai';
+import { openai } from '@ai-sdk/openai';
+import { traceliteMiddleware, spillTools } from 'tracelite/ai-sdk';
+const mw = traceliteMiddleware({ budget: 8000, session: (params) => String(params.prompt.length) });
+const asAi: LanguageModelMiddleware = mw;
+const wrapped = wrapLanguageModel({ model: openai('m'), middleware: [mw, asAi] });
+const tools: ToolSet = spillTools(mw.store, { session: 's' });
+const found: Promise<string> = spillTools(mw.store).grep_spill.execute({ pointer: 'spill://s/k', pattern: 'x', max_matches: 2, ignore_case: true });
+// @ts-expect-error: not an argument of grep_spill
+spillTools(mw.store).grep_spill.execute({ pointer: 'spill://s/k', pattern: 'x', max_match: 2 });
+type Options = Parameters<typeof mw.transformParams>[0];
+declare const options: Options;
+const prompt: Options['params']['prompt'] = [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }];
+// @ts-expect-error: params is the AI SDK's call options, not any
+const notAny: number = options.params;
+// @ts-expect-error: the result is the AI SDK's call options, not any
+const out: PromiseLike<number> = mw.transformParams(options);
+void [wrapped, tools, found, prompt, notAny, out];
+`;
+
+/** A log of `lines` pytest lines, one FAILED among PASSED. */
+const LOG = Array.from({ length: 6000 }, (_, i) => (i === 4321
+  ? 'FAILED tests/test_price.py::test_discount - KeyError: price'
+  : `tests/test_mod_${i % 37}.py::test_case_${i} PASSED [${String(Math.floor((i * 100) / 6000)).padStart(3)}%]`)).join('\n');
+
+const RUN_MJS = (snippet) => `
+globalThis.messages = [
+  { role: 'user', content: 'Fix the failing discount test.' },
+  { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'call-1', toolName: 'bash', input: { command: 'pytest -v' } }] },
+  { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'call-1', toolName: 'bash', output: { type: 'text', value: ${JSON.stringify(LOG)} } }] },
+];
+globalThis.myTools = {};
+await import(${JSON.stringify(`./${snippet}`)});
+const { traceliteMiddleware } = await import('tracelite/ai-sdk');
+const [model] = globalThis.openaiModels;
+// generateText steps, or streamText's (each also counted as a generate call by the stand-in).
+const calls = model.doStreamCalls.length > 0 ? model.doStreamCalls : model.doGenerateCalls;
+const first = JSON.stringify(calls[0].prompt);
+const tool = calls[1]?.prompt.filter((m) => m.role === 'tool').flatMap((m) => m.content).find((p) => p.toolName === 'grep_spill');
+console.log(JSON.stringify({
+  models: globalThis.openaiModels.length,
+  spec: model.specificationVersion,
+  middlewareSpec: traceliteMiddleware().specificationVersion,
+  calls: calls.length,
+  firstChars: first.length,
+  pointer: /spill:\\/\\//.test(first),
+  grep: tool?.output,
+}));
+`;
+
+let work;
+
+before(() => {
+  work = mkdtempSync(join(tmpdir(), 'tracelite-types-'));
+  for (const [version, ai] of Object.entries(AI)) {
+    const dir = join(work, version.replace(' ', ''));
+    const modules = join(dir, 'node_modules');
+    mkdirSync(join(modules, '@ai-sdk', 'openai'), { recursive: true });
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
+    // The package as installed (its own 'ai' import resolves to this project's ai).
+    cpSync(pkgDir, join(modules, 'tracelite'), { recursive: true, filter: (src) => !src.includes('node_modules') });
+    symlinkSync(ai, join(modules, 'ai'), 'dir');
+    // The type packages an AI SDK project has (ai's types name Node's http and Buffer, and json-schema).
+    mkdirSync(join(modules, '@types'));
+    for (const t of ['node', 'json-schema']) symlinkSync(join(root, 'node_modules/@types', t), join(modules, '@types', t), 'dir');
+    const openai = join(modules, '@ai-sdk', 'openai');
+    writeFileSync(join(openai, 'package.json'), JSON.stringify({ name: '@ai-sdk/openai', type: 'module', exports: { '.': { types: './index.d.ts', default: './index.js' } } }));
+    writeFileSync(join(openai, 'index.js'), FAKE_OPENAI_JS);
+    writeFileSync(join(openai, 'index.d.ts'), FAKE_OPENAI_DTS);
+    writeFileSync(join(dir, 'globals.d.ts'), GLOBALS_DTS);
+    writeFileSync(join(dir, 'types.ts'), TYPES_TS);
+    SNIPPETS.forEach((s, i) => {
+      writeFileSync(join(dir, `snippet-${i}.ts`), s.code);
+      writeFileSync(join(dir, `run-${i}.mjs`), RUN_MJS(s.lang === 'ts' ? `out/snippet-${i}.js` : `snippet-${i}.mjs`));
+      if (s.lang === 'js') writeFileSync(join(dir, `snippet-${i}.mjs`), s.code);
+    });
+  }
+});
+
+after(() => {
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+const TSC_FLAGS = ['--strict', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--lib', 'es2022,dom,esnext.disposable'];
+
+function tsc(dir, files, emit = false) {
+  try {
+    execFileSync(process.execPath, [TSC, ...TSC_FLAGS, ...(emit ? ['--outDir', 'out'] : ['--noEmit']), ...files], { cwd: dir, encoding: 'utf8' });
+    return '';
+  } catch (err) {
+    return `${err.stdout}${err.stderr}`;
+  }
+}
+
+test('the README has AI SDK snippets to test', () => {
+  assert.ok(SNIPPETS.length >= 1, `no README code block imports tracelite/ai-sdk (${READMES.join(', ')})`);
+  for (const s of SNIPPETS) assert.match(s.code, /from ['"]ai['"]/, `${s.name} does not use the ai package`);
+});
+
+for (const version of Object.keys(AI)) {
+  test(`${version}: the AI SDK types type-check under tsc --strict (middleware, tools, transformParams)`, () => {
+    const dir = join(work, version.replace(' ', ''));
+    assert.equal(tsc(dir, ['globals.d.ts', 'types.ts']), '');
+  });
+
+  for (const [i, s] of SNIPPETS.entries()) {
+    test(`${version}: README snippet ${s.name} type-checks under tsc --strict and runs with a mock model`, () => {
+      const dir = join(work, version.replace(' ', ''));
+      assert.equal(tsc(dir, ['globals.d.ts', `snippet-${i}.ts`]), '', `tsc --strict on ${s.name}`);
+      if (s.lang === 'ts') assert.equal(tsc(dir, ['globals.d.ts', `snippet-${i}.ts`], true), '');
+      const got = JSON.parse(execFileSync(process.execPath, [`run-${i}.mjs`], { cwd: dir, encoding: 'utf8' }).trim().split('\n').pop());
+      assert.equal(got.models, 1, 'the snippet made one model');
+      assert.equal(got.spec, version === 'ai 6' ? 'v3' : 'v4');
+      // The middleware's spec is the installed ai's by default, as the types say.
+      assert.equal(got.middlewareSpec, got.spec);
+      assert.equal(got.calls, 2, 'a grep_spill step, then the answer');
+      assert.ok(got.pointer, 'the first prompt carries a spill:// pointer');
+      assert.ok(got.firstChars < LOG.length / 2, `the prompt was compressed (${got.firstChars} chars, log ${LOG.length})`);
+      assert.equal(got.grep?.type, 'text', JSON.stringify(got.grep));
+      // max_matches: 2 (the schema's name, as the model sends it) is obeyed.
+      const matches = got.grep.value.split('\n').filter((l) => /^\d+:/.test(l));
+      assert.equal(matches.length, 2, got.grep.value);
+      assert.match(got.grep.value, /:tests\/test_mod_0\.py::test_case_0 PASSED/);
+    });
+  }
+}
