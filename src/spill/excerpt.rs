@@ -305,11 +305,17 @@ impl<'t> Excerpt<'t> {
             let line = index.line(text, 0);
             let start = fit_prefix(line, budget.head, count)?;
             let end = fit_suffix(line.get(start.len()..).unwrap_or(""), budget.tail, count)?;
-            tail.push(ShownLine {
-                number: 1,
-                start,
-                hidden_bytes: line.len() - start.len() - end.len(),
-                end,
+            let hidden_bytes = line.len() - start.len() - end.len();
+            // Start and end meeting: the whole line, in `start`.
+            tail.push(if hidden_bytes == 0 {
+                whole(0, line)
+            } else {
+                ShownLine {
+                    number: 1,
+                    start,
+                    hidden_bytes,
+                    end,
+                }
             });
         } else if total > 1 {
             let mut left = budget.tail;
