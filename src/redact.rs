@@ -137,8 +137,33 @@ const PASSWORD_NAMES: &[&str] = &["password", "passwd", "pwd"];
 
 /// Values of password-like names that are not secrets.
 const NOT_PASSWORDS: &[&str] = &[
-    "none", "null", "true", "false", "str", "string", "required", "optional", "changeme", "xxxx",
-    "****", "redacted",
+    "none",
+    "null",
+    "true",
+    "false",
+    "str",
+    "string",
+    "required",
+    "optional",
+    "changeme",
+    "xxxx",
+    "****",
+    "redacted",
+    // Placeholders of tests and examples (`client.login(password='password')`).
+    "password",
+    "passwd",
+    "secret",
+    "admin",
+    "test",
+    "testing",
+    "testpass",
+    "testpassword",
+    "dummy",
+    "example",
+    "foobar",
+    "pass",
+    "12345678",
+    "qwerty",
 ];
 
 fn is_token_byte(b: u8) -> bool {
@@ -608,6 +633,8 @@ mod tests {
             "mysql -u root -p",
             "pip install -p 3.11 numpy",
             "password: str = None",
+            "client.login(username='admin', password='password')",
+            "settings.configure(SECRET_KEY='secret', DEBUG=True)",
             "password: Optional[str]",
             "  password: null",
             "path: django/contrib/auth/hashers/PBKDF2PasswordHasherTest.py",
