@@ -111,8 +111,13 @@ fn glob(pattern: &str, text: &str) -> bool {
 
 /// Every edit action of `conv`, in call order (one per call: its first write).
 pub fn find_edits(conv: &Conversation, config: &PhaseConfig) -> Vec<EditStep> {
-    activity::read(conv, config)
-        .into_iter()
+    edit_steps(&activity::read(conv, config))
+}
+
+/// The edit actions among `steps` (one per call: its first write).
+fn edit_steps(steps: &[StepActivity]) -> Vec<EditStep> {
+    steps
+        .iter()
         .filter_map(|s| {
             let action = s.activity.edits.first()?.clone();
             Some(EditStep {
@@ -154,7 +159,9 @@ impl Reason {
     pub const ALL: [Reason; 4] = [Self::Search, Self::Listing, Self::Rerun, Self::EditedView];
 }
 
-/// The outputs to clear: `(step index, reason)` for every result that left
+/// The outputs to clear: `(step index, reason, step number that made it
+/// obsolete: the later run of the command, else the change that began the
+/// phase)` for every result that left
 /// the recent window (`demoted` observations) and was superseded (the same
 /// command ran again later: at any time) or, once the phase began at step
 /// index `boundary`, consumed by the change (searches and listings before
@@ -165,7 +172,7 @@ pub fn plan(
     boundary: Option<usize>,
     demoted: &[PartRef],
     config: &PhaseConfig,
-) -> Vec<(usize, Reason)> {
+) -> Vec<(usize, Reason, usize)> {
     let wants = |r: Reason| config.clear.iter().any(|c| c == r.as_str());
     let demoted: HashSet<PartRef> = demoted.iter().copied().collect();
     let next_run = next_runs(steps);
@@ -183,10 +190,11 @@ pub fn plan(
             continue;
         }
         let a = &s.activity;
-        let rerun = next_run.get(i).copied().flatten().is_some();
-        if rerun && wants(Reason::Rerun) {
-            out.push((s.index, Reason::Rerun));
-            continue;
+        if let Some(next) = next_run.get(i).copied().flatten() {
+            if wants(Reason::Rerun) {
+                out.push((s.index, Reason::Rerun, next + 1));
+                continue;
+            }
         }
         let Some(boundary) = boundary else { continue };
         let before = s.index < boundary;
@@ -208,7 +216,7 @@ pub fn plan(
             None
         };
         if let Some(r) = reason {
-            out.push((s.index, r));
+            out.push((s.index, r, boundary + 1));
         }
     }
     out
@@ -216,7 +224,7 @@ pub fn plan(
 
 /// For each step, the index of the next step that ran the same command
 /// (`rerun_key`), if one did: one pass from the end.
-pub fn next_runs(steps: &[StepActivity]) -> Vec<Option<usize>> {
+fn next_runs(steps: &[StepActivity]) -> Vec<Option<usize>> {
     let mut seen: HashMap<&str, usize> = HashMap::new();
     let mut out = vec![None; steps.len()];
     for (i, s) in steps.iter().enumerate().rev() {
@@ -285,10 +293,7 @@ impl Stage for Phase {
             .take_while(|s| s.result_at.is_some_and(|r| left.contains(&r)))
             .count();
         steps.truncate(settled);
-        let edits: Vec<EditStep> = find_edits(conv, config)
-            .into_iter()
-            .filter(|e| e.step <= settled)
-            .collect();
+        let edits = edit_steps(&steps);
         let first = edits.iter().find(|e| e.counts(config));
         if first.is_none() && !edits.is_empty() {
             let own = edits.iter().filter(|e| !e.changes_existing).count();
@@ -325,22 +330,11 @@ impl Stage for Phase {
             steps.truncate(keep);
         }
         let cleared_plan = plan(&steps, first.map(|e| e.step - 1), demoted, config);
-        let next_run = next_runs(&steps);
-        let phase_step = first.map(|e| e.step);
         let mut cleared = 0usize;
         let mut by_reason = [0usize; 4];
-        for &(index, reason) in &cleared_plan {
-            let Some(s) = steps.get(index) else { continue };
-            let Some(at) = s.result_at else { continue };
-            // A tombstone names the step that made its output obsolete: the
-            // change that began the phase, or the later run of the command.
-            let by = match reason {
-                Reason::Rerun => next_run
-                    .get(index)
-                    .copied()
-                    .flatten()
-                    .map_or(index + 1, |l| l + 1),
-                _ => phase_step.unwrap_or(index + 1),
+        for &(index, reason, by) in &cleared_plan {
+            let Some(at) = steps.get(index).and_then(|s| s.result_at) else {
+                continue;
             };
             if clear(conv, cx, at, by, reason)? {
                 cleared += 1;
