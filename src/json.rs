@@ -60,18 +60,19 @@ enum Place {
     Other,
 }
 
+/// A lone surrogate at `path` (the whole request when empty).
+fn surrogate_error(path: &str, message: &str) -> Error {
+    let at = if path.is_empty() { "request" } else { path };
+    Error::new(ErrorCode::InvalidRequest, at, message)
+}
+
 /// Replaces the marker by U+FFFD in tool outputs; elsewhere it is an error at its path.
 fn mend(value: &mut Value, marker: char, path: &mut String, place: Place) -> Result<()> {
     match value {
         Value::String(s) if s.contains(marker) => {
             if place != Place::ToolOutput {
-                return Err(Error::new(
-                    ErrorCode::InvalidRequest,
-                    if path.is_empty() {
-                        "request"
-                    } else {
-                        path.as_str()
-                    },
+                return Err(surrogate_error(
+                    path,
                     "contains a lone UTF-16 surrogate (only tool outputs may, and get U+FFFD)",
                 ));
             }
@@ -93,13 +94,8 @@ fn mend(value: &mut Value, marker: char, path: &mut String, place: Place) -> Res
             let kind = field(map, "type");
             for (key, item) in map.iter_mut() {
                 if key.contains(marker) {
-                    return Err(Error::new(
-                        ErrorCode::InvalidRequest,
-                        if path.is_empty() {
-                            "request"
-                        } else {
-                            path.as_str()
-                        },
+                    return Err(surrogate_error(
+                        path,
                         "an object key contains a lone UTF-16 surrogate",
                     ));
                 }
