@@ -117,6 +117,8 @@ fn run(stage: &dyn Stage, conv: &mut Conversation, config: &Config) -> usize {
         blobs: Vec::new(),
         notes: Vec::new(),
         redactions: Redactions::default(),
+        plan: None,
+        candidates: Vec::new(),
     };
     stage.apply(conv, &mut cx).unwrap();
     cx.changes.len()

@@ -128,12 +128,8 @@ export interface CompactOptions {
   constraintPatterns?: string[];
   /** Constraints pinned by the host. */
   pinned?: string[];
-  /** Compact only when the cache-aware cost estimate says it pays. Default true. */
+  /** Compact only when the cache-aware cost estimate (`plan` prices and horizon) says it pays. Default true. */
   planner?: boolean;
-  /** Turns the planner looks ahead. Default 10. */
-  horizon?: number;
-  /** Planner prices in $ per million tokens; the dated table for the provider by default. */
-  prices?: { input: number; cachedInput: number; cacheWrite: number };
   /** Do not compact for less than this many tokens. Default 2000. */
   minSaving?: number;
   /** Detect stage boundaries (a passing test or run after an edit). Default true. */
@@ -184,6 +180,51 @@ export interface LimitOptions {
   maxCompactBytes?: number;
 }
 
+/** Prompt-cache prices in US dollars per million input tokens. */
+export interface Prices { input: number; cachedInput: number; cacheWrite: number }
+
+/** The planner (src/plan/mod.rs `PlanConfig`): when a rewrite of the cached prefix pays. */
+export interface PlanOptions {
+  /** Move the boundary of the history the rewriting stages touch only when it pays
+   * (else in fixed batches of `optical.batch`). Default true. */
+  enabled?: boolean;
+  /** Turns still to come; 0 derives it from the turns so far. Default 0. */
+  horizon?: number;
+  /** Smallest derived horizon. Default 10. */
+  minHorizon?: number;
+  /** Largest derived horizon. Default 200. */
+  maxHorizon?: number;
+  /** Prices; the dated table for `provider` by default. */
+  prices?: Prices;
+}
+
+/** One rewrite the planner weighed on this call. */
+export interface PlanCandidate {
+  kind: 'demotion' | 'compaction';
+  /** Demotion: the observations (oldest first, `[from, to)`) it hands to the rewriting stages. */
+  observations?: [number, number];
+  /** Tokens each later request is smaller by (estimate). */
+  tokensSaved: number;
+  /** Tokens of the cached prefix it sends again. */
+  tokensRewritten: number;
+  /** Dollars it adds to this request. */
+  costNow: number;
+  /** Dollars it saves over the horizon. */
+  saving: number;
+  horizon: number;
+  committed: boolean;
+  reason: string;
+}
+
+/** What the planner committed and deferred on this call. */
+export interface PlanReport {
+  prices: Prices;
+  pricesSource: string;
+  /** Observations handed to the rewriting stages so far. */
+  demoted: number;
+  candidates: PlanCandidate[];
+}
+
 /** Settings of one compress call (src/config.rs `Config`). */
 export interface CompressSettings {
   format?: FormatName;
@@ -206,6 +247,7 @@ export interface CompressSettings {
   phase?: PhaseOptions;
   optical?: OpticalOptions;
   compact?: CompactOptions;
+  plan?: PlanOptions;
   redact?: RedactOptions;
   limits?: LimitOptions;
 }
@@ -273,6 +315,8 @@ export interface Report {
    * leaves the recent window (unless compaction or a new edit phase rewrites history):
    * where a prompt-cache breakpoint pays. */
   stableMessages: number;
+  /** The planner's decisions, in dollars. */
+  plan: PlanReport;
   /** Anthropic: index (after the system prompt) of the message that got the breakpoint. */
   cacheBreakpoint?: number;
 }

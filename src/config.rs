@@ -62,6 +62,8 @@ pub struct Config {
     pub optical: OpticalConfig,
     /// Stage 5: compaction.
     pub compact: CompactConfig,
+    /// The planner: when a rewrite of the cached prefix pays.
+    pub plan: crate::plan::PlanConfig,
     /// Secret redaction.
     pub redact: RedactConfig,
     /// Resource limits.
@@ -84,6 +86,7 @@ impl Default for Config {
             phase: PhaseConfig::default(),
             optical: OpticalConfig::default(),
             compact: CompactConfig::default(),
+            plan: crate::plan::PlanConfig::default(),
             redact: RedactConfig::default(),
             limits: Limits::default(),
         }
@@ -318,14 +321,10 @@ pub struct CompactConfig {
     pub constraint_patterns: Vec<String>,
     /// Constraints pinned by the host, archived word for word.
     pub pinned: Vec<String>,
-    /// Compact only when the cache-aware cost estimate says it pays (or the
-    /// budget forces it); `false` compacts whenever a trigger fires.
+    /// Compact only when the cache-aware cost estimate (prices and horizon
+    /// of [`crate::plan`]) says it pays, or the budget forces it; `false`
+    /// compacts whenever a trigger fires.
     pub planner: bool,
-    /// Turns ahead over which the planner compares costs.
-    pub horizon: usize,
-    /// Prices used by the planner; the dated table of [`crate::compact::price`]
-    /// for the provider when absent.
-    pub prices: Option<Prices>,
     /// Do not compact unless it removes at least this many tokens.
     pub min_saving: u64,
     /// Detect stage boundaries (a successful test or run after an edit).
@@ -376,8 +375,6 @@ impl Default for CompactConfig {
             .to_vec(),
             pinned: Vec::new(),
             planner: true,
-            horizon: 10,
-            prices: None,
             min_saving: 2_000,
             detect_stages: true,
             keep_tool_calls: true,
@@ -615,15 +612,7 @@ impl Config {
         if self.compact.keep == 0 {
             return bad("compact.keep", "must be at least 1");
         }
-        if self.compact.horizon == 0 || self.compact.horizon > 1_000 {
-            return bad("compact.horizon", "must be between 1 and 1000");
-        }
-        if let Some(p) = &self.compact.prices {
-            let ok = |x: f64| x.is_finite() && x >= 0.0;
-            if !(ok(p.input) && ok(p.cached_input) && ok(p.cache_write)) {
-                return bad("compact.prices", "prices must be non-negative numbers");
-            }
-        }
+        self.plan.validate()?;
         if let Some(i) = self
             .compact
             .constraint_patterns

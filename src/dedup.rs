@@ -14,7 +14,7 @@
 //! the prompt prefix before them stays byte-identical.
 //!
 //! With `dedup.batched` (the default) the rule sees only the observations
-//! the last batch settled ([`crate::Config::settled`]): the ones that
+//! the last batch settled ([`crate::plan::Schedule::settled`]): the ones that
 //! arrived since wait for the next batch, when snapshots change the prefix
 //! anyway. Between batches the prompt prefix stays byte-identical, which
 //! for providers that bill cache writes (Anthropic) is worth more than
@@ -52,7 +52,7 @@ impl Stage for Dedup {
         if cx.config.dedup.batched {
             // Observations that arrived since the last batch neither lose
             // lines nor take them from earlier ones until the next batch.
-            observations.truncate(cx.config.settled(observations.len()));
+            observations.truncate(cx.schedule(observations.len()).settled(observations.len()));
         }
         if window < 2 || observations.len() < 2 {
             return Ok(());

@@ -26,6 +26,7 @@ pub mod model;
 pub mod optical;
 pub mod phase;
 pub mod pipeline;
+pub mod plan;
 pub mod redact;
 pub mod session;
 pub mod spill;

@@ -172,6 +172,8 @@ pub struct Report {
     /// next batch leaves the recent window (unless a compaction or a new
     /// edit phase rewrites history first): where a prompt-cache breakpoint pays.
     pub stable_messages: usize,
+    /// What the planner committed and deferred, in dollars.
+    pub plan: crate::plan::PlanReport,
     /// Anthropic Messages: index (after the system prompt) of the message
     /// whose last cacheable block got a `cache_control` breakpoint
     /// (`Config::cache_breakpoint`).
@@ -201,6 +203,12 @@ pub struct StageContext<'a> {
     pub notes: Vec<String>,
     /// Secrets masked so far.
     pub redactions: Redactions,
+    /// Observations the planner handed to the rewriting stages (decided
+    /// after spilling, before dedup); `None` outside the pipeline, where
+    /// [`schedule`](Self::schedule) falls back to fixed batches.
+    pub plan: Option<crate::plan::Schedule>,
+    /// Rewrites the planner weighed on this call.
+    pub candidates: Vec<crate::plan::Candidate>,
 }
 
 impl<'a> StageContext<'a> {
@@ -226,7 +234,17 @@ impl<'a> StageContext<'a> {
             blobs: Vec::new(),
             notes: Vec::new(),
             redactions: Redactions::default(),
+            plan: None,
+            candidates: Vec::new(),
         }
+    }
+
+    /// The observations (of `observations`, oldest first) the rewriting
+    /// stages may touch: the planner's schedule, else fixed batches.
+    pub fn schedule(&self, observations: usize) -> crate::plan::Schedule {
+        self.plan
+            .clone()
+            .unwrap_or_else(|| crate::plan::Schedule::fixed(self.config, observations))
     }
 
     /// The spill key `text` gets ([`spill::content_key`]), from the session's cache.
@@ -418,7 +436,7 @@ pub fn compress_conversation(
     let limited =
         formats::images::enforce(&mut conv, format, config.optical.max_images, &client_images);
     report.repairs.extend(limited);
-    report.stable_messages = stable_messages(&conv, config, observed);
+    report.stable_messages = stable_messages(&conv, report.plan.demoted, observed);
     // With every stage off the request passes through untouched.
     let rewrites = report.stages.iter().any(|s| s.enabled);
     if format == FormatName::Anthropic
@@ -464,6 +482,13 @@ fn run_stages(
     let mut stage_reports = Vec::with_capacity(stages.len());
     for stage in stages {
         cx.stage = stage.name();
+        if cx.stage == StageName::Dedup {
+            // The planner decides what the rewriting stages may touch, on
+            // the history as spilling left it.
+            let (schedule, candidate) = crate::plan::demotion::for_conversation(conv, &mut cx)?;
+            cx.plan = Some(schedule);
+            cx.candidates.extend(candidate);
+        }
         let enabled = stage.enabled(&cx);
         let before = tokens;
         if enabled {
@@ -483,6 +508,13 @@ fn run_stages(
         });
     }
     cx.state.turns += 1;
+    let (prices, prices_source) = crate::plan::prices::for_config(config);
+    let plan = crate::plan::PlanReport {
+        prices,
+        prices_source,
+        demoted: cx.plan.as_ref().map_or(0, crate::plan::Schedule::demoted),
+        candidates: cx.candidates,
+    };
     let report = Report {
         format,
         tokens_before,
@@ -494,18 +526,19 @@ fn run_stages(
         redactions: cx.redactions,
         prefix: None,
         stable_messages: 0,
+        plan,
         cache_breakpoint: None,
     };
     Ok((report, cx.blobs))
 }
 
-/// Messages before the first observation still live (not yet demoted in a
-/// whole batch, [`Config::demoted`]) out of the `observed` tool results the
-/// request arrived with: the next stage change that follows from a new
-/// observation (dedup, a snapshot batch) lands at or after it. With no live
-/// observation the whole request is stable.
-fn stable_messages(conv: &Conversation, config: &Config, observed: usize) -> usize {
-    let live = observed - config.demoted(observed);
+/// Messages before the first observation still live (not yet handed to the
+/// rewriting stages by the planner, `demoted` of them were) out of the
+/// `observed` tool results the request arrived with: the next stage change
+/// that follows from a new observation (dedup, a snapshot batch) lands at or
+/// after it. With no live observation the whole request is stable.
+fn stable_messages(conv: &Conversation, demoted: usize, observed: usize) -> usize {
+    let live = observed - demoted.min(observed);
     if live == 0 {
         return conv.messages.len();
     }

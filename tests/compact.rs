@@ -589,7 +589,7 @@ fn planner_explains_its_decision() {
     let mut store = MemoryStore::new();
     // Long horizon: compaction pays.
     let pays = config(
-        json!({"session": "pl", "budget": 1_000_000, "compact": {"threshold": 5000, "horizon": 20, "keep": 4}}),
+        json!({"session": "pl", "budget": 1_000_000, "compact": {"threshold": 5000, "keep": 4}, "plan": {"horizon": 20}}),
     );
     let out = run(
         &request(&conv),
@@ -604,7 +604,7 @@ fn planner_explains_its_decision() {
     );
     // One turn ahead with cheap cache reads and costly writes: waiting is cheaper.
     let waits = config(
-        json!({"session": "pl", "budget": 1_000_000, "compact": {"threshold": 5000, "horizon": 1, "keep": 4, "prices": {"input": 3, "cachedInput": 0.03, "cacheWrite": 6}}}),
+        json!({"session": "pl", "budget": 1_000_000, "compact": {"threshold": 5000, "keep": 4}, "plan": {"horizon": 1, "prices": {"input": 3, "cachedInput": 0.03, "cacheWrite": 6}}}),
     );
     let out = run(
         &request(&conv),

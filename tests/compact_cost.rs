@@ -20,10 +20,10 @@
 mod common;
 
 use serde_json::{json, Value};
-use tracelite::compact::price::{default_prices, turn_cost};
 use tracelite::config::Provider;
 use tracelite::formats::{emit, FormatName};
 use tracelite::model::Conversation;
+use tracelite::plan::prices::{default_prices, turn_cost};
 use tracelite::tokens::{Estimator, Meter};
 use tracelite::{compress_with, Config, Env, MemoryStore, SessionState};
 

@@ -62,6 +62,8 @@ fn config(provider: Provider) -> Config {
     c.dedup.enabled = false;
     c.phase.enabled = false;
     c.compact.enabled = false;
+    // The stage's own behaviour, in fixed batches (tests/plan.rs tests the planner).
+    c.plan.enabled = false;
     c
 }
 

@@ -18,8 +18,9 @@
 //! * Host summarizers ([`prompt`], [`adopt_summary`]): after a compaction the
 //!   prepared prompt waits in the session state; the host's (async) summarizer
 //!   answers it and [`adopt_summary`] swaps the validated text in.
-//! * Planner ([`price`]): compacts only when it pays over the next turns,
-//!   given prompt-cache prices, or when the budget forces it.
+//! * Planner ([`crate::plan::compaction`]): compacts only when it pays over
+//!   the planner's horizon, given prompt-cache prices, or when the budget
+//!   forces it.
 //! * Prefix stability: the session state remembers each compaction and
 //!   re-applies it byte for byte while the history still starts the same way.
 
@@ -28,7 +29,6 @@ pub mod calls;
 pub mod constraints;
 pub mod cut;
 pub mod extractive;
-pub mod price;
 pub mod prompt;
 pub mod summary;
 pub mod text;
@@ -408,9 +408,11 @@ impl Stage for Compact {
                 limits.forced
             ));
         } else if config.compact.planner {
-            let estimate = planner(conv, cx, &prior, &plan, tokens, saving, limits)?;
+            let (estimate, candidate) = planner(conv, cx, &prior, &plan, tokens, saving, limits)?;
             why.push_str(&format!("; {estimate}"));
-            if !estimate.contains("compact now") {
+            let committed = candidate.committed;
+            cx.candidates.push(candidate);
+            if !committed {
                 cx.notes.push(format!("not compacting: {why}"));
                 return Ok(());
             }
@@ -824,7 +826,8 @@ fn transcript_role(m: &Message) -> &'static str {
     }
 }
 
-/// Runs the planner; returns its explanation (containing `compact now` when it pays).
+/// Runs the planner; returns its explanation (containing `compact now` when
+/// it pays) and the candidate for the report.
 fn planner(
     conv: &Conversation,
     cx: &StageContext<'_>,
@@ -833,16 +836,9 @@ fn planner(
     tokens: u64,
     saving: u64,
     limits: Limits,
-) -> Result<String> {
+) -> Result<(String, crate::plan::Candidate)> {
     let config = cx.config;
-    let (default, model) = price::default_prices(config.provider);
-    let (prices, source) = match config.compact.prices {
-        Some(p) => (p, "configured prices".to_string()),
-        None => (
-            default,
-            format!("{model} list prices {}", price::PRICE_TABLE_DATE),
-        ),
-    };
+    let (prices, source) = crate::plan::prices::for_config(config);
     // The previous request is this one without its newest turn.
     let assistants: Vec<usize> = conv
         .messages
@@ -876,19 +872,33 @@ fn planner(
             stable += cx.meter.message(first)?;
         }
     }
-    let inputs = price::PlanInputs {
+    let horizon = config.plan.horizon(assistants.len());
+    let inputs = crate::plan::compaction::PlanInputs {
         tokens,
         cached: tokens.saturating_sub(newest_tokens),
         growth,
         compacted: tokens.saturating_sub(saving),
         stable,
         forced: limits.forced,
-        horizon: config.compact.horizon,
+        horizon,
     };
-    let e = price::plan(&prices, &inputs);
+    let e = crate::plan::compaction::estimate(&prices, &inputs);
     let verdict = if e.pays() { "compact now" } else { "wait" };
-    Ok(format!(
-        "planner: compacting ${:.4} vs waiting ${:.4} over {} turns ({source}) → {verdict}",
-        e.compact, e.wait, config.compact.horizon
-    ))
+    let why = format!(
+        "planner: compacting ${:.4} vs waiting ${:.4} over {horizon} turns ({source}) → {verdict}",
+        e.compact, e.wait
+    );
+    let candidate = crate::plan::Candidate {
+        kind: crate::plan::CandidateKind::Compaction,
+        observations: None,
+        tokens_saved: saving,
+        tokens_rewritten: tokens.saturating_sub(stable),
+        cost_now: crate::plan::prices::turn_cost(&prices, inputs.compacted, stable)
+            - crate::plan::prices::turn_cost(&prices, tokens, inputs.cached),
+        saving: e.wait - e.compact,
+        horizon,
+        committed: e.pays(),
+        reason: why.clone(),
+    };
+    Ok((why, candidate))
 }

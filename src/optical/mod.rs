@@ -274,8 +274,12 @@ impl Stage for Optical {
     fn apply(&self, conv: &mut Conversation, cx: &mut StageContext<'_>) -> Result<()> {
         let observations = conv.observations();
         let outside = observations.len().saturating_sub(cx.config.window);
-        // Whole batches only: the rendered set changes once every `batch` turns.
-        let due = cx.config.demoted(observations.len());
+        // What the planner handed over: the rendered set changes only when it
+        // commits a move.
+        let due = cx
+            .schedule(observations.len())
+            .demoted()
+            .min(observations.len());
         let mut images_in_request = count_images(conv);
         let mut tally = Tally::default();
         let live: std::collections::HashSet<PartRef> = if cx.config.optical.keep_live_views {
@@ -341,6 +345,112 @@ enum Outcome {
     StoreRefused,
 }
 
+/// What the optical stage proposes for one observation: a snapshot, with
+/// its cost, or why it keeps the text.
+struct Proposal {
+    text: String,
+    shown: String,
+    key: u64,
+    snapshot: Snapshot,
+    line: String,
+    before: u64,
+    after: u64,
+    count: usize,
+}
+
+/// Tokens the optical stage would save on the observation at `at` if it
+/// were handed over now (0 when it would keep the text): the planner's
+/// estimate for a demotion ([`crate::plan::demotion`]).
+pub fn proposed_saving(conv: &Conversation, at: PartRef, cx: &mut StageContext<'_>) -> Result<u64> {
+    Ok(match propose(conv, at, cx)? {
+        Ok(p) => p.before.saturating_sub(p.after),
+        Err(_) => 0,
+    })
+}
+
+/// The cheapest snapshot of the observation at `at` within `optical.ratio`
+/// of its text (line by line, else reflowed), planned but not rendered.
+fn propose(
+    conv: &Conversation,
+    at: PartRef,
+    cx: &mut StageContext<'_>,
+) -> Result<std::result::Result<Proposal, Outcome>> {
+    let config = cx.config;
+    let optical = &config.optical;
+    let Some(result) = conv.tool_result(at) else {
+        return Ok(Err(Outcome::NotText));
+    };
+    if result.parts.is_empty() || result.parts.iter().any(|p| p.as_text().is_none()) {
+        return Ok(Err(Outcome::NotText));
+    }
+    let text = result.text();
+    if text.trim().is_empty() {
+        return Ok(Err(Outcome::NotText));
+    }
+    let mut before = 0;
+    for p in &result.parts {
+        before += cx.meter.part(p)?;
+    }
+    // What the image shows reaches the model: mask secrets first (the
+    // store keeps the original under `text`'s pointer). Counted for the
+    // report only when the snapshot is applied.
+    let shown = if config.redact.enabled {
+        cx.state.redacted.redact(&text).0.into_owned()
+    } else {
+        text.clone()
+    };
+    let critical = check::critical_lines(&shown, CRITICAL_LINES);
+    let pointer = spill::pointer(&config.session, &cx.content_key("snapshot", &text));
+    let excerpt_only = spill::is_refused_excerpt(&text);
+    // Line by line first; run together when that is too costly.
+    let flows: &[Flow] = if optical.reflow {
+        &[Flow::Lines, Flow::Reflow]
+    } else {
+        &[Flow::Lines]
+    };
+    let mut refused = Outcome::TooCostly;
+    for &flow in flows {
+        let key = cache_key(&shown, config.provider, optical, flow);
+        let snapshot = match cx.state.snapshots.get(key) {
+            Some(s) => s.clone(),
+            None => {
+                let Some(s) = plan_flow(&shown, config.provider, optical, flow) else {
+                    continue;
+                };
+                cx.state
+                    .snapshots
+                    .insert(key, s.clone(), optical.cache_bytes);
+                s
+            }
+        };
+        if snapshot.missing_share() > optical.max_missing_share {
+            refused = Outcome::MissingGlyphs;
+            break;
+        }
+        let count = snapshot.plan.image_sizes.len();
+        let mut line = reference(snapshot.lines, count, flow, &pointer, excerpt_only);
+        // Errors, failing tests and a non-zero exit code stay text.
+        for critical in &critical {
+            line.push('\n');
+            line.push_str(critical);
+        }
+        let after = cx.meter.text(&line)? + snapshot.image_tokens();
+        if after as f64 <= before as f64 / optical.ratio {
+            return Ok(Ok(Proposal {
+                text,
+                shown,
+                key,
+                snapshot,
+                line,
+                before,
+                after,
+                count,
+            }));
+        }
+    }
+    Ok(Err(refused))
+}
+
 impl Optical {
     fn snapshot_one(
         &self,
@@ -349,70 +459,23 @@ impl Optical {
         cx: &mut StageContext<'_>,
         images_in_request: usize,
     ) -> Result<Outcome> {
+        let Proposal {
+            text,
+            shown,
+            key,
+            snapshot,
+            line,
+            before,
+            after,
+            count,
+        } = match propose(conv, at, cx)? {
+            Ok(p) => p,
+            Err(outcome) => return Ok(outcome),
+        };
         let config = cx.config;
         let optical = &config.optical;
-        let Some(result) = conv.tool_result(at) else {
-            return Ok(Outcome::NotText);
-        };
-        if result.parts.is_empty() || result.parts.iter().any(|p| p.as_text().is_none()) {
-            return Ok(Outcome::NotText);
-        }
-        let text = result.text();
-        if text.trim().is_empty() {
-            return Ok(Outcome::NotText);
-        }
-        let mut before = 0;
-        for p in &result.parts {
-            before += cx.meter.part(p)?;
-        }
-        // What the image shows reaches the model: mask secrets first (the
-        // store keeps the original under `text`'s pointer).
-        let shown = cx.redact(&text).into_owned();
-        let critical = check::critical_lines(&shown, CRITICAL_LINES);
-        let pointer = spill::pointer(&config.session, &cx.content_key("snapshot", &text));
-        let excerpt_only = spill::is_refused_excerpt(&text);
-        // Line by line first; run together when that is too costly.
-        let flows: &[Flow] = if optical.reflow {
-            &[Flow::Lines, Flow::Reflow]
-        } else {
-            &[Flow::Lines]
-        };
-        let mut refused = Outcome::TooCostly;
-        let mut chosen = None;
-        for &flow in flows {
-            let key = cache_key(&shown, config.provider, optical, flow);
-            let snapshot = match cx.state.snapshots.get(key) {
-                Some(s) => s.clone(),
-                None => {
-                    let Some(s) = plan_flow(&shown, config.provider, optical, flow) else {
-                        continue;
-                    };
-                    cx.state
-                        .snapshots
-                        .insert(key, s.clone(), optical.cache_bytes);
-                    s
-                }
-            };
-            if snapshot.missing_share() > optical.max_missing_share {
-                refused = Outcome::MissingGlyphs;
-                break;
-            }
-            let count = snapshot.plan.image_sizes.len();
-            let mut line = reference(snapshot.lines, count, flow, &pointer, excerpt_only);
-            // Errors, failing tests and a non-zero exit code stay text.
-            for critical in &critical {
-                line.push('\n');
-                line.push_str(critical);
-            }
-            let after = cx.meter.text(&line)? + snapshot.image_tokens();
-            if after as f64 <= before as f64 / optical.ratio {
-                chosen = Some((key, snapshot, line, after, count));
-                break;
-            }
-        }
-        let Some((key, snapshot, line, after, count)) = chosen else {
-            return Ok(refused);
-        };
+        // Count the secrets the image masks.
+        drop(cx.redact(&text));
         if images_in_request + count > optical.max_images {
             return Ok(Outcome::ImageCap);
         }

@@ -280,7 +280,8 @@ impl Stage for Phase {
         let settings: &crate::config::Config = cx.config;
         let config = &settings.phase;
         let observations = conv.observations();
-        let due = settings.demoted(observations.len());
+        let schedule = cx.schedule(observations.len());
+        let due = schedule.demoted().min(observations.len());
         let demoted = observations.get(..due).unwrap_or(&[]);
         // Decide on the settled history only (the calls whose results have
         // left the recent window), so the decision, and the prompt prefix,
@@ -310,13 +311,12 @@ impl Stage for Phase {
             let Some(first) = first else {
                 return Ok(());
             };
-            let batch = settings.optical.batch.max(1);
             let at = steps
                 .get(first.step - 1)
                 .and_then(|s| s.result_at)
                 .and_then(|r| observations.iter().position(|o| *o == r))
                 .unwrap_or(0);
-            let horizon = ((at / batch + 1) * batch).min(due);
+            let horizon = schedule.first_covering(at).min(due);
             let known: HashSet<PartRef> = observations
                 .get(..horizon)
                 .unwrap_or(&[])

@@ -1,0 +1,274 @@
+//! When observations that left the recent window are handed to the
+//! rewriting stages. Replays the history's requests oldest first (request
+//! `τ` is everything before the `τ`-th assistant message; the last is the
+//! request now) and, at each, weighs moving the boundary to the window's
+//! edge:
+//!
+//! * it saves `Δ` tokens on every later request (the optical stage's
+//!   proposals for the observations it hands over), read from the cache;
+//! * it sends again, uncached, the `R` tokens of the previous request from
+//!   the first handed-over observation on (for Anthropic, written to the
+//!   cache at the write price), minus the `Δ` it no longer sends.
+//!
+//! The move costs `(R−Δ)·write − R·cached` more now and saves `Δ·cached·H`
+//! over the horizon `H`; it commits when the saving is larger, or when the
+//! request is over the compaction threshold. A move covers at least
+//! `optical.batch` observations; deferred ones accumulate, so moves get
+//! larger and rarer where rewrites are dear.
+
+use super::{prices, Candidate, CandidateKind, Schedule};
+use crate::config::{Config, Prices};
+use crate::error::Result;
+use crate::model::{Conversation, Role};
+use crate::pipeline::StageContext;
+
+/// The history as the planner sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct History<'a> {
+    /// `prefix[i]`: tokens of the system prompt and the first `i` messages
+    /// (`messages + 1` entries).
+    pub prefix: &'a [u64],
+    /// Per observation, oldest first: its message and the tokens the
+    /// optical stage proposes to save on it.
+    pub observations: &'a [(usize, u64)],
+    /// End (exclusive message index) of each request, oldest first; the last
+    /// is the request now.
+    pub requests: &'a [usize],
+}
+
+/// [`plan`] for `conv` as it stands after spilling: its requests, its token
+/// prefix sums and the optical stage's proposals for the observations that
+/// may leave the recent window.
+pub fn for_conversation(
+    conv: &Conversation,
+    cx: &mut StageContext<'_>,
+) -> Result<(Schedule, Option<Candidate>)> {
+    let config = cx.config;
+    let mut prefix = Vec::with_capacity(conv.messages.len() + 1);
+    let mut total = 0;
+    for m in &conv.system {
+        total += cx.meter.message(m)?;
+    }
+    prefix.push(total);
+    let mut requests = Vec::new();
+    for (i, m) in conv.messages.iter().enumerate() {
+        if m.role == Role::Assistant {
+            requests.push(i);
+        }
+        total += cx.meter.message(m)?;
+        prefix.push(total);
+    }
+    requests.push(conv.messages.len());
+    let at = conv.observations();
+    let outside = at.len().saturating_sub(config.window);
+    let priced = config.plan.enabled && config.optical.enabled;
+    let mut observations = Vec::with_capacity(at.len());
+    for (i, &at) in at.iter().enumerate() {
+        let saving = if priced && i < outside {
+            crate::optical::proposed_saving(conv, at, cx)?
+        } else {
+            0
+        };
+        observations.push((at.message, saving));
+    }
+    let (prices, _) = prices::for_config(config);
+    Ok(plan(
+        &History {
+            prefix: &prefix,
+            observations: &observations,
+            requests: &requests,
+        },
+        config,
+        &prices,
+    ))
+}
+
+/// The committed boundaries, and the candidate weighed on the request now
+/// (none when fewer than `optical.batch` observations wait).
+pub fn plan(
+    history: &History<'_>,
+    config: &Config,
+    prices: &Prices,
+) -> (Schedule, Option<Candidate>) {
+    let step = config.optical.batch.max(1);
+    let window = config.window;
+    let observations = history.observations;
+    let now = history.requests.last().map_or(0, |&end| {
+        observations.iter().take_while(|o| o.0 < end).count()
+    });
+    // Without the planner, or without the optical stage whose proposals it
+    // prices: fixed batches.
+    if !config.plan.enabled || !config.optical.enabled {
+        return (Schedule::fixed(config, now), None);
+    }
+    let mut schedule = Schedule {
+        boundaries: Vec::new(),
+        window,
+    };
+    let threshold = config
+        .compact
+        .threshold
+        .min(config.budget.saturating_sub(config.result_cap()));
+    let tokens = |end: usize| history.prefix.get(end).copied().unwrap_or(0);
+    let (mut demoted, mut saved, mut seen) = (0usize, 0u64, 0usize);
+    let mut last = None;
+    for (turn, &end) in history.requests.iter().enumerate() {
+        while observations.get(seen).is_some_and(|o| o.0 < end) {
+            seen += 1;
+        }
+        let target = seen.saturating_sub(window);
+        if target < demoted + step {
+            last = None;
+            continue;
+        }
+        let handed = observations.get(demoted..target).unwrap_or(&[]);
+        let delta: u64 = handed.iter().map(|o| o.1).sum();
+        let previous = turn
+            .checked_sub(1)
+            .and_then(|t| history.requests.get(t))
+            .copied()
+            .unwrap_or(0);
+        let first = handed.first().map_or(end, |o| o.0);
+        let rewritten = if first < previous {
+            tokens(previous) - tokens(first)
+        } else {
+            0
+        };
+        let horizon = config.plan.horizon(turn + 1);
+        let (read, write) = (prices.cached_input, prices.cache_write);
+        let cost_now = (rewritten as f64 * (write - read) - delta as f64 * write) / 1e6;
+        let saving = delta as f64 * read * horizon as f64 / 1e6;
+        let size = tokens(end).saturating_sub(saved);
+        let (committed, reason) = if size > threshold {
+            (
+                true,
+                format!("{size} tokens > {threshold} (compaction threshold): committed"),
+            )
+        } else if delta > 0 && saving > cost_now {
+            (true, "pays within the horizon".to_string())
+        } else {
+            (false, "does not pay yet: deferred".to_string())
+        };
+        last = Some(Candidate {
+            kind: CandidateKind::Demotion,
+            observations: Some([demoted, target]),
+            tokens_saved: delta,
+            tokens_rewritten: rewritten,
+            cost_now,
+            saving,
+            horizon,
+            committed,
+            reason,
+        });
+        if committed {
+            demoted = target;
+            saved += delta;
+            schedule.boundaries.push(target);
+        }
+    }
+    (schedule, last)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Provider;
+    use crate::plan::prices::default_prices;
+
+    /// `turns` requests; each turn adds one assistant message and one
+    /// observation of `obs` tokens (saving `save`), after a 1,000-token prompt.
+    fn history(turns: usize, obs: u64, save: u64) -> (Vec<u64>, Vec<(usize, u64)>, Vec<usize>) {
+        let mut prefix = vec![1_000];
+        let mut observations = Vec::new();
+        let mut requests = vec![1];
+        prefix.push(1_100); // the task
+        for t in 0..turns {
+            prefix.push(prefix.last().unwrap() + 50); // the call
+            prefix.push(prefix.last().unwrap() + obs); // its result
+            observations.push((2 + 2 * t + 1, save));
+            requests.push(2 + 2 * t + 2);
+        }
+        (prefix, observations, requests)
+    }
+
+    fn run(config: &Config, turns: usize, obs: u64, save: u64) -> (Schedule, Option<Candidate>) {
+        let (prefix, observations, requests) = history(turns, obs, save);
+        let (prices, _) = default_prices(config.provider);
+        plan(
+            &History {
+                prefix: &prefix,
+                observations: &observations,
+                requests: &requests,
+            },
+            config,
+            &prices,
+        )
+    }
+
+    #[test]
+    fn big_savings_commit_in_batches() {
+        let config = Config::default();
+        let (schedule, _) = run(&config, 40, 3_000, 2_500);
+        assert!(!schedule.boundaries.is_empty());
+        // Each move covers at least one batch and stops at the window's edge.
+        let mut last = 0;
+        for &b in &schedule.boundaries {
+            assert!(b >= last + config.optical.batch);
+            last = b;
+        }
+        assert!(schedule.demoted() <= 40 - config.window);
+    }
+
+    #[test]
+    fn small_savings_defer_until_they_accumulate() {
+        let config = Config {
+            provider: Provider::Anthropic,
+            ..Config::default()
+        };
+        let (cheap, _) = run(&config, 30, 3_000, 2_500);
+        let (dear, candidate) = run(&config, 30, 3_000, 400);
+        // Saving little per observation: fewer, larger moves.
+        assert!(dear.boundaries.len() < cheap.boundaries.len());
+        let candidate = candidate.expect("a candidate on the last request");
+        assert_eq!(candidate.kind, CandidateKind::Demotion);
+        assert!(candidate.tokens_rewritten > 0);
+    }
+
+    #[test]
+    fn nothing_to_save_defers_until_the_threshold() {
+        let config = Config {
+            budget: 60_000,
+            ..Config::default()
+        };
+        let (schedule, _) = run(&config, 10, 1_000, 0);
+        assert_eq!(schedule.demoted(), 0);
+        // Over the threshold (budget minus one capped result) it commits anyway.
+        let (schedule, candidate) = run(&config, 60, 1_000, 0);
+        assert!(schedule.demoted() > 0);
+        assert!(candidate.map_or(true, |c| c.committed || c.reason.contains("defer")));
+    }
+
+    #[test]
+    fn off_means_fixed_batches() {
+        let mut config = Config::default();
+        config.plan.enabled = false;
+        let (schedule, candidate) = run(&config, 20, 3_000, 0);
+        assert_eq!(schedule.demoted(), config.demoted(20));
+        assert!(candidate.is_none());
+        assert_eq!(schedule.boundaries.first(), Some(&config.optical.batch));
+    }
+
+    #[test]
+    fn a_longer_horizon_commits_sooner() {
+        let mut short = Config {
+            provider: Provider::Anthropic,
+            ..Config::default()
+        };
+        short.plan.horizon = 1;
+        let mut long = short.clone();
+        long.plan.horizon = 100;
+        let (s, _) = run(&short, 20, 3_000, 1_500);
+        let (l, _) = run(&long, 20, 3_000, 1_500);
+        assert!(l.demoted() > s.demoted());
+    }
+}

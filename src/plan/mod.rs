@@ -1,0 +1,190 @@
+//! The planner: stages propose, the planner commits what pays.
+//!
+//! Every rewrite of an earlier message (a snapshot, a dedup edit, a
+//! tombstone, a summary) re-sends everything after it uncached (and, for
+//! Anthropic, writes it to the cache at 1.25×). A stage knows how to make an
+//! observation smaller; the planner decides whether doing it *now* pays:
+//!
+//! * [`demotion`]: when observations that left the recent window are handed
+//!   to the rewriting stages (dedup, phase, optical). The boundary moves in
+//!   steps of at least `optical.batch` observations, and only when the tokens
+//!   the optical stage proposes to save, read from the cache over the
+//!   horizon, pay for the prefix the move rewrites — or when the request is
+//!   over the compaction threshold. Deferred moves accumulate into larger,
+//!   cheaper ones.
+//! * [`compaction`]: whether compacting now costs less over the horizon
+//!   than waiting.
+//!
+//! Prices come from a dated per-provider table ([`prices`]); the horizon
+//! (turns still to come) defaults to the turns so far (a session that has
+//! run for `t` turns is expected to run about `t` more), clamped to
+//! `plan.minHorizon..=plan.maxHorizon`. Every decision is a pure function
+//! of the history and the settings, so a stateless host that sees the whole
+//! history each turn and the stateful [`crate::TraceLite`] emit the same bytes.
+
+pub mod compaction;
+pub mod demotion;
+pub mod prices;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::Prices;
+use crate::error::{Error, ErrorCode, Result};
+
+/// Planner settings (`plan` in the options).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct PlanConfig {
+    /// Price-aware demotion: move the boundary of the rewritten history only
+    /// when it pays. Off: in fixed batches of `optical.batch` observations.
+    pub enabled: bool,
+    /// Turns still to come; 0 derives it from the turns so far.
+    pub horizon: usize,
+    /// Smallest derived horizon.
+    pub min_horizon: usize,
+    /// Largest derived horizon.
+    pub max_horizon: usize,
+    /// Prices (USD per million input tokens); the dated table of
+    /// [`prices::default_prices`] for the provider when absent.
+    pub prices: Option<Prices>,
+}
+
+impl Default for PlanConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            horizon: 0,
+            min_horizon: 10,
+            max_horizon: 200,
+            prices: None,
+        }
+    }
+}
+
+impl PlanConfig {
+    /// Checks the section; errors name the offending field.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |path: &str, msg: &str| Err(Error::new(ErrorCode::InvalidOption, path, msg));
+        if self.horizon > 10_000 {
+            return bad("plan.horizon", "must be at most 10000 (0 derives it)");
+        }
+        if self.min_horizon == 0 || self.min_horizon > self.max_horizon {
+            return bad(
+                "plan.minHorizon",
+                "must be at least 1 and at most plan.maxHorizon",
+            );
+        }
+        if self.max_horizon > 10_000 {
+            return bad("plan.maxHorizon", "must be at most 10000");
+        }
+        if let Some(p) = &self.prices {
+            let ok = |x: f64| x.is_finite() && x >= 0.0;
+            if !(ok(p.input) && ok(p.cached_input) && ok(p.cache_write)) {
+                return bad("plan.prices", "prices must be non-negative numbers");
+            }
+        }
+        Ok(())
+    }
+
+    /// Turns expected after a request that is the `turn`-th (1-based).
+    pub fn horizon(&self, turn: usize) -> usize {
+        if self.horizon > 0 {
+            return self.horizon;
+        }
+        turn.clamp(self.min_horizon, self.max_horizon.max(self.min_horizon))
+    }
+}
+
+/// What a candidate rewrite is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CandidateKind {
+    /// Observations handed to the rewriting stages (dedup, phase, optical).
+    Demotion,
+    /// Older history replaced by a summary.
+    Compaction,
+}
+
+/// One rewrite the planner weighed on this turn.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Candidate {
+    /// What it rewrites.
+    pub kind: CandidateKind,
+    /// Demotion: the observations (oldest first, `[from, to)`) it hands over.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub observations: Option<[usize; 2]>,
+    /// Tokens each later request is smaller by (estimate).
+    pub tokens_saved: u64,
+    /// Tokens of the cached prefix it sends again.
+    pub tokens_rewritten: u64,
+    /// Dollars it adds to this request (negative: it is cheaper already).
+    pub cost_now: f64,
+    /// Dollars it saves over the horizon.
+    pub saving: f64,
+    /// Turns the saving is counted over.
+    pub horizon: usize,
+    /// Committed on this turn (else deferred).
+    pub committed: bool,
+    /// Why.
+    pub reason: String,
+}
+
+/// The planner's decisions on this call.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanReport {
+    /// Prices used.
+    pub prices: Prices,
+    /// Where they come from.
+    pub prices_source: String,
+    /// Observations handed to the rewriting stages so far.
+    pub demoted: usize,
+    /// Every candidate weighed on this turn.
+    pub candidates: Vec<Candidate>,
+}
+
+/// The committed demotion boundaries of the history: how many observations
+/// (oldest first) the rewriting stages could touch after each move.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Schedule {
+    /// Demoted counts after each committed move, increasing.
+    pub boundaries: Vec<usize>,
+    /// The recent window (`Config::window`).
+    pub window: usize,
+}
+
+impl Schedule {
+    /// Moves in fixed batches of `optical.batch` (the planner off): after
+    /// `observations` arrived, [`Config::demoted`](crate::Config::demoted) of them.
+    pub fn fixed(config: &crate::Config, observations: usize) -> Self {
+        let step = config.optical.batch.max(1);
+        Self {
+            boundaries: (1..=config.demoted(observations) / step)
+                .map(|i| i * step)
+                .collect(),
+            window: config.window,
+        }
+    }
+
+    /// Observations handed to the rewriting stages now.
+    pub fn demoted(&self) -> usize {
+        self.boundaries.last().copied().unwrap_or(0)
+    }
+
+    /// Of `observations`, how many the prompt may reflect: all of them while
+    /// the recent window fills, then the window as it was at the last move.
+    pub fn settled(&self, observations: usize) -> usize {
+        observations.min(self.window + self.demoted())
+    }
+
+    /// The demoted count after the first move that handed over observation
+    /// `index` (or the current count when none has yet).
+    pub fn first_covering(&self, index: usize) -> usize {
+        self.boundaries
+            .iter()
+            .copied()
+            .find(|&b| b > index)
+            .unwrap_or_else(|| self.demoted())
+    }
+}
