@@ -317,8 +317,12 @@ export interface Report {
   stableMessages: number;
   /** The planner's decisions, in dollars. */
   plan: PlanReport;
-  /** Anthropic: index (after the system prompt) of the message that got the breakpoint. */
+  /** Anthropic: index (after the system prompt) of the last message of the stable prefix, when it got a breakpoint. */
   cacheBreakpoint?: number;
+  /** Anthropic: every message TraceLite gave a breakpoint, by priority (at most 4 with the caller's own):
+   * the stable prefix (the next demotion reads it), the end of the request (the next turn reads it)
+   * and the end of the leading user messages (a compaction keeps them first, so it reads them). */
+  cacheBreakpoints?: number[];
 }
 
 /** Compresses a provider request; the output has the input's format. */

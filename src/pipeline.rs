@@ -179,6 +179,13 @@ pub struct Report {
     /// (`Config::cache_breakpoint`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cache_breakpoint: Option<usize>,
+    /// Anthropic Messages: every message TraceLite gave a breakpoint, in the
+    /// order they were placed (at most 4 with the caller's own): the stable
+    /// prefix (the next demotion reads it), the end of the request (the next
+    /// turn reads all of it) and the end of the leading user messages (a
+    /// compaction keeps them and the system prompt first, so it reads them).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cache_breakpoints: Vec<usize>,
 }
 
 /// Everything a stage may use while it runs.
@@ -439,12 +446,18 @@ pub fn compress_conversation(
     report.stable_messages = stable_messages(&conv, report.plan.demoted, observed);
     // With every stage off the request passes through untouched.
     let rewrites = report.stages.iter().any(|s| s.enabled);
-    if format == FormatName::Anthropic
-        && config.cache_breakpoint
-        && rewrites
-        && formats::anthropic::mark_breakpoint(&mut conv, report.stable_messages)
-    {
-        report.cache_breakpoint = Some(report.stable_messages - 1);
+    if format == FormatName::Anthropic && config.cache_breakpoint && rewrites {
+        let lead = conv
+            .messages
+            .iter()
+            .position(|m| m.role != crate::model::Role::User)
+            .unwrap_or(0);
+        let ends = [report.stable_messages, conv.messages.len(), lead];
+        let marked = formats::anthropic::mark_breakpoints(&mut conv, &ends);
+        if marked.first() == Some(&report.stable_messages) {
+            report.cache_breakpoint = Some(report.stable_messages - 1);
+        }
+        report.cache_breakpoints = marked.iter().map(|end| end - 1).collect();
     }
     let request_out = serde_json::to_string(&formats::emit(format, &conv))
         .map_err(|e| Error::new(ErrorCode::InvalidRequest, "request", e.to_string()))?;
@@ -528,6 +541,7 @@ fn run_stages(
         stable_messages: 0,
         plan,
         cache_breakpoint: None,
+        cache_breakpoints: Vec::new(),
     };
     Ok((report, cx.blobs))
 }

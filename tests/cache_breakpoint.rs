@@ -73,14 +73,29 @@ fn replay(path: &Path, config: &Config, turns: usize) -> (usize, usize) {
         let stable = out.report.stable_messages;
         let messages = unmarked(&request);
         assert!(stable <= messages.len(), "turn {t}");
-        // One breakpoint, on the last message of the stable prefix.
+        // A breakpoint on the last message of the stable prefix, one at the
+        // end of the request, one after the leading user messages: each
+        // reported, never more than 4.
         let mut found = Vec::new();
         markers(&request, String::new(), &mut found);
+        assert!(found.len() <= 4, "turn {t}: {found:?}");
+        assert_eq!(found.len(), out.report.cache_breakpoints.len(), "turn {t}");
+        for at in &out.report.cache_breakpoints {
+            let mark = format!(".messages[{at}].content[");
+            assert!(
+                found.iter().any(|f| f.starts_with(&mark)),
+                "turn {t}: {found:?}"
+            );
+        }
         match out.report.cache_breakpoint {
             Some(at) => {
                 assert_eq!(at + 1, stable, "turn {t}");
-                assert_eq!(found.len(), 1, "turn {t}: {found:?}");
-                assert!(found[0].starts_with(&format!(".messages[{at}].content[")));
+                assert_eq!(out.report.cache_breakpoints.first(), Some(&at));
+                let last = messages.len() - 1;
+                assert!(
+                    out.report.cache_breakpoints.contains(&last),
+                    "turn {t}: end of request"
+                );
             }
             None => assert!(found.is_empty() && !config.cache_breakpoint || stable == 0),
         }

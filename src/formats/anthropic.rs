@@ -439,6 +439,19 @@ pub fn mark_breakpoint(conv: &mut Conversation, stable: usize) -> bool {
     true
 }
 
+/// [`mark_breakpoint`] at each of `ends` in turn (their order is their
+/// priority: the request's breakpoints, the caller's included, never exceed
+/// [`MAX_BREAKPOINTS`]); returns the ends that got one.
+pub fn mark_breakpoints(conv: &mut Conversation, ends: &[usize]) -> Vec<usize> {
+    let mut marked = Vec::new();
+    for &end in ends {
+        if !marked.contains(&end) && mark_breakpoint(conv, end) {
+            marked.push(end);
+        }
+    }
+    marked
+}
+
 const CACHE_CONTROL: &str = "cache_control";
 
 /// `cache_control` members in the request: on tools, system blocks, message
@@ -512,6 +525,24 @@ mod tests {
         let mut conv = parse(req).unwrap();
         let added = mark_breakpoint(&mut conv, stable);
         (added, emit(&conv))
+    }
+
+    #[test]
+    fn breakpoints_by_priority_never_more_than_four_with_the_callers() {
+        let text = |t: &str| json!({"type": "text", "text": t});
+        let own = json!({"type": "text", "text": "mine", "cache_control": {"type": "ephemeral"}});
+        let req = json!({"messages": [
+            {"role": "user", "content": [own.clone()]},
+            {"role": "assistant", "content": [own]},
+            {"role": "user", "content": [text("a")]},
+            {"role": "assistant", "content": [text("b")]},
+            {"role": "user", "content": [text("c")]}
+        ]});
+        let mut conv = parse(&req).unwrap();
+        // 2 of the caller's: room for 2; a repeated end and a marked block are skipped.
+        let marked = mark_breakpoints(&mut conv, &[3, 3, 1, 5, 4]);
+        assert_eq!(marked, vec![3, 5]);
+        assert_eq!(count_breakpoints(&conv), MAX_BREAKPOINTS);
     }
 
     #[test]

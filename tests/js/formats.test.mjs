@@ -46,7 +46,7 @@ test('the sample trajectory renders, compresses and round-trips in every format'
   }
 });
 
-test('Anthropic requests get one cache_control at the end of the stable prefix', () => {
+test('Anthropic requests get cache_control at the stable prefix, the end and after the task (at most 4)', () => {
   const request = trajectoryToRequest(sample, sample.steps.length, 'anthropic');
   const marks = (v, path = '') => (Array.isArray(v)
     ? v.flatMap((x, i) => marks(x, `${path}[${i}]`))
@@ -56,8 +56,11 @@ test('Anthropic requests get one cache_control at the end of the stable prefix',
   const { request: out, report } = compress(request, { session: 'bp' });
   assert.ok(report.stableMessages > 0 && report.stableMessages < out.messages.length, String(report.stableMessages));
   assert.equal(report.cacheBreakpoint, report.stableMessages - 1);
-  assert.equal(marks(out).length, 1);
-  assert.ok(marks(out)[0].startsWith(`.messages[${report.cacheBreakpoint}].content[`), marks(out)[0]);
+  assert.deepEqual(report.cacheBreakpoints, [report.stableMessages - 1, out.messages.length - 1, 0]);
+  assert.equal(marks(out).length, 3);
+  for (const at of report.cacheBreakpoints) {
+    assert.ok(marks(out).some((m) => m.startsWith(`.messages[${at}].content[`)), `${at}: ${marks(out)}`);
+  }
   assert.deepEqual(out.messages[report.cacheBreakpoint].content.at(-1).cache_control, { type: 'ephemeral' });
   const plain = compress(request, { session: 'bp', cacheBreakpoint: false });
   assert.equal(plain.report.cacheBreakpoint, undefined);
