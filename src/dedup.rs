@@ -29,8 +29,8 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::error::Result;
 use crate::model::{Conversation, Part, PartKind, PartRef, ToolResult};
-use crate::pipeline::{Stage, StageContext, StageName};
 use crate::spill;
+use crate::stage::{Stage, StageContext, StageName};
 
 /// The dedup stage.
 #[derive(Debug, Default)]

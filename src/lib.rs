@@ -30,6 +30,7 @@ pub mod plan;
 pub mod redact;
 pub mod session;
 pub mod spill;
+pub mod stage;
 pub mod tokens;
 pub mod trajectory;
 #[cfg(target_arch = "wasm32")]

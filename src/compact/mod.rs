@@ -47,8 +47,8 @@ use trigger::{stage_boundaries, step_activities, turns_after, Limits, StepActivi
 use crate::config::Config;
 use crate::error::{Error, ErrorCode, Result};
 use crate::model::{Conversation, Message, PartKind, Role};
-use crate::pipeline::{Stage, StageContext, StageName};
 use crate::spill;
+use crate::stage::{Stage, StageContext, StageName};
 
 /// Most user messages dropped from the verbatim ones (`compact.userShare`)
 /// that the Goal cites one by one; the rest get one line.

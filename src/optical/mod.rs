@@ -30,8 +30,8 @@ use crate::activity::{self, check};
 use crate::config::{OpticalConfig, Provider};
 use crate::error::Result;
 use crate::model::{Conversation, Image, Part, PartKind, PartRef};
-use crate::pipeline::{Stage, StageContext, StageName};
 use crate::spill;
+use crate::stage::{Stage, StageContext, StageName};
 
 use budget::{Plan, MARGIN};
 use layout::Lines;

@@ -35,8 +35,8 @@ use crate::activity::{self, check, Action, StepActivity};
 use crate::config::PhaseConfig;
 use crate::error::Result;
 use crate::model::{Conversation, Part, PartKind, PartRef, ToolResult};
-use crate::pipeline::{Stage, StageContext, StageName};
 use crate::spill;
+use crate::stage::{Stage, StageContext, StageName};
 
 /// Opening of every tombstone (also how the stage recognises its own output).
 pub const TOMBSTONE_OPENING: &str = "[output cleared at step ";

@@ -20,7 +20,7 @@ use super::{prices, Candidate, CandidateKind, Schedule};
 use crate::config::{Config, Prices};
 use crate::error::Result;
 use crate::model::{Conversation, Role};
-use crate::pipeline::StageContext;
+use crate::stage::StageContext;
 
 /// The history as the planner sees it.
 #[derive(Debug, Clone, Copy)]

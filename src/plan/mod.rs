@@ -30,6 +30,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Prices;
 use crate::error::{Error, ErrorCode, Result};
+pub use crate::stage::{Candidate, CandidateKind, Schedule};
 
 /// Planner settings (`plan` in the options).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -95,41 +96,6 @@ impl PlanConfig {
     }
 }
 
-/// What a candidate rewrite is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CandidateKind {
-    /// Observations handed to the rewriting stages (dedup, phase, optical).
-    Demotion,
-    /// Older history replaced by a summary.
-    Compaction,
-}
-
-/// One rewrite the planner weighed on this turn.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Candidate {
-    /// What it rewrites.
-    pub kind: CandidateKind,
-    /// Demotion: the observations (oldest first, `[from, to)`) it hands over.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub observations: Option<[usize; 2]>,
-    /// Tokens each later request is smaller by (estimate).
-    pub tokens_saved: u64,
-    /// Tokens of the cached prefix it sends again.
-    pub tokens_rewritten: u64,
-    /// Dollars it adds to this request (negative: it is cheaper already).
-    pub cost_now: f64,
-    /// Dollars it saves over the horizon.
-    pub saving: f64,
-    /// Turns the saving is counted over.
-    pub horizon: usize,
-    /// Committed on this turn (else deferred).
-    pub committed: bool,
-    /// Why.
-    pub reason: String,
-}
-
 /// The planner's decisions on this call.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -142,49 +108,4 @@ pub struct PlanReport {
     pub demoted: usize,
     /// Every candidate weighed on this turn.
     pub candidates: Vec<Candidate>,
-}
-
-/// The committed demotion boundaries of the history: how many observations
-/// (oldest first) the rewriting stages could touch after each move.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Schedule {
-    /// Demoted counts after each committed move, increasing.
-    pub boundaries: Vec<usize>,
-    /// The recent window (`Config::window`).
-    pub window: usize,
-}
-
-impl Schedule {
-    /// Moves in fixed batches of `optical.batch` (the planner off): after
-    /// `observations` arrived, [`Config::demoted`](crate::Config::demoted) of them.
-    pub fn fixed(config: &crate::Config, observations: usize) -> Self {
-        let step = config.optical.batch.max(1);
-        Self {
-            boundaries: (1..=config.demoted(observations) / step)
-                .map(|i| i * step)
-                .collect(),
-            window: config.window,
-        }
-    }
-
-    /// Observations handed to the rewriting stages now.
-    pub fn demoted(&self) -> usize {
-        self.boundaries.last().copied().unwrap_or(0)
-    }
-
-    /// Of `observations`, how many the prompt may reflect: all of them while
-    /// the recent window fills, then the window as it was at the last move.
-    pub fn settled(&self, observations: usize) -> usize {
-        observations.min(self.window + self.demoted())
-    }
-
-    /// The demoted count after the first move that handed over observation
-    /// `index` (or the current count when none has yet).
-    pub fn first_covering(&self, index: usize) -> usize {
-        self.boundaries
-            .iter()
-            .copied()
-            .find(|&b| b > index)
-            .unwrap_or_else(|| self.demoted())
-    }
 }

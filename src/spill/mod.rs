@@ -22,7 +22,7 @@ pub use tools::{handle_tool_call, tool_definitions, ToolFormat, ToolReply};
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::model::{Conversation, PartKind};
-use crate::pipeline::{Stage, StageContext, StageName};
+use crate::stage::{Stage, StageContext, StageName};
 
 /// URI scheme of spill pointers.
 pub const SCHEME: &str = "spill://";
@@ -248,7 +248,7 @@ pub fn spill_text(
     counter: &dyn crate::tokens::TokenCounter,
 ) -> Result<Spilled> {
     let signals = ErrorSignals::new(&config.spill.error_patterns, config.spill.max_error_lines)?;
-    let mut state = crate::pipeline::SessionState::default();
+    let mut state = crate::stage::SessionState::default();
     let mut cx = StageContext::new(config, counter, store, &mut state);
     match spill_one(text, &signals, &mut cx)? {
         Some(spilled) => Ok(spilled),

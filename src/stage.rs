@@ -1,0 +1,355 @@
+//! The stage contract: what a stage is ([`Stage`]), what it may use while it
+//! runs ([`StageContext`]: settings, token meter, spill store, session caches,
+//! the planner's schedule) and what it records ([`Change`], [`SpillRecord`]).
+//! Stages depend on this module only; the pipeline ([`crate::pipeline`]) sits
+//! above, runs them in order and owns the state they keep across calls.
+
+use serde::Serialize;
+
+use crate::config::Config;
+
+use crate::error::{Error, ErrorCode, Result};
+use crate::model::Conversation;
+use crate::redact::Redactions;
+use crate::spill::{self, SpillStore};
+use crate::tokens::{Meter, TokenCounter};
+
+/// The five stages, in the order they run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StageName {
+    /// Tool-output spilling.
+    Spill,
+    /// Cross-observation line dedup.
+    Dedup,
+    /// Edit-triggered diagnosis clean-up.
+    Phase,
+    /// Optical snapshots of older observations.
+    Optical,
+    /// Compaction.
+    Compact,
+}
+
+/// One pipeline stage.
+pub trait Stage {
+    /// Which stage this is.
+    fn name(&self) -> StageName;
+    /// Whether the stage runs under the current config.
+    fn enabled(&self, cx: &StageContext<'_>) -> bool;
+    /// Rewrites the conversation, recording every change in `cx` (the pipeline
+    /// recounts tokens only after a stage that recorded a change).
+    fn apply(&self, conv: &mut Conversation, cx: &mut StageContext<'_>) -> Result<()>;
+}
+
+/// State a host keeps across calls for one session (caches, history of decisions).
+/// Stateless callers pass a fresh one; results are identical, only slower.
+#[derive(Debug, Default)]
+pub struct SessionState {
+    /// Number of compress calls made with this state.
+    pub turns: u64,
+    /// Compaction records, pinned constraints and pending summaries, per session.
+    pub compact: crate::compact::CompactState,
+    /// Optical snapshots rendered so far, by content hash.
+    pub snapshots: crate::optical::SnapshotCache,
+    /// Redaction results of texts already scanned, by content hash.
+    pub redacted: crate::redact::RedactCache,
+    /// Spill keys of texts already hashed.
+    pub keys: crate::spill::key::KeyCache,
+}
+
+/// What a stage changed at one place.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Change {
+    /// Stage that made the change.
+    pub stage: StageName,
+    /// Index into the emitted conversation's messages (after the system prompt).
+    pub message: usize,
+    /// What happened, e.g. `excerpt`, `dedup`, `tombstone`, `snapshot`, `summary`.
+    pub kind: String,
+    /// Tokens of the affected content before the change.
+    pub tokens_before: u64,
+    /// Tokens after the change.
+    pub tokens_after: u64,
+    /// Pointer to the removed original, when it was kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pointer: Option<String>,
+    /// Short human-readable detail.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub detail: String,
+}
+
+impl Change {
+    /// Tokens saved by this change (0 if it grew).
+    pub fn tokens_saved(&self) -> u64 {
+        self.tokens_before.saturating_sub(self.tokens_after)
+    }
+}
+
+/// A blob a stage put in the spill store during this call (metadata only: the
+/// report never carries the removed text, which may hold secrets).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SpillRecord {
+    /// Session.
+    pub session: String,
+    /// Key within the session.
+    pub key: String,
+    /// `spill://<session>/<key>`.
+    pub pointer: String,
+    /// Size in bytes.
+    pub bytes: usize,
+    /// Number of lines.
+    pub lines: usize,
+}
+
+/// The text of a blob stored during this call, so a host can persist it
+/// elsewhere (a KV store) and rehydrate a store later.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SpillBlob {
+    /// Session.
+    pub session: String,
+    /// Key within the session.
+    pub key: String,
+    /// The full text as stored.
+    pub text: String,
+}
+
+/// Everything a stage may use while it runs.
+pub struct StageContext<'a> {
+    /// Settings.
+    pub config: &'a Config,
+    /// Token pricing.
+    pub meter: Meter<'a>,
+    /// Where removed text goes.
+    pub store: &'a mut dyn SpillStore,
+    /// Caches and history across calls.
+    pub state: &'a mut SessionState,
+    /// The stage now running.
+    pub stage: StageName,
+    /// Changes recorded so far.
+    pub changes: Vec<Change>,
+    /// Spills recorded so far.
+    pub spills: Vec<SpillRecord>,
+    /// Texts of the spills recorded so far.
+    pub blobs: Vec<SpillBlob>,
+    /// Notes of the stage now running.
+    pub notes: Vec<String>,
+    /// Secrets masked so far.
+    pub redactions: Redactions,
+    /// Observations the planner handed to the rewriting stages (decided
+    /// after spilling, before dedup); `None` outside the pipeline, where
+    /// [`schedule`](Self::schedule) falls back to fixed batches.
+    pub plan: Option<Schedule>,
+    /// Rewrites the planner weighed on this call.
+    pub candidates: Vec<Candidate>,
+}
+
+impl<'a> StageContext<'a> {
+    /// A context for running stages outside [`compress_with`] (e.g. one text).
+    pub fn new(
+        config: &'a Config,
+        counter: &'a dyn TokenCounter,
+        store: &'a mut dyn SpillStore,
+        state: &'a mut SessionState,
+    ) -> Self {
+        Self {
+            config,
+            meter: Meter {
+                counter,
+                provider: config.provider,
+                optical: &config.optical,
+            },
+            store,
+            state,
+            stage: StageName::Spill,
+            changes: Vec::new(),
+            spills: Vec::new(),
+            blobs: Vec::new(),
+            notes: Vec::new(),
+            redactions: Redactions::default(),
+            plan: None,
+            candidates: Vec::new(),
+        }
+    }
+
+    /// The observations (of `observations`, oldest first) the rewriting
+    /// stages may touch: the planner's schedule, else fixed batches.
+    pub fn schedule(&self, observations: usize) -> Schedule {
+        self.plan
+            .clone()
+            .unwrap_or_else(|| Schedule::fixed(self.config, observations))
+    }
+
+    /// The spill key `text` gets ([`spill::content_key`]), from the session's cache.
+    pub fn content_key(&mut self, kind: &str, text: &str) -> String {
+        self.state.keys.key(kind, text)
+    }
+
+    /// Masks secrets in text that is about to reach the model (an excerpt, a
+    /// snapshot, a summary), counting them for the report. Identity when
+    /// `redact.enabled` is off.
+    pub fn redact<'t>(&mut self, text: &'t str) -> std::borrow::Cow<'t, str> {
+        if !self.config.redact.enabled {
+            return std::borrow::Cow::Borrowed(text);
+        }
+        let (out, found) = self.state.redacted.redact(text);
+        self.redactions.merge(&found);
+        out
+    }
+
+    /// Records a change made by the running stage.
+    pub fn record(
+        &mut self,
+        message: usize,
+        kind: &str,
+        before: u64,
+        after: u64,
+        pointer: Option<String>,
+        detail: String,
+    ) {
+        self.changes.push(Change {
+            stage: self.stage,
+            message,
+            kind: kind.to_string(),
+            tokens_before: before,
+            tokens_after: after,
+            pointer,
+            detail,
+        });
+    }
+
+    /// Keeps `text` in the spill store under a content-derived key and returns
+    /// its pointer, or the reason it could not be kept (`STORE_REFUSED` when
+    /// the store or `limits.maxSpillBytesPerSession` has no room).
+    pub fn keep(&mut self, kind: &str, text: &str) -> std::result::Result<String, Error> {
+        if self.config.redact.store {
+            let (out, found) = crate::redact::redact(text);
+            self.redactions.merge(&found);
+            return self.keep_as_is(kind, &out);
+        }
+        self.keep_as_is(kind, text)
+    }
+
+    /// [`keep`](Self::keep) without `redact.store`: for a text the caller
+    /// already masked (compaction masks each original before it lays out its
+    /// blob, so the line numbers it cites hold).
+    pub fn keep_as_is(&mut self, kind: &str, text: &str) -> std::result::Result<String, Error> {
+        let session = self.config.session.clone();
+        let session = session.as_str();
+        let key = self.state.keys.key(kind, text);
+        let existed = self.store.contains(session, &key);
+        if !existed {
+            let held = self.store.session_bytes(session);
+            let limit = self.config.limits.max_spill_bytes_per_session;
+            if held.saturating_add(text.len()) > limit {
+                return Err(Error::new(
+                    ErrorCode::StoreRefused,
+                    "limits.maxSpillBytesPerSession",
+                    format!(
+                        "the session's spill quota is full ({held} bytes held + {} new > {limit})",
+                        text.len()
+                    ),
+                ));
+            }
+        }
+        self.store.put(session, &key, text)?;
+        let pointer = spill::pointer(session, &key);
+        if !existed && !self.spills.iter().any(|s| s.key == key) {
+            self.spills.push(SpillRecord {
+                session: session.to_string(),
+                key: key.clone(),
+                pointer: pointer.clone(),
+                bytes: text.len(),
+                lines: spill::lines::count(text),
+            });
+            self.blobs.push(SpillBlob {
+                session: session.to_string(),
+                key,
+                text: text.to_string(),
+            });
+        }
+        Ok(pointer)
+    }
+}
+
+/// What a candidate rewrite is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CandidateKind {
+    /// Observations handed to the rewriting stages (dedup, phase, optical).
+    Demotion,
+    /// Older history replaced by a summary.
+    Compaction,
+}
+
+/// One rewrite the planner weighed on this turn.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Candidate {
+    /// What it rewrites.
+    pub kind: CandidateKind,
+    /// Demotion: the observations (oldest first, `[from, to)`) it hands over.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub observations: Option<[usize; 2]>,
+    /// Tokens each later request is smaller by (estimate).
+    pub tokens_saved: u64,
+    /// Tokens of the cached prefix it sends again.
+    pub tokens_rewritten: u64,
+    /// Dollars it adds to this request (negative: it is cheaper already).
+    pub cost_now: f64,
+    /// Dollars it saves over the horizon.
+    pub saving: f64,
+    /// Turns the saving is counted over.
+    pub horizon: usize,
+    /// Committed on this turn (else deferred).
+    pub committed: bool,
+    /// Why.
+    pub reason: String,
+}
+
+/// The committed demotion boundaries of the history: how many observations
+/// (oldest first) the rewriting stages could touch after each move.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Schedule {
+    /// Demoted counts after each committed move, increasing.
+    pub boundaries: Vec<usize>,
+    /// The recent window (`Config::window`).
+    pub window: usize,
+}
+
+impl Schedule {
+    /// Moves in fixed batches of `optical.batch` (the planner off): after
+    /// `observations` arrived, [`Config::demoted`](Config::demoted) of them.
+    pub fn fixed(config: &Config, observations: usize) -> Self {
+        let step = config.optical.batch.max(1);
+        Self {
+            boundaries: (1..=config.demoted(observations) / step)
+                .map(|i| i * step)
+                .collect(),
+            window: config.window,
+        }
+    }
+
+    /// Observations handed to the rewriting stages now.
+    pub fn demoted(&self) -> usize {
+        self.boundaries.last().copied().unwrap_or(0)
+    }
+
+    /// Of `observations`, how many the prompt may reflect: all of them while
+    /// the recent window fills, then the window as it was at the last move.
+    pub fn settled(&self, observations: usize) -> usize {
+        observations.min(self.window + self.demoted())
+    }
+
+    /// The demoted count after the first move that handed over observation
+    /// `index` (or the current count when none has yet).
+    pub fn first_covering(&self, index: usize) -> usize {
+        self.boundaries
+            .iter()
+            .copied()
+            .find(|&b| b > index)
+            .unwrap_or_else(|| self.demoted())
+    }
+}
