@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { lineChart } from './chart.mjs';
 import { defaultTracesDir, runBench, spreadPerSource, traceFiles } from './harness.mjs';
-import { headlineTable, reportMarkdown } from './report.mjs';
+import { dominance, headlineTable, reportMarkdown } from './report.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -190,6 +190,7 @@ async function main() {
   }
   let crit = { note: 'skipped (--no-criterion).' };
   if (o.criterion) crit = criterion(o);
+  result.dominance = dominance(result);
   mkdirSync(o.out, { recursive: true });
   const svg = chart(result);
   if (svg) writeFileSync(join(o.out, 'chart.svg'), svg);
