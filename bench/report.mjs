@@ -71,7 +71,7 @@ const isBaseline = (p) => p.id !== 'tracelite' && !isStage(p) && !p.id.startsWit
 /** The columns of the dominance table: value of a policy, and whether lower is better. */
 const DOMINANCE_COLUMNS = [
   { id: 'tokens', label: 'input tokens', lower: true, value: (p) => p.byProvider.openai.inputTokens },
-  ...PROVIDERS.map((prov) => ({ id: `cost-${prov}`, label: `$/traj ${prov[0].toUpperCase()}${prov.slice(1)}`, lower: true, value: (p) => costPerTrace(p.byProvider[prov]) })),
+  ...PROVIDERS.map((prov) => ({ id: `cost-${prov}`, label: `$/traj ${{ anthropic: 'Anthropic', openai: 'OpenAI', gemini: 'Gemini' }[prov] ?? prov}`, lower: true, value: (p) => costPerTrace(p.byProvider[prov]) })),
   { id: 'grounding', label: 'grounding recall (text+image)', lower: false, value: (p) => groundingShare(p.grounding) },
   { id: 'critical', label: 'critical lines as text', lower: false, value: (p) => share(p.fidelity.critical.present, p.fidelity.critical.checked) },
 ];
@@ -145,6 +145,63 @@ export function dominanceSection(result) {
   out.push(d.aheadOfEveryStageOnCost
     ? `* TraceLite defaults **cost less than every single stage** (${d.stages.length}) for all three providers.`
     : `* TraceLite defaults **do not cost less than every single stage**: at or behind ${list(d.notAheadOfStages)}.`);
+  out.push('');
+  return out;
+}
+
+const PROVIDER_NAMES = { anthropic: 'Anthropic', openai: 'OpenAI', gemini: 'Gemini' };
+
+/** The long-session section (EVALUATION.md §4), Markdown lines; empty without `result.long`. */
+export function longSection(result) {
+  const L = result.long;
+  if (!L) return [];
+  const out = ['## Long sessions', ''];
+  out.push(`SWE-bench runs are short; users\' sessions are not. Each source\'s trajectories, sorted by file name, are taken in order until they hold at least ${int(L.minSteps)} steps, and chained into one conversation (\`bench/long.mjs\`): the shared system prompt, then each trajectory\'s task as a new user message after the previous trajectory\'s last step, followed by all of its steps (tool call ids renumbered through the session). ` +
+    'The request before step s of trajectory k is everything the earlier trajectories left, then trajectory k\'s own request before step s (its task and steps 0..s−1): one request per step, replayed in order. ' +
+    'Each policy is priced per provider as in the rest of the report (prompt caching; TraceLite defaults replayed per provider); a **turn** is one request with its output. ' +
+    `**$/turn** compares the mean cost of the first and the last ${L.sessions[0] ? int(L.sessions[0].policies[0]?.byProvider.openai.window ?? 100) : 100} turns (flat = ×1.0). **Max request** is the largest request in tokens (the provider\'s count; images by its formula), against TraceLite\'s default budget (${int(L.budget ?? 0)} tokens). **Current task verbatim**: requests that show the latest user-authored task message word for word. ` +
+    'TraceLite\'s compaction is extractive (no model call), so what it costs is the prefix it rewrites, priced here like every other cache miss.');
+  out.push('');
+  if (L.sessions.length === 0) {
+    out.push(`No source has trajectories adding up to ${int(L.minSteps)} steps in this run.`);
+    out.push('');
+    return out;
+  }
+  for (const s of L.sessions) {
+    out.push(`### ${s.source}: ${int(s.steps)} turns, ${s.trajectories.length} trajectories`);
+    out.push('');
+    const rows = s.policies.map((p) => {
+      const cells = [p.label];
+      for (const prov of PROVIDERS) {
+        const f = p.byProvider[prov];
+        cells.push(f ? `${usd(f.totalCost)}` : '—');
+        cells.push(f ? `${usd(f.costPerTurnFirst)} → ${usd(f.costPerTurnLast)} (×${(f.lastOverFirst ?? NaN).toFixed(2)})` : '—');
+      }
+      const maxTokens = Math.max(...PROVIDERS.map((prov) => p.byProvider[prov]?.maxRequestTokens ?? 0));
+      const over = Math.max(...PROVIDERS.map((prov) => p.byProvider[prov]?.overBudget ?? 0));
+      cells.push(int(maxTokens), over ? `${int(over)} (${pct(share(over, s.steps))})` : '0');
+      cells.push(`${int(p.taskVerbatim.verbatim)} / ${int(p.taskVerbatim.requests)} (${pct(share(p.taskVerbatim.verbatim, p.taskVerbatim.requests))})`);
+      return cells;
+    });
+    out.push(table(['policy', ...PROVIDERS.flatMap((prov) => [`${PROVIDER_NAMES[prov]} $ total`, `${PROVIDER_NAMES[prov]} $/turn first → last`]), 'max request tokens', 'requests over budget', 'current task verbatim'], rows));
+    out.push('');
+    const tl = s.policies.find((p) => p.id === 'tracelite');
+    if (tl) {
+      const checks = PROVIDERS.filter((prov) => tl.byProvider[prov]).map((prov) => {
+        const f = tl.byProvider[prov];
+        return `${PROVIDER_NAMES[prov]} ${int(f.maxRequestTokens)} ${f.maxRequestTokens <= L.budget ? '≤' : '>'} ${int(L.budget)}`;
+      });
+      const ok = PROVIDERS.every((prov) => !tl.byProvider[prov] || tl.byProvider[prov].maxRequestTokens <= L.budget);
+      const full = s.policies.find((p) => p.id === 'full');
+      const verbatimAll = tl.taskVerbatim.verbatim === tl.taskVerbatim.requests;
+      out.push(`* TraceLite defaults: max request ${ok ? '**within the budget**' : '**over the budget**'} (${checks.join(', ')}); current task verbatim in ${verbatimAll ? '**every** request' : `${int(tl.taskVerbatim.verbatim)} of ${int(tl.taskVerbatim.requests)} requests`}.`);
+      if (full) {
+        out.push(`* Cost per turn, last vs first turns: TraceLite defaults ${PROVIDERS.map((prov) => `${PROVIDER_NAMES[prov]} ×${(tl.byProvider[prov]?.lastOverFirst ?? NaN).toFixed(2)}`).join(', ')}; full history ${PROVIDERS.map((prov) => `×${(full.byProvider[prov]?.lastOverFirst ?? NaN).toFixed(2)}`).join(', ')}.`);
+      }
+      out.push('');
+    }
+  }
+  out.push(`Long-session replay time: ${L.seconds.toFixed(0)} s (one process per session).`);
   out.push('');
   return out;
 }
@@ -274,6 +331,7 @@ export function reportMarkdown(result, extra = {}) {
   out.push('');
 
   out.push(...groundingSection(result));
+  out.push(...longSection(result));
 
   out.push('## Speed and size');
   out.push('');

@@ -14,6 +14,8 @@ import { CLEARED_PLACEHOLDER, clearToolUses, geminiMasking, geminiSnippet, gemin
 import { ocrShows } from '../../bench/grounding.mjs';
 import { decodeGray, encodeGray, ocrReader, upscale } from '../../bench/ocr.mjs';
 import { findRenderer } from '../../bench/render.mjs';
+import { chainPlan, chainRequests, currentTaskVerbatim, endWindow } from '../../bench/long.mjs';
+import { dominance, longSection } from '../../bench/report.mjs';
 import { encoder, imageTokens, o200kCounter, pngSize } from '../../bench/tokens.mjs';
 
 const root = new URL('../../', import.meta.url).pathname;
@@ -180,6 +182,73 @@ test('Gemini CLI masking: newest 50k estimated tokens protected, batches of at l
   assert.match(snip, /\.\.\. \[5 lines omitted\] \.\.\./);
   assert.match(snip, /Output too large\. Full output available at: .*bash_call_3\.txt\n<\/tool_output_masked>$/);
   assert.equal(policy(at(120)).length, at(120).length);
+});
+
+test('long sessions: deterministic chain plan and chained requests', () => {
+  // Plan: per source, files sorted by name until the steps reach the minimum.
+  const steps = { '/t/a__3.json': 50, '/t/a__1.json': 40, '/t/a__2.json': 30, '/t/b__1.json': 20, '/t/b__2.json': 10 };
+  const plan = chainPlan(Object.keys(steps), (f) => steps[f], { minSteps: 60 });
+  assert.deepEqual(plan, [{ source: 'a', files: ['/t/a__1.json', '/t/a__2.json'], steps: 70 }]);
+  assert.deepEqual(chainPlan(Object.keys(steps), (f) => steps[f], { minSteps: 30 }).map((p) => p.files), [['/t/a__1.json'], ['/t/b__1.json', '/t/b__2.json']]);
+  assert.deepEqual([endWindow(313), endWindow(120), endWindow(2)], [100, 40, 1]);
+
+  const one = JSON.parse(readFileSync(sample, 'utf8'));
+  const two = { ...one, id: 'second', task: 'Second task: make the report faster.', steps: one.steps.slice(0, 4) };
+  const n1 = one.steps.length;
+  const { requests, messages } = chainRequests(pkg, [one, two]);
+  assert.equal(requests.length, n1 + 4);
+  // Trajectory 1's requests are exactly the ones the harness replays.
+  const own = (t) => pkg.trajectoryToRequest(JSON.stringify(one), t, 'openai-chat');
+  assert.deepEqual(requests[5].request, own(5));
+  // Trajectory 2 starts after all of trajectory 1, its task as a new user message.
+  const r = requests[n1].request.messages;
+  assert.deepEqual(r.slice(0, -1), own(n1).messages);
+  assert.deepEqual(r.at(-1), { role: 'user', content: two.task });
+  assert.equal(requests[n1].taskAt, r.length - 1);
+  // Its step s: trajectory 2's own request before step s, call ids renumbered through the session.
+  const second = pkg.trajectoryToRequest(JSON.stringify(two), 3, 'openai-chat').messages.slice(1);
+  const tail = requests[n1 + 3].request.messages.slice(own(n1).messages.length);
+  assert.deepEqual(tail.map((m) => m.content), second.map((m) => m.content));
+  assert.deepEqual(tail.filter((m) => m.role === 'tool').map((m) => m.tool_call_id), [0, 1, 2].map((i) => `call_${n1 + i}`));
+  const ids = messages.filter((m) => m.role === 'tool').map((m) => m.tool_call_id);
+  assert.equal(new Set(ids).size, ids.length);
+  // Shared message objects (cacheable), one system prompt.
+  assert.equal(requests[n1 + 3].request.messages[1], requests[2].request.messages[1]);
+  assert.throws(() => chainRequests(pkg, [one, { ...two, system: 'another prompt' }]), /another system prompt/);
+  // The current task check.
+  assert.ok(currentTaskVerbatim(two.task, r));
+  assert.ok(!currentTaskVerbatim(two.task, r.slice(0, -1)));
+});
+
+test('dominance table: best policy per column and the verdicts are computed', () => {
+  const policy = (id, tokens, costs, grounding, critical) => ({
+    id,
+    label: id,
+    byProvider: Object.fromEntries(['anthropic', 'openai', 'gemini'].map((p, i) => [p, { traces: 1, inputTokens: tokens, inputCost: costs[i], outputCost: 0 }])),
+    grounding: { facts: 100, text: grounding, image: 0 },
+    fidelity: { critical: { checked: 10, present: critical } },
+  });
+  const result = { policies: [policy('full', 1000, [1, 1, 1], 100, 10), policy('mask5', 400, [3, 0.8, 1.2], 60, 8), policy('tracelite', 500, [0.9, 0.7, 0.9], 80, 10), policy('only-phase', 900, [0.8, 0.95, 0.95], 90, 10)] };
+  const d = dominance(result);
+  const col = Object.fromEntries(d.columns.map((c) => [c.id, c]));
+  assert.equal(col.tokens.best, 'mask5');
+  assert.equal(col.tokens.distance, 100);
+  assert.equal(col['cost-anthropic'].best, 'only-phase');
+  assert.equal(col['cost-openai'].best, 'tracelite');
+  assert.equal(col.grounding.best, 'full');
+  assert.ok(Math.abs(col.grounding.distance + 0.2) < 1e-9);
+  assert.deepEqual(d.baselines, ['full', 'mask5']);
+  assert.equal(d.aheadOfEveryBaseline, false);
+  assert.deepEqual(d.notAheadOfBaselines, [{ policy: 'mask5', column: 'tokens' }]);
+  assert.equal(d.aheadOfEveryStageOnCost, false);
+  assert.deepEqual(d.notAheadOfStages, [{ policy: 'only-phase', column: 'cost-anthropic' }]);
+  result.policies[1].byProvider.openai.inputTokens = 600;
+  result.policies[3].byProvider.anthropic.inputCost = 0.95;
+  for (const p of result.policies) for (const b of Object.values(p.byProvider)) b.inputTokens = p.id === 'mask5' ? 600 : b.inputTokens;
+  const ok = dominance(result);
+  assert.equal(ok.aheadOfEveryBaseline, true);
+  assert.equal(ok.aheadOfEveryStageOnCost, true);
+  assert.deepEqual(longSection({}), []);
 });
 
 test('prompt cache: prefix reuse, minimum size and Anthropic cache writes', () => {
