@@ -7,6 +7,7 @@ const share = (a, b) => (b > 0 ? a / b : NaN);
 const int = (n) => Math.round(n).toLocaleString('en-US');
 const usd = (x) => (x >= 1 ? `$${x.toFixed(2)}` : `$${x.toFixed(3)}`);
 const ms = (x) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2));
+const PROVIDER_NAMES = { anthropic: 'Anthropic', openai: 'OpenAI', gemini: 'Gemini' };
 const signed = (x) => (Number.isFinite(x) ? `${x <= 0 ? '−' : '+'}${Math.abs(x * 100).toFixed(1)}%` : 'n/a');
 
 function table(header, rows) {
@@ -71,7 +72,7 @@ const isBaseline = (p) => p.id !== 'tracelite' && !isStage(p) && !p.id.startsWit
 /** The columns of the dominance table: value of a policy, and whether lower is better. */
 const DOMINANCE_COLUMNS = [
   { id: 'tokens', label: 'input tokens', lower: true, value: (p) => p.byProvider.openai.inputTokens },
-  ...PROVIDERS.map((prov) => ({ id: `cost-${prov}`, label: `$/traj ${{ anthropic: 'Anthropic', openai: 'OpenAI', gemini: 'Gemini' }[prov] ?? prov}`, lower: true, value: (p) => costPerTrace(p.byProvider[prov]) })),
+  ...PROVIDERS.map((prov) => ({ id: `cost-${prov}`, label: `$/traj ${PROVIDER_NAMES[prov]}`, lower: true, value: (p) => costPerTrace(p.byProvider[prov]) })),
   { id: 'grounding', label: 'grounding recall (text+image)', lower: false, value: (p) => groundingShare(p.grounding) },
   { id: 'critical', label: 'critical lines as text', lower: false, value: (p) => share(p.fidelity.critical.present, p.fidelity.critical.checked) },
 ];
@@ -149,7 +150,7 @@ export function dominanceSection(result) {
   return out;
 }
 
-const PROVIDER_NAMES = { anthropic: 'Anthropic', openai: 'OpenAI', gemini: 'Gemini' };
+const perTurn = (x) => `$${x.toFixed(4)}`;
 
 /** The long-session section (EVALUATION.md §4), Markdown lines; empty without `result.long`. */
 export function longSection(result) {
@@ -175,7 +176,7 @@ export function longSection(result) {
       for (const prov of PROVIDERS) {
         const f = p.byProvider[prov];
         cells.push(f ? `${usd(f.totalCost)}` : '—');
-        cells.push(f ? `${usd(f.costPerTurnFirst)} → ${usd(f.costPerTurnLast)} (×${(f.lastOverFirst ?? NaN).toFixed(2)})` : '—');
+        cells.push(f ? `${perTurn(f.costPerTurnFirst)} → ${perTurn(f.costPerTurnLast)} (×${(f.lastOverFirst ?? NaN).toFixed(2)})` : '—');
       }
       const maxTokens = Math.max(...PROVIDERS.map((prov) => p.byProvider[prov]?.maxRequestTokens ?? 0));
       const over = Math.max(...PROVIDERS.map((prov) => p.byProvider[prov]?.overBudget ?? 0));

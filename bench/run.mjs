@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { lineChart } from './chart.mjs';
 import { defaultTracesDir, runBench, spreadPerSource, traceFiles } from './harness.mjs';
+import { LONG_POLICIES, LONG_STEPS, runLongParallel } from './long.mjs';
 import { dominance, headlineTable, reportMarkdown } from './report.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
