@@ -207,6 +207,16 @@ export function longSection(result) {
   return out;
 }
 
+/** Whether context editing at its documented defaults changed any request of the run (a sentence). */
+function defaultEditing(result) {
+  const at = (id) => result.policies.find((p) => p.id === id)?.byProvider.openai.inputTokens;
+  const edited = at('ctxedit-default');
+  if (edited === undefined || at('full') === undefined) return '';
+  return edited === at('full')
+    ? 'At the documented default trigger (100k input tokens) it never fired in this run (SWE-bench prompts stay under it), so that row is full history. '
+    : `At the documented default trigger (100k input tokens) it fired on the longest trajectories (${pct(1 - share(edited, at('full')))} fewer tokens than full history). `;
+}
+
 /** The whole report. `extra`: { speed, criterion, chartFile, command, commit }. */
 export function reportMarkdown(result, extra = {}) {
   const m = result.meta;
@@ -372,7 +382,7 @@ export function reportMarkdown(result, extra = {}) {
   out.push('* Head truncation keeps the first 10,000 chars of a tool output plus a one-line note; head+tail keeps 5,000 + 5,000 chars with mini-swe-agent\'s elision markers; masking replaces all but the last N tool outputs with `Old environment output: (K lines omitted)` (SWE-agent).');
   out.push('* Masking moves its boundary every step, so the cached prefix ends at the newest masked observation and everything after it is re-sent uncached (Anthropic: re-written at 1.25× input). That is why masking saves tokens but can cost more than full history once caching is priced.');
   out.push('* Cache-friendly masking (last 5, blocks of 10) masks the oldest ⌊(n − 5) / 10⌋ × 10 of the n observations with the same placeholder: 5 to 14 stay visible and the masked prefix changes once every 10 steps.');
-  out.push(`* Anthropic context editing (\`clear_tool_uses_20250919\`) is modelled client-side: when the request the agent sends exceeds the trigger, every tool result older than the newest 3 is replaced by the placeholder \`${CLEARED_PLACEHOLDER}\` (the API does not publish its own text; this is Claude Code's), but only if that removes at least \`clear_at_least\` tokens; cleared results stay cleared, so the edited prefix is cached between firings and each firing is a cache write from the first newly cleared result on. Tool inputs stay. The documented default trigger (100k input tokens) never fires on these trajectories (final prompts 30–60k), so that row equals full history; the 30k row is Anthropic's documented example configuration (trigger 30k, keep 3, clear_at_least 5k).`);
+  out.push(`* Anthropic context editing (\`clear_tool_uses_20250919\`) is modelled client-side: when the request the agent sends exceeds the trigger, every tool result older than the newest 3 is replaced by the placeholder \`${CLEARED_PLACEHOLDER}\` (the API does not publish its own text; this is Claude Code's), but only if that removes at least \`clear_at_least\` tokens; cleared results stay cleared, so the edited prefix is cached between firings and each firing is a cache write from the first newly cleared result on. Tool inputs stay. ${defaultEditing(result)}The 30k row is Anthropic's documented example configuration (trigger 30k, keep 3, clear_at_least 5k).`);
   out.push('* Gemini CLI masking ports `ToolOutputMaskingService` (gemini-cli `packages/core/src/context/toolOutputMaskingService.ts`): before each request, outside the pending tool result and the latest turn, the newest 50,000 estimated tokens of unmasked tool output are protected; once the older ones reach 30,000 they are all masked to a `<tool_output_masked>` snippet (10 head + 10 tail lines of a shell output, 250 + 250 chars of other tools\' JSON response, and the path of the file holding the output); masked outputs stay masked. Tokens are the CLI\'s estimate, characters / 4. Its file path is not a `spill://` pointer, so what it hides counts as GONE.');
   out.push('* The traces were already clipped at run time by their agents (mini-swe-agent head+tail at 10k chars, OpenHands at 30k), so truncation baselines change little on them.');
   out.push(`* Tokenizer work: ${int(m.tokenizerStats.distinctTexts)} distinct texts, ${int(m.tokenizerStats.chars)} chars, ${m.tokenizerStats.seconds.toFixed(0)} s. ` +
