@@ -1,4 +1,5 @@
 // Writes bench/REPORT.md from the result object of the harness.
+import { CLEARED_PLACEHOLDER } from './policies.mjs';
 import { PROVIDERS } from './tokens.mjs';
 
 const pct = (x) => (Number.isFinite(x) ? `${(x * 100).toFixed(1)}%` : 'n/a');
@@ -6,6 +7,7 @@ const share = (a, b) => (b > 0 ? a / b : NaN);
 const int = (n) => Math.round(n).toLocaleString('en-US');
 const usd = (x) => (x >= 1 ? `$${x.toFixed(2)}` : `$${x.toFixed(3)}`);
 const ms = (x) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2));
+const PROVIDER_NAMES = { anthropic: 'Anthropic', openai: 'OpenAI', gemini: 'Gemini' };
 const signed = (x) => (Number.isFinite(x) ? `${x <= 0 ? '−' : '+'}${Math.abs(x * 100).toFixed(1)}%` : 'n/a');
 
 function table(header, rows) {
@@ -64,6 +66,157 @@ export function headlineTable(result) {
   );
 }
 
+const isStage = (p) => p.id.startsWith('only-');
+const isBaseline = (p) => p.id !== 'tracelite' && !isStage(p) && !p.id.startsWith('variant-');
+
+/** The columns of the dominance table: value of a policy, and whether lower is better. */
+const DOMINANCE_COLUMNS = [
+  { id: 'tokens', label: 'input tokens', lower: true, value: (p) => p.byProvider.openai.inputTokens },
+  ...PROVIDERS.map((prov) => ({ id: `cost-${prov}`, label: `$/traj ${PROVIDER_NAMES[prov]}`, lower: true, value: (p) => costPerTrace(p.byProvider[prov]) })),
+  { id: 'grounding', label: 'grounding recall (text+image)', lower: false, value: (p) => groundingShare(p.grounding) },
+  { id: 'critical', label: 'critical lines as text', lower: false, value: (p) => share(p.fidelity.critical.present, p.fidelity.critical.checked) },
+];
+
+/**
+ * The dominance table (EVALUATION.md §3): per column the best policy of the
+ * run and TraceLite defaults' distance to it, and whether TraceLite defaults
+ * beat every baseline on tokens and $ and every single stage on $. Null
+ * without TraceLite defaults in the run.
+ */
+export function dominance(result) {
+  const tl = result.policies.find((p) => p.id === 'tracelite');
+  if (!tl) return null;
+  const columns = DOMINANCE_COLUMNS.map((c) => {
+    const ranked = result.policies.filter((p) => Number.isFinite(c.value(p))).sort((a, b) => (c.lower ? c.value(a) - c.value(b) : c.value(b) - c.value(a)));
+    const best = ranked[0];
+    const v = c.value(tl);
+    return { id: c.id, label: c.label, lowerIsBetter: c.lower, best: best?.id ?? null, bestLabel: best?.label ?? null, bestValue: best ? c.value(best) : null, tracelite: v, distance: best ? v - c.value(best) : null };
+  });
+  // Strictly ahead: TraceLite defaults' value below the other's on every cost column.
+  const behind = (others, ids) => others.flatMap((p) => DOMINANCE_COLUMNS.filter((c) => ids.includes(c.id) && !(c.value(tl) < c.value(p))).map((c) => ({ policy: p.id, column: c.id })));
+  const costIds = PROVIDERS.map((prov) => `cost-${prov}`);
+  const baselines = result.policies.filter(isBaseline);
+  const stages = result.policies.filter(isStage);
+  const notAheadOfBaselines = behind(baselines, ['tokens', ...costIds]);
+  const notAheadOfStages = behind(stages, costIds);
+  return {
+    columns,
+    baselines: baselines.map((p) => p.id),
+    stages: stages.map((p) => p.id),
+    aheadOfEveryBaseline: notAheadOfBaselines.length === 0,
+    notAheadOfBaselines,
+    aheadOfEveryStageOnCost: notAheadOfStages.length === 0,
+    notAheadOfStages,
+  };
+}
+
+function dominanceValue(c, x) {
+  if (!Number.isFinite(x)) return 'n/a';
+  if (c.id === 'tokens') return int(x);
+  if (c.id.startsWith('cost-')) return usd(x);
+  return pct(x);
+}
+
+function dominanceDistance(c) {
+  if (c.best === 'tracelite' || c.distance === 0) return 'best';
+  const d = c.distance;
+  if (c.id === 'tokens') return `${d > 0 ? '+' : '−'}${int(Math.abs(d))} (${signed(d / c.bestValue)})`;
+  if (c.id.startsWith('cost-')) return `${d > 0 ? '+' : '−'}$${Math.abs(d).toFixed(3)} (${signed(d / c.bestValue)})`;
+  return `${d > 0 ? '+' : '−'}${Math.abs(d * 100).toFixed(1)} points`;
+}
+
+/** The dominance section (Markdown lines). */
+export function dominanceSection(result) {
+  const d = result.dominance ?? dominance(result);
+  if (!d) return [];
+  const label = (id) => result.policies.find((p) => p.id === id)?.label ?? id;
+  const out = ['## Dominance', ''];
+  out.push('For each column, the best policy of this run (baselines, TraceLite stages and variants) and how far TraceLite defaults are from it (tokens and $: lower is better; recall and critical lines: higher is better). Tokens are the OpenAI run; $ per trajectory with prompt caching.');
+  out.push('');
+  out.push(table(['column', 'best policy', 'best', 'TraceLite defaults', 'distance'], d.columns.map((c) => [c.label, c.bestLabel ?? '—', dominanceValue(c, c.bestValue), dominanceValue(c, c.tracelite), dominanceDistance(c)])));
+  out.push('');
+  const list = (misses) => {
+    const by = new Map();
+    for (const m of misses) by.set(m.policy, [...(by.get(m.policy) ?? []), DOMINANCE_COLUMNS.find((c) => c.id === m.column).label]);
+    return [...by].map(([id, cols]) => `${label(id)} (${cols.join(', ')})`).join('; ');
+  };
+  out.push(d.aheadOfEveryBaseline
+    ? `* TraceLite defaults **are ahead of every baseline** (${d.baselines.length}) on input tokens and on $ for all three providers.`
+    : `* TraceLite defaults **are not ahead of every baseline** on tokens and $: at or behind ${list(d.notAheadOfBaselines)}.`);
+  out.push(d.aheadOfEveryStageOnCost
+    ? `* TraceLite defaults **cost less than every single stage** (${d.stages.length}) for all three providers.`
+    : `* TraceLite defaults **do not cost less than every single stage**: at or behind ${list(d.notAheadOfStages)}.`);
+  out.push('');
+  return out;
+}
+
+const perTurn = (x) => `$${x.toFixed(4)}`;
+
+/** The long-session section (EVALUATION.md §4), Markdown lines; empty without `result.long`. */
+export function longSection(result) {
+  const L = result.long;
+  if (!L) return [];
+  const out = ['## Long sessions', ''];
+  out.push(`SWE-bench runs are short; users\' sessions are not. Each source\'s trajectories, sorted by file name, are taken in order until they hold at least ${int(L.minSteps)} steps, and chained into one conversation (\`bench/long.mjs\`): the shared system prompt, then each trajectory\'s task as a new user message after the previous trajectory\'s last step, followed by all of its steps (tool call ids renumbered through the session). ` +
+    'The request before step s of trajectory k is everything the earlier trajectories left, then trajectory k\'s own request before step s (its task and steps 0..s−1): one request per step, replayed in order. ' +
+    'Each policy is priced per provider as in the rest of the report (prompt caching; TraceLite defaults replayed per provider); a **turn** is one request with its output. ' +
+    `**$/turn** compares the mean cost of the first and the last ${L.sessions[0] ? int(L.sessions[0].policies[0]?.byProvider.openai.window ?? 100) : 100} turns (flat = ×1.0). **Max request** is the largest request in tokens (the provider\'s count; images by its formula), against TraceLite\'s default budget (${int(L.budget ?? 0)} tokens). **Current task verbatim**: requests that show the latest user-authored task message word for word. ` +
+    'TraceLite\'s compaction is extractive (no model call), so what it costs is the prefix it rewrites, priced here like every other cache miss.');
+  out.push('');
+  if (L.sessions.length === 0) {
+    out.push(`No source has trajectories adding up to ${int(L.minSteps)} steps in this run.`);
+    out.push('');
+    return out;
+  }
+  for (const s of L.sessions) {
+    out.push(`### ${s.source}: ${int(s.steps)} turns, ${s.trajectories.length} trajectories`);
+    out.push('');
+    const rows = s.policies.map((p) => {
+      const cells = [p.label];
+      for (const prov of PROVIDERS) {
+        const f = p.byProvider[prov];
+        cells.push(f ? `${usd(f.totalCost)}` : '—');
+        cells.push(f ? `${perTurn(f.costPerTurnFirst)} → ${perTurn(f.costPerTurnLast)} (×${(f.lastOverFirst ?? NaN).toFixed(2)})` : '—');
+      }
+      const maxTokens = Math.max(...PROVIDERS.map((prov) => p.byProvider[prov]?.maxRequestTokens ?? 0));
+      const over = Math.max(...PROVIDERS.map((prov) => p.byProvider[prov]?.overBudget ?? 0));
+      cells.push(int(maxTokens), over ? `${int(over)} (${pct(share(over, s.steps))})` : '0');
+      cells.push(`${int(p.taskVerbatim.verbatim)} / ${int(p.taskVerbatim.requests)} (${pct(share(p.taskVerbatim.verbatim, p.taskVerbatim.requests))})`);
+      return cells;
+    });
+    out.push(table(['policy', ...PROVIDERS.flatMap((prov) => [`${PROVIDER_NAMES[prov]} $ total`, `${PROVIDER_NAMES[prov]} $/turn first → last`]), 'max request tokens', 'requests over budget', 'current task verbatim'], rows));
+    out.push('');
+    const tl = s.policies.find((p) => p.id === 'tracelite');
+    if (tl) {
+      const checks = PROVIDERS.filter((prov) => tl.byProvider[prov]).map((prov) => {
+        const f = tl.byProvider[prov];
+        return `${PROVIDER_NAMES[prov]} ${int(f.maxRequestTokens)} ${f.maxRequestTokens <= L.budget ? '≤' : '>'} ${int(L.budget)}`;
+      });
+      const ok = PROVIDERS.every((prov) => !tl.byProvider[prov] || tl.byProvider[prov].maxRequestTokens <= L.budget);
+      const full = s.policies.find((p) => p.id === 'full');
+      const verbatimAll = tl.taskVerbatim.verbatim === tl.taskVerbatim.requests;
+      out.push(`* TraceLite defaults: max request ${ok ? '**within the budget**' : '**over the budget**'} (${checks.join(', ')}); current task verbatim in ${verbatimAll ? '**every** request' : `${int(tl.taskVerbatim.verbatim)} of ${int(tl.taskVerbatim.requests)} requests`}.`);
+      if (full) {
+        out.push(`* Cost per turn, last vs first turns: TraceLite defaults ${PROVIDERS.map((prov) => `${PROVIDER_NAMES[prov]} ×${(tl.byProvider[prov]?.lastOverFirst ?? NaN).toFixed(2)}`).join(', ')}; full history ${PROVIDERS.map((prov) => `×${(full.byProvider[prov]?.lastOverFirst ?? NaN).toFixed(2)}`).join(', ')}.`);
+      }
+      out.push('');
+    }
+  }
+  out.push(`Long-session replay time: ${L.seconds.toFixed(0)} s (one process per session).`);
+  out.push('');
+  return out;
+}
+
+/** Whether context editing at its documented defaults changed any request of the run (a sentence). */
+function defaultEditing(result) {
+  const at = (id) => result.policies.find((p) => p.id === id)?.byProvider.openai.inputTokens;
+  const edited = at('ctxedit-default');
+  if (edited === undefined || at('full') === undefined) return '';
+  return edited === at('full')
+    ? 'At the documented default trigger (100k input tokens) it never fired in this run (SWE-bench prompts stay under it), so that row is full history. '
+    : `At the documented default trigger (100k input tokens) it fired on the longest trajectories (${pct(1 - share(edited, at('full')))} fewer tokens than full history). `;
+}
+
 /** The whole report. `extra`: { speed, criterion, chartFile, command, commit }. */
 export function reportMarkdown(result, extra = {}) {
   const m = result.meta;
@@ -85,6 +238,7 @@ export function reportMarkdown(result, extra = {}) {
   out.push('');
   out.push(headlineTable(result));
   out.push('');
+  out.push(...dominanceSection(result));
   if (result.pending.length) {
     out.push('Pending policies (not measured in this run):');
     for (const p of result.pending) out.push(`* ${p.label}: ${p.reason}.`);
@@ -188,6 +342,7 @@ export function reportMarkdown(result, extra = {}) {
   out.push('');
 
   out.push(...groundingSection(result));
+  out.push(...longSection(result));
 
   out.push('## Speed and size');
   out.push('');
@@ -226,6 +381,9 @@ export function reportMarkdown(result, extra = {}) {
   out.push('* Replay: the request before step t holds the system prompt, the task and steps 0..t−1 (`trajectoryToRequest`, OpenAI chat format). TraceLite policies call `compress` on it with one SpillStore per trajectory; baselines transform its messages in `bench/policies.mjs`.');
   out.push('* Head truncation keeps the first 10,000 chars of a tool output plus a one-line note; head+tail keeps 5,000 + 5,000 chars with mini-swe-agent\'s elision markers; masking replaces all but the last N tool outputs with `Old environment output: (K lines omitted)` (SWE-agent).');
   out.push('* Masking moves its boundary every step, so the cached prefix ends at the newest masked observation and everything after it is re-sent uncached (Anthropic: re-written at 1.25× input). That is why masking saves tokens but can cost more than full history once caching is priced.');
+  out.push('* Cache-friendly masking (last 5, blocks of 10) masks the oldest ⌊(n − 5) / 10⌋ × 10 of the n observations with the same placeholder: 5 to 14 stay visible and the masked prefix changes once every 10 steps.');
+  out.push(`* Anthropic context editing (\`clear_tool_uses_20250919\`) is modelled client-side: when the request the agent sends exceeds the trigger, every tool result older than the newest 3 is replaced by the placeholder \`${CLEARED_PLACEHOLDER}\` (the API does not publish its own text; this is Claude Code's), but only if that removes at least \`clear_at_least\` tokens; cleared results stay cleared, so the edited prefix is cached between firings and each firing is a cache write from the first newly cleared result on. Tool inputs stay. ${defaultEditing(result)}The 30k row is Anthropic's documented example configuration (trigger 30k, keep 3, clear_at_least 5k).`);
+  out.push('* Gemini CLI masking ports `ToolOutputMaskingService` (gemini-cli `packages/core/src/context/toolOutputMaskingService.ts`): before each request, outside the pending tool result and the latest turn, the newest 50,000 estimated tokens of unmasked tool output are protected; once the older ones reach 30,000 they are all masked to a `<tool_output_masked>` snippet (10 head + 10 tail lines of a shell output, 250 + 250 chars of other tools\' JSON response, and the path of the file holding the output); masked outputs stay masked. Tokens are the CLI\'s estimate, characters / 4. Its file path is not a `spill://` pointer, so what it hides counts as GONE.');
   out.push('* The traces were already clipped at run time by their agents (mini-swe-agent head+tail at 10k chars, OpenHands at 30k), so truncation baselines change little on them.');
   out.push(`* Tokenizer work: ${int(m.tokenizerStats.distinctTexts)} distinct texts, ${int(m.tokenizerStats.chars)} chars, ${m.tokenizerStats.seconds.toFixed(0)} s. ` +
     'Texts are split with o200k\'s pre-tokenizer regex and each distinct piece is encoded once (exact); pre-tokenizer pieces over 64 chars (runs of dashes or spaces; js-tiktoken is quadratic on them) are counted in 64-char chunks, ±1 token per chunk.');

@@ -8,7 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { lineChart } from './chart.mjs';
 import { defaultTracesDir, runBench, spreadPerSource, traceFiles } from './harness.mjs';
-import { headlineTable, reportMarkdown } from './report.mjs';
+import { LONG_POLICIES, LONG_STEPS, runLongParallel } from './long.mjs';
+import { dominance, headlineTable, reportMarkdown } from './report.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -21,10 +22,11 @@ const USAGE = `usage: node bench/run.mjs [options]
   --variant NAME=JSON  also replay TraceLite with these options as variant-NAME (repeatable)
   --workers N          replay processes (default 2)
   --ocr-traces N       trajectories per source whose snapshots are OCR'd (default 3, quick 1)
+  --long / --no-long   long sessions: trajectories chained to ≥ 300 steps per source (quick: 100); on by default
   --no-ocr --no-criterion --no-latency   skip a part`;
 
 function parseArgs(argv) {
-  const o = { traces: defaultTracesDir(ROOT), out: join(ROOT, 'bench'), ocr: true, criterion: true, latency: true };
+  const o = { traces: defaultTracesDir(ROOT), out: join(ROOT, 'bench'), ocr: true, criterion: true, latency: true, long: true };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const next = () => {
@@ -51,6 +53,8 @@ function parseArgs(argv) {
     else if (a === '--no-ocr') o.ocr = false;
     else if (a === '--no-criterion') o.criterion = false;
     else if (a === '--no-latency') o.latency = false;
+    else if (a === '--long') o.long = true;
+    else if (a === '--no-long') o.long = false;
     else if (a === '-h' || a === '--help') {
       process.stdout.write(USAGE + '\n');
       process.exit(0);
@@ -181,6 +185,13 @@ async function main() {
     ocrFiles: spreadPerSource(files, o.ocrTraces ?? (o.quick ? 1 : 3)),
     log,
   });
+  if (o.long) {
+    // Long sessions chain the whole directory's trajectories (not the --quick/--sample spread).
+    const all = statSync(o.traces).isDirectory() ? traceFiles(o.traces) : [o.traces];
+    const minSteps = o.quick ? LONG_STEPS.quick : LONG_STEPS.full;
+    log(`long sessions (≥ ${minSteps} steps per source)`);
+    result.long = await runLongParallel({ files: all, minSteps, policies: o.policies ?? LONG_POLICIES, workers: o.workers ?? 2, log });
+  }
   const speed = { wasm: wasmSize() };
   if (o.latency) {
     log('latency (separate process)');
@@ -190,6 +201,7 @@ async function main() {
   }
   let crit = { note: 'skipped (--no-criterion).' };
   if (o.criterion) crit = criterion(o);
+  result.dominance = dominance(result);
   mkdirSync(o.out, { recursive: true });
   const svg = chart(result);
   if (svg) writeFileSync(join(o.out, 'chart.svg'), svg);

@@ -10,10 +10,12 @@ import * as pkg from '../../pkg/node.js';
 import { PromptCache } from '../../bench/cost.mjs';
 import { criticalItems, editedPaths, legible, recoverable, toolCallsKept } from '../../bench/fidelity.mjs';
 import { runBench, sampleLines, snapshotGroups, spreadPerSource } from '../../bench/harness.mjs';
-import { headTail, maskObservations } from '../../bench/policies.mjs';
+import { CLEARED_PLACEHOLDER, clearToolUses, geminiMasking, geminiSnippet, geminiTokens, headTail, maskObservations } from '../../bench/policies.mjs';
 import { ocrShows } from '../../bench/grounding.mjs';
 import { decodeGray, encodeGray, ocrReader, upscale } from '../../bench/ocr.mjs';
 import { findRenderer } from '../../bench/render.mjs';
+import { chainPlan, chainRequests, currentTaskVerbatim, endWindow } from '../../bench/long.mjs';
+import { dominance, longSection } from '../../bench/report.mjs';
 import { encoder, imageTokens, o200kCounter, pngSize } from '../../bench/tokens.mjs';
 
 const root = new URL('../../', import.meta.url).pathname;
@@ -79,6 +81,174 @@ test('masking keeps the last N tool outputs', () => {
   assert.deepEqual(tools.slice(2), [2, 3, 4, 5, 6].map((i) => `line1\nout ${i}`));
   assert.deepEqual(toolCallsKept(msgs, out), { total: 7, kept: 7, inText: 0 });
   assert.deepEqual(toolCallsKept(msgs, msgs.slice(0, 3)), { total: 7, kept: 1, inText: 0 });
+});
+
+/** A conversation of `n` tool steps (`out(i)` the i-th output), as the harness slices it. */
+function conversation(n, out = (i) => `line1\nout ${i}`, name = 'bash') {
+  const msgs = [{ role: 'system', content: 'sys' }, { role: 'user', content: 'task' }];
+  for (let i = 0; i < n; i++) {
+    msgs.push({ role: 'assistant', content: null, tool_calls: [{ id: `call_${i}`, type: 'function', function: { name, arguments: `{"command":"ls ${i}"}` } }] });
+    msgs.push({ role: 'tool', tool_call_id: `call_${i}`, content: out(i) });
+  }
+  // The request before step t: system, task and steps 0..t-1.
+  return (t) => msgs.slice(0, 2 + 2 * t);
+}
+
+const toolTexts = (messages) => messages.filter((m) => m.role === 'tool').map((m) => m.content);
+
+test('cache-friendly masking moves its boundary only in blocks of 10 observations', () => {
+  const at = conversation(40);
+  const policy = maskObservations(5, { block: 10 });
+  const maskedCount = (t) => toolTexts(policy(at(t))).filter((c) => c.startsWith('Old environment output:')).length;
+  // Nothing masked until 15 observations; then 10, 20, 30 at once.
+  assert.deepEqual([0, 5, 14, 15, 16, 24, 25, 34, 35, 40].map(maskedCount), [0, 0, 0, 10, 10, 10, 20, 20, 30, 30]);
+  for (let t = 1; t <= 40; t++) {
+    const visible = toolTexts(policy(at(t))).filter((c) => !c.startsWith('Old environment output:')).length;
+    assert.ok(visible >= Math.min(t, 5) && visible <= 14, `t=${t}: ${visible} visible`);
+  }
+  // The placeholder is the masking policy's own, and identical objects come back (cacheable).
+  assert.equal(toolTexts(policy(at(15)))[0], 'Old environment output: (2 lines omitted)');
+  assert.equal(policy(at(20))[3], policy(at(16))[3]);
+  // block 1 is plain last-5 masking.
+  assert.deepEqual(maskObservations(5, { block: 1 })(at(7)).map((m) => m.content), maskObservations(5)(at(7)).map((m) => m.content));
+});
+
+test('context editing clears only over the trigger, keeps 3, honours clear_at_least and never un-clears', () => {
+  // ~1,000 tokens per observation.
+  const big = (i) => `obs ${i} ` + 'word '.repeat(1000);
+  const at = conversation(60, big);
+  const cleared = (msgs) => toolTexts(msgs).filter((c) => c === CLEARED_PLACEHOLDER).length;
+  // Under the trigger: the request goes out unedited.
+  const policy = clearToolUses({ trigger: 30_000, keep: 3, clearAtLeast: 5_000 });
+  const counts = [];
+  for (let t = 0; t <= 60; t++) counts.push(cleared(policy(at(t))));
+  const first = counts.findIndex((c) => c > 0);
+  // The request first exceeds 30k tokens at ~30 observations; then all but the newest 3 go.
+  assert.ok(first >= 28 && first <= 31, `first clearing at ${first}`);
+  assert.equal(counts[first], first - 3);
+  for (let t = 0; t < first; t++) assert.equal(counts[t], 0);
+  // Cleared results stay cleared (the point only moves forward) and the next
+  // clearing waits for ≥ 5k tokens of new clearable results (5 observations).
+  for (let t = first + 1; t <= 60; t++) assert.ok(counts[t] >= counts[t - 1]);
+  const steps = counts.slice(first).map((c, k) => (k === 0 ? c : c - counts[first + k - 1])).filter((d) => d > 0);
+  assert.ok(steps.slice(1).every((d) => d >= 5), `clearing steps ${steps}`);
+  // Without clear_at_least the point moves every step once over the trigger.
+  const eager = clearToolUses({ trigger: 30_000, keep: 3 });
+  for (let t = 0; t <= 60; t++) {
+    const c = cleared(eager(at(t)));
+    assert.equal(c, t >= first ? t - 3 : 0, `t=${t}`);
+  }
+  // The documented default (100k) never fires on a 60k conversation; the newest 3 are never cleared.
+  const defaults = clearToolUses();
+  for (let t = 0; t <= 60; t++) assert.equal(cleared(defaults(at(t))), 0);
+  assert.deepEqual(toolTexts(policy(at(60))).slice(-3), [57, 58, 59].map(big));
+  // Tool calls (inputs) stay; a replay from the start begins unedited again.
+  assert.equal(policy(at(60)).filter((m) => m.tool_calls).length, 60);
+  assert.equal(cleared(policy(at(10))), 0);
+});
+
+test('Gemini CLI masking: newest 50k estimated tokens protected, batches of at least 30k, masked stays masked', () => {
+  // 4,000 chars ≈ 1,000 estimated tokens per output, 25 lines each.
+  const out = (i) => Array.from({ length: 25 }, (_, k) => `${i}:${k} `.padEnd(159, 'x')).join('\n');
+  const at = conversation(120, out);
+  const tokens = geminiTokens('bash', out(0));
+  assert.ok(tokens > 990 && tokens < 1020, String(tokens));
+  const protectedCount = Math.floor(50_000 / tokens);
+  const policy = geminiMasking();
+  const masked = (msgs) => toolTexts(msgs).map((c) => c.startsWith('<tool_output_masked>'));
+  let first = -1;
+  let prev = [];
+  const fired = [];
+  for (let t = 0; t <= 120; t++) {
+    const m = masked(policy(at(t)));
+    // Once masked, stays masked.
+    prev.forEach((was, i) => was && assert.ok(m[i], `t=${t}: output ${i} unmasked`));
+    const n = m.filter(Boolean).length;
+    if (n > prev.filter(Boolean).length) fired.push([t, n]);
+    if (first < 0 && n > 0) first = t;
+    // The newest output (the pending request) and the 50k before it are never masked.
+    const unmaskedTail = m.slice(Math.max(0, m.length - 1 - protectedCount)).filter(Boolean).length;
+    assert.equal(unmaskedTail, 0, `t=${t}`);
+    prev = m;
+  }
+  // The history (without the newest output) needs > 50k protected + ≥ 30k prunable: ~80 outputs.
+  assert.equal(first, 1 + protectedCount + Math.ceil(30_000 / tokens));
+  assert.ok(fired[0][1] >= 29, `first batch ${fired[0][1]}`);
+  // Later batches too are ≥ 30k tokens (≥ 30 outputs), never one at a time.
+  assert.ok(fired.every(([, n], k) => n - (k ? fired[k - 1][1] : 0) >= 29), JSON.stringify(fired));
+  // The snippet: 10 head + 10 tail lines of a shell output and the file path.
+  const snip = geminiSnippet('bash', 'call_3', out(3));
+  assert.match(snip, /^<tool_output_masked>\n3:0 /);
+  assert.match(snip, /\.\.\. \[5 lines omitted\] \.\.\./);
+  assert.match(snip, /Output too large\. Full output available at: .*bash_call_3\.txt\n<\/tool_output_masked>$/);
+  assert.equal(policy(at(120)).length, at(120).length);
+});
+
+test('long sessions: deterministic chain plan and chained requests', () => {
+  // Plan: per source, files sorted by name until the steps reach the minimum.
+  const steps = { '/t/a__3.json': 50, '/t/a__1.json': 40, '/t/a__2.json': 30, '/t/b__1.json': 20, '/t/b__2.json': 10 };
+  const plan = chainPlan(Object.keys(steps), (f) => steps[f], { minSteps: 60 });
+  assert.deepEqual(plan, [{ source: 'a', files: ['/t/a__1.json', '/t/a__2.json'], steps: 70 }]);
+  assert.deepEqual(chainPlan(Object.keys(steps), (f) => steps[f], { minSteps: 30 }).map((p) => p.files), [['/t/a__1.json'], ['/t/b__1.json', '/t/b__2.json']]);
+  assert.deepEqual([endWindow(313), endWindow(120), endWindow(2)], [100, 40, 1]);
+
+  const one = JSON.parse(readFileSync(sample, 'utf8'));
+  const two = { ...one, id: 'second', task: 'Second task: make the report faster.', steps: one.steps.slice(0, 4) };
+  const n1 = one.steps.length;
+  const { requests, messages } = chainRequests(pkg, [one, two]);
+  assert.equal(requests.length, n1 + 4);
+  // Trajectory 1's requests are exactly the ones the harness replays.
+  const own = (t) => pkg.trajectoryToRequest(JSON.stringify(one), t, 'openai-chat');
+  assert.deepEqual(requests[5].request, own(5));
+  // Trajectory 2 starts after all of trajectory 1, its task as a new user message.
+  const r = requests[n1].request.messages;
+  assert.deepEqual(r.slice(0, -1), own(n1).messages);
+  assert.deepEqual(r.at(-1), { role: 'user', content: two.task });
+  assert.equal(requests[n1].taskAt, r.length - 1);
+  // Its step s: trajectory 2's own request before step s, call ids renumbered through the session.
+  const second = pkg.trajectoryToRequest(JSON.stringify(two), 3, 'openai-chat').messages.slice(1);
+  const tail = requests[n1 + 3].request.messages.slice(own(n1).messages.length);
+  assert.deepEqual(tail.map((m) => m.content), second.map((m) => m.content));
+  assert.deepEqual(tail.filter((m) => m.role === 'tool').map((m) => m.tool_call_id), [0, 1, 2].map((i) => `call_${n1 + i}`));
+  const ids = messages.filter((m) => m.role === 'tool').map((m) => m.tool_call_id);
+  assert.equal(new Set(ids).size, ids.length);
+  // Shared message objects (cacheable), one system prompt.
+  assert.equal(requests[n1 + 3].request.messages[1], requests[2].request.messages[1]);
+  assert.throws(() => chainRequests(pkg, [one, { ...two, system: 'another prompt' }]), /another system prompt/);
+  // The current task check.
+  assert.ok(currentTaskVerbatim(two.task, r));
+  assert.ok(!currentTaskVerbatim(two.task, r.slice(0, -1)));
+});
+
+test('dominance table: best policy per column and the verdicts are computed', () => {
+  const policy = (id, tokens, costs, grounding, critical) => ({
+    id,
+    label: id,
+    byProvider: Object.fromEntries(['anthropic', 'openai', 'gemini'].map((p, i) => [p, { traces: 1, inputTokens: tokens, inputCost: costs[i], outputCost: 0 }])),
+    grounding: { facts: 100, text: grounding, image: 0 },
+    fidelity: { critical: { checked: 10, present: critical } },
+  });
+  const result = { policies: [policy('full', 1000, [1, 1, 1], 100, 10), policy('mask5', 400, [3, 0.8, 1.2], 60, 8), policy('tracelite', 500, [0.9, 0.7, 0.9], 80, 10), policy('only-phase', 900, [0.8, 0.95, 0.95], 90, 10)] };
+  const d = dominance(result);
+  const col = Object.fromEntries(d.columns.map((c) => [c.id, c]));
+  assert.equal(col.tokens.best, 'mask5');
+  assert.equal(col.tokens.distance, 100);
+  assert.equal(col['cost-anthropic'].best, 'only-phase');
+  assert.equal(col['cost-openai'].best, 'tracelite');
+  assert.equal(col.grounding.best, 'full');
+  assert.ok(Math.abs(col.grounding.distance + 0.2) < 1e-9);
+  assert.deepEqual(d.baselines, ['full', 'mask5']);
+  assert.equal(d.aheadOfEveryBaseline, false);
+  assert.deepEqual(d.notAheadOfBaselines, [{ policy: 'mask5', column: 'tokens' }]);
+  assert.equal(d.aheadOfEveryStageOnCost, false);
+  assert.deepEqual(d.notAheadOfStages, [{ policy: 'only-phase', column: 'cost-anthropic' }]);
+  result.policies[1].byProvider.openai.inputTokens = 600;
+  result.policies[3].byProvider.anthropic.inputCost = 0.95;
+  for (const p of result.policies) for (const b of Object.values(p.byProvider)) b.inputTokens = p.id === 'mask5' ? 600 : b.inputTokens;
+  const ok = dominance(result);
+  assert.equal(ok.aheadOfEveryBaseline, true);
+  assert.equal(ok.aheadOfEveryStageOnCost, true);
+  assert.deepEqual(longSection({}), []);
 });
 
 test('prompt cache: prefix reuse, minimum size and Anthropic cache writes', () => {
