@@ -48,3 +48,10 @@ export function conversationCompressor(options, format) {
     },
   };
 }
+
+/** JSON text of a value with object keys sorted: equal for values that differ only in key order. */
+export function canonicalJson(value) {
+  return JSON.stringify(value, (_, v) => (v !== null && typeof v === 'object' && !Array.isArray(v)
+    ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, v[k]]))
+    : v));
+}

@@ -10,7 +10,7 @@
 // state keeps every message as it was, and the next call compresses the whole
 // history again (same input, same bytes out: provider prompt caches keep working).
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage, createMiddleware, tool } from 'langchain';
-import { conversationCompressor, frameworkSpillTools } from './framework.js';
+import { canonicalJson, conversationCompressor, frameworkSpillTools } from './framework.js';
 
 /** Content-part type carrying a LangChain content block the chat format has no place for. */
 const REF = 'langchain';
@@ -41,7 +41,7 @@ export function toChatMessages(messages, systemMessage) {
   const out = [];
   const add = (msg, from) => {
     msg[FROM] = from;
-    side.rendered.set(from, JSON.stringify(msg.content));
+    side.rendered.set(from, canonicalJson(msg.content));
     out.push(msg);
   };
   if (systemMessage && !(typeof systemMessage.content === 'string' && systemMessage.content === '')) {
@@ -160,7 +160,7 @@ export function fromChatMessages(request, side) {
     }
     const original = from === -1 ? side.systemMessage : side.messages[from];
     const content = contentBack(msg.content, side);
-    const same = original !== undefined && JSON.stringify(msg.content) === side.rendered.get(from);
+    const same = original !== undefined && canonicalJson(msg.content) === side.rendered.get(from);
     const back = same ? original : (original !== undefined ? withContent(original, content) : fresh(msg, content));
     if (from === -1) systemMessage = back;
     else messages.push(back);
