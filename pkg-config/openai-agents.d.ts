@@ -22,11 +22,11 @@ export interface TraceliteInputFilterOptions extends Omit<CompressSettings, 'for
 }
 
 /** A `callModelInputFilter` that compresses the model input, plus the store its spills go to. */
-export type TraceliteInputFilter = CallModelInputFilter<any> & {
+export type TraceliteInputFilter = {
   (args: CallModelInputFilterArgs<any>): Promise<ModelInputData>;
   /** The store spills go to: pass it to `spillTools`. */
   readonly store: SpillStoreLike;
-};
+} & CallModelInputFilter<any>;
 
 /** A `callModelInputFilter` (run options or `new Runner({ ... })`) that compresses every model call's input. */
 export function traceliteInputFilter(options?: TraceliteInputFilterOptions): TraceliteInputFilter;
