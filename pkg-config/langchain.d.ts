@@ -4,6 +4,7 @@
 import type { AgentMiddleware, BaseMessage, DynamicStructuredTool, ModelRequest, SystemMessage } from 'langchain';
 import type { CompressSettings, Report } from './index.js';
 import type { SpillStoreLike } from './proxy.js';
+import type { GrepSpillArgs, ReadSpillArgs } from './framework.js';
 
 /** Options of `traceliteMiddleware`: compress settings plus host objects. */
 export interface TraceliteLangChainOptions extends Omit<CompressSettings, 'format' | 'session'> {
@@ -35,24 +36,7 @@ export type TraceliteLangChainMiddleware = AgentMiddleware & {
  */
 export function traceliteMiddleware(options?: TraceliteLangChainOptions): TraceliteLangChainMiddleware;
 
-/** Arguments of `read_spill` (the core's schema). */
-export interface ReadSpillArgs {
-  pointer: string;
-  offset?: number;
-  limit?: number;
-  column?: number;
-}
-
-/** Arguments of `grep_spill` (the core's schema, as the model sends them). */
-export interface GrepSpillArgs {
-  pointer: string;
-  pattern: string;
-  literal?: boolean;
-  ignore_case?: boolean;
-  context?: number;
-  max_matches?: number;
-  skip?: number;
-}
+export type { GrepSpillArgs, ReadSpillArgs } from './framework.js';
 
 /** A LangChain tool whose `invoke` resolves the reply text. */
 export type SpillTool<Args> = DynamicStructuredTool & {

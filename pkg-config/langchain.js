@@ -24,9 +24,6 @@ function kind(message) {
   return typeof message?.getType === 'function' ? message.getType() : message?.type;
 }
 
-/** Whether a message or block field holds a value worth keeping. */
-const has = (value) => value !== undefined;
-
 /**
  * Converts LangChain messages (and the agent's system message, if any) into
  * an OpenAI Chat Completions request, the format the core compresses. Returns
@@ -85,35 +82,19 @@ function contentBack(content, side) {
   return content.map((p) => (p?.type === REF ? side.parts[p.ref] : p));
 }
 
-/** The fields of a LangChain message kept when its content changes. */
-function fields(m, content) {
-  const out = { content };
-  for (const k of ['id', 'name', 'additional_kwargs', 'response_metadata']) if (has(m[k])) out[k] = m[k];
-  return out;
-}
+/** Fields every LangChain message keeps when its content changes, and those of each kind. */
+const KEPT = ['id', 'name', 'additional_kwargs', 'response_metadata'];
+const KEPT_BY_KIND = {
+  ai: ['tool_calls', 'invalid_tool_calls', 'usage_metadata'],
+  tool: ['tool_call_id', 'status', 'artifact'],
+};
+const CLASSES = { ai: AIMessage, tool: ToolMessage, system: SystemMessage };
 
-/** A message like `m` (same class, id, tool calls) with new content. */
+/** A message like `m` (same class, ids, tool calls, fields) with new content. */
 function withContent(m, content) {
-  switch (kind(m)) {
-    case 'ai':
-      return new AIMessage({
-        ...fields(m, content),
-        tool_calls: m.tool_calls,
-        ...(has(m.invalid_tool_calls) ? { invalid_tool_calls: m.invalid_tool_calls } : {}),
-        ...(has(m.usage_metadata) ? { usage_metadata: m.usage_metadata } : {}),
-      });
-    case 'tool':
-      return new ToolMessage({
-        ...fields(m, content),
-        tool_call_id: m.tool_call_id,
-        ...(has(m.status) ? { status: m.status } : {}),
-        ...(has(m.artifact) ? { artifact: m.artifact } : {}),
-      });
-    case 'system':
-      return new SystemMessage(fields(m, content));
-    default:
-      return new HumanMessage(fields(m, content));
-  }
+  const out = { content };
+  for (const k of [...KEPT, ...(KEPT_BY_KIND[kind(m)] ?? [])]) if (m[k] !== undefined) out[k] = m[k];
+  return new (CLASSES[kind(m)] ?? HumanMessage)(out);
 }
 
 /** A message the compression wrote (a compaction summary, a snapshot): by its role. */
