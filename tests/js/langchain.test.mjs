@@ -167,3 +167,30 @@ test('a store outside wasm (KV-like) receives every spill and the registered too
   assert.equal([...blobs.values()][0], LOG);
   assert.match(result.messages.find((m) => m.tool_call_id === 'c2').content, /2718\tFAILED tests\/test_price\.py/);
 });
+
+test('stacks with contextEditingMiddleware listed after it: clearing sees the compressed request, the state keeps everything', async () => {
+  const { ClearToolUsesEdit, contextEditingMiddleware } = await import('langchain');
+  const clearing = contextEditingMiddleware({
+    edits: [new ClearToolUsesEdit({ trigger: { tokens: 500 }, keep: { messages: 1 }, excludeTools: ['read_spill', 'grep_spill'] })],
+  });
+  const reports = [];
+  const model = fakeModel()
+    .respondWithTools([{ name: 'bash', args: { command: 'pytest -v' }, id: 'call-1' }])
+    .respondWithTools([{ name: 'bash', args: { command: 'pytest -x' }, id: 'call-2' }])
+    .respond((messages) => new AIMessage({
+      content: '',
+      tool_calls: [{ id: 'call-3', name: 'grep_spill', args: { pointer: POINTER.exec(seenText(messages))[0], pattern: 'KeyError', context: 0 }, type: 'tool_call' }],
+    }))
+    .respond(new AIMessage('done'));
+  const agent = createAgent({ model, tools: [bash], middleware: [traceliteMiddleware({ budget: 8000, onReport: (r) => reports.push(r) }), clearing] });
+  const result = await agent.invoke({ messages: [new HumanMessage('Fix it.')] });
+  assert.equal(result.messages.at(-1).content, 'done');
+  // Third call: the older bash result was cleared by LangChain, the newer one is TraceLite's excerpt with its pointer.
+  const third = model.calls[2].messages.filter((m) => m.type === 'tool');
+  assert.equal(third[0].content, '[cleared]');
+  assert.match(third[1].content, POINTER);
+  // grep_spill read the spilled output back, and the agent's state was not edited by either middleware.
+  assert.match(result.messages.find((m) => m.tool_call_id === 'call-3').content, /2718:FAILED tests\/test_price\.py/);
+  assert.deepEqual(result.messages.filter((m) => m.type === 'tool' && m.name === 'bash').map((m) => m.content), [LOG, LOG]);
+  assert.equal(reports.length, 4);
+});
