@@ -7,14 +7,19 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pkgDir, root } from './support/hosts.mjs';
 
-/** The deno binary: $DENO, the one the `deno` npm package installed, or `deno` on PATH. */
+/**
+ * The deno binary: $DENO, the one the `deno` npm package's postinstall linked, the
+ * platform package's own (when install scripts did not run), or `deno` on PATH.
+ */
 function findDeno() {
-  for (const candidate of [process.env.DENO, join(root, 'node_modules/deno/deno'), 'deno']) {
+  const platform = join(root, 'node_modules/@deno');
+  const platformBins = existsSync(platform) ? readdirSync(platform).map((d) => join(platform, d, 'deno')) : [];
+  for (const candidate of [process.env.DENO, join(root, 'node_modules/deno/deno'), ...platformBins, 'deno']) {
     if (!candidate) continue;
     const r = spawnSync(candidate, ['--version'], { encoding: 'utf8' });
     if (r.status === 0) return { bin: candidate, version: r.stdout.split('\n')[0] };
