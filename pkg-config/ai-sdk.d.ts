@@ -6,6 +6,7 @@
 import type { LanguageModelMiddleware, Tool } from 'ai';
 import type { CompressSettings, Report } from './index.js';
 import type { SpillStoreLike } from './proxy.js';
+import type { GrepSpillArgs, ReadSpillArgs } from './framework.js';
 
 /** Options of `traceliteMiddleware`: compress settings plus host objects. */
 export interface TraceliteMiddlewareOptions extends Omit<CompressSettings, 'format' | 'session'> {
@@ -60,36 +61,14 @@ export type SpillTool<Input> = {
 } & Tool<Input, string>;
 
 /** Arguments of `read_spill` (the core's schema). */
-export interface ReadSpillInput {
-  /** The spill:// pointer from the placeholder. */
-  pointer: string;
-  /** Lines to skip (default 0). */
-  offset?: number;
-  /** Most lines to return (default 200, at most 2000). */
-  limit?: number;
-  /** Bytes to skip in the first line (to continue a very long line). */
-  column?: number;
-}
+export type ReadSpillInput = ReadSpillArgs;
 
 /**
  * Arguments of `grep_spill`: the core's schema, snake case, as the model sends
  * them. A direct `execute` call may also spell `max_matches` and `ignore_case`
  * in camel case (the snake-case name wins when both are given).
  */
-export interface GrepSpillInput {
-  /** The spill:// pointer from the placeholder. */
-  pointer: string;
-  /** Regular expression (the core's dialect), or plain text with `literal`. */
-  pattern: string;
-  literal?: boolean;
-  /** Case-insensitive (default false). */
-  ignore_case?: boolean;
-  /** Lines of context around each match (default 2, at most 10). */
-  context?: number;
-  /** Most matching lines to return (default 50, at most 200). */
-  max_matches?: number;
-  /** Matching lines to skip (to see further matches). */
-  skip?: number;
+export interface GrepSpillInput extends GrepSpillArgs {
   /** Alias of `max_matches`. */
   maxMatches?: number;
   /** Alias of `ignore_case`. */

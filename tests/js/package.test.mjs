@@ -37,8 +37,12 @@ before(() => {
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
   // --offline: the install must not need the network (no dependencies, no scripts, no downloads).
   execFileSync('npm', ['install', '--offline', '--no-audit', '--no-fund', join(work, info.filename)], { cwd: project, stdio: 'pipe' });
-  // The optional peer `ai`, for the ai-sdk entry: the copy this repo installed.
+  // The optional peers `ai`, `langchain` and `@openai/agents`, for the ai-sdk, langchain and
+  // openai-agents entries: the copies this repo installed.
   symlinkSync(join(root, 'node_modules', 'ai'), join(project, 'node_modules', 'ai'), 'dir');
+  symlinkSync(join(root, 'node_modules', 'langchain'), join(project, 'node_modules', 'langchain'), 'dir');
+  mkdirSync(join(project, 'node_modules', '@openai'));
+  symlinkSync(join(root, 'node_modules', '@openai', 'agents'), join(project, 'node_modules', '@openai', 'agents'), 'dir');
   // ai's types (which the ai-sdk entry's types are) name Node's http and Buffer: an AI SDK
   // TypeScript project has @types/node.
   mkdirSync(join(project, 'node_modules', '@types'));
@@ -54,13 +58,16 @@ test('the tarball ships the entries, the wasm and the types, and nothing runs at
   for (const f of [
     'package.json', 'README.md', 'tracelite_bg.wasm', 'tracelite.js', 'node.js', 'browser.js', 'workerd.js', 'edge.js',
     'api.js', 'ai-sdk.js', 'proxy.js', 'kv-store.js', 'spill-reader.js', 'mirror.js', 'cli.mjs',
-    'index.d.ts', 'ai-sdk.d.ts', 'proxy.d.ts', 'kv-store.d.ts',
+    'deno.js', 'langchain.js', 'openai-agents.js', 'framework.js',
+    'index.d.ts', 'ai-sdk.d.ts', 'proxy.d.ts', 'kv-store.d.ts', 'langchain.d.ts', 'openai-agents.d.ts',
   ]) assert.ok(files.includes(f), `${f} missing from the tarball: ${files.join(' ')}`);
   assert.ok(!files.some((f) => f.includes('test')), files.join(' '));
   const manifest = JSON.parse(readFileSync(join(project, 'node_modules/tracelite/package.json'), 'utf8'));
   assert.equal(manifest.scripts, undefined);
   assert.equal(manifest.dependencies, undefined);
-  assert.deepEqual(Object.keys(manifest.exports['.']), ['types', 'workerd', 'edge-light', 'node', 'browser', 'default']);
+  assert.deepEqual(Object.keys(manifest.exports['.']), ['types', 'deno', 'workerd', 'edge-light', 'node', 'browser', 'default']);
+  // The framework peers are optional: installing the package never pulls them in.
+  for (const peer of ['ai', 'langchain', '@openai/agents']) assert.deepEqual(manifest.peerDependenciesMeta[peer], { optional: true }, peer);
   const wasm = readFileSync(join(pkgDir, 'tracelite_bg.wasm'));
   t.diagnostic(`tarball ${packed.size} bytes (unpacked ${packed.unpackedSize}), wasm ${wasm.length} bytes raw, ${gzipSync(wasm, { level: 9 }).length} bytes gzip -9`);
   assert.ok(statSync(join(work, packed.filename)).size === packed.size);
@@ -72,6 +79,8 @@ test('Node ESM: the root and every subpath import from the installed package', (
     import { createProxy } from 'tracelite/proxy';
     import { KvSpillStore } from 'tracelite/kv-store';
     import { traceliteMiddleware, spillTools } from 'tracelite/ai-sdk';
+    import * as langchain from 'tracelite/langchain';
+    import * as agents from 'tracelite/openai-agents';
     const store = new SpillStore();
     const { request, report } = compress(${JSON.stringify(REQUEST)}, { store, budget: 8000 });
     console.log(JSON.stringify({
@@ -79,12 +88,15 @@ test('Node ESM: the root and every subpath import from the installed package', (
       proxy: typeof createProxy({ upstream: 'https://api.example' }),
       kv: typeof KvSpillStore, mw: typeof traceliteMiddleware({}).transformParams,
       tools: Object.keys(spillTools(store)),
+      langchain: langchain.spillTools(store).map((t) => t.name), lcMiddleware: typeof langchain.traceliteMiddleware({}).wrapModelCall,
+      agents: agents.spillTools(store).map((t) => t.name), filter: typeof agents.traceliteInputFilter({}),
     }));
   `);
   const out = JSON.parse(execFileSync(process.execPath, ['node-check.mjs'], { cwd: project, encoding: 'utf8' }));
   assert.deepEqual(out, {
     version: '0.1.0', format: 'openai-chat', messages: 4, proxy: 'function', kv: 'function', mw: 'function',
     tools: ['read_spill', 'grep_spill'],
+    langchain: ['read_spill', 'grep_spill'], lcMiddleware: 'function', agents: ['read_spill', 'grep_spill'], filter: 'function',
   });
 });
 
@@ -236,7 +248,8 @@ const installedManifest = () => JSON.parse(readFileSync(join(project, 'node_modu
 test('the tarball ships README.md (the npm README), LICENSE and the examples, and no tests', () => {
   const files = packedFiles();
   for (const f of ['README.md', 'LICENSE', 'examples/cloudflare-worker/worker.js', 'examples/cloudflare-worker/wrangler.toml',
-    'examples/vercel-edge/README.md', 'examples/vercel-edge/app/[...path]/route.js']) {
+    'examples/vercel-edge/README.md', 'examples/vercel-edge/app/[...path]/route.js',
+    'examples/sdk-loop/openai.mjs', 'examples/sdk-loop/anthropic.mjs']) {
     assert.ok(files.includes(f), `${f} missing from the tarball: ${files.join(' ')}`);
   }
   assert.ok(!files.some((f) => /(^|\/)(tests?|__tests__)\/|\.(test|spec)\.[cm]?[jt]s$/.test(f)), files.join(' '));
@@ -279,14 +292,14 @@ test('every `import … from \'tracelite…\'` of the npm README is an export, a
   const imports = [...readme.matchAll(/import\s*\{([^}]*)\}\s*from\s*['"](tracelite(?:\/[^'"]*)?)['"]/g)]
     .map((m) => ({ names: m[1].split(',').map((n) => n.trim().replace(/^type\s+/, '').split(/\s+as\s+/)[0]).filter(Boolean), spec: m[2] }));
   const specs = new Set(imports.map((i) => i.spec));
-  for (const spec of ['tracelite', 'tracelite/proxy', 'tracelite/kv-store', 'tracelite/ai-sdk']) {
+  for (const spec of ['tracelite', 'tracelite/proxy', 'tracelite/kv-store', 'tracelite/ai-sdk', 'tracelite/langchain', 'tracelite/openai-agents']) {
     assert.ok(specs.has(spec), `the README never imports ${spec}`);
   }
   for (const spec of specs) {
     const sub = spec === 'tracelite' ? '.' : `.${spec.slice('tracelite'.length)}`;
     assert.ok(Object.hasOwn(manifest.exports, sub), `${spec}: "${sub}" is not in package.json exports`);
   }
-  // Each imported name resolves in the installed package (the optional peer `ai` is linked in before()).
+  // Each imported name resolves in the installed package (the optional peers are linked in before()).
   writeFileSync(join(project, 'readme-imports.mjs'), `
     const wanted = ${JSON.stringify(imports)};
     const missing = [];

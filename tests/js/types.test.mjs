@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { pkgDir, root } from './support/hosts.mjs';
 import { SpillStore } from '../../pkg/node.js';
 import { spillTools, traceliteMiddleware } from '../../pkg/ai-sdk.js';
@@ -322,6 +322,218 @@ for (const version of Object.keys(AI)) {
       const matches = got.grep.value.split('\n').filter((l) => /^\d+:/.test(l));
       assert.equal(matches.length, 2, got.grep.value);
       assert.match(got.grep.value, /:tests\/test_mod_0\.py::test_case_0 PASSED/);
+    });
+  }
+}
+
+// Issue 18 item 5: the README snippets that import 'tracelite/langchain' or
+// 'tracelite/openai-agents' type-check under tsc --strict against the installed
+// `langchain` / `@openai/agents` (with the package's own .d.ts) and run, the
+// provider replaced: `@langchain/openai` by a stand-in whose ChatOpenAI is
+// LangChain's fakeModel() scripted to call tools, the Agents SDK's default model
+// provider by a fake Model. Each run: bash returns LOG, the model greps the spill
+// its prompt points to (max_matches 2), then answers.
+const FRAMEWORKS = {
+  langchain: {
+    spec: 'tracelite/langchain',
+    peers: ['langchain', '@langchain/core', 'zod'],
+    globals: `
+import type { ClientTool } from '@langchain/core/tools';
+declare global {
+  var myTools: ClientTool[];
+  var task: string;
+}
+export {};
+`,
+    types: `
+import { createAgent, fakeModel, type AgentMiddleware } from 'langchain';
+import { spillTools, traceliteMiddleware, type TraceliteLangChainOptions } from 'tracelite/langchain';
+const options: TraceliteLangChainOptions = { budget: 8000, session: (request) => String(request.messages.length), onReport: ({ session, report }) => void [session, report.tokensAfter] };
+const mw = traceliteMiddleware(options);
+const asMiddleware: AgentMiddleware = mw;
+const [read, grep] = spillTools(mw.store, { session: 's' });
+const page: Promise<string> = read.invoke({ pointer: 'spill://s/k', offset: 10 });
+const found: Promise<string> = grep.invoke({ pointer: 'spill://s/k', pattern: 'x', max_matches: 2, ignore_case: true });
+const agent = createAgent({ model: fakeModel(), tools: [read, grep], middleware: [mw, traceliteMiddleware({ spillTools: false })] });
+// @ts-expect-error: budget must be a number
+traceliteMiddleware({ budget: 'big' });
+void [asMiddleware, page, found, agent];
+`,
+    standIns: {
+      '@langchain/openai': {
+        js: `
+import { AIMessage, fakeModel } from 'langchain';
+const POINTER = /spill:\\/\\/[A-Za-z0-9._-]+\\/[A-Za-z0-9._-]+/;
+/** LangChain's fake chat model, scripted: bash, then grep_spill on the pointer it was shown, then an answer. */
+export class ChatOpenAI {
+  constructor() {
+    const model = fakeModel()
+      .respondWithTools([{ name: 'bash', args: { command: 'pytest -v' }, id: 'call-1' }])
+      .respond((messages) => new AIMessage({ content: '', tool_calls: [{ id: 'call-2', name: 'grep_spill', type: 'tool_call',
+        args: { pointer: POINTER.exec(JSON.stringify(messages.map((m) => m.content)))?.[0], pattern: 'PASSED', max_matches: 2 } }] }))
+      .respond(new AIMessage('done'));
+    (globalThis.models ??= []).push(model);
+    return model;
+  }
+}
+`,
+        dts: `
+import type { FakeBuiltModel } from '@langchain/core/testing';
+/** A stand-in for @langchain/openai's ChatOpenAI: LangChain's fake chat model. */
+export declare class ChatOpenAI extends FakeBuiltModel {
+  constructor(fields: { model: string });
+}
+`,
+      },
+    },
+    run: (snippet) => `
+import { tool } from 'langchain';
+globalThis.task = 'Fix the failing discount test.';
+globalThis.myTools = [tool(async () => ${JSON.stringify(LOG)}, { name: 'bash', description: 'Runs a command.', schema: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] } })];
+await import(${JSON.stringify(`./${snippet}`)});
+const [model] = globalThis.models;
+const second = JSON.stringify(model.calls[1].messages.map((m) => m.content));
+const reply = model.calls[2].messages.find((m) => m.tool_call_id === 'call-2');
+console.log(JSON.stringify({ models: globalThis.models.length, calls: model.callCount, pointer: /spill:\\/\\//.test(second), secondChars: second.length, grep: reply?.content }));
+`,
+  },
+  'openai-agents': {
+    spec: 'tracelite/openai-agents',
+    peers: ['@openai/agents', 'zod'],
+    globals: `
+import type { Tool } from '@openai/agents';
+declare global {
+  var myTools: Tool<any>[];
+  var task: string;
+}
+export {};
+`,
+    types: `
+import { Agent, Runner, run, type CallModelInputFilter, type ModelInputData } from '@openai/agents';
+import { spillTools, traceliteInputFilter, type TraceliteInputFilterOptions } from 'tracelite/openai-agents';
+const options: TraceliteInputFilterOptions = { budget: 8000, session: ({ context }) => String(context), onReport: ({ report }) => void report.tokensAfter };
+const filter = traceliteInputFilter(options);
+const asFilter: CallModelInputFilter = filter;
+const out: Promise<ModelInputData> = filter({ modelData: { input: [], instructions: 'x' }, agent: new Agent({ name: 'a' }), context: undefined });
+const agent = new Agent({ name: 'a', tools: spillTools(filter.store, { session: 's' }) });
+const runner = new Runner({ callModelInputFilter: filter });
+void [asFilter, out, runner, run(agent, 'x', { callModelInputFilter: filter })];
+// @ts-expect-error: budget must be a number
+traceliteInputFilter({ budget: 'big' });
+`,
+    standIns: {},
+    run: (snippet) => `
+import { setDefaultModelProvider, setTracingDisabled, tool, Usage } from '@openai/agents';
+setTracingDisabled(true);
+const requests = [];
+const usage = () => new Usage({ requests: 1, inputTokens: 1, outputTokens: 1, totalTokens: 2 });
+const call = (callId, name, args) => ({ type: 'function_call', callId, name, arguments: JSON.stringify(args), status: 'completed' });
+// A fake Model behind the default provider ('gpt-4.1' resolves to it): bash, grep_spill, an answer.
+setDefaultModelProvider({ getModel: () => ({
+  async getResponse(request) {
+    requests.push(request);
+    const pointer = /spill:\\/\\/[A-Za-z0-9._-]+\\/[A-Za-z0-9._-]+/.exec(JSON.stringify(request.input))?.[0];
+    const output = [
+      () => [call('call-1', 'bash', { command: 'pytest -v' })],
+      () => [call('call-2', 'grep_spill', { pointer, pattern: 'PASSED', max_matches: 2 })],
+      () => [{ type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'done' }] }],
+    ][requests.length - 1]();
+    return { usage: usage(), output };
+  },
+  async *getStreamedResponse() { throw new Error('not used'); },
+}) });
+globalThis.task = 'Fix the failing discount test.';
+globalThis.myTools = [tool({ name: 'bash', description: 'Runs a command.', strict: false, execute: async () => ${JSON.stringify(LOG)},
+  parameters: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'], additionalProperties: true } })];
+await import(${JSON.stringify(`./${snippet}`)});
+const second = JSON.stringify(requests[1].input);
+const reply = requests[2].input.find((i) => i.type === 'function_call_result' && i.callId === 'call-2');
+console.log(JSON.stringify({ models: 1, calls: requests.length, pointer: /spill:\\/\\//.test(second), secondChars: second.length, grep: reply?.output?.text }));
+`,
+  },
+};
+
+/** README code blocks (```js / ```ts) that import `spec`. */
+function frameworkSnippets(spec) {
+  const out = [];
+  for (const readme of READMES) {
+    const text = readFileSync(join(root, readme), 'utf8');
+    for (const m of text.matchAll(/^```(js|ts)\n([\s\S]*?)^```$/gm)) {
+      if (!m[2].includes(`from '${spec}'`)) continue;
+      out.push({ name: `${readme}:${text.slice(0, m.index).split('\n').length}`, lang: m[1], code: m[2] });
+    }
+  }
+  return out;
+}
+
+let frameworkWork;
+const frameworkTsc = new Map();
+
+before(() => {
+  frameworkWork = mkdtempSync(join(tmpdir(), 'tracelite-frameworks-'));
+  for (const [name, fw] of Object.entries(FRAMEWORKS)) {
+    const dir = join(frameworkWork, name);
+    const modules = join(dir, 'node_modules');
+    mkdirSync(join(modules, '@types'), { recursive: true });
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
+    cpSync(pkgDir, join(modules, 'tracelite'), { recursive: true, filter: (src) => !src.includes('node_modules') });
+    for (const peer of [...fw.peers, '@types/node']) {
+      mkdirSync(dirname(join(modules, peer)), { recursive: true });
+      symlinkSync(join(root, 'node_modules', peer), join(modules, peer), 'dir');
+    }
+    for (const [pkg, { js, dts }] of Object.entries(fw.standIns)) {
+      const at = join(modules, pkg);
+      mkdirSync(at, { recursive: true });
+      writeFileSync(join(at, 'package.json'), JSON.stringify({ name: pkg, type: 'module', exports: { '.': { types: './index.d.ts', default: './index.js' } } }));
+      writeFileSync(join(at, 'index.js'), js);
+      writeFileSync(join(at, 'index.d.ts'), dts);
+    }
+    writeFileSync(join(dir, 'globals.d.ts'), fw.globals);
+    writeFileSync(join(dir, 'types.ts'), fw.types);
+    frameworkSnippets(fw.spec).forEach((s, i) => {
+      writeFileSync(join(dir, `snippet-${i}.ts`), s.code);
+      writeFileSync(join(dir, `snippet-${i}.mjs`), s.code);
+      writeFileSync(join(dir, `run-${i}.mjs`), fw.run(`snippet-${i}.mjs`));
+    });
+  }
+});
+
+after(() => {
+  if (frameworkWork) rmSync(frameworkWork, { recursive: true, force: true });
+});
+
+/** tsc --strict over a framework's types and snippets, once (the framework types are slow to load); its output. */
+function frameworkTypeErrors(name) {
+  if (!frameworkTsc.has(name)) {
+    const dir = join(frameworkWork, name);
+    const files = ['globals.d.ts', 'types.ts', ...frameworkSnippets(FRAMEWORKS[name].spec).map((_, i) => `snippet-${i}.ts`)];
+    frameworkTsc.set(name, tsc(dir, files));
+  }
+  return frameworkTsc.get(name);
+}
+
+for (const [name, fw] of Object.entries(FRAMEWORKS)) {
+  const snippets = frameworkSnippets(fw.spec);
+
+  test(`${fw.spec}: the READMEs have snippets, and the types (middleware / filter, tools, options) type-check under tsc --strict`, () => {
+    assert.ok(snippets.length >= 1, `no README code block imports ${fw.spec}`);
+    const errors = frameworkTypeErrors(name);
+    assert.equal(errors.split('\n').filter((l) => l.startsWith('types.ts') || l.startsWith('globals.d.ts')).join('\n'), '');
+  });
+
+  for (const [i, s] of snippets.entries()) {
+    test(`${fw.spec}: README snippet ${s.name} type-checks under tsc --strict and runs with a fake model`, () => {
+      const errors = frameworkTypeErrors(name).split('\n').filter((l) => l.startsWith(`snippet-${i}.ts`));
+      assert.deepEqual(errors, [], `tsc --strict on ${s.name}`);
+      const dir = join(frameworkWork, name);
+      const got = JSON.parse(execFileSync(process.execPath, [`run-${i}.mjs`], { cwd: dir, encoding: 'utf8' }).trim().split('\n').pop());
+      assert.equal(got.models, 1, 'the snippet made one model');
+      assert.equal(got.calls, 3, 'bash, grep_spill, then the answer');
+      assert.ok(got.pointer, 'the second call carries a spill:// pointer');
+      assert.ok(got.secondChars < LOG.length / 2, `the tool output was compressed (${got.secondChars} chars, log ${LOG.length})`);
+      const matches = (got.grep ?? '').split('\n').filter((l) => /^\d+:/.test(l));
+      assert.equal(matches.length, 2, got.grep);
+      assert.match(got.grep, /:tests\/test_mod_0\.py::test_case_0 PASSED/);
     });
   }
 }
