@@ -10,6 +10,7 @@ import { onlyStage } from './policies.mjs';
 
 const CONFIGS = [
   { label: 'TraceLite defaults', options: {} },
+  { label: 'TraceLite, fixed batches (planner off)', options: { plan: { enabled: false } } },
   { label: 'parse + emit only (every stage off)', options: { ...onlyStage('none') } },
 ];
 
