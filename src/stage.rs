@@ -55,6 +55,8 @@ pub struct SessionState {
     pub redacted: crate::redact::RedactCache,
     /// Spill keys of texts already hashed.
     pub keys: crate::spill::key::KeyCache,
+    /// The optical stage's proposals the planner already priced.
+    pub savings: crate::plan::SavingsCache,
 }
 
 /// What a stage changed at one place.

@@ -63,11 +63,27 @@ pub fn for_conversation(
     let outside = at.len().saturating_sub(config.window);
     let priced = config.plan.enabled && config.optical.enabled;
     let mut observations = Vec::with_capacity(at.len());
+    // What a proposal depends on besides the text: the image pricing and
+    // layout, the pointer's session and the redaction switch.
+    let settings = crate::tokens::text_hash(
+        format!(
+            "{:?}|{:?}|{}|{}",
+            config.provider, config.optical, config.session, config.redact.enabled
+        )
+        .as_bytes(),
+    );
     for (i, &at) in at.iter().enumerate() {
-        let saving = if priced && i < outside {
-            crate::optical::proposed_saving(conv, at, cx)?
-        } else {
-            0
+        let text = conv.tool_result(at).map(|r| r.text());
+        let saving = match text {
+            Some(text) if priced && i < outside => {
+                let mut savings = std::mem::take(&mut cx.state.savings);
+                let saving = savings.get_or(settings, &text, || {
+                    crate::optical::proposed_saving(conv, at, cx)
+                });
+                cx.state.savings = savings;
+                saving?
+            }
+            _ => 0,
         };
         observations.push((at.message, saving));
     }
