@@ -9,6 +9,7 @@ import { SpillStore, compress, trajectoryToRequest } from '../../pkg/node.js';
 import { KvSpillStore } from '../../pkg/kv-store.js';
 import { createProxy, sessionSigner } from '../../pkg/proxy.js';
 import { bundleWorker, projectWithPkg, root, startUpstream, startWorker } from './support/hosts.mjs';
+import { withSpillTools } from './support/proxy-tools.mjs';
 
 const OPTIONS = { budget: 16000, provider: 'openai' };
 const SECRET = 'sk-test-5f1c0ffee-never-log-me';
@@ -108,7 +109,7 @@ test('chat completions: the compressed body goes upstream with the headers, SSE 
   assert.equal(got.headers['x-custom'], 'kept');
   assert.equal(got.headers['x-tracelite-session'], undefined);
   const want = expected(chatRequest, 'openai-chat', session);
-  assert.equal(got.body, JSON.stringify(want.request));
+  assert.equal(got.body, JSON.stringify(withSpillTools(want.request, 'openai-chat', session)));
   assert.equal(res.headers.get('x-tracelite-tokens'), `${want.report.tokensBefore}->${want.report.tokensAfter}`);
   assert.ok(want.report.tokensBefore > 5000);
   // Everything the core spilled is readable through the proxy from KV.
@@ -295,6 +296,6 @@ for (const [path, format, body] of [
     assert.equal(got.url, path);
     assert.equal(got.headers['x-api-key'], SECRET);
     assert.equal(got.headers['anthropic-version'], '2023-06-01');
-    assert.equal(got.body, JSON.stringify(expected(body, format, session).request));
+    assert.equal(got.body, JSON.stringify(withSpillTools(expected(body, format, session).request, format, session)));
   });
 }
