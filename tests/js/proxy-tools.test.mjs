@@ -12,7 +12,7 @@ import { SpillStore, compress, trajectoryToRequest } from '../../pkg/node.js';
 import { createProxy } from '../../pkg/proxy.js';
 import { bundleWorker, projectWithPkg, root, startUpstream, startWorker } from './support/hosts.mjs';
 import {
-  PATHS, bigOutput, clientText, conversation, lastToolResult, modelTurn, parseSse, withSpillTools,
+  PATHS, POINTER, bigOutput, clientText, conversation, lastToolResult, model, parseSse, withSpillTools,
 } from './support/proxy-tools.mjs';
 
 const PROXY_SECRET = 'proxy-tools-test-secret-1f9e8d7c6b5a4f3e';
@@ -21,32 +21,9 @@ const KEY_B = 'Bearer sk-tenant-b-tools-111111111111111';
 const NEEDLE = 'NEEDLE: error E1234 in src/parser.c line 88';
 const WORKER = readFileSync(join(root, 'pkg-config/examples/cloudflare-worker/worker.js'), 'utf8');
 const FORMATS = Object.keys(PATHS);
-const FORMAT_OF = Object.fromEntries(Object.entries(PATHS).map(([f, p]) => [p, f]));
-const POINTER = /spill:\/\/[\w.-]+\/[\w.-]+/;
 
 let upstream;
 let mf;
-
-/**
- * The stub model. `?mode=read` (default): grep_spill on the first pointer, then
- * the found line; `loop`: grep_spill every turn; `mixed`: grep_spill and the
- * client's bash at once; `attack`: read_spill of `?pointer=`.
- */
-function model(req, text) {
-  const url = new URL(req.url, 'http://x');
-  const format = FORMAT_OF[url.pathname];
-  const body = JSON.parse(text);
-  const mode = url.searchParams.get('mode') ?? 'read';
-  const result = lastToolResult(format, body);
-  if (result !== undefined && mode !== 'loop') {
-    return modelTurn(format, { text: `final: ${/NEEDLE: [^\n]*/.exec(result)?.[0] ?? result}` }, body.stream);
-  }
-  const calls = mode === 'attack'
-    ? [{ id: 'call_s1', name: 'read_spill', args: { pointer: url.searchParams.get('pointer') } }]
-    : [{ id: 'call_s1', name: 'grep_spill', args: { pointer: POINTER.exec(text)?.[0], pattern: 'NEEDLE', literal: true } }];
-  if (mode === 'mixed') calls.push({ id: 'call_b1', name: 'bash', args: { command: 'ls' } });
-  return modelTurn(format, { text: body.stream ? 'Let me look.' : undefined, calls }, body.stream);
-}
 
 before(async () => {
   upstream = await startUpstream(model);

@@ -178,3 +178,28 @@ export function clientText(format, text, stream) {
   }
   return out;
 }
+
+const FORMAT_OF = Object.fromEntries(Object.entries(PATHS).map(([f, p]) => [p, f]));
+/** A spill pointer in a text. */
+export const POINTER = /spill:\/\/[\w.-]+\/[\w.-]+/;
+
+/**
+ * The stub model. `?mode=read` (default): grep_spill on the first pointer, then
+ * the found line; `loop`: grep_spill every turn; `mixed`: grep_spill and the
+ * client's bash at once; `attack`: read_spill of `?pointer=`.
+ */
+export function model(req, text) {
+  const url = new URL(req.url, 'http://x');
+  const format = FORMAT_OF[url.pathname];
+  const body = JSON.parse(text);
+  const mode = url.searchParams.get('mode') ?? 'read';
+  const result = lastToolResult(format, body);
+  if (result !== undefined && mode !== 'loop') {
+    return modelTurn(format, { text: `final: ${/NEEDLE: [^\n]*/.exec(result)?.[0] ?? result}` }, body.stream);
+  }
+  const calls = mode === 'attack'
+    ? [{ id: 'call_s1', name: 'read_spill', args: { pointer: url.searchParams.get('pointer') } }]
+    : [{ id: 'call_s1', name: 'grep_spill', args: { pointer: POINTER.exec(text)?.[0], pattern: 'NEEDLE', literal: true } }];
+  if (mode === 'mixed') calls.push({ id: 'call_b1', name: 'bash', args: { command: 'ls' } });
+  return modelTurn(format, { text: body.stream ? 'Let me look.' : undefined, calls }, body.stream);
+}
