@@ -42,11 +42,15 @@ function parseJson(text) {
   }
 }
 
+/** Finish / stop reasons of a turn cut short. */
+const CUT_SHORT = new Set(['length', 'content_filter', 'max_tokens', 'refusal', 'model_context_window_exceeded']);
+
 const chat = {
   fromJson(response) {
     if (!Array.isArray(response?.choices) || response.choices.length !== 1) return undefined;
-    const message = response.choices[0]?.message;
-    if (!message || typeof message !== 'object') return undefined;
+    const { message, finish_reason: finish } = response.choices[0] ?? {};
+    // Cut short (length, content filter): the call's arguments may be too.
+    if (!message || typeof message !== 'object' || CUT_SHORT.has(finish)) return undefined;
     const calls = (message.tool_calls ?? []).map((c) => ({ id: c?.id, name: c?.function?.name, args: c?.function?.arguments ?? '' }));
     return { calls, turn: message };
   },
@@ -57,16 +61,22 @@ const chat = {
   watcher() {
     let content = '';
     const calls = [];
+    let finish;
     let unresolvable = false;
     return {
       add({ data }) {
         const json = parseJson(data);
         let signal;
+        if (json?.error) {
+          unresolvable = true;
+          return 'client';
+        }
         for (const choice of json?.choices ?? []) {
           if (choice.index !== undefined && choice.index !== 0) {
             unresolvable = true; // n > 1: the proxy answers one turn, not several
             return 'client';
           }
+          finish = choice.finish_reason ?? finish;
           const delta = choice.delta ?? {};
           if (typeof delta.content === 'string') content += delta.content;
           for (const d of delta.tool_calls ?? []) {
@@ -83,7 +93,7 @@ const chat = {
       },
       result() {
         if (unresolvable) return undefined;
-        return chat.fromJson({ choices: [{ message: { role: 'assistant', content: content || null, tool_calls: calls.filter(Boolean) } }] });
+        return chat.fromJson({ choices: [{ message: { role: 'assistant', content: content || null, tool_calls: calls.filter(Boolean) }, finish_reason: finish }] });
       },
     };
   },
@@ -95,7 +105,7 @@ const ANTHROPIC_BLOCK_EVENTS = new Set(['content_block_start', 'content_block_de
 
 const anthropic = {
   fromJson(response) {
-    if (!Array.isArray(response?.content)) return undefined;
+    if (!Array.isArray(response?.content) || CUT_SHORT.has(response.stop_reason)) return undefined;
     const calls = response.content.filter((b) => b?.type === 'tool_use').map((b) => ({ id: b.id, name: b.name, args: b.input ?? {} }));
     return { calls, turn: response.content };
   },
@@ -111,11 +121,19 @@ const anthropic = {
   watcher() {
     const blocks = [];
     const partial = [];
+    let stop;
+    let failed = false;
     return {
       add({ data }) {
         const json = parseJson(data);
         const i = json?.index;
         switch (json?.type) {
+          case 'error':
+            failed = true;
+            return 'client';
+          case 'message_delta':
+            stop = json.delta?.stop_reason ?? stop;
+            return undefined;
           case 'content_block_start':
             blocks[i] = structuredClone(json.content_block);
             partial[i] = '';
@@ -139,7 +157,7 @@ const anthropic = {
             return undefined;
         }
       },
-      result: () => anthropic.fromJson({ content: blocks.filter(Boolean) }),
+      result: () => (failed ? undefined : anthropic.fromJson({ content: blocks.filter(Boolean), stop_reason: stop })),
     };
   },
   // A follow-up continues the message the client has: no second
@@ -168,7 +186,7 @@ const RESPONSE_OPENING = new Set(['response.created', 'response.in_progress', 'r
 
 const responses = {
   fromJson(response) {
-    if (!Array.isArray(response?.output)) return undefined;
+    if (!Array.isArray(response?.output) || (response.status !== undefined && response.status !== 'completed')) return undefined;
     const calls = response.output.filter((o) => o?.type === 'function_call').map((o) => ({ id: o.call_id, name: o.name, args: o.arguments ?? '' }));
     return { calls, turn: response.output };
   },
@@ -184,6 +202,7 @@ const responses = {
         if (json?.type === 'response.output_item.added' && json.item?.type === 'function_call') {
           return isSpillTool(json.item.name) ? 'spill' : 'client';
         }
+        if (json?.type === 'error') return 'client';
         if (RESPONSE_FINAL.has(json?.type)) final = json.response;
         return undefined;
       },
@@ -252,8 +271,11 @@ function spillTurn(turn) {
   return turn !== undefined && turn.calls.length > 0 && turn.calls.every((c) => isSpillTool(c.name));
 }
 
-/** Runs a turn's spill calls in `session`: `[{ id, text, isError }]`. */
-async function runCalls(store, session, calls) {
+/**
+ * Runs a turn's spill calls in `session`: `[{ id, text, isError }]`, each
+ * text through `mask` (it goes upstream).
+ */
+async function runCalls(store, session, calls, mask) {
   const replies = [];
   for (const [i, call] of calls.entries()) {
     if (i >= MAX_SPILL_CALLS) {
@@ -262,7 +284,7 @@ async function runCalls(store, session, calls) {
     }
     try {
       const reply = await runSpillTool(store, call.name, call.args, session);
-      replies.push({ id: call.id, text: reply.text, isError: Boolean(reply.isError) });
+      replies.push({ id: call.id, text: mask(reply.text), isError: Boolean(reply.isError) });
     } catch (err) {
       // A store failure is the model's to know about, not the client's.
       replies.push({ id: call.id, text: `${call.name}: the spill store failed (${err?.code ?? 'ERROR'})`, isError: true });
@@ -318,9 +340,11 @@ async function* sseEvents(body) {
   const decoder = new TextDecoder();
   const reader = body.getReader();
   let buffer = '';
+  let finished = false;
   try {
     for (;;) {
       const { done, value } = await reader.read();
+      finished = done;
       buffer += done ? decoder.decode() : decoder.decode(value, { stream: true });
       for (let m = /\r?\n\r?\n/.exec(buffer); m; m = /\r?\n\r?\n/.exec(buffer)) {
         const raw = buffer.slice(0, m.index + m[0].length);
@@ -333,6 +357,8 @@ async function* sseEvents(body) {
       }
     }
   } finally {
+    // The client went away: so does the upstream stream.
+    if (!finished) await reader.cancel().catch(() => {});
     reader.releaseLock();
   }
 }
@@ -354,7 +380,7 @@ function parseEvent(raw) {
 /**
  * A resolver for one request: `resolve(response)` gives the response for the
  * client. `ctx`: `{ format, store, session, forwarded (the JSON text sent),
- * send(bodyText) → Promise<Response>, maxRounds, maxBytes }`.
+ * send(bodyText) → Promise<Response>, maxRounds, maxBytes, mask(text) → text }`.
  * `resolve` returns `{ response, rounds }`; for SSE the rounds happen while
  * the client reads, so `rounds` is the header value known at once (undefined).
  */
@@ -364,7 +390,7 @@ export function spillResolver(ctx) {
   const request = () => (body ??= JSON.parse(ctx.forwarded));
 
   async function followUp(turn) {
-    const replies = await runCalls(ctx.store, ctx.session, turn.calls);
+    const replies = await runCalls(ctx.store, ctx.session, turn.calls, ctx.mask ?? ((text) => text));
     adapter.append(request(), turn.turn, replies);
     return ctx.send(JSON.stringify(request()));
   }

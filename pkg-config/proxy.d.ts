@@ -37,7 +37,7 @@ export interface ProxyOptions {
   /**
    * Most follow-up requests one client request may cause (spill tool rounds).
    * Over it the client gets the model's last response as it came (spill calls
-   * included). 0 defines the tools but never answers them. Default 4.
+   * included). At least 1 (`spillTools: false` turns the tools off). Default 4.
    */
   maxSpillRounds?: number;
   /**

@@ -372,8 +372,8 @@ export function createProxy({
   if (typeof spillTools !== 'boolean') {
     throw new TraceLiteError('spillTools must be a boolean', 'INVALID_OPTION', 'spillTools');
   }
-  if (!Number.isInteger(maxSpillRounds) || maxSpillRounds < 0) {
-    throw new TraceLiteError('maxSpillRounds must be a non-negative integer', 'INVALID_OPTION', 'maxSpillRounds');
+  if (!Number.isInteger(maxSpillRounds) || maxSpillRounds < 1) {
+    throw new TraceLiteError('maxSpillRounds must be a positive integer (spillTools: false turns the tools off)', 'INVALID_OPTION', 'maxSpillRounds');
   }
   if (!Number.isInteger(maxSpillResponseBytes) || maxSpillResponseBytes < 1) {
     throw new TraceLiteError('maxSpillResponseBytes must be a positive integer', 'INVALID_OPTION', 'maxSpillResponseBytes');
@@ -528,7 +528,15 @@ export function createProxy({
       // The model's read_spill / grep_spill calls are answered here, in this
       // request's session only, and never reach the client.
       const resolved = await spillResolver({
-        format: tools, store: readable, session, forwarded, send: forward, maxRounds: maxSpillRounds, maxBytes: maxSpillResponseBytes,
+        format: tools,
+        store: readable,
+        session,
+        forwarded,
+        send: forward,
+        maxRounds: maxSpillRounds,
+        maxBytes: maxSpillResponseBytes,
+        // What the model reads goes upstream: masked like the excerpts it stands for.
+        mask: redacting ? (text) => redactText(text).text : undefined,
       }).resolve(upstreamResponse);
       upstreamResponse = resolved.response;
       if (resolved.rounds !== undefined) extra['x-tracelite-spill-rounds'] = String(resolved.rounds);

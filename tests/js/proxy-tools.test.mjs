@@ -205,3 +205,30 @@ test('provider per route: anthropic for /v1/messages, openai for the OpenAI rout
   assert.equal(c2.body, expectedFor('openai-chat', 'openai-patch', c2.session));
   assert.throws(() => createProxy({ upstream: 'http://u.test', providers: { anthropic: 'cohere' } }), (err) => err.code === 'INVALID_OPTION' && err.path === 'providers.anthropic');
 });
+
+test('with the default in-memory store (Node) too: own spills are answered, another session\'s are not, and what goes upstream is masked', async () => {
+  const received = [];
+  const fetch = async (req) => {
+    const text = await req.text();
+    received.push(text);
+    const { headers, chunks } = model({ url: new URL(req.url).pathname + new URL(req.url).search }, text);
+    return new Response(chunks.join(''), { headers });
+  };
+  const proxy = createProxy({ upstream: 'http://upstream.test', options: { budget: 16000 }, fetch });
+  const post = (path, body, session) => proxy(new Request(`http://proxy.test${path}`, {
+    method: 'POST', headers: { authorization: KEY_A, 'x-tracelite-session': session }, body: JSON.stringify(body),
+  }));
+  const KEY_LINE = 'NEEDLE: deploy key sk-proj-Zx9Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk0Lz';
+  const own = await post(PATHS['openai-chat'], conversation('openai-chat', bigOutput(KEY_LINE)), 'mem-1');
+  const answer = clientText('openai-chat', await own.text(), false);
+  assert.match(answer, /^final: NEEDLE: deploy key \[REDACTED:[\w-]+\]$/);
+  assert.ok(!received.join('').includes('Zx9Qw8Er7Ty6'), 'the key never went upstream');
+  const pointer = POINTER.exec(received[0])[0];
+  received.length = 0;
+  const other = await post(`${PATHS.anthropic}?mode=attack&pointer=${encodeURIComponent(pointer)}`, conversation('anthropic', bigOutput('NEEDLE: mine')), 'mem-2');
+  await other.text();
+  const result = lastToolResult('anthropic', JSON.parse(received[1]));
+  assert.match(result, /not found|no spill|unknown/i);
+  assert.ok(!result.includes('deploy key'));
+  assert.throws(() => createProxy({ upstream: 'http://u.test', maxSpillRounds: 0 }), (err) => err.path === 'maxSpillRounds');
+});
