@@ -283,7 +283,15 @@ function redactBody(text) {
  *   body is compressed (format from the path, or `format`) and forwarded to
  *   `upstream` with the same path, query and headers; the response is streamed
  *   back unchanged (status, headers and body, SSE included), with
- *   `x-tracelite-session: <token>`.
+ *   `x-tracelite-session: <token>`. The compress provider is per route:
+ *   `providers[format]`, else `options.provider`, else `DEFAULT_PROVIDERS`.
+ * * Spill tools (`spillTools`, default on): a forwarded request with a
+ *   `spill://` pointer of its session gets the `read_spill` / `grep_spill`
+ *   definitions (unless it defines those names); a model turn calling only
+ *   them is answered here, in the request's own session, and followed up
+ *   upstream (`maxSpillRounds`), so the client gets the final answer
+ *   (proxy-tools.js). A turn mixing them with the client's tools passes
+ *   unchanged.
  * * `GET /spill/<key>?offset=&limit=` (offset = lines to skip) and
  *   `GET /spill/<key>/grep?q=&context=&max=&skip=&regex=1&i=1`: read spilled text
  *   of the session whose token is in the `x-tracelite-session` header (or
