@@ -2,6 +2,7 @@
 // on a blob: a content key (`<kind>-<32 hex>`, src/spill/key.rs) must be the
 // SHA-256 of its text, checked on write and again on read.
 import { TraceLiteError } from './errors.js';
+import { grepSpill, readSpill } from './spill-reader.js';
 
 const CONTENT_KEY = /^[a-z-]+-([0-9a-f]{32})$/;
 
@@ -79,5 +80,32 @@ export class FreshKeys {
 
   forget(name) {
     this.#map.delete(name);
+  }
+}
+
+/**
+ * What the outside stores (KV, Durable Objects) share above their own
+ * `get` / `put`: storing a compress call's blobs, paging and searching (in the core).
+ */
+export class OutsideSpillStore {
+  /**
+   * Stores every blob a `compress` call returned (its `spills`, or the whole
+   * result), in parallel. Returns how many were written (the others were
+   * already stored).
+   */
+  async persist(blobs) {
+    const spills = (Array.isArray(blobs) ? blobs : blobs?.spills) ?? [];
+    const written = await Promise.all(spills.map((s) => this.put(s.session, s.key, s.text)));
+    return written.filter(Boolean).length;
+  }
+
+  /** A page of lines of a spill (see `readSpill`). */
+  read(session, key, offset, limit) {
+    return readSpill(this, key, { session, offset, limit });
+  }
+
+  /** Matching lines of a spill (see `grepSpill`). */
+  grep(session, key, pattern, options = {}) {
+    return grepSpill(this, key, pattern, { ...options, session });
   }
 }

@@ -1,6 +1,5 @@
 // Types of 'tracelite/do-store': a spill store over Cloudflare Durable Objects.
-import type { SpillBlob } from './index.js';
-import type { GrepOptions, SpillMatches, SpillPage } from './kv-store.js';
+import type { OutsideSpillStore } from './kv-store.js';
 
 /** The subset of a Durable Object namespace binding the store uses. */
 export interface DurableObjectNamespaceLike {
@@ -38,25 +37,9 @@ export class TraceLiteSpillObject {
 /**
  * Spills in Durable Objects, one object per session (`idFromName(session)`):
  * a read sees every earlier write of its session, wherever it runs. Same
- * interface and rules as `KvSpillStore`: content keys verified on write and
- * read (`SPILL_CORRUPT`), a held key never takes another text (`STORE_REFUSED`).
+ * methods and rules as `KvSpillStore`; a put over `maxSessionBytes` is `STORE_REFUSED`.
  */
+export interface DurableObjectSpillStore extends OutsideSpillStore {}
 export class DurableObjectSpillStore {
   constructor(namespace: DurableObjectNamespaceLike, options?: DurableObjectSpillStoreOptions);
-  /** Full text of a blob; rejects with `SPILL_NOT_FOUND` when missing or expired, `SPILL_CORRUPT` when it does not hash to its content key. */
-  get(session: string, key: string): Promise<string>;
-  /**
-   * Stores a blob; resolves false when it was already stored with more than half its time left.
-   * Rejects with `STORE_REFUSED` when another text is held under the key or the session would pass
-   * `maxSessionBytes`, and with `SPILL_CORRUPT` when `text` does not hash to its content key.
-   */
-  put(session: string, key: string, text: string): Promise<boolean>;
-  /** Stores the blobs a compress call returned (`spills`, or the whole result); resolves how many were written. */
-  persist(blobs: SpillBlob[] | { spills?: SpillBlob[] }): Promise<number>;
-  list(session: string): Promise<{ key: string; bytes: number; lines: number }[]>;
-  delete(session: string, key: string): Promise<void>;
-  /** A page of lines: skips `offset` lines (default 0), returns ≤ `limit` (default 200, ≤ 2000). */
-  read(session: string, key: string, offset?: number, limit?: number): Promise<SpillPage>;
-  /** Lines matching a regular expression (or literal text). */
-  grep(session: string, key: string, pattern: string, options?: GrepOptions): Promise<SpillMatches>;
 }

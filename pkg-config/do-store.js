@@ -6,8 +6,8 @@
 // verify-on-read rules). Paging and search run in the core (spill-reader.js).
 import '#entry'; // initializes the wasm that read/grep run in
 import { TraceLiteError } from './errors.js';
-import { FreshKeys, corrupt, digest, lineCount, matchesKey, notFound, refused, verified } from './blob-keys.js';
-import { checkName, grepSpill, readSpill } from './spill-reader.js';
+import { FreshKeys, OutsideSpillStore, corrupt, digest, lineCount, matchesKey, notFound, refused, verified } from './blob-keys.js';
+import { checkName } from './spill-reader.js';
 
 /** Default time to live of a stored blob: 7 days (as `KvSpillStore`). */
 export const DEFAULT_TTL_SECONDS = 7 * 24 * 3600;
@@ -200,7 +200,7 @@ export class TraceLiteSpillObject {
  * reads see every earlier write of the session at once. Same interface and
  * rules as `KvSpillStore`.
  */
-export class DurableObjectSpillStore {
+export class DurableObjectSpillStore extends OutsideSpillStore {
   #ns;
   #ttl;
   #maxSessionBytes;
@@ -212,6 +212,7 @@ export class DurableObjectSpillStore {
    * @param options `{ ttlSeconds = 7 days, maxSessionBytes = 64 MiB, now = () => Date.now() }`
    */
   constructor(namespace, { ttlSeconds = DEFAULT_TTL_SECONDS, maxSessionBytes = DEFAULT_MAX_SESSION_BYTES, now = () => Date.now() } = {}) {
+    super();
     if (!namespace || typeof namespace.idFromName !== 'function' || typeof namespace.get !== 'function') {
       throw new TraceLiteError('namespace must be a Durable Object namespace binding', 'INVALID_OPTION', 'namespace');
     }
@@ -276,12 +277,6 @@ export class DurableObjectSpillStore {
     return written;
   }
 
-  /** Stores every blob a `compress` call returned; resolves how many were written. */
-  async persist(blobs) {
-    const spills = (Array.isArray(blobs) ? blobs : blobs?.spills) ?? [];
-    const written = await Promise.all(spills.map((s) => this.put(s.session, s.key, s.text)));
-    return written.filter(Boolean).length;
-  }
 
   /** Blobs of a session: `[{ key, bytes, lines }]`. */
   async list(session) {
@@ -293,15 +288,5 @@ export class DurableObjectSpillStore {
     checkName('key', key);
     this.#fresh.forget(`${session}/${key}`);
     await this.#call(session, 'delete', { key });
-  }
-
-  /** A page of lines of a spill (see `readSpill`). */
-  read(session, key, offset, limit) {
-    return readSpill(this, key, { session, offset, limit });
-  }
-
-  /** Matching lines of a spill (see `grepSpill`). */
-  grep(session, key, pattern, options = {}) {
-    return grepSpill(this, key, pattern, { ...options, session });
   }
 }

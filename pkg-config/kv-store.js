@@ -4,8 +4,8 @@
 // run in the core (see spill-reader.js).
 import '#entry'; // initializes the wasm that read/grep run in
 import { TraceLiteError } from './errors.js';
-import { FreshKeys, corrupt, digest, lineCount, matchesKey, notFound, refused, verified } from './blob-keys.js';
-import { checkName, grepSpill, readSpill } from './spill-reader.js';
+import { FreshKeys, OutsideSpillStore, corrupt, digest, lineCount, matchesKey, notFound, refused, verified } from './blob-keys.js';
+import { checkName } from './spill-reader.js';
 
 /** Default time to live of a stored blob: 7 days (OpenCode keeps spills as long). */
 export const DEFAULT_TTL_SECONDS = 7 * 24 * 3600;
@@ -24,7 +24,7 @@ const MAX_KNOWN_KEYS = 10000;
  * blob already stored with enough time left is not written again (KV limits
  * writes per key and per day).
  */
-export class KvSpillStore {
+export class KvSpillStore extends OutsideSpillStore {
   #kv;
   #ttl;
   #prefix;
@@ -39,6 +39,7 @@ export class KvSpillStore {
    * @param options `{ ttlSeconds = 7 days, prefix = 'tracelite/', now = () => Date.now() }`
    */
   constructor(kv, { ttlSeconds = DEFAULT_TTL_SECONDS, prefix = 'tracelite/', now = () => Date.now() } = {}) {
+    super();
     if (!kv || typeof kv.get !== 'function' || typeof kv.put !== 'function') {
       throw new TraceLiteError('kv must be a KV namespace (an object with get and put)', 'INVALID_OPTION', 'kv');
     }
@@ -125,16 +126,6 @@ export class KvSpillStore {
     return true;
   }
 
-  /**
-   * Stores every blob a `compress` call returned (its `spills`, or the whole
-   * result), in parallel. Returns how many were written (the others were
-   * already stored).
-   */
-  async persist(blobs) {
-    const spills = (Array.isArray(blobs) ? blobs : blobs?.spills) ?? [];
-    const written = await Promise.all(spills.map((s) => this.put(s.session, s.key, s.text)));
-    return written.filter(Boolean).length;
-  }
 
   /** Blobs of a session: `[{ key, bytes, lines }]` (from KV metadata). */
   async list(session) {
@@ -157,15 +148,5 @@ export class KvSpillStore {
     const name = this.#name(session, key);
     this.#fresh.forget(name);
     await this.#kv.delete(name);
-  }
-
-  /** A page of lines of a spill (see `readSpill`). */
-  read(session, key, offset, limit) {
-    return readSpill(this, key, { session, offset, limit });
-  }
-
-  /** Matching lines of a spill (see `grepSpill`). */
-  grep(session, key, pattern, options = {}) {
-    return grepSpill(this, key, pattern, { ...options, session });
   }
 }

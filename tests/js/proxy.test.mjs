@@ -9,7 +9,7 @@ import { SpillStore, compress, trajectoryToRequest } from '../../pkg/node.js';
 import { KvSpillStore } from '../../pkg/kv-store.js';
 import { createProxy, sessionSigner } from '../../pkg/proxy.js';
 import { bundleWorker, projectWithPkg, root, startUpstream, startWorker } from './support/hosts.mjs';
-import { withSpillTools } from './support/proxy-tools.mjs';
+import { conversation, withSpillTools } from './support/proxy-tools.mjs';
 
 const OPTIONS = { budget: 16000, provider: 'openai' };
 const SECRET = 'sk-test-5f1c0ffee-never-log-me';
@@ -261,25 +261,10 @@ function formatLanded(format, body) {
   }
 }
 
-const anthropicRequest = {
-  model: 'claude-test',
-  max_tokens: 1024,
-  system: 'You fix bugs.',
-  messages: [
-    { role: 'user', content: 'Fix the price bug.' },
-    { role: 'assistant', content: [{ type: 'tool_use', id: 'tu1', name: 'bash', input: { command: 'cat log' } }] },
-    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'tu1', content: sample.steps.map((s) => s.observation ?? '').join('\n') }] },
-  ],
-};
-const responsesRequest = {
-  model: 'gpt-test',
-  instructions: 'You fix bugs.',
-  input: [
-    { role: 'user', content: 'Fix the price bug.' },
-    { type: 'function_call', call_id: 'fc1', name: 'bash', arguments: '{"command":"cat log"}' },
-    { type: 'function_call_output', call_id: 'fc1', output: sample.steps.map((s) => s.observation ?? '').join('\n') },
-  ],
-};
+// The sample's tool output as the last result of an Anthropic and a Responses conversation.
+const sampleOutput = sample.steps.map((s) => s.observation ?? '').join('\n');
+const anthropicRequest = conversation('anthropic', sampleOutput);
+const responsesRequest = conversation('openai-responses', sampleOutput);
 
 for (const [path, format, body] of [
   ['/v1/messages', 'anthropic', anthropicRequest],
