@@ -241,7 +241,9 @@ export class DurableObjectSpillStore extends OutsideSpillStore {
       body: JSON.stringify({ ...args, session, now: this.#seconds() }),
     });
     const body = await res.json();
-    if (body?.error) throw new TraceLiteError(body.error.message, body.error.code, body.error.path);
+    // An error the object raised (its codes are the literals above) is raised again here.
+    const err = body?.error;
+    if (err) throw new TraceLiteError(err.message, err.code, err.path);
     return body;
   }
 
