@@ -231,4 +231,15 @@ test('with the default in-memory store (Node) too: own spills are answered, anot
   assert.match(result, /not found|no spill|unknown/i);
   assert.ok(!result.includes('deploy key'));
   assert.throws(() => createProxy({ upstream: 'http://u.test', maxSpillRounds: 0 }), (err) => err.path === 'maxSpillRounds');
+  // A response longer than maxSpillResponseBytes is not held: it passes on as it came.
+  const small = createProxy({ upstream: 'http://upstream.test', options: { budget: 16000 }, fetch, maxSpillResponseBytes: 64 });
+  for (const stream of [false, true]) {
+    received.length = 0;
+    const res = await small(new Request(`http://proxy.test${PATHS['openai-chat']}`, {
+      method: 'POST', headers: { authorization: KEY_A }, body: JSON.stringify(conversation('openai-chat', bigOutput(NEEDLE), stream ? { stream } : {})),
+    }));
+    const text = await res.text();
+    assert.equal(received.length, 1);
+    assert.equal(text, model({ url: PATHS['openai-chat'] }, received[0]).chunks.join(''));
+  }
 });
