@@ -54,9 +54,8 @@ export class TraceLiteSpillObject {
   }
 
   async fetch(request) {
-    let body;
     try {
-      body = await request.json();
+      const body = await request.json();
       const op = new URL(request.url).pathname.slice(1);
       if (!['get', 'put', 'list', 'delete'].includes(op)) {
         throw new TraceLiteError(`unknown operation ${op}`, 'INVALID_REQUEST', 'op');
