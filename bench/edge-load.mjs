@@ -20,6 +20,7 @@ import autocannon from 'autocannon';
 import { SpillStore, compress, estimateTokens, trajectoryToRequest, version } from '../pkg/node.js';
 import { defaultIdentity, sessionSigner } from '../pkg/proxy.js';
 import { bundleWorker, projectWithPkg, startWorker } from '../tests/js/support/hosts.mjs';
+import { withSpillTools } from '../tests/js/support/proxy-tools.mjs';
 import { defaultTracesDir } from './harness.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -203,7 +204,8 @@ function buildVariants(traceFile, largeFile, sessionNames, OPTIONS) {
       const store = new SpillStore();
       try {
         const out = compress(body, { ...OPTIONS, format: 'openai-chat', session: sessionNames[s], store });
-        const forwarded = JSON.stringify(out.request);
+        // With the read_spill / grep_spill definitions the proxy adds when the request points at its spills.
+        const forwarded = JSON.stringify(withSpillTools(out.request, 'openai-chat', sessionNames[s]));
         perSession.push({
           forwarded: Buffer.from(forwarded),
           tokensHeader: `${out.report.tokensBefore}->${out.report.tokensAfter}`,

@@ -78,12 +78,10 @@ export interface GrepOptions {
 export const DEFAULT_TTL_SECONDS: number;
 
 /**
- * Spills in a KV namespace under `<prefix><session>/<key>`, so they survive
- * across requests and isolates. Pass it as `store` to `createProxy` or
- * `traceliteMiddleware`.
+ * The methods of the outside spill stores (`KvSpillStore`, `DurableObjectSpillStore`):
+ * content-addressed keys, never overwritten, verified on read.
  */
-export class KvSpillStore {
-  constructor(kv: KvNamespaceLike, options?: KvSpillStoreOptions);
+export interface OutsideSpillStore {
   /**
    * Full text of a blob; rejects with `SPILL_NOT_FOUND` when missing or expired, `SPILL_CORRUPT` when
    * the key is a content key (`<kind>-<32 hex>`: SHA-256 of the text, first 128 bits) the text does not hash to.
@@ -91,8 +89,8 @@ export class KvSpillStore {
   get(session: string, key: string): Promise<string>;
   /**
    * Stores a blob; resolves false when a fresh copy was already stored (or is being stored by a concurrent put).
-   * Rejects with `STORE_REFUSED` when another text is held under the key (never overwritten) and with
-   * `SPILL_CORRUPT` when `text` does not hash to its content key.
+   * Rejects with `STORE_REFUSED` when another text is held under the key (never overwritten) or the store's
+   * bounds refuse it, and with `SPILL_CORRUPT` when `text` does not hash to its content key.
    */
   put(session: string, key: string, text: string): Promise<boolean>;
   /** Stores the blobs a compress call returned (`spills`, or the whole result); resolves how many were written. */
@@ -103,4 +101,14 @@ export class KvSpillStore {
   read(session: string, key: string, offset?: number, limit?: number): Promise<SpillPage>;
   /** Lines matching a regular expression (or literal text). */
   grep(session: string, key: string, pattern: string, options?: GrepOptions): Promise<SpillMatches>;
+}
+
+/**
+ * Spills in a KV namespace under `<prefix><session>/<key>`, so they survive
+ * across requests and isolates (eventually consistent across locations). Pass
+ * it as `store` to `createProxy` or `traceliteMiddleware`.
+ */
+export interface KvSpillStore extends OutsideSpillStore {}
+export class KvSpillStore {
+  constructor(kv: KvNamespaceLike, options?: KvSpillStoreOptions);
 }

@@ -4,7 +4,8 @@
 // run in the core (see spill-reader.js).
 import '#entry'; // initializes the wasm that read/grep run in
 import { TraceLiteError } from './errors.js';
-import { checkName, grepSpill, readSpill } from './spill-reader.js';
+import { FreshKeys, OutsideSpillStore, corrupt, digest, lineCount, matchesKey, notFound, refused, verified } from './blob-keys.js';
+import { checkName } from './spill-reader.js';
 
 /** Default time to live of a stored blob: 7 days (OpenCode keeps spills as long). */
 export const DEFAULT_TTL_SECONDS = 7 * 24 * 3600;
@@ -17,50 +18,19 @@ const MIN_TTL_SECONDS = 60;
  */
 const MAX_KNOWN_KEYS = 10000;
 
-const CONTENT_KEY = /^[a-z-]+-([0-9a-f]{32})$/;
-
-/** The first 128 bits of the SHA-256 of `text`, in hex (the hash part of a content key). */
-async function digest(text) {
-  const bytes = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text)));
-  let hex = '';
-  for (let i = 0; i < 16; i++) hex += bytes[i].toString(16).padStart(2, '0');
-  return hex;
-}
-
-/**
- * Whether a text with hash `hash` may be stored under `key`: a content key
- * (`<kind>-<32 hex>`, src/spill/key.rs) must be the hash of its text; names
- * the host chose are not checked.
- */
-function matchesKey(key, hash) {
-  const m = CONTENT_KEY.exec(key);
-  return !m || m[1] === hash;
-}
-
-function corrupt(session, key) {
-  return new TraceLiteError(`spill ${session}/${key}: the text does not hash to its key (altered or forged)`, 'SPILL_CORRUPT', 'key');
-}
-
-function lineCount(text) {
-  if (text === '') return 0;
-  let n = 1;
-  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) n++;
-  return text.endsWith('\n') ? n - 1 : n;
-}
-
 /**
  * A spill store backed by a KV namespace. Blobs are stored under
  * `<prefix><session>/<key>` with `expirationTtl`. Keys are content hashes, so a
  * blob already stored with enough time left is not written again (KV limits
  * writes per key and per day).
  */
-export class KvSpillStore {
+export class KvSpillStore extends OutsideSpillStore {
   #kv;
   #ttl;
   #prefix;
   #now;
-  /** Keys this instance wrote or saw fresh, with their expiry (epoch seconds) and text hash, oldest first. */
-  #fresh = new Map();
+  /** Keys this instance wrote or saw fresh, with their expiry (epoch seconds) and text hash. */
+  #fresh = new FreshKeys(MAX_KNOWN_KEYS);
   /** Puts in flight, by KV name: `{ text, done }`. */
   #inflight = new Map();
 
@@ -69,6 +39,7 @@ export class KvSpillStore {
    * @param options `{ ttlSeconds = 7 days, prefix = 'tracelite/', now = () => Date.now() }`
    */
   constructor(kv, { ttlSeconds = DEFAULT_TTL_SECONDS, prefix = 'tracelite/', now = () => Date.now() } = {}) {
+    super();
     if (!kv || typeof kv.get !== 'function' || typeof kv.put !== 'function') {
       throw new TraceLiteError('kv must be a KV namespace (an object with get and put)', 'INVALID_OPTION', 'kv');
     }
@@ -99,17 +70,8 @@ export class KvSpillStore {
    */
   async get(session, key) {
     const text = await this.#kv.get(this.#name(session, key), { type: 'text' });
-    if (text === null || text === undefined) {
-      throw new TraceLiteError(`no spill ${session}/${key}`, 'SPILL_NOT_FOUND', 'key');
-    }
-    if (CONTENT_KEY.test(key) && !matchesKey(key, await digest(text))) throw corrupt(session, key);
-    return text;
-  }
-
-  #remember(name, expires, hash) {
-    this.#fresh.delete(name);
-    this.#fresh.set(name, { expires, hash });
-    if (this.#fresh.size > MAX_KNOWN_KEYS) this.#fresh.delete(this.#fresh.keys().next().value);
+    if (text === null || text === undefined) throw notFound(session, key);
+    return verified(session, key, text);
   }
 
   /**
@@ -142,18 +104,17 @@ export class KvSpillStore {
 
   async #write(name, text, hash) {
     const now = this.#seconds();
-    const known = this.#fresh.get(name);
-    if (known !== undefined && known.hash === hash && known.expires - now > this.#ttl / 2) return false;
+    if (this.#fresh.has(name, hash, now, this.#ttl / 2)) return false;
     // What KV holds decides: another text under the name is never replaced.
     const { value, metadata } = typeof this.#kv.getWithMetadata === 'function'
       ? await this.#kv.getWithMetadata(name, { type: 'text' })
       : { value: await this.#kv.get(name, { type: 'text' }), metadata: undefined };
     if (value !== null && value !== undefined && value !== text) {
-      throw new TraceLiteError(`${name}: another text is already stored under this key`, 'STORE_REFUSED', 'key');
+      throw refused(name);
     }
     const held = metadata?.expires;
     if (value === text && typeof held === 'number' && held - now > this.#ttl / 2) {
-      this.#remember(name, held, hash);
+      this.#fresh.remember(name, held, hash);
       return false;
     }
     const expires = now + this.#ttl;
@@ -161,20 +122,10 @@ export class KvSpillStore {
       expirationTtl: this.#ttl,
       metadata: { expires, bytes: new TextEncoder().encode(text).length, lines: lineCount(text) },
     });
-    this.#remember(name, expires, hash);
+    this.#fresh.remember(name, expires, hash);
     return true;
   }
 
-  /**
-   * Stores every blob a `compress` call returned (its `spills`, or the whole
-   * result), in parallel. Returns how many were written (the others were
-   * already stored).
-   */
-  async persist(blobs) {
-    const spills = (Array.isArray(blobs) ? blobs : blobs?.spills) ?? [];
-    const written = await Promise.all(spills.map((s) => this.put(s.session, s.key, s.text)));
-    return written.filter(Boolean).length;
-  }
 
   /** Blobs of a session: `[{ key, bytes, lines }]` (from KV metadata). */
   async list(session) {
@@ -195,17 +146,7 @@ export class KvSpillStore {
   /** Removes a blob. */
   async delete(session, key) {
     const name = this.#name(session, key);
-    this.#fresh.delete(name);
+    this.#fresh.forget(name);
     await this.#kv.delete(name);
-  }
-
-  /** A page of lines of a spill (see `readSpill`). */
-  read(session, key, offset, limit) {
-    return readSpill(this, key, { session, offset, limit });
-  }
-
-  /** Matching lines of a spill (see `grepSpill`). */
-  grep(session, key, pattern, options = {}) {
-    return grepSpill(this, key, pattern, { ...options, session });
   }
 }

@@ -1,7 +1,7 @@
 // Types of 'tracelite/proxy': a Fetch-API handler that compresses LLM requests.
-import type { CompressSettings, FormatName, Report } from './index.js';
+import type { CompressSettings, FormatName, Provider, Report } from './index.js';
 
-/** Any spill store: the in-memory `SpillStore`, a `KvSpillStore`, or yours. */
+/** Any spill store: the in-memory `SpillStore`, a `KvSpillStore`, a `DurableObjectSpillStore`, or yours. */
 export interface SpillStoreLike {
   get(session: string, key: string): string | Promise<string>;
   put(session: string, key: string, text: string): unknown;
@@ -13,11 +13,43 @@ export interface ProxyOptions {
   upstream: string | URL;
   /** Force one format for every POST (default: from the path). */
   format?: FormatName;
-  /** Compress settings (budget, provider, stages, limits…). */
+  /**
+   * Compress settings (budget, stages, limits…). `options.provider`, when set,
+   * applies to every route without its own `providers` entry.
+   */
   options?: CompressSettings;
   /**
+   * Provider (prices, image sizes) per route, by its format: `providers[format]`,
+   * else `options.provider`, else `DEFAULT_PROVIDERS` (anthropic for
+   * `/v1/messages`, openai for the OpenAI routes).
+   */
+  providers?: Partial<Record<FormatName, Provider>>;
+  /**
+   * Define `read_spill` / `grep_spill` in a forwarded request that carries a
+   * `spill://` pointer of its session (and defines no tool of those names),
+   * and answer the model's calls to them: when every call of the model's turn
+   * is one of them, the proxy runs them against the session's spills, appends
+   * the call and the results to the conversation and asks again (JSON and SSE),
+   * so the client only sees the final answer. A turn that also calls the
+   * client's tools reaches the client unchanged. Default true.
+   */
+  spillTools?: boolean;
+  /**
+   * Most follow-up requests one client request may cause (spill tool rounds).
+   * Over it the client gets the model's last response as it came (spill calls
+   * included). At least 1 (`spillTools: false` turns the tools off). Default 4.
+   */
+  maxSpillRounds?: number;
+  /**
+   * Most bytes of an upstream response held to look for spill calls (a JSON
+   * body, or a streamed turn from its first spill call on); a longer one passes
+   * on as it came. Default 4 MiB.
+   */
+  maxSpillResponseBytes?: number;
+  /**
    * Where spills go. Default: in memory (per isolate), one store per session for
-   * the `maxSessions` most recent sessions. Use a `KvSpillStore` on Workers.
+   * the `maxSessions` most recent sessions. Use a `KvSpillStore` or a
+   * `DurableObjectSpillStore` (strongly consistent per session) on Workers.
    */
   store?: SpillStoreLike;
   /**
@@ -69,6 +101,14 @@ export interface ProxyOptions {
 
 /** Paths (suffixes) the proxy compresses, with their format. */
 export const ROUTES: [string, FormatName][];
+/** Provider of each route's format when neither `providers` nor `options.provider` names one. */
+export const DEFAULT_PROVIDERS: Readonly<Record<'openai-chat' | 'openai-responses' | 'anthropic', Provider>>;
+/** Default `maxSpillRounds` (4). */
+export const DEFAULT_MAX_SPILL_ROUNDS: number;
+/** Spill calls answered per model turn (16); the others get an error result. */
+export const MAX_SPILL_CALLS: number;
+/** Default `maxSpillResponseBytes` (4 MiB). */
+export const DEFAULT_MAX_SPILL_RESPONSE_BYTES: number;
 /** Default `maxBodyBytes`. */
 export const DEFAULT_MAX_BODY_BYTES: number;
 /** `x-tracelite-session`: names the spill session of a request; carries the session token in responses. */
@@ -99,7 +139,8 @@ export function sessionSigner(secret?: string): SessionSigner;
 /**
  * A Fetch-API handler: compresses `POST …/v1/chat/completions`, `…/v1/responses`
  * and `…/v1/messages`, forwards to `upstream` with the headers intact, streams
- * the response back unchanged with `x-tracelite-session: <token>`, and serves
+ * the response back (unchanged, unless the model's turn only calls the spill
+ * tools the proxy defined: see `spillTools`) with `x-tracelite-session: <token>`, and serves
  * `GET /spill/<key>?offset=&limit=` and `GET /spill/<key>/grep?q=&context=&max=&regex=1`
  * for the session whose token is in the `x-tracelite-session` header (401
  * `MISSING_SESSION` without, 403 `INVALID_SESSION_TOKEN` for a forged one).

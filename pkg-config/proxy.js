@@ -4,6 +4,14 @@ import { TraceLiteError, compress } from '#entry';
 import { STORE_BATCH, SessionStores, compressInto } from './mirror.js';
 import { redactJson, redactText } from './redact.js';
 import { checkName, grepSpill, readSpill } from './spill-reader.js';
+import {
+  DEFAULT_MAX_SPILL_RESPONSE_BYTES,
+  DEFAULT_MAX_SPILL_ROUNDS,
+  addSpillTools,
+  spillResolver,
+} from './proxy-tools.js';
+
+export { DEFAULT_MAX_SPILL_RESPONSE_BYTES, DEFAULT_MAX_SPILL_ROUNDS, MAX_SPILL_CALLS } from './proxy-tools.js';
 
 /** Request paths (suffixes) the proxy compresses, and their format. */
 export const ROUTES = [
@@ -11,6 +19,16 @@ export const ROUTES = [
   ['/v1/responses', 'openai-responses'],
   ['/v1/messages', 'anthropic'],
 ];
+
+/**
+ * Provider (prices, image sizing) of each route's format when neither
+ * `providers` nor `options.provider` names one.
+ */
+export const DEFAULT_PROVIDERS = Object.freeze({
+  'openai-chat': 'openai',
+  'openai-responses': 'openai',
+  anthropic: 'anthropic',
+});
 
 /** Default request size limit: 8 MiB (the core's own limit may be lower). */
 export const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
@@ -265,7 +283,15 @@ function redactBody(text) {
  *   body is compressed (format from the path, or `format`) and forwarded to
  *   `upstream` with the same path, query and headers; the response is streamed
  *   back unchanged (status, headers and body, SSE included), with
- *   `x-tracelite-session: <token>`.
+ *   `x-tracelite-session: <token>`. The compress provider is per route:
+ *   `providers[format]`, else `options.provider`, else `DEFAULT_PROVIDERS`.
+ * * Spill tools (`spillTools`, default on): a forwarded request with a
+ *   `spill://` pointer of its session gets the `read_spill` / `grep_spill`
+ *   definitions (unless it defines those names); a model turn calling only
+ *   them is answered here, in the request's own session, and followed up
+ *   upstream (`maxSpillRounds`), so the client gets the final answer
+ *   (proxy-tools.js). A turn mixing them with the client's tools passes
+ *   unchanged.
  * * `GET /spill/<key>?offset=&limit=` (offset = lines to skip) and
  *   `GET /spill/<key>/grep?q=&context=&max=&skip=&regex=1&i=1`: read spilled text
  *   of the session whose token is in the `x-tracelite-session` header (or
@@ -302,6 +328,10 @@ export function createProxy({
   secret,
   identify = defaultIdentity,
   onReport,
+  providers = {},
+  spillTools = true,
+  maxSpillRounds = DEFAULT_MAX_SPILL_ROUNDS,
+  maxSpillResponseBytes = DEFAULT_MAX_SPILL_RESPONSE_BYTES,
 } = {}) {
   let base;
   try {
@@ -344,11 +374,33 @@ export function createProxy({
       'secret',
     );
   }
+  if (providers === null || typeof providers !== 'object' || Array.isArray(providers)) {
+    throw new TraceLiteError('providers must be an object { [format]: provider }', 'INVALID_OPTION', 'providers');
+  }
+  if (typeof spillTools !== 'boolean') {
+    throw new TraceLiteError('spillTools must be a boolean', 'INVALID_OPTION', 'spillTools');
+  }
+  if (!Number.isInteger(maxSpillRounds) || maxSpillRounds < 1) {
+    throw new TraceLiteError('maxSpillRounds must be a positive integer (spillTools: false turns the tools off)', 'INVALID_OPTION', 'maxSpillRounds');
+  }
+  if (!Number.isInteger(maxSpillResponseBytes) || maxSpillResponseBytes < 1) {
+    throw new TraceLiteError('maxSpillResponseBytes must be a positive integer', 'INVALID_OPTION', 'maxSpillResponseBytes');
+  }
   if (options.session !== undefined) checkName('session', options.session);
+  /** The provider (prices, image sizing) of a format: `providers`, else `options.provider`, else the route's. */
+  const providerOf = (fmt) => providers[fmt] ?? options.provider ?? DEFAULT_PROVIDERS[fmt];
   // Fail at start-up, not on the first request, when the settings are wrong.
-  compress({ model: 'm', messages: [{ role: 'user', content: 'ok' }] }, {
-    ...options, format: 'openai-chat', store: undefined, session: options.session ?? 'check',
-  });
+  for (const fmt of new Set([...Object.keys(DEFAULT_PROVIDERS), ...Object.keys(providers)])) {
+    const provider = providerOf(fmt);
+    try {
+      compress({ model: 'm', messages: [{ role: 'user', content: 'ok' }] }, {
+        ...options, format: 'openai-chat', provider, store: undefined, session: options.session ?? 'check',
+      });
+    } catch (err) {
+      if (err?.path === 'provider' && provider !== options.provider) err.path = `providers.${fmt}`;
+      throw err;
+    }
+  }
   const signer = sessionSigner(secret);
   const spills = store ?? new SessionStores({ maxSessions });
   // With an outside store (KV), per-session caches still live here between turns.
@@ -439,14 +491,20 @@ export function createProxy({
     }
     const { session, error } = await sessionOf(request, body);
     if (error) return { error };
+    const fmt = format ?? routeFormat;
+    const provider = providerOf(fmt);
     try {
-      const pending = compressInto(body, { ...options, format: format ?? routeFormat, session }, store ?? spills, caches, {
+      const pending = compressInto(body, { ...options, format: fmt, ...(provider ? { provider } : {}), session }, store ?? spills, caches, {
         maxWrites: maxStoreWrites,
         batch: STORE_BATCH,
       });
       body = undefined; // compress has run: while the spills are stored, only the text (for a fallback) is kept
       const out = await pending;
-      return { session, forwarded: JSON.stringify(out.request), report: out.report };
+      let forwarded = JSON.stringify(out.request);
+      // Pointers lead somewhere: the proxy defines read_spill / grep_spill and answers them.
+      const tools = spillTools && addSpillTools(out.request, fmt, session, forwarded);
+      if (tools) forwarded = JSON.stringify(out.request);
+      return { session, forwarded, report: out.report, tools: tools ? fmt : undefined };
     } catch (err) {
       if (err?.name !== 'TraceLiteError') throw err;
       if (err.code === 'LIMIT_EXCEEDED' || err.code === 'INVALID_JSON' || onError === 'reject') {
@@ -463,20 +521,34 @@ export function createProxy({
   }
 
   async function compressAndForward(request, url, routeFormat) {
-    const { error, session, forwarded, report, skipped, redacted } = await prepare(request, routeFormat);
+    const { error, session, forwarded, report, skipped, redacted, tools } = await prepare(request, routeFormat);
     if (error) return error;
     const headers = forwardHeaders(request.headers);
     if (report) {
       headers.set('content-type', 'application/json');
       onReport?.({ session, format: report.format, path: url.pathname, report });
     }
-    const upstreamResponse = await send(new Request(upstreamUrl(base, url), {
-      method: request.method,
-      headers,
-      body: forwarded,
-      redirect: 'manual',
-    }));
+    const target = upstreamUrl(base, url);
+    const forward = (body) => send(new Request(target, { method: request.method, headers, body, redirect: 'manual' }));
+    let upstreamResponse = await forward(forwarded);
     const extra = { [SESSION_HEADER]: await signer.token(session) };
+    if (tools) {
+      // The model's read_spill / grep_spill calls are answered here, in this
+      // request's session only, and never reach the client.
+      const resolved = await spillResolver({
+        format: tools,
+        store: readable,
+        session,
+        forwarded,
+        send: forward,
+        maxRounds: maxSpillRounds,
+        maxBytes: maxSpillResponseBytes,
+        // What the model reads goes upstream: masked like the excerpts it stands for.
+        mask: redacting ? (text) => redactText(text).text : undefined,
+      }).resolve(upstreamResponse);
+      upstreamResponse = resolved.response;
+      if (resolved.rounds !== undefined) extra['x-tracelite-spill-rounds'] = String(resolved.rounds);
+    }
     if (report) {
       extra['x-tracelite-tokens'] = `${report.tokensBefore}->${report.tokensAfter}`;
       if (report.redactions) extra['x-tracelite-redacted'] = String(report.redactions.count);

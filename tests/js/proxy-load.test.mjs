@@ -12,6 +12,7 @@ import { SpillStore, compress, trajectoryToRequest } from '../../pkg/node.js';
 import { KvSpillStore } from '../../pkg/kv-store.js';
 import { createProxy } from '../../pkg/proxy.js';
 import { manySpills } from './support/requests.mjs';
+import { withSpillTools } from './support/proxy-tools.mjs';
 
 const root = new URL('../../', import.meta.url).pathname;
 const sample = JSON.parse(readFileSync(join(root, 'tests/fixtures/sample-trajectory.json'), 'utf8'));
@@ -141,7 +142,7 @@ test('the proxy over KV: 12 concurrent turns of one conversation write each blob
   }
   const want = expected(chatRequest, session);
   assert.ok(want.spills.length > 0);
-  assert.deepEqual(received, Array(12).fill(JSON.stringify(want.request)));
+  assert.deepEqual(received, Array(12).fill(JSON.stringify(withSpillTools(want.request, 'openai-chat', session))));
   assert.deepEqual([...kv.puts].sort(), want.spills.map((s) => `tracelite/${session}/${s.key}`).sort());
 });
 

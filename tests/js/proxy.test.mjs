@@ -9,6 +9,7 @@ import { SpillStore, compress, trajectoryToRequest } from '../../pkg/node.js';
 import { KvSpillStore } from '../../pkg/kv-store.js';
 import { createProxy, sessionSigner } from '../../pkg/proxy.js';
 import { bundleWorker, projectWithPkg, root, startUpstream, startWorker } from './support/hosts.mjs';
+import { conversation, withSpillTools } from './support/proxy-tools.mjs';
 
 const OPTIONS = { budget: 16000, provider: 'openai' };
 const SECRET = 'sk-test-5f1c0ffee-never-log-me';
@@ -108,7 +109,7 @@ test('chat completions: the compressed body goes upstream with the headers, SSE 
   assert.equal(got.headers['x-custom'], 'kept');
   assert.equal(got.headers['x-tracelite-session'], undefined);
   const want = expected(chatRequest, 'openai-chat', session);
-  assert.equal(got.body, JSON.stringify(want.request));
+  assert.equal(got.body, JSON.stringify(withSpillTools(want.request, 'openai-chat', session)));
   assert.equal(res.headers.get('x-tracelite-tokens'), `${want.report.tokensBefore}->${want.report.tokensAfter}`);
   assert.ok(want.report.tokensBefore > 5000);
   // Everything the core spilled is readable through the proxy from KV.
@@ -260,25 +261,10 @@ function formatLanded(format, body) {
   }
 }
 
-const anthropicRequest = {
-  model: 'claude-test',
-  max_tokens: 1024,
-  system: 'You fix bugs.',
-  messages: [
-    { role: 'user', content: 'Fix the price bug.' },
-    { role: 'assistant', content: [{ type: 'tool_use', id: 'tu1', name: 'bash', input: { command: 'cat log' } }] },
-    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'tu1', content: sample.steps.map((s) => s.observation ?? '').join('\n') }] },
-  ],
-};
-const responsesRequest = {
-  model: 'gpt-test',
-  instructions: 'You fix bugs.',
-  input: [
-    { role: 'user', content: 'Fix the price bug.' },
-    { type: 'function_call', call_id: 'fc1', name: 'bash', arguments: '{"command":"cat log"}' },
-    { type: 'function_call_output', call_id: 'fc1', output: sample.steps.map((s) => s.observation ?? '').join('\n') },
-  ],
-};
+// The sample's tool output as the last result of an Anthropic and a Responses conversation.
+const sampleOutput = sample.steps.map((s) => s.observation ?? '').join('\n');
+const anthropicRequest = conversation('anthropic', sampleOutput);
+const responsesRequest = conversation('openai-responses', sampleOutput);
 
 for (const [path, format, body] of [
   ['/v1/messages', 'anthropic', anthropicRequest],
@@ -295,6 +281,6 @@ for (const [path, format, body] of [
     assert.equal(got.url, path);
     assert.equal(got.headers['x-api-key'], SECRET);
     assert.equal(got.headers['anthropic-version'], '2023-06-01');
-    assert.equal(got.body, JSON.stringify(expected(body, format, session).request));
+    assert.equal(got.body, JSON.stringify(withSpillTools(expected(body, format, session).request, format, session)));
   });
 }

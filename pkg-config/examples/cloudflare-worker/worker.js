@@ -1,7 +1,13 @@
-// Cloudflare Worker: compress every LLM request on its way to the provider and
+// Cloudflare Worker: compress every LLM request on its way to the provider,
+// answer the model's read_spill / grep_spill calls from the spill store, and
 // serve spilled output back at GET /spill/<key> (tests/js/proxy.test.mjs runs this file).
 import { createProxy } from 'tracelite/proxy';
 import { KvSpillStore } from 'tracelite/kv-store';
+import { DurableObjectSpillStore } from 'tracelite/do-store';
+
+// With a SPILL_OBJECTS binding (wrangler.toml), spills go to one Durable Object
+// per session, which the worker must export.
+export { TraceLiteSpillObject } from 'tracelite/do-store';
 
 let proxy;
 
@@ -10,7 +16,10 @@ export default {
     proxy ??= createProxy({
       upstream: env.UPSTREAM,
       options: JSON.parse(env.TRACELITE_OPTIONS ?? '{}'),
-      store: new KvSpillStore(env.SPILLS),
+      // Durable Objects: a read sees every earlier write of its session at once.
+      // KV: eventually consistent across locations (a spill written in one may
+      // take up to a minute to be readable in another).
+      store: env.SPILL_OBJECTS ? new DurableObjectSpillStore(env.SPILL_OBJECTS) : new KvSpillStore(env.SPILLS),
       // Signs session tokens and scopes sessions per client: required with KV
       // (`npx wrangler secret put TRACELITE_SECRET`, e.g. `openssl rand -base64 32`).
       secret: env.TRACELITE_SECRET,
@@ -19,6 +28,8 @@ export default {
       onError: env.TRACELITE_ON_ERROR,
       maxBodyBytes: env.MAX_BODY_BYTES ? Number(env.MAX_BODY_BYTES) : undefined,
       maxStoreWrites: env.MAX_STORE_WRITES ? Number(env.MAX_STORE_WRITES) : undefined,
+      // Follow-up requests one client request may cause by calling spill tools (default 4).
+      maxSpillRounds: env.MAX_SPILL_ROUNDS ? Number(env.MAX_SPILL_ROUNDS) : undefined,
       // Token counts only: request headers (and so API keys) never reach the callback.
       onReport: ({ session, format, path, report }) =>
         console.log('tracelite', JSON.stringify({ session, format, path, before: report.tokensBefore, after: report.tokensAfter })),
