@@ -40,7 +40,12 @@ export interface SpillOptions {
   fraction?: number;
   /** Head share of the excerpt. Default 0.65. */
   headShare?: number;
+  /** Patterns (the core's small regex dialect) marking the error lines of the hidden
+   * middle that the excerpt lists, matched ignoring ASCII case (`(?-i)` restores it).
+   * Default `['Traceback', 'Error', 'FATAL', 'CRITICAL', 'npm ERR!', 'panic', 'Exception',
+   * 'FAILED', 'exit code [1-9]', 'returncode>[1-9]']`; replacing it drops these. */
   errorPatterns?: string[];
+  /** Most hidden error lines the excerpt lists. Default 5. */
   maxErrorLines?: number;
 }
 

@@ -49,6 +49,9 @@ pub struct Pattern {
     scanner: Option<regex_lite::Regex>,
     /// A literal every matching line contains (the whole pattern when literal).
     required: Option<memmem::Finder<'static>>,
+    /// A literal every matching line contains ignoring ASCII case, lowercased
+    /// (the dialect folds ASCII case only), for case-insensitive prefilters.
+    folded: Option<Box<[u8]>>,
     /// Work per byte the regex runs over: its program size in bytes, rounded
     /// up to a power of two (0 for a plain literal search).
     cost: u64,
@@ -106,12 +109,20 @@ impl Pattern {
                 "the pattern is longer than {MAX_PATTERN_BYTES} bytes"
             )));
         }
+        let folded = if literal {
+            Some(pattern.to_string())
+        } else {
+            required_literal(pattern)
+        }
+        .filter(|l| l.len() >= 2)
+        .map(|l| l.to_ascii_lowercase().into_bytes().into_boxed_slice());
         if literal && !ignore_case {
             return Ok(Self {
                 source: pattern.to_string(),
                 regex: None,
                 scanner: None,
                 required: Some(memmem::Finder::new(pattern.as_bytes()).into_owned()),
+                folded,
                 cost: 0,
             });
         }
@@ -152,6 +163,7 @@ impl Pattern {
             regex: Some(regex),
             scanner,
             required,
+            folded,
             cost: size as u64,
         })
     }
@@ -166,6 +178,13 @@ impl Pattern {
     /// A literal every matching line contains, if one is known.
     pub fn required(&self) -> Option<&[u8]> {
         self.required.as_ref().map(|f| f.needle())
+    }
+
+    /// A literal (at least 2 bytes, ASCII-lowercased) every matching line
+    /// contains when ASCII case is ignored, if one is known: a prefilter that
+    /// holds whether or not the pattern ignores case.
+    pub fn required_ignoring_case(&self) -> Option<&[u8]> {
+        self.folded.as_deref()
     }
 
     /// The pattern as given.
