@@ -228,6 +228,10 @@ export interface CompressOptions extends CompressSettings {
 /** One change a stage made. */
 export interface Change {
   stage: StageName;
+  /** Index into the emitted request's own list of messages (`messages`, Responses `input`,
+   * Gemini `contents`), counting the system messages it holds and the messages the emitter
+   * adds (tool-result images moved to a user message). A change to a message that compaction
+   * then folded into its summary indexes the summary. */
   message: number;
   kind: string;
   tokensBefore: number;
@@ -266,6 +270,11 @@ export interface Report {
   format: FormatName;
   tokensBefore: number;
   tokensAfter: number;
+  /** Bytes of the request JSON as received. */
+  bytesBefore: number;
+  /** Bytes of the request JSON as emitted: snapshots travel as base64 PNG, so bytes may
+   * grow while tokens fall. */
+  bytesAfter: number;
   stages: StageReport[];
   changes: Change[];
   spills: SpillRecord[];

@@ -61,7 +61,11 @@ pub struct SessionState {
 pub struct Change {
     /// Stage that made the change.
     pub stage: StageName,
-    /// Index into the emitted conversation's messages (after the system prompt).
+    /// Index into the emitted request's own list of messages (`messages`,
+    /// Responses `input`, Gemini `contents`), counting the system messages
+    /// that list holds and the messages the emitter adds (images moved out
+    /// of tool results). A change to a message that compaction later folded
+    /// into its summary indexes the summary.
     pub message: usize,
     /// What happened, e.g. `excerpt`, `dedup`, `tombstone`, `snapshot`, `summary`.
     pub kind: String,
@@ -153,6 +157,12 @@ pub struct Report {
     pub tokens_before: u64,
     /// Tokens of the request as emitted.
     pub tokens_after: u64,
+    /// Bytes of the request JSON as received (for the stateful session: its
+    /// history emitted as is).
+    pub bytes_before: usize,
+    /// Bytes of the request JSON as emitted. Snapshots travel as base64 PNG,
+    /// so bytes may grow while tokens fall.
+    pub bytes_after: usize,
     /// Per stage, in order.
     pub stages: Vec<StageReport>,
     /// Every change, in order.
@@ -265,6 +275,20 @@ impl<'a> StageContext<'a> {
             pointer,
             detail,
         });
+    }
+
+    /// Tells the report that the running stage replaced `messages[..cut]`
+    /// with `len` messages (a compaction): changes recorded so far follow
+    /// their messages, and those inside the replaced range point at
+    /// `folded_into` (the summary).
+    pub fn replaced_prefix(&mut self, cut: usize, len: usize, folded_into: usize) {
+        for c in &mut self.changes {
+            c.message = if c.message < cut {
+                folded_into
+            } else {
+                c.message - cut + len
+            };
+        }
     }
 
     /// Keeps `text` in the spill store under a content-derived key and returns
@@ -381,16 +405,44 @@ pub fn compress_with(request: &str, config: &Config, env: Env<'_>) -> Result<Out
     };
     let conv = formats::parse(format, &value)?;
     drop(value);
-    compress_conversation(conv, format, config, env)
+    compress_sized(conv, format, config, env, Some(request.len()))
 }
 
 /// Runs the stages over a conversation already in the neutral model (the
 /// stateful [`crate::session::TraceLite`] keeps one) and emits it as `format`.
 pub fn compress_conversation(
+    conv: Conversation,
+    format: FormatName,
+    config: &Config,
+    env: Env<'_>,
+) -> Result<Output> {
+    compress_sized(conv, format, config, env, None)
+}
+
+/// Bytes of `value` as JSON text, without building the text.
+fn json_len(value: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
+}
+
+/// [`compress_conversation`] given the bytes of the request as received, when known.
+fn compress_sized(
     mut conv: Conversation,
     format: FormatName,
     config: &Config,
     env: Env<'_>,
+    bytes_before: Option<usize>,
 ) -> Result<Output> {
     if conv.messages.len() + conv.system.len() > config.limits.max_messages {
         return Err(Error::new(
@@ -410,6 +462,7 @@ pub fn compress_conversation(
         formats::validate(&conv, format)?;
         Vec::new()
     };
+    let bytes_before = bytes_before.unwrap_or_else(|| json_len(&formats::emit(format, &conv)));
     let client_images = formats::images::fingerprints(&conv);
     let observed = conv.observations().len();
     let (mut report, spills) =
@@ -428,8 +481,14 @@ pub fn compress_conversation(
     {
         report.cache_breakpoint = Some(report.stable_messages - 1);
     }
-    let request_out = serde_json::to_string(&formats::emit(format, &conv))
+    let (emitted, at) = formats::emit_indexed(format, &conv);
+    for c in &mut report.changes {
+        c.message = at.get(c.message).copied().unwrap_or(c.message);
+    }
+    let request_out = serde_json::to_string(&emitted)
         .map_err(|e| Error::new(ErrorCode::InvalidRequest, "request", e.to_string()))?;
+    report.bytes_before = bytes_before;
+    report.bytes_after = request_out.len();
     report.prefix = env.previous.map(|prev| PrefixReport {
         shared_bytes: shared_prefix(prev, &request_out),
         previous_bytes: prev.len(),
@@ -487,6 +546,8 @@ fn run_stages(
         format,
         tokens_before,
         tokens_after: tokens,
+        bytes_before: 0,
+        bytes_after: 0,
         stages: stage_reports,
         changes: cx.changes,
         spills: cx.spills,

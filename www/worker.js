@@ -137,7 +137,7 @@ function stepGrounding(r, t, requestText, originalText) {
   result.facts = entry.facts.map((f) => {
     const cls = classify(view, f, { blobs: reachBlobs });
     const hidden = cls === 'POINTER' || cls === 'GONE';
-    return { kind: f.kind, text: f.text, source: f.source, age: t - f.source, cls, hiddenBy: hidden ? hiddenBy(original, output, f, changes) : null };
+    return { kind: f.kind, text: f.text, source: f.source, age: t - f.source, cls, hiddenBy: hidden ? hiddenBy(output, f, changes) : null };
   });
   if (entry.oldStr) result.oldStr = { source: entry.oldStr.source, visible: oldStrVisible(view, entry.oldStr.text) };
   return result;
