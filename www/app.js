@@ -102,7 +102,13 @@ function previewSample(text) {
   view.dataset.view = 'preview';
   renderRequest(view, { messages }, 'openai-chat', [], onPointer);
   $('step-out').textContent = String(input.steps - 1);
+  const slider = $('step');
+  slider.max = String(input.steps - 1);
+  slider.value = slider.max;
+  slider.disabled = true;
+  document.querySelector('input[name="view"][value="original"]').checked = true;
   $('step-figures').textContent = 'the sample as loaded; compressing it…';
+  setStatus('Showing the sample trajectory as loaded; loading the package to compress it…', 'busy');
 }
 
 async function loadFile(file) {
@@ -159,6 +165,7 @@ async function run() {
   document.body.classList.remove('busy', 'stale');
   state.run = result;
   state.t = Math.min(state.t, result.steps.length - 1);
+  for (const r of document.querySelectorAll('input[name="view"]')) r.checked = r.value === state.view;
   const slider = $('step');
   slider.max = String(result.steps.length - 1);
   slider.value = String(state.t);
@@ -210,6 +217,7 @@ function drawFigures() {
 
 function drawCharts() {
   if (!state.run) return;
+  $('charts').hidden = false;
   const steps = state.run.steps;
   const pick = (t) => setStep(t);
   const cum = (key) => { let acc = 0; return steps.map((p) => (acc += p[key])); };
