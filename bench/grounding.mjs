@@ -441,15 +441,13 @@ export function taskVerbatim(original, output) {
  * `compact` when its tool message is gone from the output; else the last
  * text stage (spill, dedup, phase: pipeline order) whose change touched that
  * message, else `optical` when it is shown as an image (a snapshot tesseract
- * could not read). `changes` is `report.changes`; the text stages run before
- * any message is added or removed, so their `message` indexes the original
- * request after its system prompt (optical and compact ones do not).
+ * could not read). `changes` is `report.changes`, whose `message` indexes
+ * `output` (the emitted request's own `messages`).
  */
-export function hiddenBy(original, output, fact, changes) {
+export function hiddenBy(output, fact, changes) {
   const id = callId(fact.source);
-  const isSource = (m) => m.role === 'tool' && m.tool_call_id === id;
-  if (!output.some(isSource)) return 'compact';
-  const at = original.findIndex(isSource) - Math.max(0, original.findIndex((m) => m.role !== 'system'));
+  const at = output.findIndex((m) => m.role === 'tool' && m.tool_call_id === id);
+  if (at < 0) return 'compact';
   const touched = new Set(changes.filter((c) => c.message === at).map((c) => c.stage));
   const textual = ['spill', 'dedup', 'phase'].filter((s) => touched.has(s));
   if (textual.length > 0) return textual.at(-1);

@@ -350,7 +350,7 @@ function measureGrounding(g, trace, t, original, messages, { store, session, cha
   for (const fact of entry.facts) {
     const cls = classify(view, fact, { ocrTexts, blobs });
     const hidden = cls === 'POINTER' || cls === 'GONE';
-    const by = hidden ? (policy.kind === 'baseline' ? policy.id : hiddenBy(original, messages, fact, changes)) : null;
+    const by = hidden ? (policy.kind === 'baseline' ? policy.id : hiddenBy(messages, fact, changes)) : null;
     countFact(g, cls, t - fact.source, by);
   }
   if (entry.oldStr) {

@@ -155,17 +155,19 @@ function replayOne(trajectory, options, { countTokens, dump } = {}) {
 }
 
 function table(id, result) {
-  const lines = [`${id}`, '   t   baseline  compressed   saved     ms'];
+  const lines = [`${id}`, '   t   baseline  compressed   saved   bytes in  bytes out     ms'];
   for (const p of result.per_step) {
     const saved = p.baseline === 0 ? 0 : 1 - p.compressed / p.baseline;
-    lines.push(`${String(p.t).padStart(4)} ${String(p.baseline).padStart(10)} ${String(p.compressed).padStart(11)} ${(saved * 100).toFixed(1).padStart(6)}% ${p.ms.toFixed(2).padStart(6)}`);
+    lines.push(`${String(p.t).padStart(4)} ${String(p.baseline).padStart(10)} ${String(p.compressed).padStart(11)} ${(saved * 100).toFixed(1).padStart(6)}% ` +
+      `${String(p.bytes_before).padStart(10)} ${String(p.bytes_after).padStart(10)} ${p.ms.toFixed(2).padStart(6)}`);
   }
   lines.push(totalsLine(result));
   return lines.join('\n');
 }
 
 function totalsLine(r) {
-  return `total: ${r.steps} steps, baseline ${r.baseline_tokens} tokens, compressed ${r.compressed_tokens} tokens, ` +
+  return `total: ${r.steps} steps, baseline ${r.baseline_tokens} tokens (${r.baseline_bytes} bytes), ` +
+    `compressed ${r.compressed_tokens} tokens (${r.compressed_bytes} bytes), ` +
     `reduction ${(r.reduction * 100).toFixed(1)}%, prefix reuse ${(r.prefix_reuse * 100).toFixed(1)}%, ` +
     `latency p50 ${r.latency_ms.p50} ms p95 ${r.latency_ms.p95} ms\n` +
     `saved by stage: ${Object.entries(r.saved_by_stage)

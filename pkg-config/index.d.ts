@@ -40,7 +40,12 @@ export interface SpillOptions {
   fraction?: number;
   /** Head share of the excerpt. Default 0.65. */
   headShare?: number;
+  /** Patterns (the core's small regex dialect) marking the error lines of the hidden
+   * middle that the excerpt lists, matched ignoring ASCII case (`(?-i)` restores it).
+   * Default `['Traceback', 'Error', 'FATAL', 'CRITICAL', 'npm ERR!', 'panic', 'Exception',
+   * 'FAILED', 'exit code [1-9]', 'returncode>[1-9]']`; replacing it drops these. */
   errorPatterns?: string[];
+  /** Most hidden error lines the excerpt lists. Default 5. */
   maxErrorLines?: number;
 }
 
@@ -265,6 +270,10 @@ export interface CompressOptions extends CompressSettings {
 /** One change a stage made. */
 export interface Change {
   stage: StageName;
+  /** Index into the emitted request's own list of messages (`messages`, Responses `input`,
+   * Gemini `contents`), counting the system messages it holds and the messages the emitter
+   * adds (tool-result images moved to a user message). A change to a message that compaction
+   * then folded into its summary indexes the summary. */
   message: number;
   kind: string;
   tokensBefore: number;
@@ -303,6 +312,11 @@ export interface Report {
   format: FormatName;
   tokensBefore: number;
   tokensAfter: number;
+  /** Bytes of the request JSON as received. */
+  bytesBefore: number;
+  /** Bytes of the request JSON as emitted: snapshots travel as base64 PNG, so bytes may
+   * grow while tokens fall. */
+  bytesAfter: number;
   stages: StageReport[];
   changes: Change[];
   spills: SpillRecord[];

@@ -7,6 +7,10 @@ export interface ReplayStep {
   baseline: number;
   /** Tokens after compression. */
   compressed: number;
+  /** Bytes of the uncompressed request JSON (`report.bytesBefore`). */
+  bytes_before?: number;
+  /** Bytes of the compressed request JSON (`report.bytesAfter`; snapshots as base64 PNG raise it). */
+  bytes_after?: number;
   /** Milliseconds the compress call took. */
   ms: number;
   /** Tokens each stage removed at this step (negative if it added some). */
@@ -20,6 +24,9 @@ export interface ReplaySummary {
   steps: number;
   baseline_tokens: number;
   compressed_tokens: number;
+  /** Request JSON bytes summed over the steps, before and after compression. */
+  baseline_bytes: number;
+  compressed_bytes: number;
   /** 1 − compressed/baseline, rounded to 4 digits. */
   reduction: number;
   /** Mean share of the previous request's bytes reused as prefix. */

@@ -28,7 +28,7 @@ export function stageSavings(report) {
 }
 
 /**
- * Totals of replayed steps (`[{ baseline, compressed, ms, saved? }]`): the
+ * Totals of replayed steps (`[{ baseline, compressed, bytes_before?, bytes_after?, ms, saved? }]`): the
  * figures `tracelite replay --json` prints. `reduction` is 1 − compressed/baseline,
  * rounded to 4 digits; `prefix_reuse` the mean shared-prefix fraction;
  * `saved_by_stage` the tokens each stage removed, summed over the steps (with
@@ -37,6 +37,7 @@ export function stageSavings(report) {
 export function summarizeReplay(perStep, prefixFractions = []) {
   const baseline = perStep.reduce((s, p) => s + p.baseline, 0);
   const compressed = perStep.reduce((s, p) => s + p.compressed, 0);
+  const bytes = (key) => perStep.reduce((s, p) => s + (p[key] ?? 0), 0);
   const ms = perStep.map((p) => p.ms).sort((a, b) => a - b);
   const savedByStage = {};
   for (const p of perStep) {
@@ -50,6 +51,8 @@ export function summarizeReplay(perStep, prefixFractions = []) {
     steps: perStep.length,
     baseline_tokens: baseline,
     compressed_tokens: compressed,
+    baseline_bytes: bytes('bytes_before'),
+    compressed_bytes: bytes('bytes_after'),
     reduction: baseline === 0 ? 0 : round(1 - compressed / baseline, 4),
     saved_by_stage: savedByStage,
     prefix_reuse: prefixFractions.length === 0
@@ -95,6 +98,8 @@ export function replayTrajectory(trajectory, options = {}, host = {}) {
         t,
         baseline: output.report.tokensBefore,
         compressed: output.report.tokensAfter,
+        bytes_before: output.report.bytesBefore,
+        bytes_after: output.report.bytesAfter,
         ms: round(ms),
         saved: stageSavings(output.report),
       });

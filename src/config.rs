@@ -105,7 +105,10 @@ pub struct SpillConfig {
     pub fraction: f64,
     /// Share of the cap given to the head of the excerpt (the rest goes to the tail).
     pub head_share: f64,
-    /// Patterns (small regex dialect) marking error lines that must survive the cut.
+    /// Patterns (small regex dialect, matched ignoring ASCII case; `(?-i)`
+    /// restores it) marking error lines of the hidden middle that the excerpt
+    /// lists. Default: `Traceback`, `Error`, `FATAL`, `CRITICAL`, `npm ERR!`,
+    /// `panic`, `Exception`, `FAILED`, `exit code [1-9]`, `returncode>[1-9]`.
     pub error_patterns: Vec<String>,
     /// How many hidden error lines to list.
     pub max_error_lines: usize,
@@ -121,9 +124,12 @@ impl Default for SpillConfig {
             error_patterns: [
                 "Traceback",
                 "Error",
-                "error:",
+                "FATAL",
+                "CRITICAL",
+                "npm ERR!",
+                "panic",
+                "Exception",
                 "FAILED",
-                "panicked",
                 "exit code [1-9]",
                 "returncode>[1-9]",
             ]

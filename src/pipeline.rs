@@ -55,6 +55,12 @@ pub struct Report {
     pub tokens_before: u64,
     /// Tokens of the request as emitted.
     pub tokens_after: u64,
+    /// Bytes of the request JSON as received (for the stateful session: its
+    /// history emitted as is).
+    pub bytes_before: usize,
+    /// Bytes of the request JSON as emitted. Snapshots travel as base64 PNG,
+    /// so bytes may grow while tokens fall.
+    pub bytes_after: usize,
     /// Per stage, in order.
     pub stages: Vec<StageReport>,
     /// Every change, in order.
@@ -150,16 +156,44 @@ pub fn compress_with(request: &str, config: &Config, env: Env<'_>) -> Result<Out
     };
     let conv = formats::parse(format, &value)?;
     drop(value);
-    compress_conversation(conv, format, config, env)
+    compress_sized(conv, format, config, env, Some(request.len()))
 }
 
 /// Runs the stages over a conversation already in the neutral model (the
 /// stateful [`crate::session::TraceLite`] keeps one) and emits it as `format`.
 pub fn compress_conversation(
+    conv: Conversation,
+    format: FormatName,
+    config: &Config,
+    env: Env<'_>,
+) -> Result<Output> {
+    compress_sized(conv, format, config, env, None)
+}
+
+/// Bytes of `value` as JSON text, without building the text.
+fn json_len(value: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
+}
+
+/// [`compress_conversation`] given the bytes of the request as received, when known.
+fn compress_sized(
     mut conv: Conversation,
     format: FormatName,
     config: &Config,
     env: Env<'_>,
+    bytes_before: Option<usize>,
 ) -> Result<Output> {
     if conv.messages.len() + conv.system.len() > config.limits.max_messages {
         return Err(Error::new(
@@ -179,6 +213,7 @@ pub fn compress_conversation(
         formats::validate(&conv, format)?;
         Vec::new()
     };
+    let bytes_before = bytes_before.unwrap_or_else(|| json_len(&formats::emit(format, &conv)));
     let client_images = formats::images::fingerprints(&conv);
     let observed = conv.observations().len();
     let (mut report, spills) =
@@ -203,8 +238,14 @@ pub fn compress_conversation(
         }
         report.cache_breakpoints = marked.iter().map(|end| end - 1).collect();
     }
-    let request_out = serde_json::to_string(&formats::emit(format, &conv))
+    let (emitted, at) = formats::emit_indexed(format, &conv);
+    for c in &mut report.changes {
+        c.message = at.get(c.message).copied().unwrap_or(c.message);
+    }
+    let request_out = serde_json::to_string(&emitted)
         .map_err(|e| Error::new(ErrorCode::InvalidRequest, "request", e.to_string()))?;
+    report.bytes_before = bytes_before;
+    report.bytes_after = request_out.len();
     report.prefix = env.previous.map(|prev| PrefixReport {
         shared_bytes: shared_prefix(prev, &request_out),
         previous_bytes: prev.len(),
@@ -276,6 +317,8 @@ fn run_stages(
         format,
         tokens_before,
         tokens_after: tokens,
+        bytes_before: 0,
+        bytes_after: 0,
         stages: stage_reports,
         changes: cx.changes,
         spills: cx.spills,

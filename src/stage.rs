@@ -65,7 +65,11 @@ pub struct SessionState {
 pub struct Change {
     /// Stage that made the change.
     pub stage: StageName,
-    /// Index into the emitted conversation's messages (after the system prompt).
+    /// Index into the emitted request's own list of messages (`messages`,
+    /// Responses `input`, Gemini `contents`), counting the system messages
+    /// that list holds and the messages the emitter adds (images moved out
+    /// of tool results). A change to a message that compaction later folded
+    /// into its summary indexes the summary.
     pub message: usize,
     /// What happened, e.g. `excerpt`, `dedup`, `tombstone`, `snapshot`, `summary`.
     pub kind: String,
@@ -220,6 +224,20 @@ impl<'a> StageContext<'a> {
             pointer,
             detail,
         });
+    }
+
+    /// Tells the report that the running stage replaced `messages[..cut]`
+    /// with `len` messages (a compaction): changes recorded so far follow
+    /// their messages, and those inside the replaced range point at
+    /// `folded_into` (the summary).
+    pub fn replaced_prefix(&mut self, cut: usize, len: usize, folded_into: usize) {
+        for c in &mut self.changes {
+            c.message = if c.message < cut {
+                folded_into
+            } else {
+                c.message - cut + len
+            };
+        }
     }
 
     /// Keeps `text` in the spill store under a content-derived key and returns

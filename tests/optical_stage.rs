@@ -332,6 +332,14 @@ fn short_lines_are_reflowed_when_line_by_line_costs_too_much() {
     let out: Value = serde_json::from_str(&on.request).unwrap();
     let first = tool_contents(&out)[0].to_string();
     assert!(first.contains("line breaks marked »"), "{first}");
+    // The placeholder counts the observation's lines, not the one reflowed line.
+    assert!(first.contains("[120 lines of output shown as "), "{first}");
+    // Each change indexes the emitted `messages` (the system message included).
+    for change in &on.report.changes {
+        let m = &out["messages"][change.message];
+        assert_eq!(m["role"], "tool", "{change:?}");
+        assert!(m["content"].to_string().contains("shown as"), "{m}");
+    }
     assert!(on.report.tokens_after < off.report.tokens_after);
 }
 

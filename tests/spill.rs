@@ -510,3 +510,53 @@ fn patterns_that_would_compile_huge_or_nest_deep_are_typed_errors() {
     let reply = handle_tool_call(&mut store, "s", "grep_spill", &args).unwrap();
     assert!(reply.is_error, "{}", reply.text);
 }
+
+/// A 6,000-line build log whose only trouble is on line `at`.
+fn quiet_log(at: usize, trouble: &str) -> String {
+    (1..=6_000)
+        .map(|i| {
+            if i == at {
+                trouble.to_string()
+            } else {
+                format!("[{i:>5}] worker-{} built chunk {i} in {} ms", i % 8, i % 97)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn default_error_patterns_catch_real_errors_in_any_case() {
+    let cfg = config(16_000);
+    for trouble in [
+        "ERROR worker-3 lost its connection to the queue",
+        "FATAL: database is locked",
+        "CRITICAL disk full on /var",
+        "npm ERR! code ERESOLVE",
+        "thread 'main' panicked at src/lib.rs:10:5",
+        "goroutine 7 [running]: panic: runtime error",
+        "java.lang.IllegalStateException: closed",
+        "error[E0308]: mismatched types",
+        "Traceback (most recent call last):",
+    ] {
+        let text = quiet_log(3_000, trouble);
+        let out = compress(&request(&text), &cfg, &mut MemoryStore::new()).unwrap();
+        let excerpt = tool_text(&out.request);
+        assert!(
+            excerpt.starts_with("[output too long: 6000 lines"),
+            "{excerpt}"
+        );
+        assert!(
+            excerpt.contains(&format!("  3000: {trouble}")),
+            "{trouble}:\n{excerpt}"
+        );
+    }
+    // `(?-i)` in a host pattern restores case.
+    let cfg = Config::from_json(
+        json!({"budget": 16000, "session": "s1", "spill": {"errorPatterns": ["(?-i)ERROR"]}}),
+    )
+    .unwrap();
+    let lower = quiet_log(3_000, "error worker-3 lower case");
+    let out = compress(&request(&lower), &cfg, &mut MemoryStore::new()).unwrap();
+    assert!(!tool_text(&out.request).contains("  3000: "));
+}

@@ -9,10 +9,13 @@ import { buildControls, controlForPath, readControls, setControls } from './opti
 import { renderGrounding } from './grounding-view.js';
 import { STAGES, renderChanges, renderRequest, renderStages } from './prompt-view.js';
 import { SpillBrowser } from './spill-browser.js';
+import { doneStatus } from './status.js';
 
 const $ = (id) => document.getElementById(id);
 const fmt = (n) => Number(n).toLocaleString('en-US');
 const pct = (x) => `${(x * 100).toFixed(1)}%`;
+/** Bytes as B, KB or MB (1024-based, as the spill list shows them). */
+const size = (n) => (n >= 1 << 20 ? `${(n / (1 << 20)).toFixed(1)} MB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KB` : `${n} B`);
 
 const state = {
   defaults: null,
@@ -52,14 +55,60 @@ async function loadText(text, label, file) {
   await run();
 }
 
-async function loadSample() {
-  setStatus('Loading the sample trajectory…');
+const SAMPLE_FILE = 'tests/fixtures/sample-trajectory.json';
+
+/** The bundled sample's text, or null (status set) when it cannot be fetched. */
+async function fetchSample() {
   const res = await fetch('./sample-trajectory.json');
   if (!res.ok) {
     setStatus(`Could not load the sample trajectory (HTTP ${res.status}).`, 'error');
+    return null;
+  }
+  return res.text();
+}
+
+async function loadSample(pending) {
+  setStatus('Loading the sample trajectory…');
+  const text = await (pending ?? fetchSample());
+  if (text !== null) await loadText(text, 'sample trajectory', SAMPLE_FILE);
+}
+
+/**
+ * The first paint: while the worker loads the package, the sample trajectory
+ * is shown as loaded (its uncompressed prompt at the last step, as the agent
+ * would send it), so the page is never blank.
+ */
+function previewSample(text) {
+  if (state.run || text === null) return;
+  let input;
+  try {
+    input = classifyInput(text, 'sample trajectory');
+  } catch {
     return;
   }
-  await loadText(await res.text(), 'sample trajectory', 'tests/fixtures/sample-trajectory.json');
+  const trajectory = JSON.parse(text);
+  const messages = [
+    { role: 'system', content: trajectory.system ?? '' },
+    { role: 'user', content: trajectory.task },
+  ];
+  trajectory.steps.forEach((step, i) => {
+    const id = `call_${i}`;
+    const args = typeof step.args === 'string' ? step.args : JSON.stringify(step.args ?? {});
+    messages.push({ role: 'assistant', content: step.thought ?? null, tool_calls: [{ id, type: 'function', function: { name: step.tool, arguments: args } }] });
+    messages.push({ role: 'tool', tool_call_id: id, content: String(step.observation ?? '') });
+  });
+  $('input-label').textContent = `${input.label} (trajectory, ${input.steps} steps)`;
+  const view = $('prompt-view');
+  view.dataset.view = 'preview';
+  renderRequest(view, { messages }, 'openai-chat', [], onPointer);
+  $('step-out').textContent = String(input.steps - 1);
+  const slider = $('step');
+  slider.max = String(input.steps - 1);
+  slider.value = slider.max;
+  slider.disabled = true;
+  document.querySelector('input[name="view"][value="original"]').checked = true;
+  $('step-figures').textContent = 'the sample as loaded; compressing it…';
+  setStatus('Showing the sample trajectory as loaded; loading the package to compress it…', 'busy');
 }
 
 async function loadFile(file) {
@@ -116,6 +165,7 @@ async function run() {
   document.body.classList.remove('busy', 'stale');
   state.run = result;
   state.t = Math.min(state.t, result.steps.length - 1);
+  for (const r of document.querySelectorAll('input[name="view"]')) r.checked = r.value === state.view;
   const slider = $('step');
   slider.max = String(result.steps.length - 1);
   slider.value = String(state.t);
@@ -125,9 +175,8 @@ async function run() {
   drawExports();
   await Promise.all([showStep(state.t), spills.refresh()]);
   document.body.dataset.runs = String(Number(document.body.dataset.runs ?? 0) + 1);
-  const s = result.summary;
-  setStatus(`${result.kind === 'trajectory' ? `Replayed ${s.steps} steps` : 'Compressed the request'} (${result.steps[0]?.format ?? ''}): ` +
-    `${fmt(s.baseline_tokens)} → ${fmt(s.compressed_tokens)} tokens, ${pct(s.reduction)} less.`, 'done');
+  const provider = options.provider ?? state.defaults.provider;
+  setStatus(doneStatus(result.kind, result.steps[0]?.format ?? '', provider, result.summary), 'done');
 }
 
 // ---- figures and charts ----
@@ -156,6 +205,11 @@ function drawFigures() {
   red.dataset.baseline = String(s.baseline_tokens);
   red.dataset.compressed = String(s.compressed_tokens);
   $('prefix').textContent = state.run.kind === 'trajectory' ? pct(s.prefix_reuse) : '—';
+  // Bytes beside tokens: snapshots travel as base64 PNG, so bytes can grow while tokens fall.
+  const bytes = $('bytes');
+  bytes.textContent = `${size(s.baseline_bytes)} → ${size(s.compressed_bytes)}`;
+  bytes.dataset.before = String(s.baseline_bytes);
+  bytes.dataset.after = String(s.compressed_bytes);
   const c = costs();
   $('cost').textContent = `baseline ${short(c.baseline.at(-1), true)} → ${short(c.baselineCached.at(-1), true)}; ` +
     `compressed ${short(c.compressed.at(-1), true)} → ${short(c.compressedCached.at(-1), true)}`;
@@ -163,6 +217,7 @@ function drawFigures() {
 
 function drawCharts() {
   if (!state.run) return;
+  $('charts').hidden = false;
   const steps = state.run.steps;
   const pick = (t) => setStep(t);
   const cum = (key) => { let acc = 0; return steps.map((p) => (acc += p[key])); };
@@ -213,7 +268,7 @@ function drawCharts() {
 
 function drawExports() {
   const session = state.run.session;
-  $('export-js').textContent = jsCall(state.run.kind, state.options, session);
+  $('export-js').textContent = jsCall(state.run.kind, state.options, session, state.input.file);
   const cli = $('export-cli');
   cli.textContent = cliCall(state.run.kind, state.options, state.input.file);
   cli.dataset.options = JSON.stringify(state.options);
@@ -254,6 +309,7 @@ async function showStep(t) {
   const p = state.run.steps[t];
   $('step-figures').textContent = `${fmt(p.baseline)} → ${fmt(p.compressed)} tokens` +
     (p.baseline ? ` (${pct(1 - p.compressed / p.baseline)} less)` : '') +
+    ` · ${size(report.bytesBefore)} → ${size(report.bytesAfter)} JSON` +
     (report.prefix ? ` · prefix kept ${pct(report.prefix.previousBytes ? report.prefix.sharedBytes / report.prefix.previousBytes : 0)}` : '');
   $('export-request').value = data.request;
   view.dataset.renderMs = (performance.now() - started).toFixed(1);
@@ -301,7 +357,7 @@ function wire() {
   for (const id of ['price', 'cache-mult']) {
     $(id).addEventListener('input', () => { if (state.run) { drawFigures(); drawCharts(); } });
   }
-  $('load-sample').addEventListener('click', loadSample);
+  $('load-sample').addEventListener('click', () => loadSample());
   $('file-input').addEventListener('change', (e) => {
     const file = e.target.files?.[0];
     if (file) loadFile(file);
@@ -344,6 +400,9 @@ function wire() {
 }
 
 async function main() {
+  // Fetch and show the sample at once, while the worker loads the package.
+  const sample = fetchSample();
+  sample.then(previewSample);
   let info;
   try {
     info = await engine.init();
@@ -355,7 +414,7 @@ async function main() {
   $('version').textContent = `v${info.version}`;
   wire();
   document.body.dataset.ready = 'true';
-  await loadSample();
+  await loadSample(sample);
 }
 
 main();

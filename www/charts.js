@@ -11,12 +11,26 @@ function s(tag, attrs = {}, text) {
   return node;
 }
 
-/** A round upper bound for an axis. */
-function niceMax(v) {
-  if (!(v > 0)) return 1;
-  const p = 10 ** Math.floor(Math.log10(v));
-  for (const m of [1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10]) if (m * p >= v) return m * p;
-  return 10 * p;
+/**
+ * Ticks from 0 up to at least `max`, evenly spaced by a round step (1, 2 or 5
+ * × a power of ten, and a whole number when `integer`), at most `count` + 1
+ * of them: `[0, step, 2·step, …]`; the last one is the axis's top.
+ */
+export function niceTicks(max, count = 4, { integer = false } = {}) {
+  if (!(max > 0)) return [0, 1];
+  const rough = max / count;
+  const p = 10 ** Math.floor(Math.log10(rough));
+  let step = [1, 2, 5, 10].map((m) => m * p).find((s) => s >= rough) ?? 10 * p;
+  if (integer) step = Math.max(1, Math.round(step));
+  const n = Math.ceil(max / step - 1e-9);
+  return Array.from({ length: n + 1 }, (_, k) => Number((k * step).toPrecision(12)));
+}
+
+/** Steps to label on an x axis of `n` points (0 … n−1): a round step, at most 8 labels. */
+export function stepTicks(n) {
+  if (n <= 1) return [0];
+  const ticks = niceTicks(n - 1, 7, { integer: true });
+  return ticks.filter((i) => i <= n - 1);
 }
 
 /** Compact number: 12.3k, 1.2M; money with `$`. */
@@ -60,18 +74,16 @@ function legend(svg, series) {
 export function lineChart(svg, { title, series, marker = 0, money = false, onPick }) {
   frame(svg, title);
   const n = Math.max(1, ...series.map((x) => x.values.length));
-  const ymax = niceMax(Math.max(0, ...series.flatMap((x) => x.values)));
+  const yticks = niceTicks(Math.max(0, ...series.flatMap((x) => x.values)));
+  const ymax = yticks.at(-1);
   const x = (i) => PAD.left + (n === 1 ? (W - PAD.left - PAD.right) / 2 : (i / (n - 1)) * (W - PAD.left - PAD.right));
   const y = (v) => H - PAD.bottom - (v / ymax) * (H - PAD.top - PAD.bottom);
-  for (let k = 0; k <= 4; k++) {
-    const v = (ymax * k) / 4;
+  for (const v of yticks) {
     svg.append(s('line', { x1: PAD.left, x2: W - PAD.right, y1: y(v), y2: y(v), class: 'grid' }));
-    svg.append(s('text', { x: PAD.left - 6, y: y(v) + 4, class: 'tick', 'text-anchor': 'end' }, short(v, money)));
+    svg.append(s('text', { x: PAD.left - 6, y: y(v) + 4, class: 'tick y-tick', 'text-anchor': 'end' }, short(v, money)));
   }
-  const ticks = Math.min(n, 8);
-  for (let k = 0; k < ticks; k++) {
-    const i = ticks === 1 ? 0 : Math.round((k * (n - 1)) / (ticks - 1));
-    svg.append(s('text', { x: x(i), y: H - PAD.bottom + 16, class: 'tick', 'text-anchor': 'middle' }, String(i)));
+  for (const i of stepTicks(n)) {
+    svg.append(s('text', { x: x(i), y: H - PAD.bottom + 16, class: 'tick x-tick', 'text-anchor': 'middle' }, String(i)));
   }
   svg.append(s('text', { x: W - PAD.right, y: H - 2, class: 'axis', 'text-anchor': 'end' }, 'step t'));
   svg.append(s('line', { x1: x(marker), x2: x(marker), y1: PAD.top - 4, y2: H - PAD.bottom, class: 'marker' }));
@@ -98,7 +110,7 @@ export function lineChart(svg, { title, series, marker = 0, money = false, onPic
 /** Horizontal bars (`[{ name, cls, value }]`), values labelled. */
 export function barChart(svg, { title, bars }) {
   frame(svg, title);
-  const max = niceMax(Math.max(0, ...bars.map((b) => b.value)));
+  const max = niceTicks(Math.max(0, ...bars.map((b) => b.value))).at(-1);
   const rowH = (H - PAD.top - 10) / Math.max(1, bars.length);
   const left = 70;
   bars.forEach((b, k) => {

@@ -5,32 +5,47 @@ function shellQuote(s) {
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
-/** The JS snippet that reproduces the page's compression. */
-export function jsCall(kind, options, session) {
+/**
+ * The JS module (Node ≥ 20, after `npm install tracelite`) that reproduces the
+ * page's run: it imports the npm package by name, reads `file` (the loaded
+ * input) and prints the same figures; for a trajectory it also shows the call
+ * an agent loop makes before every model call.
+ */
+export function jsCall(kind, options, session, file = kind === 'trajectory' ? 'trajectory.json' : 'request.json') {
   const opts = JSON.stringify(options, null, 2);
+  const head = `// npm install tracelite — save as tracelite-run.mjs, run with node (≥ 20)
+import { readFileSync } from 'node:fs';
+`;
   if (kind === 'trajectory') {
-    return `import { SpillStore, compress } from 'tracelite';
+    return `${head}import { SpillStore, compress, replayTrajectory } from 'tracelite';
 
-// One store per agent run keeps spills readable across turns.
-const store = new SpillStore();
 const options = ${opts};
 
-// Before every model call, compress the whole request (OpenAI Chat here):
-const { request: compressed, report, spills } = compress(request, {
-  ...options,
-  session: ${JSON.stringify(session)},
-  store,
-  previous, // the previous compressed request, to measure prefix reuse
-});
-// Or replay a whole trajectory as this page does:
-// import { replayTrajectory } from 'tracelite';
-// const { result } = replayTrajectory(trajectory, options);`;
+// Replay the trajectory as this page does (the same figures):
+const trajectory = JSON.parse(readFileSync(${JSON.stringify(file)}, 'utf8'));
+const { result } = replayTrajectory(trajectory, options);
+console.log(\`\${result.baseline_tokens} → \${result.compressed_tokens} tokens, \${(result.reduction * 100).toFixed(1)}% less\`);
+
+// In an agent loop: compress the whole request (OpenAI Chat here) before every
+// model call; one store per agent run keeps the spills readable across turns.
+const store = new SpillStore();
+let previous; // the previous compressed request, to measure prefix reuse
+export function compressTurn(request) {
+  const out = compress(request, { ...options, session: ${JSON.stringify(session)}, store, previous });
+  previous = out.request;
+  return out; // { request, report, spills }
+}
+`;
   }
-  return `import { SpillStore, compress } from 'tracelite';
+  return `${head}import { SpillStore, compress } from 'tracelite';
+
+const options = ${opts};
 
 const store = new SpillStore();
-const options = ${opts};
-const { request: compressed, report, spills } = compress(request, { ...options, store });`;
+const request = JSON.parse(readFileSync(${JSON.stringify(file)}, 'utf8'));
+const { request: compressed, report } = compress(request, { ...options, store });
+console.log(\`\${report.tokensBefore} → \${report.tokensAfter} tokens\`);
+`;
 }
 
 /** The CLI command for the same run. */

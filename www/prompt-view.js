@@ -1,7 +1,7 @@
 // Renders a provider request as the model receives it: system prompt, then each
 // message with its text, tool calls, tool results and images (at real size),
 // marked with the stage that changed it (report.changes[].message indexes the
-// conversation's messages after the system prompt).
+// request's own list of messages: `messages`, `input` or `contents`).
 
 export const STAGES = ['spill', 'dedup', 'phase', 'optical', 'compact'];
 const POINTER = /spill:\/\/[A-Za-z0-9._-]+\/[A-Za-z0-9._-]+/g;
@@ -9,7 +9,7 @@ const POINTER = /spill:\/\/[A-Za-z0-9._-]+\/[A-Za-z0-9._-]+/g;
 // ---- normalization: every format → { system: Block[], messages: Msg[] } ----
 // Block: { type: 'text', text } | { type: 'image', src } | { type: 'call', name, args, id }
 //      | { type: 'result', id, name, blocks } | { type: 'other', json }
-// Msg: { role, blocks, index (neutral message index or null), note }
+// Msg: { role, blocks, index (position in the request's list of messages, or null), note }
 
 function textBlocks(content, map) {
   if (content == null) return [];
@@ -27,9 +27,8 @@ function chatPart(p) {
 function openaiChat(req) {
   const out = { system: [], messages: [] };
   let leading = true;
-  let index = 0;
   let previousRole = null;
-  for (const m of req.messages ?? []) {
+  for (const [index, m] of (req.messages ?? []).entries()) {
     const blocks = textBlocks(m.content, chatPart);
     for (const c of m.tool_calls ?? []) {
       blocks.push({ type: 'call', id: c.id, name: c.function?.name, args: c.function?.arguments });
@@ -48,7 +47,7 @@ function openaiChat(req) {
       out.messages.push({ role: 'user', blocks, index: null, note: 'images of the tool results above (Chat Completions accepts images only in user messages)' });
       continue;
     }
-    out.messages.push({ role: m.role, blocks, index: index++, id: m.tool_call_id });
+    out.messages.push({ role: m.role, blocks, index, id: m.tool_call_id });
   }
   return out;
 }
@@ -112,8 +111,7 @@ function openaiResponses(req) {
   if (typeof req.instructions === 'string') out.system.push({ type: 'text', text: req.instructions });
   const items = typeof req.input === 'string' ? [{ role: 'user', content: req.input }] : (req.input ?? []);
   let leading = true;
-  let index = 0;
-  for (const it of items) {
+  for (const [index, it] of items.entries()) {
     const type = it.type ?? 'message';
     if (type === 'message' && leading && (it.role === 'system' || it.role === 'developer')) {
       out.system.push(...textBlocks(it.content, responsesPart));
@@ -126,7 +124,7 @@ function openaiResponses(req) {
     else if (type === 'function_call_output') {
       msg = { role: 'tool', blocks: [{ type: 'result', id: it.call_id, blocks: textBlocks(it.output, responsesPart) }] };
     } else msg = { role: type, blocks: [{ type: 'other', json: it }] };
-    out.messages.push({ ...msg, index: index++ });
+    out.messages.push({ ...msg, index });
   }
   return out;
 }

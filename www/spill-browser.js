@@ -114,20 +114,30 @@ export class SpillBrowser {
       return;
     }
     $('spill-grep-info').textContent =
-      `${found.total} matching line${found.total === 1 ? '' : 's'}${found.truncated ? `, first ${found.matches.length} shown` : ''}`;
-    out.replaceChildren(...found.matches.map((hit) => {
-      const li = document.createElement('li');
+      `${found.total} matching line${found.total === 1 ? '' : 's'}${found.truncated ? `, first ${found.matches.length} shown` : ''}` +
+      (found.copies ? ` (each listed once: ${found.copies} more cop${found.copies === 1 ? 'y' : 'ies'} in other blobs)` : '');
+    const place = ({ key, line }) => {
       const b = document.createElement('button');
       b.type = 'button';
       b.className = 'link';
-      b.textContent = `${hit.key}:${hit.line}`;
+      b.textContent = `${key}:${line}`;
       b.addEventListener('click', async () => {
-        $('spill-list').value = hit.key;
-        await this.read(Math.max(0, hit.line - 1));
+        $('spill-list').value = key;
+        await this.read(Math.max(0, line - 1));
       });
+      return b;
+    };
+    out.replaceChildren(...found.matches.map((hit) => {
+      const li = document.createElement('li');
       const code = document.createElement('code');
       code.textContent = hit.text;
-      li.append(b, ' ', code);
+      li.append(place(hit), ' ', code);
+      if (hit.also?.length) {
+        const also = document.createElement('span');
+        also.className = 'also muted';
+        also.append(' also in ', ...hit.also.flatMap((p, i) => (i ? [', ', place(p)] : [place(p)])));
+        li.append(also);
+      }
       return li;
     }));
   }

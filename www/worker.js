@@ -11,6 +11,7 @@ import {
   version,
 } from './pkg/browser.js';
 import { grepLines, pageLines } from './pkg/spill-reader.js';
+import { spillOrder, uniqueMatches } from './spill-matches.js';
 // bench/grounding.mjs, served at /grounding.js (www/serve.mjs): the same facts and classes as `make bench`.
 import { classify, extractFacts, hiddenBy, oldStrVisible, pointersOf, taskVerbatim, viewRequest } from './grounding.js';
 
@@ -30,6 +31,8 @@ function stepSummary(t, report, baselineText, previousBaselineText, ms) {
     t,
     baseline: report.tokensBefore,
     compressed: report.tokensAfter,
+    bytesBefore: report.bytesBefore,
+    bytesAfter: report.bytesAfter,
     ms,
     format: report.format,
     stages: report.stages.map((s) => ({
@@ -90,7 +93,14 @@ function runRequest(requestText, options) {
   const session = options.session ?? defaultOptions().session;
   run = { kind: 'request', session, outputs: [{ text: outputText, report: output.report }], baselines: [requestText], store, texts: new Map(), facts: null };
   const steps = [stepSummary(0, output.report, requestText, null, ms)];
-  const summary = summarizeReplay([{ t: 0, baseline: output.report.tokensBefore, compressed: output.report.tokensAfter, ms }]);
+  const summary = summarizeReplay([{
+    t: 0,
+    baseline: output.report.tokensBefore,
+    compressed: output.report.tokensAfter,
+    bytes_before: output.report.bytesBefore,
+    bytes_after: output.report.bytesAfter,
+    ms,
+  }]);
   return { kind: 'request', session, steps, summary, id: null };
 }
 
@@ -137,7 +147,7 @@ function stepGrounding(r, t, requestText, originalText) {
   result.facts = entry.facts.map((f) => {
     const cls = classify(view, f, { blobs: reachBlobs });
     const hidden = cls === 'POINTER' || cls === 'GONE';
-    return { kind: f.kind, text: f.text, source: f.source, age: t - f.source, cls, hiddenBy: hidden ? hiddenBy(original, output, f, changes) : null };
+    return { kind: f.kind, text: f.text, source: f.source, age: t - f.source, cls, hiddenBy: hidden ? hiddenBy(output, f, changes) : null };
   });
   if (entry.oldStr) result.oldStr = { source: entry.oldStr.source, visible: oldStrVisible(view, entry.oldStr.text) };
   return result;
@@ -174,15 +184,12 @@ const handlers = {
   },
   grep: ({ key, pattern, regex, ignoreCase, maxMatches }) => {
     const r = requireRun();
-    const keys = key ? [key] : r.store.list(r.session).map((s) => s.key);
-    const matches = [];
-    let total = 0;
-    for (const k of keys) {
-      const found = grepLines(spillText(k), pattern, { literal: !regex, ignoreCase, context: 0, maxMatches: 200 });
-      total += found.totalMatches;
-      matches.push(...found.matches.slice(0, Math.max(0, maxMatches - matches.length)).map((m) => ({ key: k, ...m })));
-    }
-    return { matches, total, truncated: total > matches.length };
+    const keys = key ? [key] : spillOrder(r.store.list(r.session).map((s) => s.key));
+    const found = keys.map((k) => ({
+      key: k,
+      ...grepLines(spillText(k), pattern, { literal: !regex, ignoreCase, context: 0, maxMatches: 200 }),
+    }));
+    return uniqueMatches(found, maxMatches);
   },
 };
 

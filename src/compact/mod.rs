@@ -452,6 +452,7 @@ impl Stage for Compact {
         };
         let n = cut - prior.start;
         conv.messages.splice(..cut, plan.messages.clone());
+        cx.replaced_prefix(cut, plan.messages.len(), summary_at);
         cx.record(
             summary_at,
             "summary",
@@ -558,6 +559,7 @@ fn reapply(conv: &mut Conversation, cx: &mut StageContext<'_>) -> Result<Option<
     let removed = sum_tokens(cx, conv.messages.get(..base.covered).unwrap_or(&[]))?;
     let added = sum_tokens(cx, &replacement)?;
     conv.messages.splice(..base.covered, replacement);
+    cx.replaced_prefix(base.covered, base.replaced, base.replaced - 1);
     cx.record(
         base.replaced - 1,
         "summary",

@@ -431,10 +431,17 @@ pub(crate) fn part_path(conv: &Conversation, message: usize, part: usize, field:
 
 /// Emits a `generateContent` request body.
 pub fn emit(conv: &Conversation) -> Value {
+    emit_indexed(conv).0
+}
+
+/// Emits a `generateContent` request body, and where each of `conv.messages` is in it.
+pub fn emit_indexed(conv: &Conversation) -> (Value, Vec<usize>) {
     let system = emit_system(conv);
     let mut contents = Vec::with_capacity(conv.messages.len());
+    let mut at = Vec::with_capacity(conv.messages.len());
     for msg in &conv.messages {
         let mut follow_up = Vec::new();
+        at.push(contents.len());
         contents.push(emit_content(conv, msg, &mut follow_up));
         if !follow_up.is_empty() {
             let mut user = Map::new();
@@ -467,7 +474,7 @@ pub fn emit(conv: &Conversation) -> Value {
     if let Some(c) = contents {
         out.insert("contents".into(), Value::Array(c));
     }
-    Value::Object(out)
+    (Value::Object(out), at)
 }
 
 fn emit_system(conv: &Conversation) -> Option<Value> {

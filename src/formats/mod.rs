@@ -184,11 +184,22 @@ pub fn parse(format: FormatName, request: &Value) -> Result<Conversation> {
 /// stages) or carry no format-specific `extra`; to move a conversation from
 /// one format to another use [`convert_conversation`].
 pub fn emit(format: FormatName, conv: &Conversation) -> Value {
+    emit_indexed(format, conv).0
+}
+
+/// [`emit`], and for each message of [`Conversation::messages`] its index in
+/// the emitted request's own list of messages (`messages`, `input` or
+/// `contents`: after the system messages that list holds, and the messages
+/// the emitter adds, e.g. the images of tool results moved to a user message).
+pub fn emit_indexed(format: FormatName, conv: &Conversation) -> (Value, Vec<usize>) {
     match format {
-        FormatName::OpenaiChat => openai_chat::emit(conv),
-        FormatName::OpenaiResponses => openai_responses::emit(conv),
-        FormatName::Anthropic => anthropic::emit(conv),
-        FormatName::Gemini => gemini::emit(conv),
+        FormatName::OpenaiChat => openai_chat::emit_indexed(conv),
+        FormatName::OpenaiResponses => openai_responses::emit_indexed(conv),
+        FormatName::Anthropic => {
+            let at = (0..conv.messages.len()).collect();
+            (anthropic::emit(conv), at)
+        }
+        FormatName::Gemini => gemini::emit_indexed(conv),
     }
 }
 

@@ -284,12 +284,19 @@ pub(crate) fn part_path(conv: &Conversation, message: usize, part: usize, field:
 
 /// Emits a Chat Completions request body.
 pub fn emit(conv: &Conversation) -> Value {
+    emit_indexed(conv).0
+}
+
+/// Emits a Chat Completions request body, and where each of `conv.messages` is in it.
+pub fn emit_indexed(conv: &Conversation) -> (Value, Vec<usize>) {
+    let mut at = Vec::with_capacity(conv.messages.len());
     let mut messages = Vec::with_capacity(conv.system.len() + conv.messages.len());
     for msg in &conv.system {
         messages.push(emit_message(msg, &mut Vec::new()));
     }
     let mut pending_images: Vec<Value> = Vec::new();
     for (i, msg) in conv.messages.iter().enumerate() {
+        at.push(messages.len());
         messages.push(emit_message(msg, &mut pending_images));
         let next_is_tool = conv
             .messages
@@ -318,7 +325,7 @@ pub fn emit(conv: &Conversation) -> Value {
     if !placed {
         out.insert("messages".into(), Value::Array(messages));
     }
-    Value::Object(out)
+    (Value::Object(out), at)
 }
 
 fn role_name(role: Role) -> &'static str {

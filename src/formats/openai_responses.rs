@@ -302,6 +302,12 @@ pub(crate) fn part_path(conv: &Conversation, message: usize, part: usize, field:
 
 /// Emits a Responses request body.
 pub fn emit(conv: &Conversation) -> Value {
+    emit_indexed(conv).0
+}
+
+/// Emits a Responses request body, and where each of `conv.messages` is in
+/// its `input` (the first item the message emits).
+pub fn emit_indexed(conv: &Conversation) -> (Value, Vec<usize>) {
     let instructions_slot = conv.extra.get("instructions") == Some(&Value::Bool(true));
     let mut system = conv.system.iter();
     let instructions = if instructions_slot {
@@ -310,7 +316,12 @@ pub fn emit(conv: &Conversation) -> Value {
         None
     };
     let mut items = Vec::new();
-    for msg in system.chain(&conv.messages) {
+    for msg in system {
+        emit_items(msg, &mut items);
+    }
+    let mut at = Vec::with_capacity(conv.messages.len());
+    for msg in &conv.messages {
+        at.push(items.len());
         emit_items(msg, &mut items);
     }
     let string_input = conv.extra.get("input") == Some(&Value::String("text".into()));
@@ -349,7 +360,7 @@ pub fn emit(conv: &Conversation) -> Value {
             out.insert("input".into(), Value::Array(items));
         }
     }
-    Value::Object(out)
+    (Value::Object(out), at)
 }
 
 fn is_plain_user_text(msg: &Message) -> bool {

@@ -216,7 +216,9 @@ impl Fnv {
     }
 }
 
-/// The one-line text a snapshot leaves in the tool result. `excerpt_only`
+/// The one-line text a snapshot leaves in the tool result: `lines` is the
+/// observation's own line count (as `read_spill` numbers them), whatever the
+/// flow put on the image. `excerpt_only`
 /// when the rendered text is an excerpt whose full output the store refused:
 /// the pointer then holds that excerpt, not the full output, and says so.
 pub fn reference(
@@ -227,17 +229,18 @@ pub fn reference(
     excerpt_only: bool,
 ) -> String {
     let s = if images == 1 { "" } else { "s" };
+    let ls = if lines == 1 { "" } else { "s" };
     let marked = match flow {
         Flow::Lines => "",
         Flow::Reflow => ", line breaks marked »",
     };
     if excerpt_only {
         format!(
-            "[{lines} lines of an excerpt shown as {images} image{s}{marked}; excerpt only, the full output could not be kept; excerpt text: {pointer} (read_spill)]"
+            "[{lines} line{ls} of an excerpt shown as {images} image{s}{marked}; excerpt only, the full output could not be kept; excerpt text: {pointer} (read_spill)]"
         )
     } else {
         format!(
-            "[{lines} lines of output shown as {images} image{s}{marked}; full text: {pointer} (read_spill)]"
+            "[{lines} line{ls} of output shown as {images} image{s}{marked}; full text: {pointer} (read_spill)]"
         )
     }
 }
@@ -402,6 +405,7 @@ fn propose(
     let critical = check::critical_lines(&shown, CRITICAL_LINES);
     let pointer = spill::pointer(&config.session, &cx.content_key("snapshot", &text));
     let excerpt_only = spill::is_refused_excerpt(&text);
+    let total_lines = spill::lines::count(&text);
     // Line by line first; run together when that is too costly.
     let flows: &[Flow] = if optical.reflow {
         &[Flow::Lines, Flow::Reflow]
@@ -428,7 +432,7 @@ fn propose(
             break;
         }
         let count = snapshot.plan.image_sizes.len();
-        let mut line = reference(snapshot.lines, count, flow, &pointer, excerpt_only);
+        let mut line = reference(total_lines, count, flow, &pointer, excerpt_only);
         // Errors, failing tests and a non-zero exit code stay text.
         for critical in &critical {
             line.push('\n');

@@ -79,27 +79,32 @@ pub struct Excerpt<'t> {
     pub error_total: usize,
 }
 
-/// Error-signal patterns compiled once per call.
+/// Error-signal patterns compiled once per call, matched ignoring ASCII case
+/// (`ERROR`, `Error` and `error` are one signal; `(?-i)` in a pattern restores case).
 #[derive(Debug, Clone)]
 pub struct ErrorSignals {
     patterns: Vec<Pattern>,
-    /// One-pass finder of the patterns' literals, when every pattern has one.
+    /// One-pass, case-folding finder of the patterns' literals, when every
+    /// pattern has one (each hit line is then checked against the patterns).
     literals: Option<LiteralSet>,
     max_lines: usize,
 }
 
 impl ErrorSignals {
-    /// Compiles the configured patterns (small regex dialect).
+    /// Compiles the configured patterns (small regex dialect, case ignored).
     pub fn new(patterns: &[String], max_lines: usize) -> Result<Self> {
         let patterns = patterns
             .iter()
-            .map(|p| Pattern::new(p, false, false))
+            .map(|p| Pattern::new(p, false, true))
             .collect::<Result<Vec<_>>>()?;
-        // With SIMD (native, or wasm built with `simd128`) one `memmem` pass
-        // per pattern is fastest; plain wasm gains from a single pass.
-        let one_pass = cfg!(all(target_arch = "wasm32", not(target_feature = "simd128")));
-        let literals = if one_pass && patterns.iter().all(|p| p.required().is_some()) {
-            LiteralSet::new(patterns.iter().filter_map(Pattern::required))
+        // A case-insensitive regex has no exact literal for `memmem`: one
+        // folding pass for all the literals keeps the scan about as cheap as
+        // a case-sensitive one (a pattern without a literal runs the regex).
+        let literals = if patterns
+            .iter()
+            .all(|p| p.required_ignoring_case().is_some())
+        {
+            LiteralSet::new(patterns.iter().filter_map(Pattern::required_ignoring_case))
         } else {
             None
         };

@@ -49,6 +49,12 @@ pub struct Pattern {
     scanner: Option<regex_lite::Regex>,
     /// A literal every matching line contains (the whole pattern when literal).
     required: Option<memmem::Finder<'static>>,
+    /// A literal every matching line contains ignoring ASCII case, lowercased
+    /// (the dialect folds ASCII case only), for case-insensitive prefilters.
+    folded: Option<Box<[u8]>>,
+    /// Case is ignored and the pattern is `folded` itself (no regex syntax):
+    /// finding `folded` decides a match without running the regex.
+    folded_whole: bool,
     /// Work per byte the regex runs over: its program size in bytes, rounded
     /// up to a power of two (0 for a plain literal search).
     cost: u64,
@@ -106,15 +112,27 @@ impl Pattern {
                 "the pattern is longer than {MAX_PATTERN_BYTES} bytes"
             )));
         }
+        let folded = if literal {
+            Some(pattern.to_string())
+        } else {
+            required_literal(pattern)
+        }
+        .filter(|l| l.len() >= 2)
+        .map(|l| l.to_ascii_lowercase().into_bytes().into_boxed_slice());
         if literal && !ignore_case {
             return Ok(Self {
                 source: pattern.to_string(),
                 regex: None,
                 scanner: None,
                 required: Some(memmem::Finder::new(pattern.as_bytes()).into_owned()),
+                folded,
+                folded_whole: false,
                 cost: 0,
             });
         }
+        let folded_whole = ignore_case
+            && folded.as_deref().is_some_and(|f| f.len() == pattern.len())
+            && (literal || regex_lite::escape(pattern) == pattern);
         let source = if literal {
             regex_lite::escape(pattern)
         } else {
@@ -152,6 +170,8 @@ impl Pattern {
             regex: Some(regex),
             scanner,
             required,
+            folded,
+            folded_whole,
             cost: size as u64,
         })
     }
@@ -166,6 +186,13 @@ impl Pattern {
     /// A literal every matching line contains, if one is known.
     pub fn required(&self) -> Option<&[u8]> {
         self.required.as_ref().map(|f| f.needle())
+    }
+
+    /// A literal (at least 2 bytes, ASCII-lowercased) every matching line
+    /// contains when ASCII case is ignored, if one is known: a prefilter that
+    /// holds whether or not the pattern ignores case.
+    pub fn required_ignoring_case(&self) -> Option<&[u8]> {
+        self.folded.as_deref()
     }
 
     /// The pattern as given.
@@ -194,6 +221,14 @@ impl Pattern {
                 if let Some(f) = &self.required {
                     if f.find(line.as_bytes()).is_none() {
                         return false;
+                    }
+                } else if let Some(f) = self.folded.as_deref() {
+                    // No exact literal but a folded one: the regex ignores case.
+                    if !contains_folded(line.as_bytes(), f) {
+                        return false;
+                    }
+                    if self.folded_whole {
+                        return true;
                     }
                 }
                 re.is_match(line)
@@ -267,6 +302,17 @@ impl Pattern {
         }
         Ok(())
     }
+}
+
+/// Whether `hay` contains `needle` (ASCII-lowercased) ignoring ASCII case.
+fn contains_folded(hay: &[u8], needle: &[u8]) -> bool {
+    let Some(&first) = needle.first() else {
+        return true;
+    };
+    memchr::memchr2_iter(first, first.to_ascii_uppercase(), hay).any(|at| {
+        hay.get(at..at + needle.len())
+            .is_some_and(|w| w.eq_ignore_ascii_case(needle))
+    })
 }
 
 /// A literal every match of `pattern` contains: the longest run of plain
@@ -525,5 +571,22 @@ mod tests {
         assert!(lit.is_match("f(x)"));
         let ci = Pattern::new("ERROR", true, true).unwrap();
         assert!(ci.is_match("an error here"));
+    }
+
+    #[test]
+    fn ignoring_case_prefilters_on_the_folded_literal() {
+        let plain = Pattern::new("Error", false, true).unwrap();
+        assert_eq!(plain.required_ignoring_case(), Some(&b"error"[..]));
+        assert!(plain.is_match("an ERROR here") && plain.is_match("ValueError: x"));
+        assert!(!plain.is_match("an Err here") && !plain.is_match(""));
+        let re = Pattern::new("exit code [1-9]", false, true).unwrap();
+        assert_eq!(re.required_ignoring_case(), Some(&b"exit code "[..]));
+        assert!(re.is_match("EXIT CODE 2") && !re.is_match("exit code 0"));
+        let bang = Pattern::new("npm ERR!", false, true).unwrap();
+        assert!(bang.is_match("npm err! code E404") && !bang.is_match("npm warn"));
+        // Case kept: the folded literal is still a valid prefilter.
+        let exact = Pattern::new("(?-i)ERROR", false, true).unwrap();
+        assert!(exact.is_match("ERROR x") && !exact.is_match("error x"));
+        assert!(contains_folded(b"xxABcx", b"abc") && !contains_folded(b"xxabx", b"abc"));
     }
 }

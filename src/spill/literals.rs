@@ -1,17 +1,25 @@
-//! [`LiteralSet`]: finds where any of several literals occurs in one pass.
+//! [`LiteralSet`]: finds where any of several literals occurs in one pass,
+//! ignoring ASCII case (the regex dialect folds ASCII case only).
 //!
 //! Each literal is anchored at its rarest byte pair (by a rough frequency
 //! rank of bytes in logs and code); a 64 Kbit table of anchor pairs is tested
 //! at every position and only hits are compared in full. One pass over the
 //! text replaces one `memmem` pass per literal, which matters in wasm where
-//! `memmem` has no SIMD.
+//! `memmem` has no SIMD. Case is ignored by folding each byte of the anchor
+//! pair to lowercase (a compare and an or per byte) and comparing hits
+//! with `eq_ignore_ascii_case`.
 
-/// A set of literals of at least 2 bytes each.
+/// A set of literals of at least 2 bytes each, matched ignoring ASCII case.
 #[derive(Debug, Clone)]
 pub struct LiteralSet {
     table: Box<[u64; 1024]>,
-    /// `(pair, offset of the pair in the literal, literal)`, sorted by pair.
+    /// `(folded pair, offset of the pair in the literal, folded literal)`, sorted by pair.
     entries: Vec<(u16, usize, Vec<u8>)>,
+}
+
+#[inline]
+fn fold(b: u8) -> u16 {
+    u16::from(b.to_ascii_lowercase())
 }
 
 /// Rough commonness of a byte in logs and code (higher = more common).
@@ -32,6 +40,7 @@ impl LiteralSet {
         let mut table = Box::new([0u64; 1024]);
         let mut entries = Vec::new();
         for lit in literals {
+            let lit = lit.to_ascii_lowercase();
             let (offset, pair) = lit
                 .windows(2)
                 .enumerate()
@@ -39,7 +48,7 @@ impl LiteralSet {
                 .min_by_key(|(_, [a, b])| rank(*a) + rank(*b))?;
             let pair = u16::from_be_bytes(pair);
             set(&mut table, pair);
-            entries.push((pair, offset, lit.to_vec()));
+            entries.push((pair, offset, lit));
         }
         entries.sort_by_key(|e| e.0);
         Some(Self { table, entries })
@@ -54,7 +63,7 @@ impl LiteralSet {
     }
 
     /// Calls `hit(start)` for each position in `from..to` where a literal
-    /// starts and lies wholly within `from..to`, in order; `hit` returns where
+    /// (ignoring ASCII case) starts and lies wholly within `from..to`, in order; `hit` returns where
     /// to resume (at least `start + 1`), or `None` to stop.
     pub fn scan(
         &self,
@@ -72,14 +81,15 @@ impl LiteralSet {
             // Find the next position whose pair is in the table (the hot loop:
             // one table probe per byte, the index is always in bounds).
             let mut found = None;
-            let mut prev = u16::from(window.first().copied().unwrap_or(0));
+            let mut prev = fold(window.first().copied().unwrap_or(0));
             for (k, &b) in window.iter().enumerate().skip(1) {
-                let pair = (prev << 8) | u16::from(b);
+                let b = fold(b);
+                let pair = (prev << 8) | b;
                 if self.has(pair) {
                     found = Some((i + k - 1, pair));
                     break;
                 }
-                prev = u16::from(b);
+                prev = b;
             }
             let Some((at, pair)) = found else {
                 return;
@@ -92,7 +102,9 @@ impl LiteralSet {
                 };
                 if start >= from
                     && start + lit.len() <= to
-                    && bytes.get(start..start + lit.len()) == Some(lit.as_slice())
+                    && bytes
+                        .get(start..start + lit.len())
+                        .is_some_and(|b| b.eq_ignore_ascii_case(lit))
                 {
                     match hit(start) {
                         Some(next) => resume = resume.max(next),
@@ -120,7 +132,7 @@ mod tests {
     fn finds_every_literal_in_order() {
         let lits: [&[u8]; 3] = [b"Error", b"exit code ", b"FAILED"];
         let set = LiteralSet::new(lits).unwrap();
-        let text = b"ok\nan Error here\nexit code 1\nall FAILED\nError";
+        let text = b"ok\nan ERROR here\nexit code 1\nall failed\nError";
         let mut hits = Vec::new();
         set.scan(text, 0, text.len(), |at| {
             hits.push(at);

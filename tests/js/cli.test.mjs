@@ -106,6 +106,20 @@ test('replay --json of a real trajectory still works', () => {
   assert.ok(JSON.parse(r.stdout).steps > 0);
 });
 
+// Issue 18 item 10.
+test('the replay table shows request bytes in and out beside tokens, as --json counts them', () => {
+  const json = JSON.parse(run('replay', '--json', '--budget', '16000', sample).stdout);
+  const r = run('replay', '--budget', '16000', sample);
+  assert.equal(r.code, 0, r.stderr);
+  const lines = r.stdout.split('\n');
+  assert.match(lines[1], /^\s+t\s+baseline\s+compressed\s+saved\s+bytes in\s+bytes out\s+ms$/);
+  for (const p of json.per_step) {
+    const row = lines[2 + p.t].trim().split(/\s+/);
+    assert.deepEqual([row[0], row[1], row[2], row[4], row[5]].map(Number), [p.t, p.baseline, p.compressed, p.bytes_before, p.bytes_after]);
+  }
+  assert.match(r.stdout, new RegExp(`baseline ${json.baseline_tokens} tokens \\(${json.baseline_bytes} bytes\\), compressed ${json.compressed_tokens} tokens \\(${json.compressed_bytes} bytes\\)`));
+});
+
 // Issue 18 item 7.
 test('--version (and -v) prints the package version, before or after a command', () => {
   const { version } = JSON.parse(readFileSync(join(root, 'pkg/package.json'), 'utf8'));

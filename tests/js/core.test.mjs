@@ -93,13 +93,24 @@ test('a host token counter is used for every text', () => {
   assert.equal(report.tokensBefore, 104); // 100 + per-message overhead
 });
 
+test('the report gives the request JSON bytes before and after beside tokens', () => {
+  const request = { model: 'm', messages: [{ role: 'system', content: 's' }, { role: 'user', content: 'é'.repeat(10) }] };
+  const out = compress(request);
+  assert.equal(out.report.bytesBefore, Buffer.byteLength(JSON.stringify(request)));
+  assert.equal(out.report.bytesAfter, Buffer.byteLength(JSON.stringify(out.request)));
+});
+
 test('replay --json on a shared trajectory returns consistent numbers', () => {
   const file = sharedTraceOrSample();
   const out = JSON.parse(execFileSync('node', [cli, 'replay', '--json', '--budget', '16000', file], { encoding: 'utf8' }));
   assert.deepEqual(Object.keys(out).sort(), [
-    'baseline_tokens', 'compressed_tokens', 'latency_ms', 'per_step', 'prefix_reuse', 'reduction',
-    'saved_by_stage', 'steps',
+    'baseline_bytes', 'baseline_tokens', 'compressed_bytes', 'compressed_tokens', 'latency_ms', 'per_step',
+    'prefix_reuse', 'reduction', 'saved_by_stage', 'steps',
   ]);
+  // Bytes beside tokens: the request JSON before and after, step by step and in total.
+  assert.equal(out.baseline_bytes, out.per_step.reduce((s, p) => s + p.bytes_before, 0));
+  assert.equal(out.compressed_bytes, out.per_step.reduce((s, p) => s + p.bytes_after, 0));
+  for (const p of out.per_step) assert.ok(p.bytes_before > 0 && p.bytes_after > 0, `step ${p.t}`);
   const trajectory = JSON.parse(readFileSync(file, 'utf8'));
   assert.equal(out.steps, trajectory.steps.length);
   assert.equal(out.per_step.length, out.steps);

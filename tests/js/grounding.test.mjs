@@ -271,17 +271,17 @@ test('hidden facts are attributed to the stage that changed their source observa
     original[1],
     { role: 'user', content: '[TraceLite summary of 4 earlier messages]' },
     original[6],
-    { ...original[7], content: '[1 lines of output shown as 1 image; full text: spill://s/k (read_spill)]' },
+    { ...original[7], content: '[1 line of output shown as 1 image; full text: spill://s/k (read_spill)]' },
     { role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }] },
   ];
   const f = (source) => ({ kind: 'identifier', text: 'x_y_z', source, sources: [source] });
-  // Text stages index the original request after the system prompt: call_2's tool message is 6.
-  assert.equal(hiddenBy(original, output, f(2), [{ stage: 'optical', message: 4, kind: 'snapshot' }]), 'optical');
-  assert.equal(hiddenBy(original, output, f(2), [{ stage: 'spill', message: 6 }, { stage: 'phase', message: 6 }, { stage: 'optical', message: 4 }]), 'phase');
-  assert.equal(hiddenBy(original, output, f(2), [{ stage: 'dedup', message: 6 }, { stage: 'optical', message: 3 }]), 'dedup');
-  assert.equal(hiddenBy(original, output, f(2), [{ stage: 'phase', message: 4 }]), 'optical');
-  assert.equal(hiddenBy(original, output, f(0), [{ stage: 'phase', message: 2 }, { stage: 'compact', message: 1 }]), 'compact');
-  assert.equal(hiddenBy(original, original, f(1), []), 'unattributed');
+  // `message` indexes the output's own messages: call_2's tool message is 4 there.
+  assert.equal(hiddenBy(output, f(2), [{ stage: 'optical', message: 4, kind: 'snapshot' }]), 'optical');
+  assert.equal(hiddenBy(output, f(2), [{ stage: 'spill', message: 4 }, { stage: 'phase', message: 4 }, { stage: 'optical', message: 4 }]), 'phase');
+  assert.equal(hiddenBy(output, f(2), [{ stage: 'dedup', message: 4 }, { stage: 'spill', message: 6 }]), 'dedup');
+  assert.equal(hiddenBy(output, f(2), [{ stage: 'phase', message: 6 }]), 'optical');
+  assert.equal(hiddenBy(output, f(0), [{ stage: 'phase', message: 2 }, { stage: 'compact', message: 2 }]), 'compact');
+  assert.equal(hiddenBy(original, f(1), []), 'unattributed');
 });
 
 test('totals by class and age bucket', () => {

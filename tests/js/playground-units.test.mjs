@@ -2,7 +2,14 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { after, before, test } from 'node:test';
-import { cliCall } from '../../www/export.js';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { niceTicks, stepTicks } from '../../www/charts.js';
+import { cliCall, jsCall } from '../../www/export.js';
+import { spillOrder, uniqueMatches } from '../../www/spill-matches.js';
+import { doneStatus } from '../../www/status.js';
 import { classifyInput } from '../../www/input.js';
 import { startServer } from '../../www/serve.mjs';
 
@@ -24,6 +31,62 @@ test('cliCall quotes options for a POSIX shell', () => {
     `npx tracelite replay --json 't.json' --options '{"compact":{"pinned":["don'\\''t"]}}'`,
   );
   assert.match(cliCall('request', { budget: 16000 }, 'r.json'), /^npx tracelite compress 'r.json' --options '\{"budget":16000\}' --report$/);
+});
+
+test('chart ticks are round, evenly spaced and cover the data', () => {
+  assert.deepEqual(niceTicks(123456), [0, 50000, 100000, 150000]);
+  assert.deepEqual(niceTicks(0.37), [0, 0.1, 0.2, 0.3, 0.4]);
+  assert.deepEqual(niceTicks(7), [0, 2, 4, 6, 8]);
+  assert.deepEqual(niceTicks(0), [0, 1]);
+  assert.deepEqual(stepTicks(13), [0, 2, 4, 6, 8, 10, 12]);
+  assert.deepEqual(stepTicks(22), [0, 5, 10, 15, 20]);
+  assert.deepEqual(stepTicks(3), [0, 1, 2]);
+  assert.deepEqual(stepTicks(1), [0]);
+  for (let n = 2; n < 500; n += 7) {
+    const t = stepTicks(n);
+    assert.ok(t.length <= 8 && t.at(-1) <= n - 1 && t.at(-1) + (t[1] - t[0]) > n - 1, `n=${n}: ${t}`);
+  }
+});
+
+test('grep over every blob lists each matching line once, at the most direct blob', () => {
+  assert.deepEqual(spillOrder(['compact-1', 'snapshot-2', 'tool-3', 'phase-4', 'other-5', 'tool-0']),
+    ['tool-0', 'tool-3', 'phase-4', 'snapshot-2', 'compact-1', 'other-5']);
+  const found = [
+    { key: 'tool-a', totalMatches: 3, matches: [{ line: 5, text: 'ERROR x' }, { line: 9, text: 'ERROR x' }, { line: 12, text: 'ERROR y' }] },
+    { key: 'snapshot-b', totalMatches: 1, matches: [{ line: 2, text: 'ERROR y' }] },
+    { key: 'compact-c', totalMatches: 2, matches: [{ line: 40, text: 'ERROR x' }, { line: 41, text: 'ERROR z' }] },
+  ];
+  const r = uniqueMatches(found);
+  assert.deepEqual(r.matches.map((m) => `${m.key}:${m.line}`), ['tool-a:5', 'tool-a:9', 'tool-a:12', 'compact-c:41']);
+  assert.deepEqual(r.matches[0].also, [{ key: 'compact-c', line: 40 }]);
+  assert.deepEqual(r.matches[2].also, [{ key: 'snapshot-b', line: 2 }]);
+  assert.equal(r.total, 4);
+  assert.equal(r.copies, 2);
+  assert.equal(uniqueMatches(found, 2).truncated, true);
+});
+
+test('the status line names the request format and the provider\'s own format', () => {
+  const summary = { steps: 13, baseline_tokens: 120000, compressed_tokens: 60000, reduction: 0.5 };
+  assert.equal(doneStatus('trajectory', 'openai-chat', 'openai', summary),
+    'Replayed 13 steps as OpenAI Chat Completions requests for openai (its own format): 120,000 → 60,000 tokens, 50.0% less.');
+  assert.match(doneStatus('trajectory', 'openai-chat', 'anthropic', summary), /for anthropic \(its own format is Anthropic Messages\)/);
+  assert.match(doneStatus('request', 'gemini', 'gemini', summary), /^Compressed the Gemini generateContent request for gemini \(its own format\)/);
+});
+
+test('the exported JS is a valid module importing the npm package by name', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tracelite-jscall-'));
+  try {
+    for (const [kind, options] of [['trajectory', {}], ['trajectory', { budget: 16000, compact: { pinned: ["don't `x` ${y}"] } }], ['request', { format: 'anthropic' }]]) {
+      const code = jsCall(kind, options, 'sess-1', "it's a file.json");
+      assert.match(code, /^import \{ [^}]+ \} from 'tracelite';$/m);
+      assert.doesNotMatch(code, /from '\.{0,2}\//);
+      const file = join(dir, `${kind}.mjs`);
+      writeFileSync(file, code);
+      execFileSync(process.execPath, ['--check', file]);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 let server;

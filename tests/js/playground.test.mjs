@@ -3,7 +3,9 @@
 // (never skips) when either is missing. Screenshots go to tests/artifacts/.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
@@ -111,6 +113,19 @@ test('the reduction figure equals `replay --json` with the same options', async 
     await shot(`reduction-${name}`);
   }
   await afterRun(() => page.click('#reset-options'));
+});
+
+test('request bytes are shown beside tokens, as `replay --json` counts them', async () => {
+  await resetAndLoadSample();
+  const cli = cliReplay({});
+  const shown = await page.$eval('#bytes', (el) => ({ before: Number(el.dataset.before), after: Number(el.dataset.after), text: el.textContent }));
+  assert.equal(shown.before, cli.baseline_bytes);
+  assert.equal(shown.after, cli.compressed_bytes);
+  assert.match(shown.text, /^[\d.]+ (B|KB|MB) → [\d.]+ (B|KB|MB)$/);
+  const last = cli.per_step.at(-1);
+  await page.waitForFunction(() => document.getElementById('step-figures').textContent.includes('JSON'), null, WAIT);
+  const kb = (n) => `${(n / 1024).toFixed(1)} KB`;
+  assert.ok((await page.textContent('#step-figures')).includes(`${kb(last.bytes_before)} → ${kb(last.bytes_after)} JSON`));
 });
 
 test('moving the step slider changes the prompt view', async () => {
@@ -322,6 +337,166 @@ test('the step view lists the facts the next call uses and where the prompt show
   await page.fill('#paste-text', JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }));
   await afterRun(() => page.click('#paste-load'));
   assert.equal(await page.$eval('#grounding', (el) => el.hidden), true);
+});
+
+/** A fresh page of its own context (the shared page keeps its state); closed by the caller. */
+async function freshPage(viewport, setup) {
+  const context = await browser.newContext({ viewport });
+  const p = await context.newPage();
+  p.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(`console (${viewport.width}px): ${m.text()}`); });
+  p.on('pageerror', (e) => consoleErrors.push(`pageerror (${viewport.width}px): ${e.message}`));
+  await setup?.(p);
+  await p.goto(baseUrl);
+  return { p, context };
+}
+
+test('the first paint shows the bundled sample before the package has loaded', async () => {
+  let release;
+  const held = new Promise((resolve) => { release = resolve; });
+  const { p, context } = await freshPage({ width: 1440, height: 900 }, (q) =>
+    // Hold the wasm back: whatever shows now was drawn without the package.
+    q.route('**/tracelite_bg.wasm', async (route) => { await held; await route.continue(); }));
+  try {
+    await p.waitForSelector('#prompt-view article.msg', { timeout: 10_000 });
+    assert.equal(await p.evaluate(() => document.body.dataset.runs), undefined, 'no run has finished yet');
+    const sample = JSON.parse(readFileSync(SAMPLE, 'utf8'));
+    assert.match(await p.textContent('#input-label'), new RegExp(`^${sample.id} \\(trajectory, ${sample.steps.length} steps\\)`));
+    const view = await p.textContent('#prompt-view');
+    assert.ok(view.includes(sample.task), 'the prompt view shows the sample task');
+    assert.ok((await p.$$('#prompt-view article.msg')).length >= 2 + 2 * sample.steps.length, 'every step is shown');
+    await p.screenshot({ path: `${ARTIFACTS}/playground-first-paint.png` });
+    release();
+    await p.waitForFunction(() => Number(document.body.dataset.runs ?? 0) >= 1, null, WAIT);
+    assert.equal(await p.$eval('#prompt-view', (el) => el.dataset.view), 'compressed');
+  } finally {
+    release();
+    await context.close();
+  }
+});
+
+/** A chart tick label as a number (`12.5k`, `$0.50`, `1M`). */
+function tickValue(text) {
+  const m = /^\$?(-?[\d.]+)([kM]?)$/.exec(text.trim());
+  assert.ok(m, `tick label ${JSON.stringify(text)}`);
+  return Number(m[1]) * { '': 1, k: 1e3, M: 1e6 }[m[2]];
+}
+
+function assertRegular(values, what) {
+  assert.ok(values.length >= 2, `${what}: ${values.length} ticks`);
+  assert.equal(values[0], 0, `${what} starts at 0`);
+  const step = values[1] - values[0];
+  for (let i = 1; i < values.length; i++) {
+    assert.ok(Math.abs(values[i] - values[i - 1] - step) < 1e-9 * Math.max(1, step), `${what}: ${values.join(', ')}`);
+  }
+  const mantissa = step / 10 ** Math.floor(Math.log10(step) + 1e-9);
+  assert.ok([1, 2, 5].some((m) => Math.abs(mantissa - m) < 1e-6), `${what}: step ${step} is not 1, 2 or 5 × 10^k`);
+}
+
+test('chart ticks are evenly spaced round steps', async () => {
+  await resetAndLoadSample();
+  for (const id of ['chart-tokens', 'chart-cumulative', 'chart-cost']) {
+    const xs = await page.$$eval(`#${id} text.x-tick`, (ts) => ts.map((t) => Number(t.textContent)));
+    assertRegular(xs, `${id} steps`);
+    assert.ok(xs.length <= 8);
+    const ys = await page.$$eval(`#${id} text.y-tick`, (ts) => ts.map((t) => t.textContent));
+    assertRegular(ys.map(tickValue), `${id} values`);
+  }
+});
+
+test('spill grep lists each match once, with the other blobs that hold it', async () => {
+  await resetAndLoadSample();
+  // The debug log's lines are kept in its tool blob, in the snapshot of its
+  // excerpt and in the compaction blob: listed once each.
+  await page.fill('#spill-pattern', 'ERROR replay: order ORD-04');
+  await page.check('#spill-all');
+  await page.click('#spill-grep-form button[type=submit]');
+  await page.waitForFunction(() => document.querySelectorAll('#spill-matches li').length > 0, null, WAIT);
+  const hits = await page.$$eval('#spill-matches li', (lis) => lis.map((li) => ({
+    text: li.querySelector('code').textContent,
+    key: li.querySelector('button').textContent.split(':')[0],
+    also: li.querySelectorAll('.also button').length,
+  })));
+  const texts = hits.map((h) => h.text);
+  assert.equal(new Set(texts).size, texts.length, 'a line is listed once');
+  assert.ok(hits.some((h) => h.also > 0), 'copies in other blobs are named beside the match');
+  assert.ok(hits.every((h) => h.key.startsWith('tool-')), 'listed at the tool output itself');
+  assert.match(await page.textContent('#spill-grep-info'), /each listed once/);
+});
+
+test('the status line names the request format and the selected provider\'s own format', async () => {
+  await resetAndLoadSample();
+  assert.match(await page.textContent('#status'), /as OpenAI Chat Completions requests for openai \(its own format\)/);
+  await afterRun(() => page.selectOption('#opt-provider', 'anthropic'));
+  assert.match(await page.textContent('#status'), /as OpenAI Chat Completions requests for anthropic \(its own format is Anthropic Messages\)/);
+  await afterRun(() => page.selectOption('#opt-provider', 'gemini'));
+  assert.match(await page.textContent('#status'), /for gemini \(its own format is Gemini generateContent\)/);
+  await afterRun(() => page.click('#reset-options'));
+});
+
+test('at 390 px wide nothing overflows horizontally', async () => {
+  const { p, context } = await freshPage({ width: 390, height: 844 });
+  try {
+    await p.waitForFunction(() => Number(document.body.dataset.runs ?? 0) >= 1, null, WAIT);
+    const check = () => p.evaluate(() => {
+      const width = document.documentElement.clientWidth;
+      const wide = [...document.querySelectorAll('body *')]
+        .filter((e) => e.getClientRects().length > 0 && !e.closest('.visually-hidden, .skip'))
+        .filter((e) => e.getBoundingClientRect().right > width + 0.5)
+        .filter((e) => ![...document.querySelectorAll('.table-wrap, .image-frame, .spill-text, .prompt-view, .matches, pre, textarea')]
+          .some((box) => box !== e && box.contains(e)))
+        .map((e) => `${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ''}.${e.className?.baseVal ?? e.className}`);
+      return { scroll: document.documentElement.scrollWidth, width, wide: wide.slice(0, 10) };
+    });
+    let r = await check();
+    assert.ok(r.scroll <= r.width, `page is ${r.scroll}px wide in a ${r.width}px viewport: ${r.wide.join(', ')}`);
+    assert.deepEqual(r.wide, []);
+    await p.screenshot({ path: `${ARTIFACTS}/playground-390.png`, fullPage: true });
+    // Usable, not just contained: the header scrolls away instead of covering the
+    // small screen, each chart gets the full width and its axis labels stay legible.
+    assert.notEqual(await p.$eval('.top', (el) => getComputedStyle(el).position), 'sticky');
+    const charts = await p.$$eval('svg.chart', (svgs) => svgs.map((svg) => ({
+      width: svg.getBoundingClientRect().width,
+      tick: Math.min(...[...svg.querySelectorAll('text.tick')].map((t) => t.getBoundingClientRect().height)),
+    })));
+    for (const c of charts) {
+      assert.ok(c.width >= 300, `a chart is ${c.width}px wide`);
+      assert.ok(c.tick >= 9, `axis labels are ${c.tick.toFixed(1)}px high`);
+    }
+    // The spill browser and the export, scrolled to.
+    await p.fill('#spill-pattern', 'ORD-0495');
+    await p.click('#spill-grep-form button[type=submit]');
+    await p.waitForFunction(() => document.querySelectorAll('#spill-matches li').length > 0, null, WAIT);
+    r = await check();
+    assert.ok(r.scroll <= r.width, `after a grep the page is ${r.scroll}px wide: ${r.wide.join(', ')}`);
+  } finally {
+    await context.close();
+  }
+});
+
+test('the exported JS imports the npm package `tracelite` and runs, printing the page\'s figures', async () => {
+  await resetAndLoadSample();
+  await setControl('budget', 16000);
+  await afterRun(() => page.selectOption('#opt-provider', 'anthropic'));
+  const code = await page.textContent('#export-js');
+  assert.match(code, /from 'tracelite';/);
+  assert.doesNotMatch(code, /from '\.{0,2}\//, 'no relative import');
+  // As an npm user has it: node_modules/tracelite is the built package.
+  const dir = mkdtempSync(join(tmpdir(), 'tracelite-export-'));
+  try {
+    mkdirSync(join(dir, 'node_modules'));
+    symlinkSync(join(ROOT, 'pkg'), join(dir, 'node_modules', 'tracelite'), 'dir');
+    writeFileSync(join(dir, 'tracelite-run.mjs'), code);
+    const out = execFileSync(process.execPath, [join(dir, 'tracelite-run.mjs')], { cwd: ROOT, encoding: 'utf8' });
+    const options = JSON.parse(await page.$eval('#export-cli', (el) => el.dataset.options));
+    assert.deepEqual(options, { budget: 16000, provider: 'anthropic' });
+    const cli = cliReplay(options);
+    assert.equal(out.trim(), `${cli.baseline_tokens} → ${cli.compressed_tokens} tokens, ${(cli.reduction * 100).toFixed(1)}% less`);
+    const shown = await shownFigures();
+    assert.equal(shown.compressed, cli.compressed_tokens);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  await afterRun(() => page.click('#reset-options'));
 });
 
 test('no console errors during the session', () => {
