@@ -7,7 +7,7 @@ import { cliCall, jsCall } from './export.js';
 import { classifyInput, readFile } from './input.js';
 import { buildControls, controlForPath, readControls, setControls } from './options.js';
 import { renderGrounding } from './grounding-view.js';
-import { STAGES, renderChanges, renderRequest, renderStages } from './prompt-view.js';
+import { STAGES, renderChanges, renderPlan, renderRequest, renderStages } from './prompt-view.js';
 import { SpillBrowser } from './spill-browser.js';
 import { doneStatus } from './status.js';
 
@@ -303,11 +303,20 @@ async function showStep(t) {
   renderRequest(view, request, report.format, original ? [] : report.changes, onPointer);
   renderChanges($('changes-table'), report.changes, view, onPointer);
   renderStages($('stages-table'), report.stages);
+  $('plan-summary').textContent = renderPlan($('plan-table'), report.plan);
+  document.querySelector('#plan .plan-note').textContent = report.plan
+    ? `${report.plan.demoted} observations handed to the rewriting stages so far; prices: ${report.plan.pricesSource}` +
+      ` ($${report.plan.prices.input} input, $${report.plan.prices.cachedInput} cached, $${report.plan.prices.cacheWrite} cache write per million tokens).`
+    : '';
   renderGrounding($('grounding'), data.grounding, t);
   $('change-count').textContent = String(report.changes.length);
   $('step-out').textContent = String(t);
   const p = state.run.steps[t];
+  const c = costs();
+  const turn = (series) => series[t] - (t > 0 ? series[t - 1] : 0);
+  $('step-figures').dataset.turnCost = String(turn(c.compressedCached));
   $('step-figures').textContent = `${fmt(p.baseline)} → ${fmt(p.compressed)} tokens` +
+    ` · this turn with caching $${turn(c.baselineCached).toFixed(4)} → $${turn(c.compressedCached).toFixed(4)}` +
     (p.baseline ? ` (${pct(1 - p.compressed / p.baseline)} less)` : '') +
     ` · ${size(report.bytesBefore)} → ${size(report.bytesAfter)} JSON` +
     (report.prefix ? ` · prefix kept ${pct(report.prefix.previousBytes ? report.prefix.sharedBytes / report.prefix.previousBytes : 0)}` : '');

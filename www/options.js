@@ -21,6 +21,8 @@ export const CONTROLS = [
   { id: 'optical', label: 'Optical snapshots', path: ['optical', 'enabled'], type: 'checkbox', stage: 'optical' },
   { id: 'compact', label: 'Compaction', path: ['compact', 'enabled'], type: 'checkbox', stage: 'compact' },
   { id: 'threshold', label: 'Compaction threshold (tokens)', path: ['compact', 'threshold'], type: 'number', min: 0, step: 1000 },
+  { id: 'planner', label: 'Planner (rewrite the cached prefix only when it pays)', path: ['plan', 'enabled'], type: 'checkbox',
+    help: 'Off: observations leave the window in fixed batches of optical.batch.' },
 ];
 
 function getPath(obj, path) {

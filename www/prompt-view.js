@@ -286,6 +286,35 @@ export function renderChanges(table, changes, container, onPointer) {
 }
 
 /** A table of a step's per-stage totals and the stages' notes (their decisions). */
+/** Dollars with enough digits for one request's cost. */
+function usd(x) {
+  const sign = x < 0 ? '−' : '';
+  return `${sign}$${Math.abs(x).toFixed(Math.abs(x) >= 0.01 ? 4 : 6)}`;
+}
+
+/**
+ * The planner's candidates of one request (`report.plan`): what each rewrite
+ * of the cached prefix would save and cost, committed or deferred and why.
+ * Returns a one-line summary.
+ */
+export function renderPlan(table, plan) {
+  const rows = plan?.candidates ?? [];
+  table.tBodies[0].replaceChildren(...rows.map((c) => el('tr', { class: c.committed ? 'committed' : 'deferred' },
+    el('td', { text: c.kind }),
+    el('td', { class: 'num', text: c.observations ? `${c.observations[0]}–${c.observations[1] - 1}` : '' }),
+    el('td', { class: 'num', text: fmt(c.tokensSaved) }),
+    el('td', { class: 'num', text: fmt(c.tokensRewritten) }),
+    el('td', { class: 'num', text: usd(c.costNow) }),
+    el('td', { class: 'num', text: usd(c.saving) }),
+    el('td', { class: 'num', text: String(c.horizon) }),
+    el('td', { class: 'nowrap', text: c.committed ? 'committed' : 'deferred' }),
+    el('td', { class: 'detail', text: c.reason }))));
+  const committed = rows.filter((c) => c.committed).length;
+  return rows.length === 0
+    ? 'nothing weighed'
+    : `${committed} committed, ${rows.length - committed} deferred`;
+}
+
 export function renderStages(table, stages) {
   table.tBodies[0].replaceChildren(...stages.map((st) => el('tr', { class: `stage-${st.stage}` },
     el('td', { class: 'nowrap' }, el('span', { class: `dot stage-${st.stage}` }), st.stage),

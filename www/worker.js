@@ -41,6 +41,9 @@ function stepSummary(t, report, baselineText, previousBaselineText, ms) {
       saved: s.tokensBefore - s.tokensAfter,
     })),
     changes: report.changes.length,
+    // Rewrites the planner weighed, and how many it committed.
+    planned: report.plan?.candidates.length ?? 0,
+    committed: report.plan?.candidates.filter((c) => c.committed).length ?? 0,
     spills: report.spills.length,
     redactions: report.redactions?.count ?? 0,
     // Share of the request a provider could serve from its prompt cache

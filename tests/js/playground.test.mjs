@@ -212,6 +212,8 @@ test('a snapshot image is displayed with a natural size > 0', async () => {
   // whose image costs less than their text: a window of 1 and k = 1 make some.
   await setControl('window', 1);
   await setControl('ratio', 1);
+  // Fixed batches: the planner would defer small moves on the short sample.
+  await afterRun(() => page.uncheck('#opt-planner'));
   const t = await page.evaluate(() => window.tracelitePlayground.run.steps.findLastIndex(
     (s) => s.stages.some((x) => x.stage === 'optical' && x.saved > 0)));
   assert.ok(t >= 0, 'no step of the sample replay has an optical snapshot (the optical stage made no change)');
@@ -223,6 +225,33 @@ test('a snapshot image is displayed with a natural size > 0', async () => {
   assert.equal(Math.round(size.shown), size.w, 'shown at its real size');
   await page.$eval('#prompt-view img', (i) => i.scrollIntoView());
   await shot('snapshot');
+});
+
+test('the step view shows what the planner committed and deferred, in dollars, and the turn\'s cost with caching', async () => {
+  await resetAndLoadSample();
+  await setControl('window', 1);
+  await afterRun(() => page.selectOption('#opt-provider', 'anthropic'));
+  const shown = await page.evaluate(() => window.tracelitePlayground.run.steps.findIndex((s) => s.planned > 0));
+  assert.ok(shown >= 0, 'some step of the sample weighs a rewrite');
+  await page.$eval('#step', (el, v) => { el.value = String(v); el.dispatchEvent(new Event('input', { bubbles: true })); }, shown);
+  await page.waitForFunction((s) => document.getElementById('prompt-view').dataset.step === String(s), shown, WAIT);
+  const { plan } = await page.evaluate(() => window.tracelitePlayground.stepData.report);
+  const rows = await page.$$eval('#plan-table tbody tr', (trs) => trs.map((r) => ({ cls: r.className, cells: [...r.cells].map((c) => c.textContent) })));
+  assert.equal(rows.length, plan.candidates.length);
+  rows.forEach((r, i) => {
+    const c = plan.candidates[i];
+    assert.equal(r.cls, c.committed ? 'committed' : 'deferred');
+    assert.equal(r.cells[0], c.kind);
+    assert.equal(r.cells[7], c.committed ? 'committed' : 'deferred');
+    assert.equal(r.cells[8], c.reason);
+    assert.match(r.cells[4], /\$\d/);
+  });
+  const committed = plan.candidates.filter((c) => c.committed).length;
+  assert.equal(await page.textContent('#plan-summary'), `${committed} committed, ${plan.candidates.length - committed} deferred`);
+  assert.match(await page.textContent('#plan .plan-note'), /list prices|configured prices/);
+  const figures = await page.textContent('#step-figures');
+  assert.match(figures, /this turn with caching \$\d+\.\d{4} → \$\d+\.\d{4}/);
+  assert.ok(Number(await page.getAttribute('#step-figures', 'data-turn-cost')) > 0);
 });
 
 test('spill grep finds a known line of a spilled observation', async () => {

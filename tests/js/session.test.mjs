@@ -74,7 +74,7 @@ function withSession(options, fn) {
   }
 }
 
-test('tool calls in OpenAI, AI SDK and plain shapes; edits are reported', () => withSession({ window: 0, optical: { batch: 1 } }, (tl) => {
+test('tool calls in OpenAI, AI SDK and plain shapes; edits are reported', () => withSession({ window: 0, optical: { batch: 1 }, plan: { enabled: false } }, (tl) => {
   tl.addMessage({ role: 'user', content: 'fix the bug' });
   const a = tl.processStep({ id: 'a', type: 'function', function: { name: 'bash', arguments: '{"command":"cat app.py"}' } }, 'x = 1\n'.repeat(50));
   assert.deepEqual(a, { step: 1, callId: 'a', outputTokens: a.outputTokens, changesExisting: false });
