@@ -488,21 +488,6 @@ impl Config {
         Self::from_json(value)
     }
 
-    /// Of `observations` (tool results, oldest first), how many have left
-    /// the recent window in whole batches of `optical.batch`: the rendered
-    /// ones. Changes once every `batch` turns.
-    pub fn demoted(&self, observations: usize) -> usize {
-        let batch = self.optical.batch.max(1);
-        observations.saturating_sub(self.window) / batch * batch
-    }
-
-    /// Of `observations`, how many the prompt may reflect after the last
-    /// batch: all of them while the recent window fills, then the window
-    /// as it was when the last batch left it.
-    pub fn settled(&self, observations: usize) -> usize {
-        observations.min(self.window + self.demoted(observations))
-    }
-
     /// The per-tool-result cap in tokens: max(floor, fraction × budget).
     pub fn result_cap(&self) -> u64 {
         let share = (self.spill.fraction * self.budget as f64) as u64;
@@ -510,47 +495,9 @@ impl Config {
     }
 
     fn validate(&self) -> Result<()> {
-        let bad = |path: &str, msg: &str| Err(Error::new(ErrorCode::InvalidOption, path, msg));
+        let bad = crate::error::invalid_option::<()>;
         if self.budget == 0 {
             return bad("budget", "must be a positive number of tokens");
-        }
-        if !(self.spill.fraction > 0.0 && self.spill.fraction <= 1.0) {
-            return bad("spill.fraction", "must be in (0, 1]");
-        }
-        if !(self.spill.head_share >= 0.0 && self.spill.head_share <= 1.0) {
-            return bad("spill.headShare", "must be in [0, 1]");
-        }
-        if self.spill.error_patterns.len() > self.limits.max_error_patterns {
-            return Err(Error::new(
-                ErrorCode::LimitExceeded,
-                "spill.errorPatterns",
-                format!(
-                    "{} patterns, limits.maxErrorPatterns is {}",
-                    self.spill.error_patterns.len(),
-                    self.limits.max_error_patterns
-                ),
-            ));
-        }
-        for (i, pattern) in self.spill.error_patterns.iter().enumerate() {
-            if let Err(e) = crate::spill::Pattern::new(pattern, false, false) {
-                return Err(Error::new(
-                    ErrorCode::InvalidOption,
-                    format!("spill.errorPatterns[{i}]"),
-                    e.message,
-                ));
-            }
-        }
-        if !(self.optical.ratio.is_finite() && self.optical.ratio > 0.0) {
-            return bad("optical.ratio", "must be a positive number");
-        }
-        if !(self.compact.user_share >= 0.0 && self.compact.user_share <= 1.0) {
-            return bad("compact.userShare", "must be in [0, 1]");
-        }
-        if !(4..=64).contains(&self.optical.font_px) {
-            return bad("optical.fontPx", "must be between 4 and 64");
-        }
-        if !(4..=self.optical.font_px).contains(&self.optical.min_font_px) {
-            return bad("optical.minFontPx", "must be between 4 and optical.fontPx");
         }
         if !(1..=127).contains(&self.limits.max_depth) {
             return bad("limits.maxDepth", "must be between 1 and 127");
@@ -561,88 +508,11 @@ impl Config {
         if self.limits.max_compact_bytes < 1024 {
             return bad("limits.maxCompactBytes", "must be at least 1024");
         }
-        let malformed = |names: &[String]| {
-            names
-                .iter()
-                .any(|t| t.is_empty() || t.starts_with(':') || t.ends_with(':'))
-        };
-        if malformed(&self.phase.edit_tools) {
-            return bad(
-                "phase.editTools",
-                "tool names must be non-empty (`name` or `name:command`)",
-            );
-        }
-        if let Some(bad_reason) = self.phase.clear.iter().find(|c| {
-            !crate::phase::Reason::ALL
-                .iter()
-                .any(|r| r.as_str() == c.as_str())
-        }) {
-            return bad(
-                "phase.clear",
-                &format!("unknown entry {bad_reason:?} (searches, listings, reruns, editedViews)"),
-            );
-        }
-        if malformed(&self.phase.shell_tools) {
-            return bad("phase.shellTools", "tool names must be non-empty");
-        }
-        if self.optical.line_gap > 3 {
-            return bad("optical.lineGap", "must be between 0 and 3");
-        }
-        if self.optical.min_columns == 0 {
-            return bad("optical.minColumns", "must be at least 1");
-        }
-        if !matches!(self.optical.bit_depth, 1 | 2 | 4 | 8) {
-            return bad("optical.bitDepth", "must be 1, 2, 4 or 8");
-        }
-        if !(0.0..=1.0).contains(&self.optical.max_missing_share) {
-            return bad("optical.maxMissingShare", "must be in [0, 1]");
-        }
-        if !(self.optical.patch_multiplier.is_finite() && self.optical.patch_multiplier > 0.0) {
-            return bad("optical.patchMultiplier", "must be a positive number");
-        }
-        if self.optical.batch == 0 {
-            return bad("optical.batch", "must be at least 1");
-        }
-        if !matches!(self.optical.detail.as_str(), "high" | "low") {
-            return bad("optical.detail", "must be \"high\" or \"low\"");
-        }
-        if !matches!(
-            self.optical.media_resolution.as_str(),
-            "" | "low" | "medium" | "high"
-        ) {
-            return bad(
-                "optical.mediaResolution",
-                "must be \"low\", \"medium\", \"high\" or empty",
-            );
-        }
-        if self.compact.keep == 0 {
-            return bad("compact.keep", "must be at least 1");
-        }
+        self.spill.validate(&self.limits)?;
+        self.optical.validate()?;
+        self.phase.validate()?;
+        self.compact.validate()?;
         self.plan.validate()?;
-        if let Some(i) = self
-            .compact
-            .constraint_patterns
-            .iter()
-            .position(|p| p.trim().is_empty())
-        {
-            return Err(Error::new(
-                ErrorCode::InvalidOption,
-                format!("compact.constraintPatterns[{i}]"),
-                "must not be empty",
-            ));
-        }
-        if let Some(i) = self
-            .compact
-            .pinned
-            .iter()
-            .position(|p| p.trim().is_empty() || p.len() > 4_000)
-        {
-            return Err(Error::new(
-                ErrorCode::InvalidOption,
-                format!("compact.pinned[{i}]"),
-                "must be 1-4000 bytes of text",
-            ));
-        }
         if self.session.is_empty()
             || self.session.len() > 128
             || !self

@@ -107,6 +107,11 @@ impl Error {
     }
 }
 
+/// `Err(INVALID_OPTION)` at `path`: how every settings check reports.
+pub(crate) fn invalid_option<T>(path: &str, message: &str) -> Result<T> {
+    Err(Error::new(ErrorCode::InvalidOption, path, message))
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.path.is_empty() {

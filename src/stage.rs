@@ -373,3 +373,22 @@ impl Schedule {
             .unwrap_or_else(|| self.demoted())
     }
 }
+
+/// The recent window and the fixed batch policy (the planner off, or outside
+/// the pipeline).
+impl Config {
+    /// Of `observations` (tool results, oldest first), how many have left
+    /// the recent window in whole batches of `optical.batch`: the rendered
+    /// ones. Changes once every `batch` turns.
+    pub fn demoted(&self, observations: usize) -> usize {
+        let batch = self.optical.batch.max(1);
+        observations.saturating_sub(self.window) / batch * batch
+    }
+
+    /// Of `observations`, how many the prompt may reflect after the last
+    /// batch: all of them while the recent window fills, then the window
+    /// as it was when the last batch left it.
+    pub fn settled(&self, observations: usize) -> usize {
+        observations.min(self.window + self.demoted(observations))
+    }
+}

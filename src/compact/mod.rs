@@ -97,8 +97,8 @@ impl CompactState {
     pub fn pin(&mut self, session: &str, text: &str) -> Result<bool> {
         let t = text.trim();
         if t.is_empty() || t.len() > 4_000 {
-            return Err(Error::new(
-                ErrorCode::InvalidOption,
+            return Err(crate::Error::new(
+                crate::ErrorCode::InvalidOption,
                 "text",
                 "a pinned constraint must be 1-4000 bytes of text",
             ));
@@ -108,8 +108,8 @@ impl CompactState {
             return Ok(false);
         }
         if s.pinned.len() >= MAX_PINNED {
-            return Err(Error::new(
-                ErrorCode::LimitExceeded,
+            return Err(crate::Error::new(
+                crate::ErrorCode::LimitExceeded,
                 "pinned",
                 format!("at most {MAX_PINNED} pinned constraints per session"),
             ));
@@ -903,4 +903,40 @@ fn planner(
         reason: why.clone(),
     };
     Ok((why, candidate))
+}
+
+impl crate::config::CompactConfig {
+    /// Checks the `compact` section; errors name the offending field.
+    pub(crate) fn validate(&self) -> Result<()> {
+        let bad = crate::error::invalid_option::<()>;
+        if !(self.user_share >= 0.0 && self.user_share <= 1.0) {
+            return bad("compact.userShare", "must be in [0, 1]");
+        }
+        if self.keep == 0 {
+            return bad("compact.keep", "must be at least 1");
+        }
+        if let Some(i) = self
+            .constraint_patterns
+            .iter()
+            .position(|p| p.trim().is_empty())
+        {
+            return Err(crate::Error::new(
+                crate::ErrorCode::InvalidOption,
+                format!("compact.constraintPatterns[{i}]"),
+                "must not be empty",
+            ));
+        }
+        if let Some(i) = self
+            .pinned
+            .iter()
+            .position(|p| p.trim().is_empty() || p.len() > 4_000)
+        {
+            return Err(crate::Error::new(
+                crate::ErrorCode::InvalidOption,
+                format!("compact.pinned[{i}]"),
+                "must be 1-4000 bytes of text",
+            ));
+        }
+        Ok(())
+    }
 }

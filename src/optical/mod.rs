@@ -559,3 +559,50 @@ fn count_images(conv: &Conversation) -> usize {
         .map(|m| count(&m.parts))
         .sum()
 }
+
+impl crate::config::OpticalConfig {
+    /// Checks the `optical` section; errors name the offending field.
+    pub(crate) fn validate(&self) -> Result<()> {
+        let bad = crate::error::invalid_option::<()>;
+        if !(self.ratio.is_finite() && self.ratio > 0.0) {
+            return bad("optical.ratio", "must be a positive number");
+        }
+        if !(4..=64).contains(&self.font_px) {
+            return bad("optical.fontPx", "must be between 4 and 64");
+        }
+        if !(4..=self.font_px).contains(&self.min_font_px) {
+            return bad("optical.minFontPx", "must be between 4 and optical.fontPx");
+        }
+        if self.line_gap > 3 {
+            return bad("optical.lineGap", "must be between 0 and 3");
+        }
+        if self.min_columns == 0 {
+            return bad("optical.minColumns", "must be at least 1");
+        }
+        if !matches!(self.bit_depth, 1 | 2 | 4 | 8) {
+            return bad("optical.bitDepth", "must be 1, 2, 4 or 8");
+        }
+        if !(0.0..=1.0).contains(&self.max_missing_share) {
+            return bad("optical.maxMissingShare", "must be in [0, 1]");
+        }
+        if !(self.patch_multiplier.is_finite() && self.patch_multiplier > 0.0) {
+            return bad("optical.patchMultiplier", "must be a positive number");
+        }
+        if self.batch == 0 {
+            return bad("optical.batch", "must be at least 1");
+        }
+        if !matches!(self.detail.as_str(), "high" | "low") {
+            return bad("optical.detail", "must be \"high\" or \"low\"");
+        }
+        if !matches!(
+            self.media_resolution.as_str(),
+            "" | "low" | "medium" | "high"
+        ) {
+            return bad(
+                "optical.mediaResolution",
+                "must be \"low\", \"medium\", \"high\" or empty",
+            );
+        }
+        Ok(())
+    }
+}

@@ -29,7 +29,7 @@ pub mod prices;
 use serde::{Deserialize, Serialize};
 
 use crate::config::Prices;
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::Result;
 pub use crate::stage::{Candidate, CandidateKind, Schedule};
 
 /// Tokens the optical stage proposed to save on texts already seen, by the
@@ -99,7 +99,7 @@ impl Default for PlanConfig {
 impl PlanConfig {
     /// Checks the section; errors name the offending field.
     pub fn validate(&self) -> Result<()> {
-        let bad = |path: &str, msg: &str| Err(Error::new(ErrorCode::InvalidOption, path, msg));
+        let bad = crate::error::invalid_option::<()>;
         if self.horizon > 10_000 {
             return bad("plan.horizon", "must be at most 10000 (0 derives it)");
         }
