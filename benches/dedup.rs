@@ -19,8 +19,7 @@ use tracelite::dedup::Dedup;
 use tracelite::model::{Conversation, Message, Part, PartKind, Role, ToolCall, ToolResult};
 use tracelite::phase::{EditDetector, Phase};
 use tracelite::pipeline::{SessionState, Stage, StageContext, StageName};
-use tracelite::redact::Redactions;
-use tracelite::tokens::{Estimator, Meter};
+use tracelite::tokens::Estimator;
 use tracelite::{MemoryStore, Trajectory};
 
 /// About `bytes` of text made of whole lines of `source`, starting at line `from`.
@@ -102,24 +101,8 @@ fn full_history() -> Option<(Trajectory, Conversation)> {
 fn run(stage: &dyn Stage, conv: &mut Conversation, config: &Config) -> usize {
     let mut store = MemoryStore::new();
     let mut state = SessionState::default();
-    let mut cx = StageContext {
-        config,
-        meter: Meter {
-            counter: &Estimator,
-            provider: config.provider,
-            optical: &config.optical,
-        },
-        store: &mut store,
-        state: &mut state,
-        stage: StageName::Dedup,
-        changes: Vec::new(),
-        spills: Vec::new(),
-        blobs: Vec::new(),
-        notes: Vec::new(),
-        redactions: Redactions::default(),
-        plan: None,
-        candidates: Vec::new(),
-    };
+    let mut cx = StageContext::new(config, &Estimator, &mut store, &mut state);
+    cx.stage = StageName::Dedup;
     stage.apply(conv, &mut cx).unwrap();
     cx.changes.len()
 }

@@ -463,31 +463,31 @@ impl Optical {
         cx: &mut StageContext<'_>,
         images_in_request: usize,
     ) -> Result<Outcome> {
-        let Proposal {
-            text,
-            shown,
-            key,
-            snapshot,
-            line,
-            before,
-            after,
-            count,
-        } = match propose(conv, at, cx)? {
+        let proposal = match propose(conv, at, cx)? {
             Ok(p) => p,
             Err(outcome) => return Ok(outcome),
         };
+        let Proposal {
+            key,
+            snapshot,
+            count,
+            before,
+            after,
+            ..
+        } = proposal;
         let config = cx.config;
         let optical = &config.optical;
-        // Count the secrets the image masks.
-        drop(cx.redact(&text));
         if images_in_request + count > optical.max_images {
             return Ok(Outcome::ImageCap);
         }
-        let Ok(kept) = cx.keep("snapshot", &text) else {
+        let Ok(kept) = cx.keep("snapshot", &proposal.text) else {
             return Ok(Outcome::StoreRefused);
         };
+        // Count the secrets the image masks.
+        drop(cx.redact(&proposal.text));
         let images = if snapshot.images.is_empty() {
-            let Some(rendered) = render_flow(&shown, config.provider, optical, snapshot.flow)?
+            let Some(rendered) =
+                render_flow(&proposal.shown, config.provider, optical, snapshot.flow)?
             else {
                 return Ok(Outcome::TooCostly);
             };
@@ -499,7 +499,7 @@ impl Optical {
             snapshot.images.clone()
         };
         let mut parts = Vec::with_capacity(images.len() + 1);
-        parts.push(Part::text(line));
+        parts.push(Part::text(proposal.line));
         for image in images {
             let mut part = Part::from(PartKind::Image(image));
             if config.provider == Provider::Openai {
