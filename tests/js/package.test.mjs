@@ -59,7 +59,9 @@ test('the tarball ships the entries, the wasm and the types, and nothing runs at
     'package.json', 'README.md', 'tracelite_bg.wasm', 'tracelite.js', 'node.js', 'browser.js', 'workerd.js', 'edge.js',
     'api.js', 'ai-sdk.js', 'proxy.js', 'kv-store.js', 'spill-reader.js', 'mirror.js', 'cli.mjs',
     'deno.js', 'langchain.js', 'openai-agents.js', 'framework.js',
+    'do-store.js', 'proxy-tools.js', 'blob-keys.js',
     'index.d.ts', 'ai-sdk.d.ts', 'proxy.d.ts', 'kv-store.d.ts', 'langchain.d.ts', 'openai-agents.d.ts',
+    'do-store.d.ts',
   ]) assert.ok(files.includes(f), `${f} missing from the tarball: ${files.join(' ')}`);
   assert.ok(!files.some((f) => f.includes('test')), files.join(' '));
   const manifest = JSON.parse(readFileSync(join(project, 'node_modules/tracelite/package.json'), 'utf8'));
