@@ -265,6 +265,51 @@ mod tests {
     }
 
     #[test]
+    fn each_request_extends_the_schedule_of_the_one_before() {
+        // A stateless host sees one more request each turn: the moves it
+        // decided before must stay decided (else the prefix would flip back).
+        let config = Config {
+            provider: Provider::Anthropic,
+            ..Config::default()
+        };
+        let (prices, _) = default_prices(config.provider);
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move |m: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % m
+        };
+        for _ in 0..20 {
+            let turns = 10 + next(50) as usize;
+            let (mut prefix, mut observations, mut requests) =
+                (vec![500, 600], Vec::new(), vec![1]);
+            for t in 0..turns {
+                let obs = 100 + next(6_000);
+                prefix.push(prefix[prefix.len() - 1] + 40);
+                prefix.push(prefix[prefix.len() - 1] + obs);
+                observations.push((2 + 2 * t + 1, next(obs)));
+                requests.push(2 + 2 * t + 2);
+            }
+            let mut before: Vec<usize> = Vec::new();
+            for k in 1..=requests.len() {
+                let (schedule, _) = plan(
+                    &History {
+                        prefix: &prefix,
+                        observations: &observations,
+                        requests: &requests[..k],
+                    },
+                    &config,
+                    &prices,
+                );
+                assert!(schedule.boundaries.starts_with(&before), "request {k}");
+                assert!(schedule.boundaries.len() <= before.len() + 1);
+                before = schedule.boundaries;
+            }
+        }
+    }
+
+    #[test]
     fn off_means_fixed_batches() {
         let mut config = Config::default();
         config.plan.enabled = false;
