@@ -3,7 +3,7 @@
 // what it moved out. Import from 'tracelite/ai-sdk' (needs the `ai` package).
 import * as ai from 'ai';
 import { TraceLiteError } from './errors.js';
-import { spillTools as wasmSpillTools } from './tracelite.js';
+import { spillToolSpecs } from './framework.js';
 import { SessionStores, compressInto, sessionFromMessages } from './mirror.js';
 import { runSpillTool } from './spill-reader.js';
 
@@ -274,7 +274,7 @@ export function traceliteMiddleware(options = {}) {
 /** The core's definitions of read_spill and grep_spill: `{ name: { description, parameters } }`. */
 function coreToolDefinitions() {
   const out = {};
-  for (const t of JSON.parse(wasmSpillTools('openai-chat'))) out[t.function.name] = t.function;
+  for (const spec of spillToolSpecs()) out[spec.name] = spec;
   return out;
 }
 

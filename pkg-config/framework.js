@@ -1,13 +1,13 @@
 // Internal: what the agent-framework adapters (langchain.js, openai-agents.js)
 // share: the core's spill tool definitions, the per-conversation stores and the
 // compress call that keeps a conversation's spills where its tools read them.
-import { spillTools as wasmSpillTools } from './tracelite.js';
+import { spillToolDefinitions } from './spill.js';
 import { SessionStores, compressInto, sessionFromMessages } from './mirror.js';
 import { runSpillTool } from './spill-reader.js';
 
 /** The core's definitions of read_spill and grep_spill: `[{ name, description, parameters }]`. */
 export function spillToolSpecs() {
-  return JSON.parse(wasmSpillTools('openai-chat')).map((t) => t.function);
+  return spillToolDefinitions('openai-chat').map((t) => t.function);
 }
 
 /**
