@@ -489,6 +489,39 @@ fn summary_keeps_errors_and_edited_paths_with_pointers() {
     }
 }
 
+/// Every error of the compacted outputs is quoted as the output printed it
+/// (inner spacing kept), also one deep inside a long output, and more than
+/// a handful of them.
+#[test]
+fn summary_quotes_every_error_line_verbatim() {
+    let mut t = synthetic(8, 3000);
+    let errors: Vec<String> = (0..14)
+        .map(|i| format!("E       ValueError: case {i} failed"))
+        .collect();
+    let middle = (0..200)
+        .map(|i| format!("line {i}"))
+        .chain(errors.iter().cloned())
+        .chain((0..200).map(|i| format!("tail {i}")))
+        .collect::<Vec<_>>()
+        .join("\n");
+    t.steps[4].observation = format!("{middle}\n[Command finished with exit code 1]");
+    let cfg = config(
+        json!({"session": "sum", "compact": {"threshold": 2000, "planner": false, "keep": 4}}),
+    );
+    let out = run(
+        &request(&t.conversation_at(t.steps.len()).unwrap()),
+        &cfg,
+        &mut MemoryStore::new(),
+        &mut SessionState::default(),
+    );
+    assert!(compacted(&out));
+    let summary = out.conversation.messages[1].text_content();
+    for e in &errors {
+        assert!(summary.contains(&format!("`{e}`")), "{e}: {summary}");
+    }
+    assert!(summary.contains("NameError: name 'c' is not defined"));
+}
+
 /// Feeds each output back as the history (the host keeps the compacted
 /// conversation), so later compactions merge the previous summary.
 #[test]

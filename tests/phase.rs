@@ -367,6 +367,29 @@ fn tombstones_repeat_the_critical_lines() {
     );
 }
 
+/// Every failing test of a long run stays text, not only the last few.
+#[test]
+fn tombstones_keep_every_failing_test_of_a_run() {
+    let tests: Vec<String> = (0..12)
+        .map(|i| format!("FAIL: test_case_{i} (app.tests.Suite)"))
+        .collect();
+    let failing = format!(
+        "{}\n{}\nFAILED (failures=12)",
+        long_output("run"),
+        tests.join("\n")
+    );
+    let req = request(&[
+        ("bash", bash("python -m unittest"), &failing),
+        ("bash", bash("python -m unittest"), "ok"),
+        ("bash", bash("sed -i 's/x/y/' t.py"), ""),
+    ]);
+    let out = compress(&req, &eager(), &mut MemoryStore::new()).unwrap();
+    let stone = stone_of(&messages(&out.request)[2]).unwrap().to_string();
+    for t in &tests {
+        assert!(stone.contains(&format!("\n  {t}")), "{t} missing: {stone}");
+    }
+}
+
 #[test]
 fn short_results_stay_when_a_tombstone_would_cost_more() {
     let req = request(&[

@@ -190,6 +190,7 @@ pub fn is_error_line(line: &str) -> bool {
     }
     if t.starts_with("Traceback (most recent call last)")
         || t.starts_with("FAILED")
+        || t.starts_with("FAIL:")
         || t.starts_with("ERROR")
         || t.starts_with("error:")
         || t.starts_with("error[")
@@ -198,22 +199,66 @@ pub fn is_error_line(line: &str) -> bool {
     {
         return true;
     }
-    // `SomeError: message`, `pkg.mod.SomeException: message`.
+    // A verbose pytest line: `tests/t.py::test_a FAILED [ 50%]`.
+    if t.contains("::") && (t.contains(" FAILED") || t.contains(" ERROR")) {
+        return true;
+    }
+    names_exception(t)
+}
+
+/// `SomeError: message`, `pkg.mod.SomeException: message`, or the bare name.
+fn names_exception(t: &str) -> bool {
     let head = t.split(':').next().unwrap_or("");
-    head.len() < t.len()
-        && !head.contains(' ')
-        && (head.ends_with("Error") || head.ends_with("Exception"))
+    let named = |h: &str| {
+        !h.is_empty()
+            && !h.contains(char::is_whitespace)
+            && (h.ends_with("Error") || h.ends_with("Exception"))
+    };
+    (head.len() < t.len() && named(head)) || named(t)
+}
+
+/// Bytes of critical lines repeated beside one hidden output (about 400
+/// tokens): room for every error and failing test of almost any output.
+pub const CRITICAL_BYTES: usize = 1_600;
+
+/// Longest critical line kept whole; longer ones are cut with `…`.
+pub const CRITICAL_LINE_BYTES: usize = 400;
+
+/// The critical lines of an output and how many did not fit.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Critical {
+    /// The lines kept, in output order.
+    pub lines: Vec<String>,
+    /// Critical lines left out for the byte budget.
+    pub omitted: usize,
+}
+
+impl Critical {
+    /// The note to print after the kept lines when some were left out.
+    pub fn omitted_note(&self) -> Option<String> {
+        (self.omitted > 0).then(|| {
+            format!(
+                "(+{} more critical line{} in the full text)",
+                self.omitted,
+                if self.omitted == 1 { "" } else { "s" }
+            )
+        })
+    }
 }
 
 /// The lines of an output a reader must not lose: the last line of each
-/// traceback, error lines (`…Error: …`, `FAILED …`, `error: …`) and the
-/// exit code when it is not 0; the last `max`, in order, each clipped.
-pub fn critical_lines(output: &str, max: usize) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    let mut push = |line: &str| {
-        let t = one_line(line, 200);
-        if !t.is_empty() && !out.contains(&t) {
-            out.push(t);
+/// traceback, error lines (`…Error: …`, `FAILED …`, `FAIL: …`, `error: …`,
+/// a bare exception name) and the exit code when it is not 0. Each is kept
+/// verbatim (trimmed; cut past [`CRITICAL_LINE_BYTES`]), once. Within
+/// `max_bytes`, the newest are kept, pytest's `E  ` detail lines only after
+/// every other kind.
+pub fn critical_lines(output: &str, max_bytes: usize) -> Critical {
+    // (line, primary)
+    let mut found: Vec<(String, bool)> = Vec::new();
+    let mut push = |line: &str, primary: bool| {
+        let t = crate::compact::text::clip(line.trim(), CRITICAL_LINE_BYTES);
+        if !t.is_empty() && !found.iter().any(|(l, _)| *l == t) {
+            found.push((t, primary));
         }
     };
     let mut in_traceback = false;
@@ -228,19 +273,38 @@ pub fn critical_lines(output: &str, max: usize) -> Vec<String> {
                 continue;
             }
             in_traceback = false;
-            push(t);
+            push(t, true);
             continue;
         }
         if is_error_line(t) {
-            push(t);
+            let detail = t
+                .trim_start()
+                .strip_prefix("E ")
+                .is_some_and(|rest| !names_exception(rest.trim()));
+            push(t, !detail);
         }
     }
     if let Some(code) = exit_code(output).filter(|c| *c != 0) {
-        push(&format!("exit code {code}"));
+        push(&format!("exit code {code}"), true);
     }
-    let skip = out.len().saturating_sub(max);
-    out.drain(..skip);
-    out
+    // (line, primary, kept)
+    let mut found: Vec<(String, bool, bool)> =
+        found.into_iter().map(|(l, p)| (l, p, false)).collect();
+    let mut used = 0;
+    for primary in [true, false] {
+        for (line, p, keep) in found.iter_mut().rev() {
+            if *p == primary && used + line.len() < max_bytes {
+                used += line.len() + 1;
+                *keep = true;
+            }
+        }
+    }
+    let omitted = found.iter().filter(|f| !f.2).count();
+    let lines = found
+        .into_iter()
+        .filter_map(|(l, _, k)| k.then_some(l))
+        .collect();
+    Critical { lines, omitted }
 }
 
 /// The last exit code the output reports (`<returncode>N</returncode>`,
@@ -341,16 +405,52 @@ mod tests {
     #[test]
     fn critical_lines_keep_errors_and_exit_codes() {
         let out = "ok\nTraceback (most recent call last):\n  File \"a.py\", line 2\n    x()\nNameError: name 'x' is not defined\nFAILED tests/t.py::test_a - assert 1\n<returncode>1</returncode>";
+        let all = critical_lines(out, CRITICAL_BYTES);
         assert_eq!(
-            critical_lines(out, 8),
+            all.lines,
             vec![
                 "NameError: name 'x' is not defined",
                 "FAILED tests/t.py::test_a - assert 1",
                 "exit code 1"
             ]
         );
-        assert_eq!(critical_lines(out, 1), vec!["exit code 1"]);
-        assert!(critical_lines("all good\n<returncode>0</returncode>", 8).is_empty());
+        assert_eq!(all.omitted, 0);
+        let one = critical_lines(out, 20);
+        assert_eq!(one.lines, vec!["exit code 1"]);
+        assert_eq!(one.omitted, 2);
+        assert_eq!(
+            one.omitted_note().as_deref(),
+            Some("(+2 more critical lines in the full text)")
+        );
+        assert!(critical_lines("all good\n<returncode>0</returncode>", 100)
+            .lines
+            .is_empty());
+    }
+
+    #[test]
+    fn critical_lines_cover_every_runner_and_stay_verbatim() {
+        let out = "FAIL: test_a (app.tests.T)\nERROR: test_b (app.tests.T)\n\
+            tests/t.py::test_c FAILED [ 50%]\n\
+            E               NotImplementedError\n\
+            E       assert 1 == 2\nNotImplementedError\n";
+        let c = critical_lines(out, CRITICAL_BYTES);
+        assert_eq!(
+            c.lines,
+            vec![
+                "FAIL: test_a (app.tests.T)",
+                "ERROR: test_b (app.tests.T)",
+                "tests/t.py::test_c FAILED [ 50%]",
+                // Inner spacing kept: the line as the output shows it.
+                "E               NotImplementedError",
+                "E       assert 1 == 2",
+                "NotImplementedError",
+            ]
+        );
+        // Over the budget, pytest's detail lines go first.
+        let tight = critical_lines(out, 130);
+        assert!(!tight.lines.iter().any(|l| l.contains("assert 1 == 2")));
+        assert!(tight.lines.contains(&"NotImplementedError".to_string()));
+        assert!(tight.omitted >= 1);
     }
 
     #[test]

@@ -11,8 +11,9 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use super::summary::Summary;
-use super::text::{clip, is_error_line, one_line, reduce_output, sentences};
+use super::text::{clip, one_line, sentences};
 use super::trigger::StepActivity;
+use crate::activity::check::{critical_lines, CRITICAL_BYTES};
 use crate::activity::Outcome;
 use crate::model::{Message, PartKind, Role};
 
@@ -221,8 +222,10 @@ fn progress(range: &Range<'_>) -> Vec<String> {
 
 fn key_facts(range: &Range<'_>) -> Vec<String> {
     let mut out = Vec::new();
-    // Error lines of tool outputs (reduced to head/tail/error lines first).
+    // The critical lines of every output (the last line of each traceback,
+    // errors, failing tests), verbatim, newest first within a byte budget.
     let mut errors: Vec<(String, usize)> = Vec::new();
+    let mut omitted = 0;
     for s in range.steps {
         let Some(at) = s.result_message else { continue };
         let Some(m) = range.message(at) else { continue };
@@ -236,17 +239,34 @@ fn key_facts(range: &Range<'_>) -> Vec<String> {
             })
             .collect::<Vec<_>>()
             .join("\n");
-        let reduced = reduce_output(&text, 5, 5, 5);
-        for line in reduced.lines().filter(|l| is_error_line(l)) {
-            let t = line.trim();
-            if t.starts_with("Traceback") {
-                continue;
+        let critical = critical_lines(&text, CRITICAL_BYTES);
+        omitted += critical.omitted;
+        // Exit codes are listed with the commands below.
+        for line in critical.lines {
+            if !line.starts_with("exit code ") {
+                errors.push((line, at));
             }
-            errors.push((one_line(t, 200), at));
         }
     }
-    for (line, at) in &newest_distinct(errors, 10) {
+    let mut used = 0;
+    let mut kept = newest_distinct(errors, usize::MAX);
+    let total = kept.len();
+    kept.reverse();
+    kept.retain(|(line, _)| {
+        let fits = used + line.len() < SUMMARY_CRITICAL_BYTES;
+        used += if fits { line.len() + 1 } else { 0 };
+        fits
+    });
+    kept.reverse();
+    omitted += total - kept.len();
+    for (line, at) in &kept {
         out.push(format!("- Error: `{line}` {}", range.cite(*at)));
+    }
+    if omitted > 0 {
+        out.push(format!(
+            "- {omitted} more error lines in the compacted outputs {}",
+            range.pointer
+        ));
     }
     // Failed commands that were not test runs.
     let failed: Vec<&StepActivity> = range
@@ -334,6 +354,9 @@ fn key_facts(range: &Range<'_>) -> Vec<String> {
     }
     out
 }
+
+/// Bytes of critical lines a summary lists (about 1,000 tokens).
+const SUMMARY_CRITICAL_BYTES: usize = 4_000;
 
 /// Most paths and definitions listed in the key facts.
 const MAX_FOUND: usize = 40;

@@ -245,10 +245,6 @@ pub fn reference(
     }
 }
 
-/// Most critical lines (errors, failing tests, exit code) a snapshot's text
-/// reference repeats: the bytes a reader must not have to OCR.
-pub const CRITICAL_LINES: usize = 6;
-
 /// The optical stage.
 #[derive(Debug, Default)]
 pub struct Optical;
@@ -402,7 +398,7 @@ fn propose(
     } else {
         text.clone()
     };
-    let critical = check::critical_lines(&shown, CRITICAL_LINES);
+    let critical = check::critical_lines(&shown, check::CRITICAL_BYTES);
     let pointer = spill::pointer(&config.session, &cx.content_key("snapshot", &text));
     let excerpt_only = spill::is_refused_excerpt(&text);
     let total_lines = spill::lines::count(&text);
@@ -434,7 +430,7 @@ fn propose(
         let count = snapshot.plan.image_sizes.len();
         let mut line = reference(total_lines, count, flow, &pointer, excerpt_only);
         // Errors, failing tests and a non-zero exit code stay text.
-        for critical in &critical {
+        for critical in critical.lines.iter().chain(&critical.omitted_note()) {
             line.push('\n');
             line.push_str(critical);
         }

@@ -240,9 +240,6 @@ fn next_runs(steps: &[StepActivity]) -> Vec<Option<usize>> {
     out
 }
 
-/// Most critical lines a tombstone repeats.
-pub const TOMBSTONE_CRITICAL_LINES: usize = 6;
-
 /// The text replacing a cleared result: what was removed, where to read it,
 /// and the critical lines of the original (errors, failing tests, a non-zero
 /// exit code), which must stay visible as text.
@@ -405,9 +402,12 @@ fn clear(
         .part(&Part::from(PartKind::ToolResult(result.clone())))?;
     let lines = text.lines().count();
     let predicted = spill::pointer(&cx.config.session, &spill::content_key("phase", &text));
-    let critical: Vec<String> = check::critical_lines(&text, TOMBSTONE_CRITICAL_LINES)
-        .into_iter()
-        .map(|l| cx.redact(&l).into_owned())
+    let found = check::critical_lines(&text, check::CRITICAL_BYTES);
+    let critical: Vec<String> = found
+        .lines
+        .iter()
+        .map(|l| cx.redact(l).into_owned())
+        .chain(found.omitted_note())
         .collect();
     let priced = tombstone(edit_step, lines, before, &predicted, &critical);
     let after = cx.meter.text(&priced)?;
