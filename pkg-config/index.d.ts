@@ -150,6 +150,11 @@ export interface CompactOptions {
    * oldest (never the first nor the newest) go behind a pointer and their constraints
    * into the archive. Default 0.25. */
   userShare?: number;
+  /** Tokens of live outputs a compaction keeps as they were shown, after the summary:
+   * the newest output of each file view, search and edit result of the compacted turns
+   * that no later turn ran again (an edit quotes the lines it replaces from them).
+   * Newest first; each names its call and original. 0 keeps none. Default 4000. */
+  liveViews?: number;
 }
 
 /** Secret redaction. */

@@ -345,6 +345,11 @@ pub struct CompactConfig {
     /// beyond it the oldest (never the first nor the newest) go behind a
     /// pointer and their constraints into the archive.
     pub user_share: f64,
+    /// Tokens of file views a compaction keeps as they were shown: the
+    /// newest output showing each file the compacted turns read or edited,
+    /// unless a later turn shows it again ([`crate::compact::views`]);
+    /// 0 keeps none.
+    pub live_views: u64,
 }
 
 /// Token prices in US dollars per million tokens.
@@ -385,6 +390,7 @@ impl Default for CompactConfig {
             detect_stages: true,
             keep_tool_calls: true,
             user_share: 0.25,
+            live_views: 4_000,
         }
     }
 }

@@ -968,7 +968,7 @@ fn redacted_blob_keeps_its_line_numbers() {
     }
     let req = json!({"model": "gpt-test", "messages": messages}).to_string();
     let cfg = config(
-        json!({"session": "red", "redact": {"store": true}, "spill": {"enabled": false}, "compact": {"threshold": 1000, "planner": false, "keep": 4}}),
+        json!({"session": "red", "redact": {"store": true}, "spill": {"enabled": false}, "compact": {"threshold": 1000, "planner": false, "keep": 4, "liveViews": 0}}),
     );
     let mut store = MemoryStore::new();
     let out = run(&req, &cfg, &mut store, &mut SessionState::default());
@@ -1077,4 +1077,154 @@ fn compaction_is_chunked_by_the_limits() {
         let e = Config::from_json(json!({"limits": {limit: value}})).unwrap_err();
         assert_eq!(e.path, format!("limits.{limit}"));
     }
+}
+
+/// A trajectory of file views and edits: `(tool args, output)` per step.
+fn views_trajectory(steps: &[(Value, String)]) -> Trajectory {
+    let steps: Vec<Value> = steps
+        .iter()
+        .map(|(args, obs)| json!({"thought": "Next.", "tool": "str_replace_editor", "args": args, "observation": obs}))
+        .collect();
+    let t = json!({"id": "views", "task": "Fix the parser.", "system": "You are a coding agent.", "steps": steps});
+    Trajectory::from_json(&t.to_string()).unwrap()
+}
+
+fn file_view(path: &str, lines: usize) -> (Value, String) {
+    let body = (1..=lines)
+        .map(|i| {
+            format!(
+                "{i:6}\t    value_{i} = parse_{path_tag}({i})",
+                path_tag = path.len()
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    (
+        json!({"command": "view", "path": path}),
+        format!("Here's the result of running `cat -n` on {path}:\n{body}"),
+    )
+}
+
+fn view_messages(out: &Output) -> Vec<String> {
+    out.conversation
+        .messages
+        .iter()
+        .map(Message::text_content)
+        .filter(|t| t.starts_with(tracelite::compact::views::VIEW_HEADER))
+        .collect()
+}
+
+/// Compaction keeps the newest view of each file the compacted turns showed,
+/// as it was shown, unless a later turn shows the file again; the view
+/// cites its original; it is no user message; `liveViews: 0` keeps none.
+#[test]
+fn compaction_keeps_live_file_views() {
+    let (a, a_text) = file_view("/repo/a.py", 30);
+    let (b, _) = file_view("/repo/b.py", 30);
+    let (b2, b2_text) = file_view("/repo/b.py", 31);
+    let mut steps = vec![
+        (a, a_text.clone()),
+        (b.clone(), file_view("/repo/b.py", 30).1),
+    ];
+    for i in 0..6 {
+        steps.push(file_view(&format!("/repo/docs/f{i}.md"), 40));
+    }
+    steps.push((b2, b2_text.clone()));
+    let t = views_trajectory(&steps);
+    let req = request(&t.conversation_at(t.steps.len()).unwrap());
+    let base = json!({"session": "views", "compact": {"threshold": 2000, "planner": false, "keep": 2, "minSaving": 0, "liveViews": 8000}});
+    let mut store = MemoryStore::new();
+    let out = run(
+        &req,
+        &config(base.clone()),
+        &mut store,
+        &mut SessionState::default(),
+    );
+    assert!(compacted(&out), "{:?}", compact_notes(&out));
+    let views = view_messages(&out);
+    let a_view = views
+        .iter()
+        .find(|v| v.contains("/repo/a.py"))
+        .expect("a.py's view is kept");
+    assert!(a_view.ends_with(&a_text), "verbatim: {a_view}");
+    // b.py is shown again in the kept tail: its compacted view is superseded.
+    assert!(!views.iter().any(|v| v.contains("/repo/b.py")), "{views:?}");
+    // The header cites the original's lines in the compaction's blob.
+    let original = cited(&mut store, a_view.lines().next().unwrap());
+    assert!(original.contains(&a_text), "{original}");
+    // Not a user message: the goal still counts one.
+    assert!(summary_of(&out).contains("The task and the user's messages (1)"));
+
+    // A smaller budget keeps the newest that fit.
+    let mut small = base.clone();
+    small["compact"]["liveViews"] = json!(700);
+    let out_small = run(
+        &req,
+        &config(small),
+        &mut MemoryStore::new(),
+        &mut SessionState::default(),
+    );
+    let kept = view_messages(&out_small);
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert!(kept[0].contains("/repo/docs/f5.md"), "{kept:?}");
+
+    let mut off = base;
+    off["compact"]["liveViews"] = json!(0);
+    let out_off = run(
+        &req,
+        &config(off),
+        &mut MemoryStore::new(),
+        &mut SessionState::default(),
+    );
+    assert!(compacted(&out_off));
+    assert!(view_messages(&out_off).is_empty());
+}
+
+/// A view kept by one compaction survives the next (once), until a later
+/// turn shows the file again.
+#[test]
+fn kept_views_carry_over_to_the_next_compaction() {
+    let mut steps = vec![file_view("/repo/a.py", 30)];
+    steps.extend((0..12).map(|i| file_view(&format!("/repo/docs/f{i}.md"), 40)));
+    steps.push(file_view("/repo/a.py", 31));
+    steps.extend((12..18).map(|i| file_view(&format!("/repo/docs/f{i}.md"), 40)));
+    let t = views_trajectory(&steps);
+    let a_text = &steps[0].1;
+    let cfg = config(
+        json!({"session": "carry", "compact": {"threshold": 2000, "planner": false, "keep": 2, "minSaving": 0, "minTurns": 1, "liveViews": 20000}}),
+    );
+    let mut store = MemoryStore::new();
+    let mut state = SessionState::default();
+    // The host keeps each compacted request and appends the next steps
+    // (after the system prompt and the task, two messages per step).
+    let mut req = request(&t.conversation_at(7).unwrap());
+    let mut outs = Vec::new();
+    for (from, to) in [(7, 13), (13, 20), (20, 20)] {
+        let out = run(&req, &cfg, &mut store, &mut state);
+        assert!(compacted(&out), "{:?}", compact_notes(&out));
+        let mut next: Value = serde_json::from_str(&out.request).unwrap();
+        let full: Value = serde_json::from_str(&request(&t.conversation_at(to).unwrap())).unwrap();
+        next["messages"].as_array_mut().unwrap().extend(
+            full["messages"].as_array().unwrap()[2 + 2 * from..]
+                .iter()
+                .cloned(),
+        );
+        req = next.to_string();
+        outs.push(out);
+    }
+    let a_views = |out: &Output| -> Vec<String> {
+        view_messages(out)
+            .into_iter()
+            .filter(|v| v.contains("/repo/a.py"))
+            .collect()
+    };
+    assert_eq!(a_views(&outs[0]).len(), 1);
+    // Carried over by the second compaction, once, as it was.
+    let second = a_views(&outs[1]);
+    assert_eq!(second.len(), 1, "{second:?}");
+    assert!(second[0].ends_with(a_text.as_str()));
+    // Viewing a.py again supersedes it: the third keeps the newer view.
+    let third = a_views(&outs[2]);
+    assert_eq!(third.len(), 1, "{third:?}");
+    assert!(third[0].contains("value_31"), "{}", third[0]);
 }

@@ -33,6 +33,7 @@ pub mod prompt;
 pub mod summary;
 pub mod text;
 pub mod trigger;
+pub mod views;
 
 use std::collections::BTreeMap;
 
@@ -250,6 +251,8 @@ struct Prior {
     archive: Option<ConstraintArchive>,
     summary_at: Option<usize>,
     calls: Option<CallLog>,
+    /// File views earlier compactions kept ([`views`]).
+    views: Vec<Message>,
     /// First message after them.
     start: usize,
 }
@@ -282,6 +285,10 @@ impl Prior {
             p.calls = CallLog::parse(&m.text_content());
             p.start += 1;
         }
+        while let Some(m) = conv.messages.get(p.start).filter(|m| views::is_view(m)) {
+            p.views.push(m.clone());
+            p.start += 1;
+        }
         p
     }
 }
@@ -294,6 +301,7 @@ fn is_user_authored(m: &Message) -> bool {
         && !is_summary(m)
         && !is_archive(m)
         && !is_call_log(m)
+        && !views::is_view(m)
         && !m.text_content().trim().is_empty()
         && !m.parts.iter().any(|p| matches!(p.kind, PartKind::Image(_)))
 }
@@ -755,6 +763,19 @@ impl Plan {
                 messages.push(Message::text(Role::User, text));
             }
         }
+        let later: Vec<StepActivity> = steps
+            .iter()
+            .filter(|s| s.call_message >= cut)
+            .cloned()
+            .collect();
+        messages.extend(views::keep(
+            conv,
+            cx,
+            &prior.views,
+            &range,
+            &later,
+            config.compact.live_views,
+        )?);
         let prompt = prompt::build(&range, &archive.items, previous_text.as_deref());
         Ok(Plan {
             messages,

@@ -1,0 +1,145 @@
+//! Live file views: after a compaction, the newest output of each file view,
+//! search and edit of the compacted turns stays in the prompt as it was
+//! shown (text, or a snapshot's images), unless a later turn runs it again
+//! (for an edit, shows a newer edit result of the file). An edit quotes the
+//! lines it replaces from such an output, so a summary alone would send the
+//! agent back to re-read the file. Kept within `compact.liveViews` tokens,
+//! newest first; each kept message names the call that produced it and
+//! where its original is kept.
+
+use super::extractive::Range;
+use super::trigger::StepActivity;
+use crate::activity::Action;
+use crate::error::Result;
+use crate::model::{Conversation, Message, Part, PartKind, Role};
+use crate::stage::StageContext;
+
+/// Opening of a kept view message.
+pub const VIEW_HEADER: &str = "[TraceLite: kept from the compacted turns: ";
+
+/// Whether `m` is a view message a compaction kept.
+pub fn is_view(m: &Message) -> bool {
+    m.role == Role::User
+        && m.parts.first().is_some_and(
+            |p| matches!(&p.kind, PartKind::Text { text } if text.starts_with(VIEW_HEADER)),
+        )
+}
+
+/// The key of a kept view message: its header's text before the
+/// original's pointer (what [`key`] gives for the step it came from).
+fn key_of(m: &Message) -> Option<String> {
+    let PartKind::Text { text } = &m.parts.first()?.kind else {
+        return None;
+    };
+    let line = text.strip_prefix(VIEW_HEADER)?.lines().next()?;
+    Some(line.get(..line.rfind("; original: ")?)?.to_string())
+}
+
+/// Shortest output (lines) that counts as showing a file: an edit's one-line
+/// confirmation shows nothing of it.
+const MIN_LINES: usize = 3;
+
+/// What a step's output shows, if it shows code the agent may quote, as
+/// the key later outputs supersede it by: a view of one file or a search
+/// (`` the output of `command` ``: running it again supersedes it), or an
+/// edit whose result prints the edited lines (`` the latest edit result of
+/// `path` ``: a newer one supersedes it).
+fn key(step: &StepActivity, conv: &Conversation) -> Option<String> {
+    let a = &step.activity;
+    let command = || format!("the output of `{}`", super::text::one_line(&a.command, 160));
+    let key = match a.action {
+        Action::View if a.viewed.len() == 1 => command(),
+        Action::Search => command(),
+        Action::Edit if a.edited() && a.edits.len() == 1 => {
+            format!(
+                "the latest edit result of `{}`",
+                a.edits.first()?.target.as_deref()?
+            )
+        }
+        _ => return None,
+    };
+    let result = conv.tool_result(step.result_at?)?;
+    let shows = !result.is_error
+        && (result.text().lines().count() >= MIN_LINES
+            || result
+                .parts
+                .iter()
+                .any(|p| matches!(p.kind, PartKind::Image(_))));
+    shows.then_some(key)
+}
+
+/// The view message for a step's output: a header naming the file, the call
+/// and the original, then the output's text (or its parts, images included).
+fn view_message(
+    step: &StepActivity,
+    conv: &Conversation,
+    key: &str,
+    range: &Range<'_>,
+    cx: &mut StageContext<'_>,
+) -> Option<Message> {
+    let result = conv.tool_result(step.result_at?)?;
+    let at = step.result_message?;
+    let header = format!("{VIEW_HEADER}{key}; original: {}]", range.cite(at));
+    let images = result
+        .parts
+        .iter()
+        .any(|p| matches!(p.kind, PartKind::Image(_)));
+    let parts = if images {
+        std::iter::once(Part::text(header))
+            .chain(result.parts.iter().cloned())
+            .collect()
+    } else {
+        // Like all text TraceLite writes, masked (`redact.enabled`).
+        let text = format!("{header}\n{}", result.text());
+        vec![Part::text(cx.redact(&text).into_owned())]
+    };
+    Some(Message {
+        role: Role::User,
+        parts,
+        ..Message::text(Role::User, String::new())
+    })
+}
+
+/// The view messages to keep after this compaction, oldest first: the kept
+/// ones of earlier compactions (`prior`) and the range's, the newest per
+/// file, none a later turn (`later`) shows again, newest first within
+/// `budget` tokens.
+pub fn keep(
+    conv: &Conversation,
+    cx: &mut StageContext<'_>,
+    prior: &[Message],
+    range: &Range<'_>,
+    later: &[StepActivity],
+    budget: u64,
+) -> Result<Vec<Message>> {
+    if budget == 0 {
+        return Ok(Vec::new());
+    }
+    let mut candidates: Vec<(String, Message)> = prior
+        .iter()
+        .filter_map(|m| Some((key_of(m)?, m.clone())))
+        .collect();
+    let end = range.first + range.messages.len();
+    for step in range.steps.iter().chain(later) {
+        let Some(key) = key(step, conv) else { continue };
+        // A re-run or a newer edit result supersedes the earlier output;
+        // one in a later turn is in the prompt already.
+        candidates.retain(|(k, _)| *k != key);
+        if step.call_message < end {
+            if let Some(m) = view_message(step, conv, &key, range, cx) {
+                candidates.push((key, m));
+            }
+        }
+    }
+    let mut kept: Vec<Message> = Vec::new();
+    let mut used = 0;
+    for (_, m) in candidates.iter().rev() {
+        let tokens = cx.meter.message(m)?;
+        if used + tokens <= budget {
+            used += tokens;
+            kept.push(m.clone());
+        }
+    }
+    kept.reverse();
+    Ok(kept)
+}
