@@ -155,6 +155,11 @@ export interface CompactOptions {
    * that no later turn ran again (an edit quotes the lines it replaces from them).
    * Newest first; each names its call and original. 0 keeps none. Default 4000. */
   liveViews?: number;
+  /** Share of the budget the tool-call log may fill; beyond it its oldest calls are
+   * folded into one line (how many, by tool) citing the compaction's blob, which holds
+   * them verbatim, so a session of any length stays inside the budget. In (0, 1].
+   * Default 0.1. */
+  callLogShare?: number;
 }
 
 /** Secret redaction. */

@@ -350,6 +350,10 @@ pub struct CompactConfig {
     /// unless a later turn shows it again ([`crate::compact::views`]);
     /// 0 keeps none.
     pub live_views: u64,
+    /// Share of the budget the tool-call log may fill; beyond it its oldest
+    /// calls are folded into one line citing the compaction's blob, which
+    /// holds them verbatim (a session of any length stays in the budget).
+    pub call_log_share: f64,
 }
 
 /// Token prices in US dollars per million tokens.
@@ -391,6 +395,7 @@ impl Default for CompactConfig {
             keep_tool_calls: true,
             user_share: 0.25,
             live_views: 4_000,
+            call_log_share: 0.1,
         }
     }
 }

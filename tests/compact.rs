@@ -1228,3 +1228,59 @@ fn kept_views_carry_over_to_the_next_compaction() {
     assert_eq!(third.len(), 1, "{third:?}");
     assert!(third[0].contains("value_31"), "{}", third[0]);
 }
+
+/// A tool-call log over `compact.callLogShare` of the budget folds its
+/// oldest calls into one line citing the blob lines that hold them verbatim.
+#[test]
+fn tool_call_log_folds_its_oldest_calls_into_the_blob() {
+    let steps: Vec<Value> = (0..120)
+        .map(|i| json!({"thought": "Next.", "tool": "bash",
+            "args": {"command": format!("grep -rn 'pattern_{i}' src/module_{i}/ --include=*.py | head -n 40")},
+            "observation": format!("src/module_{i}/a.py:{i}: pattern_{i} = {i}")}))
+        .collect();
+    let t = json!({"id": "log", "task": "Find the patterns.", "system": "You are a coding agent.", "steps": steps});
+    let t = Trajectory::from_json(&t.to_string()).unwrap();
+    let cfg = config(
+        json!({"session": "log", "budget": 40000, "compact": {"threshold": 3000, "planner": false, "keep": 4, "minSaving": 0, "liveViews": 0, "callLogShare": 0.05}}),
+    );
+    let mut store = MemoryStore::new();
+    let out = run(
+        &request(&t.conversation_at(120).unwrap()),
+        &cfg,
+        &mut store,
+        &mut SessionState::default(),
+    );
+    assert!(compacted(&out), "{:?}", compact_notes(&out));
+    let log = out
+        .conversation
+        .messages
+        .iter()
+        .map(Message::text_content)
+        .find(|m| m.starts_with(CALL_LOG_HEADER))
+        .unwrap();
+    let tokens = tracelite::tokens::TokenCounter::count(&Estimator, &log).unwrap();
+    assert!(tokens <= 2_000, "{tokens}");
+    let fold = log.lines().nth(1).unwrap();
+    assert!(fold.starts_with("- (folded: "), "{fold}");
+    let n: usize = fold["- (folded: ".len()..]
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(fold.contains(&format!(", bash {n};")), "{fold}");
+    // The folded calls are verbatim behind the cited lines; the rest in the log.
+    let folded = cited(&mut store, fold);
+    assert!(folded.contains("pattern_0' src/module_0/"), "{folded}");
+    assert!(folded.contains(&format!("pattern_{}' src/module_{}/", n - 1, n - 1)));
+    assert!(
+        log.contains(&format!("pattern_{n}' src/module_{n}/")),
+        "{log}"
+    );
+    let in_log = log.lines().filter(|l| l.starts_with("- bash ")).count();
+    assert_eq!(n + in_log + 4 / 2, 120, "every call folded, logged or kept");
+    for bad in [json!(0), json!(1.5), json!(-0.1)] {
+        let e = Config::from_json(json!({"compact": {"callLogShare": bad}})).unwrap_err();
+        assert_eq!(e.path, "compact.callLogShare");
+    }
+}

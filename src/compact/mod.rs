@@ -662,6 +662,26 @@ impl Plan {
                 }
             });
         }
+        // The tool-call log, its oldest calls folded into this blob when it
+        // outgrows `compact.callLogShare` of the budget.
+        let mut log = None;
+        let mut folded_at = None;
+        if config.compact.keep_tool_calls {
+            let mut l = prior.calls.clone().unwrap_or_default();
+            l.extend(range_msgs);
+            let cap = ((config.compact.call_log_share * config.budget as f64) as u64)
+                .saturating_sub(cx.meter.text(CALL_LOG_HEADER)?);
+            // Each item is a `- ` line.
+            let folded = l.fold(cap, |item| Ok(cx.meter.text(item)? + 2))?;
+            if !folded.is_empty() {
+                sections.push((
+                    "tool calls folded out of the tool-call log".into(),
+                    folded.join("\n"),
+                ));
+                folded_at = Some((sections.len() - 1, folded));
+            }
+            log = Some(l);
+        }
         let mut masked = crate::redact::Redactions::default();
         if config.redact.store {
             for (_, text) in &mut sections {
@@ -755,9 +775,14 @@ impl Plan {
         }
         let summary_at = messages.len();
         messages.push(Message::text(Role::User, summary_text));
-        if config.compact.keep_tool_calls {
-            let mut log = prior.calls.clone().unwrap_or_default();
-            log.extend(range_msgs);
+        if let Some(mut log) = log {
+            if let Some((k, folded)) = &folded_at {
+                let cite = match laid.lines.get(*k) {
+                    Some((a, b)) => format!("{pointer} (lines {a}-{b})"),
+                    None => pointer.clone(),
+                };
+                log.items.insert(0, CallLog::fold_line(folded, &cite));
+            }
             if !log.items.is_empty() {
                 let text = cx.redact(&log.render()).into_owned();
                 messages.push(Message::text(Role::User, text));
@@ -932,6 +957,9 @@ impl crate::config::CompactConfig {
         let bad = crate::error::invalid_option::<()>;
         if !(self.user_share >= 0.0 && self.user_share <= 1.0) {
             return bad("compact.userShare", "must be in [0, 1]");
+        }
+        if !(self.call_log_share > 0.0 && self.call_log_share <= 1.0) {
+            return bad("compact.callLogShare", "must be in (0, 1]");
         }
         if self.keep == 0 {
             return bad("compact.keep", "must be at least 1");
