@@ -560,3 +560,25 @@ fn default_error_patterns_catch_real_errors_in_any_case() {
     let out = compress(&request(&lower), &cfg, &mut MemoryStore::new()).unwrap();
     assert!(!tool_text(&out.request).contains("  3000: "));
 }
+
+/// The exception that ends a traceback is an error line of the excerpt even
+/// when its name says neither Error nor Exception (Django's
+/// `AppRegistryNotReady`), also with no pattern configured.
+#[test]
+fn a_traceback_s_exception_line_stays_in_the_excerpt() {
+    let trouble = "Traceback (most recent call last):\n  File \"m.py\", line 3, in <module>\n    setup()\nmyapp.registry.AppRegistryNotReady: Apps aren't loaded yet.";
+    let text = quiet_log(3_000, trouble);
+    for patterns in [json!(null), json!([])] {
+        let mut v = json!({"budget": 16000, "session": "s1"});
+        if !patterns.is_null() {
+            v["spill"] = json!({"errorPatterns": patterns});
+        }
+        let cfg = Config::from_json(v).unwrap();
+        let out = compress(&request(&text), &cfg, &mut MemoryStore::new()).unwrap();
+        let excerpt = tool_text(&out.request);
+        assert!(
+            excerpt.contains("myapp.registry.AppRegistryNotReady: Apps aren't loaded yet."),
+            "{patterns}: {excerpt}"
+        );
+    }
+}

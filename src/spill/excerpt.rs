@@ -115,9 +115,25 @@ impl ErrorSignals {
         })
     }
 
-    /// 0-based lines in `from..to` that match any pattern, in order.
+    /// 0-based lines in `from..to` that match any pattern, or end a Python
+    /// traceback (its exception line, whatever the exception is named), in
+    /// order.
     pub fn scan(&self, text: &str, index: &LineIndex, from: usize, to: usize) -> Vec<usize> {
-        if from >= to || self.patterns.is_empty() {
+        if from >= to {
+            return Vec::new();
+        }
+        let mut hits = self.scan_patterns(text, index, from, to);
+        let before = hits.len();
+        hits.extend(traceback_ends(text, index, from, to));
+        if hits.len() > before {
+            hits.sort_unstable();
+            hits.dedup();
+        }
+        hits
+    }
+
+    fn scan_patterns(&self, text: &str, index: &LineIndex, from: usize, to: usize) -> Vec<usize> {
+        if self.patterns.is_empty() {
             return Vec::new();
         }
         let mut hits: Vec<usize> = Vec::new();
@@ -152,6 +168,33 @@ impl ErrorSignals {
         hits.dedup();
         hits
     }
+}
+
+/// Opening line of a Python traceback.
+const TRACEBACK: &str = "Traceback (most recent call last)";
+
+/// Lines in `from..to` that end a traceback starting in it: the first
+/// non-empty, unindented line after its opening (the exception).
+fn traceback_ends(text: &str, index: &LineIndex, from: usize, to: usize) -> Vec<usize> {
+    let span = index.span(from, to);
+    let mut out = Vec::new();
+    let mut at = span.start;
+    while let Some(found) = text.get(at..span.end).and_then(|t| t.find(TRACEBACK)) {
+        let mut line = index.line_of(at + found) + 1;
+        while line < to {
+            let l = index.line(text, line);
+            if !l.trim().is_empty() && !l.starts_with(char::is_whitespace) {
+                out.push(line);
+                break;
+            }
+            line += 1;
+        }
+        at = index
+            .range(line.min(to.saturating_sub(1)))
+            .end
+            .max(at + found + TRACEBACK.len());
+    }
+    out
 }
 
 /// Prices text in tokens (the host's counter).
