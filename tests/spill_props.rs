@@ -91,14 +91,31 @@ proptest! {
             prop_assert!(full.starts_with(l.start));
             prop_assert_eq!(l.start.len() + l.hidden_bytes + l.end.len(), full.len());
         }
-        // Every hidden error line is counted, the first five listed.
-        let hidden_errors: Vec<usize> = (e.head.len()..total - e.tail.len())
+        // Every hidden error line is counted, the first five listed: the
+        // pattern hits and the exception line ending each hidden traceback.
+        let hidden = e.head.len()..total - e.tail.len();
+        let mut hidden_errors: Vec<usize> = hidden
+            .clone()
             .filter(|&i| {
                 let l = index.line_trimmed(&text, i);
                 l.contains("Error") || l.contains("FAILED") || l.contains("Traceback")
             })
-            .map(|i| i + 1)
             .collect();
+        for i in 0..hidden.end {
+            if index.line(&text, i).contains("Traceback (most recent call last)") {
+                if let Some(j) = (i + 1..total).find(|&j| {
+                    let l = index.line(&text, j);
+                    !l.trim().is_empty() && !l.starts_with(char::is_whitespace)
+                }) {
+                    if hidden.contains(&j) {
+                        hidden_errors.push(j);
+                    }
+                }
+            }
+        }
+        hidden_errors.sort_unstable();
+        hidden_errors.dedup();
+        let hidden_errors: Vec<usize> = hidden_errors.into_iter().map(|i| i + 1).collect();
         prop_assert_eq!(e.error_total, hidden_errors.len());
         let listed: Vec<usize> = e.errors.iter().map(|x| x.number).collect();
         prop_assert_eq!(&listed[..], &hidden_errors[..hidden_errors.len().min(5)]);

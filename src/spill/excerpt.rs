@@ -173,26 +173,32 @@ impl ErrorSignals {
 /// Opening line of a Python traceback.
 const TRACEBACK: &str = "Traceback (most recent call last)";
 
-/// Lines in `from..to` that end a traceback starting in it: the first
-/// non-empty, unindented line after its opening (the exception).
+/// Lines in `from..to` that end a traceback (opening anywhere before): the
+/// first non-empty, unindented line after its opening (the exception). The
+/// answer for a range does not depend on how the caller splits its scans.
 fn traceback_ends(text: &str, index: &LineIndex, from: usize, to: usize) -> Vec<usize> {
-    let span = index.span(from, to);
+    let end = index.span(from, to).end;
     let mut out = Vec::new();
-    let mut at = span.start;
-    while let Some(found) = text.get(at..span.end).and_then(|t| t.find(TRACEBACK)) {
+    let mut at = 0;
+    while let Some(found) = text.get(at..end).and_then(|t| t.find(TRACEBACK)) {
         let mut line = index.line_of(at + found) + 1;
         while line < to {
             let l = index.line(text, line);
             if !l.trim().is_empty() && !l.starts_with(char::is_whitespace) {
-                out.push(line);
+                if line >= from {
+                    out.push(line);
+                }
                 break;
             }
             line += 1;
         }
-        at = index
-            .range(line.min(to.saturating_sub(1)))
-            .end
-            .max(at + found + TRACEBACK.len());
+        // Openings inside the lines walked end at the same line: go on
+        // from it (each line is walked once).
+        at = if line < to {
+            index.range(line).start.max(at + found + TRACEBACK.len())
+        } else {
+            end
+        };
     }
     out
 }
