@@ -57,6 +57,8 @@ pub struct SessionState {
     pub keys: crate::spill::key::KeyCache,
     /// The optical stage's proposals the planner already priced.
     pub savings: crate::plan::SavingsCache,
+    /// Activities of tool calls already classified, by content.
+    pub activities: crate::activity::ActivityCache,
 }
 
 /// What a stage changed at one place.
