@@ -170,8 +170,22 @@ pub fn compress_conversation(
     compress_sized(conv, format, config, env, None)
 }
 
+/// [`compress_conversation`] given the bytes of `conv` emitted as `format`
+/// (the report's `bytesBefore`), when the caller knows them. Repair mode
+/// measures the repaired conversation instead.
+pub fn compress_measured(
+    conv: Conversation,
+    format: FormatName,
+    config: &Config,
+    env: Env<'_>,
+    bytes_before: Option<usize>,
+) -> Result<Output> {
+    let bytes_before = bytes_before.filter(|_| !config.repair);
+    compress_sized(conv, format, config, env, bytes_before)
+}
+
 /// Bytes of `value` as JSON text, without building the text.
-fn json_len(value: &Value) -> usize {
+pub fn json_len(value: &Value) -> usize {
     struct Count(usize);
     impl std::io::Write for Count {
         fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
