@@ -300,7 +300,8 @@ impl ActivityCache {
         }
         let (mut h, mut len) = (0u64, 0usize);
         for field in fields {
-            h = (h.rotate_left(29) ^ text_hash(field.as_bytes())).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            h = (h.rotate_left(29) ^ text_hash(field.as_bytes()))
+                .wrapping_mul(0x9e37_79b9_7f4a_7c15);
             len = len.wrapping_add(field.len()).wrapping_add(1);
         }
         Some((h, len))

@@ -288,8 +288,7 @@ impl Stage for Optical {
         let live: std::collections::HashSet<PartRef> = if cx.config.optical.keep_live_views {
             let demoted: std::collections::HashSet<PartRef> =
                 observations.iter().take(due).copied().collect();
-            let mut steps =
-                activity::read_cached(conv, &cx.config.phase, &mut cx.state.activities);
+            let mut steps = activity::read_cached(conv, &cx.config.phase, &mut cx.state.activities);
             let settled = steps
                 .iter()
                 .take_while(|s| s.result_at.is_some_and(|r| demoted.contains(&r)))
