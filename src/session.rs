@@ -518,6 +518,7 @@ impl<S: SpillStore> TraceLite<S> {
             counted_bytes: self.counts.counted_bytes(),
             redacted_bytes: self.state.redacted.scanned_bytes,
             classified: self.state.activities.classified,
+            weighed: self.state.proposals.computed,
             measured: self.measured,
         }
     }
@@ -557,6 +558,8 @@ pub struct Work {
     pub redacted_bytes: u64,
     /// Tool calls classified (edit, search, test run…).
     pub classified: u64,
+    /// Observations the optical stage weighed for a snapshot.
+    pub weighed: u64,
     /// Messages emitted to measure `bytesBefore`.
     pub measured: u64,
 }

@@ -59,6 +59,8 @@ pub struct SessionState {
     pub savings: crate::plan::SavingsCache,
     /// Activities of tool calls already classified, by content.
     pub activities: crate::activity::ActivityCache,
+    /// The optical stage's proposals for texts already weighed.
+    pub proposals: crate::optical::ProposalCache,
 }
 
 /// What a stage changed at one place.

@@ -16,8 +16,9 @@ use tracelite::model::{Extra, Image, Message, Part, PartKind, Role, ToolCall};
 use tracelite::session::Work;
 use tracelite::{Config, TraceLite};
 
-/// The call and output of step `t`: tests, searches, views, listings and
-/// edits in turn, 20 lines of output each (a few repeated across steps).
+/// The call and output of step `t`: tests, searches, views, listings,
+/// edits and script runs in turn, 20 lines of output (80 for a script), a
+/// few lines repeated across steps.
 fn step(t: usize) -> (ToolCall, String) {
     let command = match t % 6 {
         0 => format!("pytest tests/test_{}.py -x", t % 23),
@@ -31,7 +32,8 @@ fn step(t: usize) -> (ToolCall, String) {
         4 => "ls -la src".to_string(),
         _ => format!("python scripts/check_{}.py", t % 7),
     };
-    let output = (0..20)
+    let lines = if t % 6 == 5 { 80 } else { 20 };
+    let output = (0..lines)
         .map(|i| {
             if i % 5 == 0 {
                 format!("src/shared/common_{i}.py: shared line seen in many outputs\n")
@@ -70,6 +72,7 @@ fn minus(a: Work, b: Work) -> Work {
         counted_bytes: a.counted_bytes - b.counted_bytes,
         redacted_bytes: a.redacted_bytes - b.redacted_bytes,
         classified: a.classified - b.classified,
+        weighed: a.weighed - b.weighed,
         measured: a.measured - b.measured,
     }
 }
@@ -103,6 +106,7 @@ fn work_per_turn_does_not_grow_with_the_history() {
     let early = run(&mut tl, 101, 20);
     run(&mut tl, 121, 280);
     let late = run(&mut tl, 401, 20);
+    assert!(early.weighed > 0 && early.classified > 0, "{early:?}");
     let messages = tl.conversation().messages.len();
     assert!(messages > 800, "{messages}");
     // The same kinds of step arrive: a turn at 400 redoes no more than one
@@ -209,4 +213,57 @@ fn bytes_before_counted_per_message_is_exact() {
             }
         }
     }
+}
+
+/// The caches a session keeps change no byte: its requests and reports equal
+/// the stateless pipeline's on the same history with every cache dropped
+/// before each call (only the compaction state carries over).
+#[test]
+fn the_caches_change_nothing() {
+    let config = Config {
+        budget: 40_000,
+        ..Config::default()
+    };
+    let mut tl = session(config.clone());
+    let mut store = tracelite::MemoryStore::new();
+    let mut state = tracelite::SessionState::default();
+    let mut previous: Option<String> = None;
+    let base = base(FormatName::OpenaiChat);
+    let mut kinds = std::collections::BTreeSet::new();
+    for t in 1..=160 {
+        let (call, output) = step(t);
+        tl.process_step(call, output).unwrap();
+        let got = tl.assemble(FormatName::OpenaiChat, base.clone()).unwrap();
+        let mut conv = tl.conversation().clone();
+        conv.extra = base.clone();
+        let request = serde_json::to_string(&formats::emit(FormatName::OpenaiChat, &conv)).unwrap();
+        state = tracelite::SessionState {
+            turns: state.turns,
+            compact: std::mem::take(&mut state.compact),
+            ..Default::default()
+        };
+        let want = tracelite::compress_with(
+            &request,
+            &config,
+            tracelite::Env {
+                store: &mut store,
+                counter: &tracelite::tokens::Estimator,
+                state: &mut state,
+                previous: previous.as_deref(),
+            },
+        )
+        .unwrap();
+        assert_eq!(got.request, want.request, "turn {t}");
+        assert_eq!(got.report, want.report, "turn {t}");
+        kinds.extend(got.report.changes.iter().map(|c| c.kind.clone()));
+        previous = Some(want.request);
+    }
+    // The run reached every rewriting stage.
+    assert_eq!(
+        kinds,
+        ["dedup", "snapshot", "summary", "tombstone"]
+            .map(String::from)
+            .into(),
+        "{kinds:?}"
+    );
 }
