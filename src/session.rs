@@ -34,7 +34,7 @@ use crate::model::{
     Conversation, Extra, Layout, Message, Part, PartKind, Role, ToolCall, ToolResult,
 };
 use crate::pipeline::{
-    compress_measured, json_len, Env, Output, PrefixReport, Report, SessionState, StageName,
+    compress_measured, json_len, Env, Known, Output, PrefixReport, Report, SessionState, StageName,
 };
 use crate::spill::{MemoryStore, SpillStore};
 use crate::tokens::{CachedCounter, CountCache, Estimator, TokenCounter};
@@ -123,6 +123,9 @@ pub struct TraceLite<S: SpillStore = MemoryStore> {
     sizes: BTreeMap<&'static str, Vec<Option<(usize, usize)>>>,
     /// Messages emitted to measure `bytesBefore`, over the session.
     measured: u64,
+    /// Tokens of each message, system prompt first (`None`: not counted
+    /// since it last changed, or it holds an image, priced by the settings).
+    tokens: Vec<Option<u64>>,
 }
 
 impl TraceLite<MemoryStore> {
@@ -152,6 +155,7 @@ impl<S: SpillStore> TraceLite<S> {
             call_ids: HashSet::new(),
             sizes: BTreeMap::new(),
             measured: 0,
+            tokens: Vec::new(),
         }
     }
 
@@ -312,7 +316,12 @@ impl<S: SpillStore> TraceLite<S> {
         match self.conversation.messages.last_mut() {
             Some(last) if joins => {
                 last.parts.push(call_part);
-                touch(&mut self.sizes, self.conversation.messages.len() - 1);
+                let last = self.conversation.messages.len() - 1;
+                touch(&mut self.sizes, last);
+                let system = self.conversation.system.len();
+                if let Some(slot) = self.tokens.get_mut(system + last) {
+                    *slot = None;
+                }
             }
             _ => {
                 self.conversation.messages.push(Message {
@@ -393,6 +402,10 @@ impl<S: SpillStore> TraceLite<S> {
                 result.parts = vec![Part::text(spilled.text)];
             }
             touch(&mut self.sizes, at.message);
+            let system = self.conversation.system.len();
+            if let Some(slot) = self.tokens.get_mut(system + at.message) {
+                *slot = None;
+            }
         }
         Ok(())
     }
@@ -402,6 +415,7 @@ impl<S: SpillStore> TraceLite<S> {
     /// through every enabled stage.
     pub fn assemble(&mut self, format: FormatName, base: Extra) -> Result<Output> {
         let bytes_before = self.history_len(format, &base)?;
+        let tokens = self.message_tokens()?;
         let mut conv = self.conversation.clone();
         conv.extra = base;
         let previous = self.previous.get(format.as_str()).map(String::as_str);
@@ -419,11 +433,49 @@ impl<S: SpillStore> TraceLite<S> {
                 state: &mut self.state,
                 previous,
             },
-            bytes_before,
+            Known {
+                bytes: bytes_before,
+                tokens: Some(tokens),
+            },
         )?;
         self.previous.insert(format.as_str(), out.request.clone());
         self.observe(&out.report);
         self.last_report = Some(out.report.clone());
+        Ok(out)
+    }
+
+    /// Tokens of each message of the history, system prompt first: only new
+    /// or changed ones (and ones with images) are counted.
+    fn message_tokens(&mut self) -> Result<Vec<u64>> {
+        let conv = &self.conversation;
+        let meter = crate::tokens::Meter {
+            counter: &CachedCounter {
+                inner: self.counter.as_ref(),
+                cache: &self.counts,
+            },
+            provider: self.config.provider,
+            optical: &self.config.optical,
+        };
+        self.tokens
+            .resize(conv.system.len() + conv.messages.len(), None);
+        let mut out = Vec::with_capacity(self.tokens.len());
+        for (slot, m) in self
+            .tokens
+            .iter_mut()
+            .zip(conv.system.iter().chain(&conv.messages))
+        {
+            let n = match *slot {
+                Some(n) => n,
+                None => {
+                    let n = meter.message(m)?;
+                    if !has_image(&m.parts) {
+                        *slot = Some(n);
+                    }
+                    n
+                }
+            };
+            out.push(n);
+        }
         Ok(out)
     }
 
@@ -538,6 +590,15 @@ impl<S: SpillStore> TraceLite<S> {
         }
         t.prefix = report.prefix.clone();
     }
+}
+
+/// Whether `parts` hold an image (tool results included).
+fn has_image(parts: &[Part]) -> bool {
+    parts.iter().any(|p| match &p.kind {
+        PartKind::Image(_) => true,
+        PartKind::ToolResult(r) => has_image(&r.parts),
+        _ => false,
+    })
 }
 
 /// Forgets the measured size of message `index` (it changed).

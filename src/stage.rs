@@ -154,6 +154,9 @@ pub struct StageContext<'a> {
     pub plan: Option<Schedule>,
     /// Rewrites the planner weighed on this call.
     pub candidates: Vec<Candidate>,
+    /// Tokens of each message, system prompt first, as the last stage left
+    /// them (the pipeline keeps it; empty outside the pipeline).
+    pub message_tokens: Vec<u64>,
 }
 
 impl<'a> StageContext<'a> {
@@ -181,6 +184,7 @@ impl<'a> StageContext<'a> {
             redactions: Redactions::default(),
             plan: None,
             candidates: Vec::new(),
+            message_tokens: Vec::new(),
         }
     }
 

@@ -287,6 +287,15 @@ impl Meter<'_> {
         Ok(sum)
     }
 
+    /// Tokens of each message of `conv` ([`Self::message`]), system prompt first.
+    pub fn messages(&self, conv: &Conversation) -> Result<Vec<u64>> {
+        conv.system
+            .iter()
+            .chain(&conv.messages)
+            .map(|m| self.message(m))
+            .collect()
+    }
+
     /// Tokens of a whole conversation (system prompt and messages).
     pub fn conversation(&self, conv: &Conversation) -> Result<u64> {
         let mut sum = 0;
