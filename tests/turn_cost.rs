@@ -77,6 +77,16 @@ fn minus(a: Work, b: Work) -> Work {
     }
 }
 
+/// `turns` more steps, and one assemble after the last (requests are a
+/// function of the history: the turns in between change no later one).
+fn fill(tl: &mut TraceLite, from: usize, turns: usize) {
+    for t in from..from + turns {
+        let (call, output) = step(t);
+        tl.process_step(call, output).unwrap();
+    }
+    tl.assemble(FormatName::OpenaiChat, Extra::new()).unwrap();
+}
+
 /// Work of `turns` more steps, each followed by an assemble.
 fn run(tl: &mut TraceLite, from: usize, turns: usize) -> Work {
     let before = tl.work();
@@ -102,9 +112,9 @@ fn work_per_turn_does_not_grow_with_the_history() {
         ..Config::default()
     };
     let mut tl = session(config);
-    run(&mut tl, 1, 100);
+    fill(&mut tl, 1, 100);
     let early = run(&mut tl, 101, 20);
-    run(&mut tl, 121, 280);
+    fill(&mut tl, 121, 280);
     let late = run(&mut tl, 401, 20);
     assert!(early.weighed > 0 && early.classified > 0, "{early:?}");
     let messages = tl.conversation().messages.len();
