@@ -7,7 +7,13 @@
 //! ```text
 //! cargo run --release --example session_turns -- [--turns 500] [--at 50,250,500] [--lines 20]
 //! ```
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    missing_docs
+)]
 
 use std::time::Instant;
 
