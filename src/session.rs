@@ -571,6 +571,7 @@ impl<S: SpillStore> TraceLite<S> {
             redacted_bytes: self.state.redacted.scanned_bytes,
             classified: self.state.activities.classified,
             weighed: self.state.proposals.computed,
+            deduped: self.state.dedup.decided,
             measured: self.measured,
         }
     }
@@ -621,6 +622,8 @@ pub struct Work {
     pub classified: u64,
     /// Observations the optical stage weighed for a snapshot.
     pub weighed: u64,
+    /// Observations dedup read against the later ones in their window.
+    pub deduped: u64,
     /// Messages emitted to measure `bytesBefore`.
     pub measured: u64,
 }

@@ -61,6 +61,8 @@ pub struct SessionState {
     pub activities: crate::activity::ActivityCache,
     /// The optical stage's proposals for texts already weighed.
     pub proposals: crate::optical::ProposalCache,
+    /// Dedup's decisions for observations whose window did not change.
+    pub dedup: crate::dedup::DedupCache,
 }
 
 /// What a stage changed at one place.

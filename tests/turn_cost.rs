@@ -73,6 +73,7 @@ fn minus(a: Work, b: Work) -> Work {
         redacted_bytes: a.redacted_bytes - b.redacted_bytes,
         classified: a.classified - b.classified,
         weighed: a.weighed - b.weighed,
+        deduped: a.deduped - b.deduped,
         measured: a.measured - b.measured,
     }
 }
@@ -116,7 +117,10 @@ fn work_per_turn_does_not_grow_with_the_history() {
     let early = run(&mut tl, 101, 20);
     fill(&mut tl, 121, 280);
     let late = run(&mut tl, 401, 20);
-    assert!(early.weighed > 0 && early.classified > 0, "{early:?}");
+    assert!(
+        early.weighed > 0 && early.classified > 0 && early.deduped > 0,
+        "{early:?}"
+    );
     let messages = tl.conversation().messages.len();
     assert!(messages > 800, "{messages}");
     // The same kinds of step arrive: a turn at 400 redoes no more than one
