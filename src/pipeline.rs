@@ -344,7 +344,10 @@ fn run_stages(
             if cx.changes.len() != recorded {
                 recount(conv, &mut cx, recorded)?;
                 tokens = cx.message_tokens.iter().sum();
-                debug_assert_eq!(Some(tokens), cx.meter.conversation(conv).ok());
+                debug_assert_eq!(
+                    cx.meter.messages(conv).ok(),
+                    Some(cx.message_tokens.clone())
+                );
             }
         }
         stage_reports.push(StageReport {

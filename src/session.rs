@@ -414,7 +414,7 @@ impl<S: SpillStore> TraceLite<S> {
     /// e.g. `model`) that the agent should send now: the raw history run
     /// through every enabled stage.
     pub fn assemble(&mut self, format: FormatName, base: Extra) -> Result<Output> {
-        let bytes_before = self.history_len(format, &base)?;
+        let bytes_before = self.history_len(format, &base);
         let tokens = self.message_tokens()?;
         let mut conv = self.conversation.clone();
         conv.extra = base;
@@ -484,7 +484,7 @@ impl<S: SpillStore> TraceLite<S> {
     /// earlier turns: only new or changed messages are emitted. `None` where
     /// messages do not emit independently (images in tool results for Chat,
     /// Responses `input` given as a string): then the pipeline emits it all.
-    fn history_len(&mut self, format: FormatName, base: &Extra) -> Result<Option<usize>> {
+    fn history_len(&mut self, format: FormatName, base: &Extra) -> Option<usize> {
         let key = match format {
             FormatName::OpenaiChat | FormatName::Anthropic => "messages",
             FormatName::OpenaiResponses => "input",
@@ -492,7 +492,7 @@ impl<S: SpillStore> TraceLite<S> {
         };
         if format == FormatName::OpenaiResponses && base.get("input").is_some_and(Value::is_string)
         {
-            return Ok(None);
+            return None;
         }
         let messages = &self.conversation.messages;
         let sizes = self.sizes.entry(format.as_str()).or_default();
@@ -502,9 +502,7 @@ impl<S: SpillStore> TraceLite<S> {
             let (n, b) = match *slot {
                 Some(size) => size,
                 None => {
-                    let Some(size) = emitted_size(format, key, messages, i)? else {
-                        return Ok(None);
-                    };
+                    let size = emitted_size(format, key, messages, i)?;
                     self.measured += 1;
                     *slot = Some(size);
                     size
@@ -522,7 +520,7 @@ impl<S: SpillStore> TraceLite<S> {
         let len = json_len(&envelope);
         let held = envelope.get(key).and_then(Value::as_array).map(Vec::len);
         let commas = |n: usize| n.saturating_sub(1);
-        Ok(Some(match held {
+        Some(match held {
             _ if items == 0 => len,
             Some(k) => len + bytes + commas(k + items) - commas(k),
             // The list is left out when empty (Responses): `,"input":[…]`.
@@ -530,7 +528,7 @@ impl<S: SpillStore> TraceLite<S> {
                 let comma = usize::from(envelope.as_object().is_some_and(|o| !o.is_empty()));
                 len + comma + key.len() + 3 + 2 + bytes + commas(items)
             }
-        }))
+        })
     }
 
     /// Marks the end of a task stage: the next assemble is a compaction trigger.
@@ -635,10 +633,8 @@ fn emitted_size(
     key: &str,
     messages: &[Message],
     i: usize,
-) -> Result<Option<(usize, usize)>> {
-    let Some(msg) = messages.get(i) else {
-        return Ok(None);
-    };
+) -> Option<(usize, usize)> {
+    let msg = messages.get(i)?;
     let results: Vec<&ToolResult> = msg
         .parts
         .iter()
@@ -654,7 +650,7 @@ fn emitted_size(
             .iter()
             .any(|r| r.parts.iter().any(|p| p.as_text().is_none()))
     {
-        return Ok(None);
+        return None;
     }
     // Gemini names a function response after its call: emit the call's
     // message too (the one before, in a session).
@@ -665,9 +661,9 @@ fn emitted_size(
         }
     }
     mini.messages.push(msg.clone());
-    if results.iter().any(|r| mini.tool_call(&r.call_id).is_none()) && format == FormatName::Gemini
+    if format == FormatName::Gemini && results.iter().any(|r| mini.tool_call(&r.call_id).is_none())
     {
-        return Ok(None);
+        return None;
     }
     let (emitted, at) = crate::formats::emit_indexed(format, &mini);
     let start = at.last().copied().unwrap_or(0);
@@ -677,7 +673,7 @@ fn emitted_size(
         .map_or(&[][..], Vec::as_slice);
     let own = list.get(start..).unwrap_or(&[]);
     let bytes = own.iter().map(json_len).sum();
-    Ok(Some((own.len(), bytes)))
+    Some((own.len(), bytes))
 }
 
 fn stage_key(stage: StageName) -> &'static str {
