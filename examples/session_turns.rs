@@ -1,11 +1,13 @@
 //! Per-turn cost of the stateful [`TraceLite`] class (issue 16, item 9),
 //! natively: an agent loop that assembles after every step, like
 //! `tests/tools/session-turns.mjs`. Prints, at the given turns, the median
-//! of the 5 assembles ending there, the same for emitting the assembled
-//! conversation alone (what any request of that size costs), and their ratio.
+//! of the 5 steps and assembles ending there, the same for emitting the raw
+//! history alone (what any request of that length costs), and their ratio.
+//! `perf record --call-graph dwarf` on it (with `CARGO_PROFILE_RELEASE_DEBUG=true`)
+//! shows where a turn goes.
 //!
 //! ```text
-//! cargo run --release --example session_turns -- [--turns 500] [--at 50,250,500] [--lines 20]
+//! cargo run --release --example session_turns -- [--turns 500] [--at 50,100,250,500] [--lines 20]
 //! ```
 #![allow(
     clippy::unwrap_used,
