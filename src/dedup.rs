@@ -57,7 +57,7 @@ impl Stage for Dedup {
         if window < 2 || observations.len() < 2 {
             return Ok(());
         }
-        let plans = plan(conv, &observations, window, min_chars);
+        let plans = plan(conv, &observations, window, min_chars, &mut cx.state.dedup);
         for plan in plans {
             apply_plan(conv, cx, plan)?;
         }
@@ -103,7 +103,7 @@ impl LineHasher {
 type LineSet<'a> = HashSet<&'a str, BuildHasherDefault<LineHasher>>;
 
 /// What dedup will do to one observation.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Thinning {
     /// Where the observation is.
     at: PartRef,
@@ -119,12 +119,53 @@ struct Thinning {
     unnumbered: bool,
 }
 
+/// Thinnings already decided, by the hash of an observation's texts, of the
+/// later ones in its window (with their step numbers) and of the setting:
+/// a cache only, so an observation is read again only when its window
+/// changed. Starts over past 16 MiB of thinned texts.
+#[derive(Debug, Default)]
+pub struct DedupCache {
+    entries: HashMap<u64, Option<Thinning>>,
+    bytes: usize,
+    /// Observations decided (not found in the cache).
+    pub decided: u64,
+}
+
+impl DedupCache {
+    fn insert(&mut self, key: u64, thinning: Option<Thinning>) {
+        let size = thinning.as_ref().map_or(0, |t| {
+            t.removed_text.len() + t.texts.iter().flatten().map(String::len).sum::<usize>()
+        });
+        if self.bytes + size > 16 << 20 || self.entries.len() >= 100_000 {
+            self.entries.clear();
+            self.bytes = 0;
+        }
+        self.bytes += size;
+        self.entries.insert(key, thinning);
+    }
+}
+
+/// A hash of the texts of `result` (other parts by a marker).
+fn content_hash(result: &ToolResult) -> u64 {
+    result.parts.iter().fold(result.parts.len() as u64, |h, p| {
+        let part = p
+            .as_text()
+            .map_or(0x5bd1_e995, |t| crate::tokens::text_hash(t.as_bytes()));
+        mix(h, part)
+    })
+}
+
+fn mix(h: u64, word: u64) -> u64 {
+    (h.rotate_left(29) ^ word).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
 /// Decides, for every observation, which lines go. Reads only; owns its output.
 fn plan(
     conv: &Conversation,
     observations: &[PartRef],
     window: usize,
     min_chars: usize,
+    cache: &mut DedupCache,
 ) -> Vec<Thinning> {
     let step_of: HashMap<PartRef, usize> = conv
         .steps()
@@ -136,27 +177,48 @@ fn plan(
         .iter()
         .map(|at| conv.tool_result(*at))
         .collect();
-    let sets: Vec<LineSet<'_>> = results
-        .iter()
-        .map(|r| r.map(|r| line_set(r, min_chars)).unwrap_or_default())
-        .collect();
+    let hashes: Vec<u64> = results.iter().map(|r| r.map_or(0, content_hash)).collect();
+    let step = |j: usize| observations.get(j).and_then(|a| step_of.get(a)).copied();
+    // Built only for the windows not decided before.
+    let mut sets: Vec<Option<LineSet<'_>>> = vec![None; results.len()];
     let mut plans = Vec::new();
     for (i, (at, result)) in observations.iter().zip(&results).enumerate() {
         let Some(result) = result else { continue };
         let end = (i + window - 1).min(observations.len() - 1);
-        let later: Vec<(Option<usize>, &LineSet<'_>)> = (i + 1..=end)
-            .filter_map(|j| {
-                let set = sets.get(j)?;
-                let step = observations.get(j).and_then(|a| step_of.get(a)).copied();
-                (!set.is_empty()).then_some((step, set))
-            })
-            .collect();
-        if later.is_empty() {
+        let mut key = mix(min_chars as u64, hashes.get(i).copied().unwrap_or(0));
+        for j in i + 1..=end {
+            key = mix(key, hashes.get(j).copied().unwrap_or(0));
+            key = mix(key, step(j).map_or(u64::MAX, |s| s as u64));
+        }
+        if let Some(decided) = cache.entries.get(&key) {
+            if let Some(thinning) = decided {
+                plans.push(Thinning {
+                    at: *at,
+                    ..thinning.clone()
+                });
+            }
             continue;
         }
-        if let Some(thinning) = thin(*at, result, &later, min_chars) {
-            plans.push(thinning);
+        cache.decided += 1;
+        for j in i + 1..=end {
+            if let Some(slot @ None) = sets.get_mut(j) {
+                let set = results.get(j).copied().flatten();
+                *slot = Some(set.map(|r| line_set(r, min_chars)).unwrap_or_default());
+            }
         }
+        let later: Vec<(Option<usize>, &LineSet<'_>)> = (i + 1..=end)
+            .filter_map(|j| {
+                let set = sets.get(j)?.as_ref()?;
+                (!set.is_empty()).then_some((step(j), set))
+            })
+            .collect();
+        let thinning = if later.is_empty() {
+            None
+        } else {
+            thin(*at, result, &later, min_chars)
+        };
+        cache.insert(key, thinning.clone());
+        plans.extend(thinning);
     }
     plans
 }

@@ -156,7 +156,11 @@ pub fn compress_with(request: &str, config: &Config, env: Env<'_>) -> Result<Out
     };
     let conv = formats::parse(format, &value)?;
     drop(value);
-    compress_sized(conv, format, config, env, Some(request.len()))
+    let known = Known {
+        bytes: Some(request.len()),
+        tokens: None,
+    };
+    compress_sized(conv, format, config, env, known)
 }
 
 /// Runs the stages over a conversation already in the neutral model (the
@@ -167,11 +171,39 @@ pub fn compress_conversation(
     config: &Config,
     env: Env<'_>,
 ) -> Result<Output> {
-    compress_sized(conv, format, config, env, None)
+    compress_sized(conv, format, config, env, Known::default())
+}
+
+/// What a caller that keeps the history already knows of it.
+#[derive(Debug, Clone, Default)]
+pub struct Known {
+    /// Bytes of the conversation emitted as the request's format (the
+    /// report's `bytesBefore`).
+    pub bytes: Option<usize>,
+    /// Tokens of each message ([`crate::tokens::Meter::message`]), the
+    /// system prompt first.
+    pub tokens: Option<Vec<u64>>,
+}
+
+/// [`compress_conversation`] given what the caller knows of `conv` (repair
+/// mode measures the repaired conversation instead).
+pub fn compress_measured(
+    conv: Conversation,
+    format: FormatName,
+    config: &Config,
+    env: Env<'_>,
+    known: Known,
+) -> Result<Output> {
+    let known = if config.repair {
+        Known::default()
+    } else {
+        known
+    };
+    compress_sized(conv, format, config, env, known)
 }
 
 /// Bytes of `value` as JSON text, without building the text.
-fn json_len(value: &Value) -> usize {
+pub fn json_len(value: &Value) -> usize {
     struct Count(usize);
     impl std::io::Write for Count {
         fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
@@ -187,13 +219,13 @@ fn json_len(value: &Value) -> usize {
     count.0
 }
 
-/// [`compress_conversation`] given the bytes of the request as received, when known.
+/// [`compress_conversation`] given what is known of the request as received.
 fn compress_sized(
     mut conv: Conversation,
     format: FormatName,
     config: &Config,
     env: Env<'_>,
-    bytes_before: Option<usize>,
+    known: Known,
 ) -> Result<Output> {
     if conv.messages.len() + conv.system.len() > config.limits.max_messages {
         return Err(Error::new(
@@ -213,11 +245,20 @@ fn compress_sized(
         formats::validate(&conv, format)?;
         Vec::new()
     };
-    let bytes_before = bytes_before.unwrap_or_else(|| json_len(&formats::emit(format, &conv)));
+    let bytes_before = known
+        .bytes
+        .unwrap_or_else(|| json_len(&formats::emit(format, &conv)));
     let client_images = formats::images::fingerprints(&conv);
     let observed = conv.observations().len();
-    let (mut report, spills) =
-        run_stages(&mut conv, config, env.store, env.counter, env.state, format)?;
+    let (mut report, spills) = run_stages(
+        &mut conv,
+        config,
+        env.store,
+        env.counter,
+        env.state,
+        format,
+        known.tokens,
+    )?;
     report.repairs = repairs;
     let limited =
         formats::images::enforce(&mut conv, format, config.optical.max_images, &client_images);
@@ -266,6 +307,7 @@ fn run_stages(
     counter: &dyn TokenCounter,
     state: &mut SessionState,
     format: FormatName,
+    known: Option<Vec<u64>>,
 ) -> Result<(Report, Vec<SpillBlob>)> {
     let stages: [&dyn Stage; 5] = [
         &crate::spill::Spill,
@@ -275,7 +317,13 @@ fn run_stages(
         &crate::compact::Compact,
     ];
     let mut cx = StageContext::new(config, counter, store, state);
-    let tokens_before = cx.meter.conversation(conv)?;
+    // Each message is counted once per call: after a stage, only the
+    // messages it recorded a change in are counted again.
+    cx.message_tokens = match known {
+        Some(k) if k.len() == conv.system.len() + conv.messages.len() => k,
+        _ => cx.meter.messages(conv)?,
+    };
+    let tokens_before = cx.message_tokens.iter().sum();
     let mut tokens = tokens_before;
     let mut stage_reports = Vec::with_capacity(stages.len());
     for stage in stages {
@@ -294,7 +342,12 @@ fn run_stages(
             stage.apply(conv, &mut cx)?;
             // Stages record every change they make; recount only when one did.
             if cx.changes.len() != recorded {
-                tokens = cx.meter.conversation(conv)?;
+                recount(conv, &mut cx, recorded)?;
+                tokens = cx.message_tokens.iter().sum();
+                debug_assert_eq!(
+                    cx.meter.messages(conv).ok(),
+                    Some(cx.message_tokens.clone())
+                );
             }
         }
         stage_reports.push(StageReport {
@@ -331,6 +384,31 @@ fn run_stages(
         cache_breakpoints: Vec::new(),
     };
     Ok((report, cx.blobs))
+}
+
+/// Counts again the messages the running stage recorded changes in since
+/// `recorded` (every message after compaction, which moves them).
+fn recount(conv: &Conversation, cx: &mut StageContext<'_>, recorded: usize) -> Result<()> {
+    let system = conv.system.len();
+    if cx.stage == StageName::Compact || cx.message_tokens.len() != system + conv.messages.len() {
+        cx.message_tokens = cx.meter.messages(conv)?;
+        return Ok(());
+    }
+    let changed: std::collections::BTreeSet<usize> = cx
+        .changes
+        .get(recorded..)
+        .unwrap_or(&[])
+        .iter()
+        .map(|c| c.message)
+        .collect();
+    for m in changed {
+        if let (Some(msg), Some(slot)) =
+            (conv.messages.get(m), cx.message_tokens.get_mut(system + m))
+        {
+            *slot = cx.meter.message(msg)?;
+        }
+    }
+    Ok(())
 }
 
 /// Messages before the first observation still live (not yet handed to the

@@ -43,17 +43,19 @@ impl Redactions {
 
 /// Redaction results of texts seen before (by a 64-bit hash and length), so
 /// a session that re-emits the same excerpts, snapshots and summaries every
-/// turn scans each only once. Only texts of 256 bytes or more are kept;
+/// turn scans each only once. Only texts of 64 bytes or more are kept;
 /// bounded by the bytes of masked copies it holds (it starts over past 8 MiB
 /// or 50,000 entries). The cache only saves work: results never depend on it.
 #[derive(Debug, Default)]
 pub struct RedactCache {
     entries: std::collections::HashMap<(u64, usize), (Option<String>, Redactions)>,
     bytes: usize,
+    /// Bytes scanned (texts not found in the cache).
+    pub scanned_bytes: u64,
 }
 
 /// Texts shorter than this are scanned without the cache.
-const MIN_CACHED_BYTES: usize = 256;
+const MIN_CACHED_BYTES: usize = 64;
 /// Bytes of masked copies a [`RedactCache`] holds at most.
 const MAX_CACHED_BYTES: usize = 8 << 20;
 /// Entries a [`RedactCache`] holds at most.
@@ -63,6 +65,7 @@ impl RedactCache {
     /// [`redact`], remembered.
     pub fn redact<'t>(&mut self, text: &'t str) -> (Cow<'t, str>, Redactions) {
         if text.len() < MIN_CACHED_BYTES {
+            self.scanned_bytes += text.len() as u64;
             return redact(text);
         }
         let key = (crate::tokens::text_hash(text.as_bytes()), text.len());
@@ -73,6 +76,7 @@ impl RedactCache {
             };
             return (out, found.clone());
         }
+        self.scanned_bytes += text.len() as u64;
         let (out, found) = redact(text);
         let masked = match &out {
             Cow::Owned(m) => Some(m.clone()),

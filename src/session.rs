@@ -21,7 +21,7 @@
 //! assert_eq!(tl.telemetry().steps, 1);
 //! ```
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -34,7 +34,7 @@ use crate::model::{
     Conversation, Extra, Layout, Message, Part, PartKind, Role, ToolCall, ToolResult,
 };
 use crate::pipeline::{
-    compress_conversation, Env, Output, PrefixReport, Report, SessionState, StageName,
+    compress_measured, json_len, Env, Known, Output, PrefixReport, Report, SessionState, StageName,
 };
 use crate::spill::{MemoryStore, SpillStore};
 use crate::tokens::{CachedCounter, CountCache, Estimator, TokenCounter};
@@ -115,6 +115,17 @@ pub struct TraceLite<S: SpillStore = MemoryStore> {
     history_bytes: usize,
     /// Observations before this one were spilled in place (or were small).
     bounded_upto: usize,
+    /// Ids of the tool calls processed so far.
+    call_ids: HashSet<String>,
+    /// Per format, per message of `conversation.messages`: the items it adds
+    /// to the emitted list and their bytes (`None`: not measured since it
+    /// last changed), so `bytesBefore` costs only the new messages.
+    sizes: BTreeMap<&'static str, Vec<Option<(usize, usize)>>>,
+    /// Messages emitted to measure `bytesBefore`, over the session.
+    measured: u64,
+    /// Tokens of each message, system prompt first (`None`: not counted
+    /// since it last changed, or it holds an image, priced by the settings).
+    tokens: Vec<Option<u64>>,
 }
 
 impl TraceLite<MemoryStore> {
@@ -141,6 +152,10 @@ impl<S: SpillStore> TraceLite<S> {
             last_report: None,
             history_bytes: 0,
             bounded_upto: 0,
+            call_ids: HashSet::new(),
+            sizes: BTreeMap::new(),
+            measured: 0,
+            tokens: Vec::new(),
         }
     }
 
@@ -239,7 +254,7 @@ impl<S: SpillStore> TraceLite<S> {
         if call.id.is_empty() {
             call.id = format!("call_{step}");
         }
-        if self.conversation.tool_call(&call.id).is_some() {
+        if self.call_ids.contains(&call.id) {
             return Err(Error::new(
                 ErrorCode::InvalidToolCall,
                 "toolCall.id",
@@ -297,8 +312,17 @@ impl<S: SpillStore> TraceLite<S> {
                     .iter()
                     .any(|p| matches!(p.kind, PartKind::ToolCall(_)))
         });
+        self.call_ids.insert(call_id.clone());
         match self.conversation.messages.last_mut() {
-            Some(last) if joins => last.parts.push(call_part),
+            Some(last) if joins => {
+                last.parts.push(call_part);
+                let last = self.conversation.messages.len() - 1;
+                touch(&mut self.sizes, last);
+                let system = self.conversation.system.len();
+                if let Some(slot) = self.tokens.get_mut(system + last) {
+                    *slot = None;
+                }
+            }
             _ => {
                 self.conversation.messages.push(Message {
                     role: Role::Assistant,
@@ -377,6 +401,11 @@ impl<S: SpillStore> TraceLite<S> {
             if let Some(result) = self.conversation.tool_result_mut(at) {
                 result.parts = vec![Part::text(spilled.text)];
             }
+            touch(&mut self.sizes, at.message);
+            let system = self.conversation.system.len();
+            if let Some(slot) = self.tokens.get_mut(system + at.message) {
+                *slot = None;
+            }
         }
         Ok(())
     }
@@ -385,6 +414,8 @@ impl<S: SpillStore> TraceLite<S> {
     /// e.g. `model`) that the agent should send now: the raw history run
     /// through every enabled stage.
     pub fn assemble(&mut self, format: FormatName, base: Extra) -> Result<Output> {
+        let bytes_before = self.history_len(format, &base);
+        let tokens = self.message_tokens()?;
         let mut conv = self.conversation.clone();
         conv.extra = base;
         let previous = self.previous.get(format.as_str()).map(String::as_str);
@@ -392,7 +423,7 @@ impl<S: SpillStore> TraceLite<S> {
             inner: self.counter.as_ref(),
             cache: &self.counts,
         };
-        let out = compress_conversation(
+        let out = compress_measured(
             conv,
             format,
             &self.config,
@@ -402,11 +433,102 @@ impl<S: SpillStore> TraceLite<S> {
                 state: &mut self.state,
                 previous,
             },
+            Known {
+                bytes: bytes_before,
+                tokens: Some(tokens),
+            },
         )?;
         self.previous.insert(format.as_str(), out.request.clone());
         self.observe(&out.report);
         self.last_report = Some(out.report.clone());
         Ok(out)
+    }
+
+    /// Tokens of each message of the history, system prompt first: only new
+    /// or changed ones (and ones with images) are counted.
+    fn message_tokens(&mut self) -> Result<Vec<u64>> {
+        let conv = &self.conversation;
+        let meter = crate::tokens::Meter {
+            counter: &CachedCounter {
+                inner: self.counter.as_ref(),
+                cache: &self.counts,
+            },
+            provider: self.config.provider,
+            optical: &self.config.optical,
+        };
+        self.tokens
+            .resize(conv.system.len() + conv.messages.len(), None);
+        let mut out = Vec::with_capacity(self.tokens.len());
+        for (slot, m) in self
+            .tokens
+            .iter_mut()
+            .zip(conv.system.iter().chain(&conv.messages))
+        {
+            let n = match *slot {
+                Some(n) => n,
+                None => {
+                    let n = meter.message(m)?;
+                    if !has_image(&m.parts) {
+                        *slot = Some(n);
+                    }
+                    n
+                }
+            };
+            out.push(n);
+        }
+        Ok(out)
+    }
+
+    /// Bytes of the raw history emitted as `format` with `base` (what
+    /// `bytesBefore` reports), from the sizes of the messages measured on
+    /// earlier turns: only new or changed messages are emitted. `None` where
+    /// messages do not emit independently (images in tool results for Chat,
+    /// Responses `input` given as a string): then the pipeline emits it all.
+    fn history_len(&mut self, format: FormatName, base: &Extra) -> Option<usize> {
+        let key = match format {
+            FormatName::OpenaiChat | FormatName::Anthropic => "messages",
+            FormatName::OpenaiResponses => "input",
+            FormatName::Gemini => "contents",
+        };
+        if format == FormatName::OpenaiResponses && base.get("input").is_some_and(Value::is_string)
+        {
+            return None;
+        }
+        let messages = &self.conversation.messages;
+        let sizes = self.sizes.entry(format.as_str()).or_default();
+        sizes.resize(messages.len(), None);
+        let (mut items, mut bytes) = (0usize, 0usize);
+        for (i, slot) in sizes.iter_mut().enumerate() {
+            let (n, b) = match *slot {
+                Some(size) => size,
+                None => {
+                    let size = emitted_size(format, key, messages, i)?;
+                    self.measured += 1;
+                    *slot = Some(size);
+                    size
+                }
+            };
+            items += n;
+            bytes += b;
+        }
+        let envelope = Conversation {
+            system: self.conversation.system.clone(),
+            messages: Vec::new(),
+            extra: base.clone(),
+        };
+        let envelope = crate::formats::emit(format, &envelope);
+        let len = json_len(&envelope);
+        let held = envelope.get(key).and_then(Value::as_array).map(Vec::len);
+        let commas = |n: usize| n.saturating_sub(1);
+        Some(match held {
+            _ if items == 0 => len,
+            Some(k) => len + bytes + commas(k + items) - commas(k),
+            // The list is left out when empty (Responses): `,"input":[…]`.
+            None => {
+                let comma = usize::from(envelope.as_object().is_some_and(|o| !o.is_empty()));
+                len + comma + key.len() + 3 + 2 + bytes + commas(items)
+            }
+        })
     }
 
     /// Marks the end of a task stage: the next assemble is a compaction trigger.
@@ -439,6 +561,19 @@ impl<S: SpillStore> TraceLite<S> {
         t
     }
 
+    /// Work a turn could not reuse from earlier turns, summed over the
+    /// session (cache misses): what tests hold to the size of what changed.
+    pub fn work(&self) -> Work {
+        Work {
+            counted_bytes: self.counts.counted_bytes(),
+            redacted_bytes: self.state.redacted.scanned_bytes,
+            classified: self.state.activities.classified,
+            weighed: self.state.proposals.computed,
+            deduped: self.state.dedup.decided,
+            measured: self.measured,
+        }
+    }
+
     fn observe(&mut self, report: &Report) {
         let t = &mut self.telemetry;
         t.assembles += 1;
@@ -454,6 +589,91 @@ impl<S: SpillStore> TraceLite<S> {
         }
         t.prefix = report.prefix.clone();
     }
+}
+
+/// Whether `parts` hold an image (tool results included).
+fn has_image(parts: &[Part]) -> bool {
+    parts.iter().any(|p| match &p.kind {
+        PartKind::Image(_) => true,
+        PartKind::ToolResult(r) => has_image(&r.parts),
+        _ => false,
+    })
+}
+
+/// Forgets the measured size of message `index` (it changed).
+fn touch(sizes: &mut BTreeMap<&'static str, Vec<Option<(usize, usize)>>>, index: usize) {
+    for sizes in sizes.values_mut() {
+        if let Some(slot) = sizes.get_mut(index) {
+            *slot = None;
+        }
+    }
+}
+
+/// Cache misses of a session, summed over its turns ([`TraceLite::work`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Work {
+    /// Bytes of text the token counter priced.
+    pub counted_bytes: u64,
+    /// Bytes of text scanned for secrets.
+    pub redacted_bytes: u64,
+    /// Tool calls classified (edit, search, test run…).
+    pub classified: u64,
+    /// Observations the optical stage weighed for a snapshot.
+    pub weighed: u64,
+    /// Observations dedup read against the later ones in their window.
+    pub deduped: u64,
+    /// Messages emitted to measure `bytesBefore`.
+    pub measured: u64,
+}
+
+/// The items message `i` of `messages` adds to the `key` list of a `format`
+/// request and their bytes; `None` when that depends on other messages.
+fn emitted_size(
+    format: FormatName,
+    key: &str,
+    messages: &[Message],
+    i: usize,
+) -> Option<(usize, usize)> {
+    let msg = messages.get(i)?;
+    let results: Vec<&ToolResult> = msg
+        .parts
+        .iter()
+        .filter_map(|p| match &p.kind {
+            PartKind::ToolResult(r) => Some(r),
+            _ => None,
+        })
+        .collect();
+    // Chat moves images of tool results into a user message shared by a
+    // run of tool messages.
+    if format == FormatName::OpenaiChat
+        && results
+            .iter()
+            .any(|r| r.parts.iter().any(|p| p.as_text().is_none()))
+    {
+        return None;
+    }
+    // Gemini names a function response after its call: emit the call's
+    // message too (the one before, in a session).
+    let mut mini = Conversation::default();
+    if format == FormatName::Gemini && !results.is_empty() {
+        if let Some(prev) = i.checked_sub(1).and_then(|p| messages.get(p)) {
+            mini.messages.push(prev.clone());
+        }
+    }
+    mini.messages.push(msg.clone());
+    if format == FormatName::Gemini && results.iter().any(|r| mini.tool_call(&r.call_id).is_none())
+    {
+        return None;
+    }
+    let (emitted, at) = crate::formats::emit_indexed(format, &mini);
+    let start = at.last().copied().unwrap_or(0);
+    let list = emitted
+        .get(key)
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    let own = list.get(start..).unwrap_or(&[]);
+    let bytes = own.iter().map(json_len).sum();
+    Some((own.len(), bytes))
 }
 
 fn stage_key(stage: StageName) -> &'static str {

@@ -57,6 +57,12 @@ pub struct SessionState {
     pub keys: crate::spill::key::KeyCache,
     /// The optical stage's proposals the planner already priced.
     pub savings: crate::plan::SavingsCache,
+    /// Activities of tool calls already classified, by content.
+    pub activities: crate::activity::ActivityCache,
+    /// The optical stage's proposals for texts already weighed.
+    pub proposals: crate::optical::ProposalCache,
+    /// Dedup's decisions for observations whose window did not change.
+    pub dedup: crate::dedup::DedupCache,
 }
 
 /// What a stage changed at one place.
@@ -150,6 +156,9 @@ pub struct StageContext<'a> {
     pub plan: Option<Schedule>,
     /// Rewrites the planner weighed on this call.
     pub candidates: Vec<Candidate>,
+    /// Tokens of each message, system prompt first, as the last stage left
+    /// them (the pipeline keeps it; empty outside the pipeline).
+    pub message_tokens: Vec<u64>,
 }
 
 impl<'a> StageContext<'a> {
@@ -177,6 +186,7 @@ impl<'a> StageContext<'a> {
             redactions: Redactions::default(),
             plan: None,
             candidates: Vec::new(),
+            message_tokens: Vec::new(),
         }
     }
 

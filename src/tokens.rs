@@ -22,6 +22,14 @@ pub trait TokenCounter {
 #[derive(Debug, Default)]
 pub struct CountCache {
     counts: std::cell::RefCell<std::collections::HashMap<(u64, usize), u64>>,
+    counted: std::cell::Cell<u64>,
+}
+
+impl CountCache {
+    /// Bytes of text the inner counter priced (texts not found in the cache).
+    pub fn counted_bytes(&self) -> u64 {
+        self.counted.get()
+    }
 }
 
 /// Texts shorter than this are counted without the cache.
@@ -66,6 +74,8 @@ impl TokenCounter for CachedCounter<'_> {
         if let Some(&n) = self.cache.counts.borrow().get(&key) {
             return Ok(n);
         }
+        let counted = &self.cache.counted;
+        counted.set(counted.get().saturating_add(text.len() as u64));
         let n = self.inner.count(text)?;
         let mut counts = self.cache.counts.borrow_mut();
         if counts.len() >= MAX_CACHED_COUNTS {
@@ -275,6 +285,15 @@ impl Meter<'_> {
             sum += self.part(p)?;
         }
         Ok(sum)
+    }
+
+    /// Tokens of each message of `conv` ([`Self::message`]), system prompt first.
+    pub fn messages(&self, conv: &Conversation) -> Result<Vec<u64>> {
+        conv.system
+            .iter()
+            .chain(&conv.messages)
+            .map(|m| self.message(m))
+            .collect()
     }
 
     /// Tokens of a whole conversation (system prompt and messages).

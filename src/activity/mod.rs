@@ -221,12 +221,22 @@ pub struct StepActivity {
 /// it; an in-place change (`sed -i`, `str_replace`, a patch) needs the file to
 /// exist, so it changes a pre-existing file unless the agent made that file.
 pub fn read(conv: &Conversation, config: &PhaseConfig) -> Vec<StepActivity> {
+    read_cached(conv, config, &mut ActivityCache::default())
+}
+
+/// [`read`], with each step's [`classify`] remembered in `cache` by content.
+pub fn read_cached(
+    conv: &Conversation,
+    config: &PhaseConfig,
+    cache: &mut ActivityCache,
+) -> Vec<StepActivity> {
     let steps = conv.steps();
     let mut out = Vec::with_capacity(steps.len());
     let mut files = OwnFiles::default();
     let mut seen = Mentioned::default();
+    let settings = crate::tokens::text_hash(format!("{config:?}").as_bytes());
     for (index, s) in steps.iter().enumerate() {
-        let activity = classify(s.call, s.result, config);
+        let activity = cache.classify(settings, s.call, s.result, config);
         let earlier = steps.get(..index).unwrap_or(&[]);
         let changes_existing = files.observe(&activity, |path| seen.before(earlier, path));
         out.push(StepActivity {
@@ -240,6 +250,62 @@ pub fn read(conv: &Conversation, config: &PhaseConfig) -> Vec<StepActivity> {
         });
     }
     out
+}
+
+/// Activities of steps already classified, by the hash and length of the
+/// call's name and arguments, the result's texts and error flag, and the
+/// settings: a cache only ([`classify`] reads nothing else). Starts over past
+/// 100,000 entries; a result with a part that is not text is not cached.
+#[derive(Debug, Default)]
+pub struct ActivityCache {
+    entries: std::collections::HashMap<(u64, u64, usize), Activity>,
+    /// Classifications computed (not found in the cache).
+    pub classified: u64,
+}
+
+impl ActivityCache {
+    fn classify(
+        &mut self,
+        settings: u64,
+        call: &ToolCall,
+        result: Option<&ToolResult>,
+        config: &PhaseConfig,
+    ) -> Activity {
+        let key = Self::key(call, result).map(|(h, len)| (settings, h, len));
+        if let Some(found) = key.and_then(|k| self.entries.get(&k)) {
+            return found.clone();
+        }
+        self.classified += 1;
+        let activity = classify(call, result, config);
+        if let Some(key) = key {
+            if self.entries.len() >= 100_000 {
+                self.entries.clear();
+            }
+            self.entries.insert(key, activity.clone());
+        }
+        activity
+    }
+
+    fn key(call: &ToolCall, result: Option<&ToolResult>) -> Option<(u64, usize)> {
+        use crate::tokens::text_hash;
+        let mut fields = vec![call.name.as_str(), call.arguments.as_str()];
+        let marker = match result {
+            None => "-",
+            Some(r) if r.is_error => "e",
+            Some(_) => "r",
+        };
+        fields.push(marker);
+        for part in result.map_or(&[][..], |r| r.parts.as_slice()) {
+            fields.push(part.as_text()?);
+        }
+        let (mut h, mut len) = (0u64, 0usize);
+        for field in fields {
+            h = (h.rotate_left(29) ^ text_hash(field.as_bytes()))
+                .wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            len = len.wrapping_add(field.len()).wrapping_add(1);
+        }
+        Some((h, len))
+    }
 }
 
 /// Bytes [`Mentioned::before`] may scan directly (for paths with characters

@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use super::Snapshot;
+use super::{Outcome, Snapshot};
 
 /// Snapshots by [`super::cache_key`], evicted oldest-first past a byte bound.
 /// The cache only saves work: outputs never depend on what it holds.
@@ -68,4 +68,51 @@ impl SnapshotCache {
     pub fn bytes(&self) -> usize {
         self.bytes
     }
+}
+
+/// What the optical stage proposed for a text it weighed before: the
+/// snapshot's cache key and figures, or why it keeps the text.
+#[derive(Debug, Clone)]
+pub(super) struct Proposed {
+    pub key: u64,
+    pub line: String,
+    pub before: u64,
+    pub after: u64,
+    pub count: usize,
+}
+
+/// Proposals by the settings they depend on and the text's hash and length,
+/// so an observation is weighed once, not on every turn: a cache only (the
+/// images come from the [`SnapshotCache`], else the text is weighed again).
+/// Starts over past 100,000 entries.
+#[derive(Debug, Default)]
+pub struct ProposalCache {
+    entries: HashMap<(u64, u64, usize), Result<Proposed, Outcome>>,
+    /// Observations weighed (not found in the cache).
+    pub computed: u64,
+}
+
+impl ProposalCache {
+    pub(super) fn get(&self, id: &(u64, u64, usize)) -> Option<Result<Proposed, Outcome>> {
+        self.entries.get(id).cloned()
+    }
+
+    pub(super) fn insert(&mut self, id: (u64, u64, usize), proposed: Result<Proposed, Outcome>) {
+        if self.entries.len() >= 100_000 {
+            self.entries.clear();
+        }
+        self.entries.insert(id, proposed);
+    }
+}
+
+/// A fingerprint of what a proposal depends on besides the text: the image
+/// pricing and layout, the pointer's session and the redaction switch.
+pub(super) fn settings(config: &crate::Config) -> u64 {
+    crate::tokens::text_hash(
+        format!(
+            "{:?}|{:?}|{}|{}",
+            config.provider, config.optical, config.session, config.redact.enabled
+        )
+        .as_bytes(),
+    )
 }

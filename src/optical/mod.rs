@@ -22,7 +22,7 @@ pub mod encode;
 pub mod layout;
 pub mod raster;
 
-pub use cache::SnapshotCache;
+pub use cache::{ProposalCache, SnapshotCache};
 
 use serde_json::{Map, Value};
 
@@ -280,11 +280,12 @@ impl Stage for Optical {
             .demoted()
             .min(observations.len());
         let mut images_in_request = count_images(conv);
+        let settings = cache::settings(cx.config);
         let mut tally = Tally::default();
         let live: std::collections::HashSet<PartRef> = if cx.config.optical.keep_live_views {
             let demoted: std::collections::HashSet<PartRef> =
                 observations.iter().take(due).copied().collect();
-            let mut steps = activity::read(conv, &cx.config.phase);
+            let mut steps = activity::read_cached(conv, &cx.config.phase, &mut cx.state.activities);
             let settled = steps
                 .iter()
                 .take_while(|s| s.result_at.is_some_and(|r| demoted.contains(&r)))
@@ -299,7 +300,7 @@ impl Stage for Optical {
                 tally.live_views += 1;
                 continue;
             }
-            match self.snapshot_one(conv, at, cx, images_in_request)? {
+            match self.snapshot_one(conv, at, cx, images_in_request, settings)? {
                 Outcome::Rendered(n) => {
                     tally.rendered += 1;
                     images_in_request += n;
@@ -335,6 +336,7 @@ impl Stage for Optical {
     }
 }
 
+#[derive(Debug, Clone, Copy)]
 enum Outcome {
     Rendered(usize),
     NotText,
@@ -361,7 +363,8 @@ struct Proposal {
 /// were handed over now (0 when it would keep the text): the planner's
 /// estimate for a demotion ([`crate::plan::demotion`]).
 pub fn proposed_saving(conv: &Conversation, at: PartRef, cx: &mut StageContext<'_>) -> Result<u64> {
-    Ok(match propose(conv, at, cx)? {
+    let settings = cache::settings(cx.config);
+    Ok(match propose(conv, at, cx, settings)? {
         Ok(p) => p.before.saturating_sub(p.after),
         Err(_) => 0,
     })
@@ -373,9 +376,8 @@ fn propose(
     conv: &Conversation,
     at: PartRef,
     cx: &mut StageContext<'_>,
+    settings: u64,
 ) -> Result<std::result::Result<Proposal, Outcome>> {
-    let config = cx.config;
-    let optical = &config.optical;
     let Some(result) = conv.tool_result(at) else {
         return Ok(Err(Outcome::NotText));
     };
@@ -386,6 +388,60 @@ fn propose(
     if text.trim().is_empty() {
         return Ok(Err(Outcome::NotText));
     }
+    let id = (
+        settings,
+        crate::tokens::text_hash(text.as_bytes()),
+        text.len(),
+    );
+    match cx.state.proposals.get(&id) {
+        Some(Err(outcome)) => return Ok(Err(outcome)),
+        Some(Ok(memo)) => {
+            // Reused only while the render cache still holds the images.
+            let snapshot = cx
+                .state
+                .snapshots
+                .get(memo.key)
+                .filter(|s| !s.images.is_empty())
+                .cloned();
+            if let Some(snapshot) = snapshot {
+                return Ok(Ok(Proposal {
+                    text,
+                    shown: String::new(),
+                    key: memo.key,
+                    snapshot,
+                    line: memo.line,
+                    before: memo.before,
+                    after: memo.after,
+                    count: memo.count,
+                }));
+            }
+        }
+        None => {}
+    }
+    cx.state.proposals.computed += 1;
+    let proposal = weigh(text, result, cx)?;
+    let memo = match &proposal {
+        Ok(p) => Ok(cache::Proposed {
+            key: p.key,
+            line: p.line.clone(),
+            before: p.before,
+            after: p.after,
+            count: p.count,
+        }),
+        Err(outcome) => Err(*outcome),
+    };
+    cx.state.proposals.insert(id, memo);
+    Ok(proposal)
+}
+
+/// [`propose`] for the text of `result`, not remembered.
+fn weigh(
+    text: String,
+    result: &crate::model::ToolResult,
+    cx: &mut StageContext<'_>,
+) -> Result<std::result::Result<Proposal, Outcome>> {
+    let config = cx.config;
+    let optical = &config.optical;
     let mut before = 0;
     for p in &result.parts {
         before += cx.meter.part(p)?;
@@ -458,14 +514,15 @@ impl Optical {
         at: PartRef,
         cx: &mut StageContext<'_>,
         images_in_request: usize,
+        settings: u64,
     ) -> Result<Outcome> {
-        let proposal = match propose(conv, at, cx)? {
+        let proposal = match propose(conv, at, cx, settings)? {
             Ok(p) => p,
             Err(outcome) => return Ok(outcome),
         };
         let Proposal {
             key,
-            snapshot,
+            mut snapshot,
             count,
             before,
             after,
@@ -492,7 +549,7 @@ impl Optical {
                 .insert(key, rendered.clone(), optical.cache_bytes);
             rendered.images
         } else {
-            snapshot.images.clone()
+            std::mem::take(&mut snapshot.images)
         };
         let mut parts = Vec::with_capacity(images.len() + 1);
         parts.push(Part::text(proposal.line));

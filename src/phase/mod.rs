@@ -283,7 +283,7 @@ impl Stage for Phase {
         // Decide on the settled history only (the calls whose results have
         // left the recent window), so the decision, and the prompt prefix,
         // changes only when a batch leaves the window.
-        let mut steps = activity::read(conv, config);
+        let mut steps = activity::read_cached(conv, config, &mut cx.state.activities);
         // A set: a slice search per step would make many steps quadratic.
         let left: HashSet<PartRef> = demoted.iter().copied().collect();
         let settled = steps

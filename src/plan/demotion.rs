@@ -49,18 +49,24 @@ pub fn for_conversation(
         // Fixed batches: nothing to count.
         return Ok((Schedule::fixed(config, at.len()), None));
     }
+    // The pipeline's counts of the messages as they stand, else counted here.
+    let counted;
+    let tokens = if cx.message_tokens.len() == conv.system.len() + conv.messages.len() {
+        &cx.message_tokens
+    } else {
+        counted = cx.meter.messages(conv)?;
+        &counted
+    };
+    let (system, messages) = tokens.split_at(conv.system.len());
     let mut prefix = Vec::with_capacity(conv.messages.len() + 1);
-    let mut total = 0;
-    for m in &conv.system {
-        total += cx.meter.message(m)?;
-    }
+    let mut total: u64 = system.iter().sum();
     prefix.push(total);
     let mut requests = Vec::new();
-    for (i, m) in conv.messages.iter().enumerate() {
+    for (i, (m, n)) in conv.messages.iter().zip(messages).enumerate() {
         if m.role == Role::Assistant {
             requests.push(i);
         }
-        total += cx.meter.message(m)?;
+        total += n;
         prefix.push(total);
     }
     requests.push(conv.messages.len());
