@@ -43,7 +43,7 @@ use constraints::{ConstraintArchive, ARCHIVE_HEADER};
 use extractive::{transcript, Range};
 use summary::{Summary, SUMMARY_MARK};
 use text::Fnv;
-use trigger::{stage_boundaries, step_activities, turns_after, Limits, StepActivity};
+use trigger::{stage_boundaries, turns_after, Limits, StepActivity};
 
 use crate::config::Config;
 use crate::error::{Error, ErrorCode, Result};
@@ -333,12 +333,20 @@ impl Stage for Compact {
         ) || config.stage_boundary;
         let base = reapply(conv, cx)?;
         let prior = Prior::find(conv);
-        let tokens = cx.meter.conversation(conv)?;
+        // The pipeline's per-message counts, unless re-applying moved them.
+        let tokens = if base.is_none()
+            && cx.message_tokens.len() == conv.system.len() + conv.messages.len()
+        {
+            cx.message_tokens.iter().sum()
+        } else {
+            cx.meter.conversation(conv)?
+        };
         let limits = Limits::of(config);
-        let steps: Vec<StepActivity> = step_activities(conv, config)
-            .into_iter()
-            .filter(|s| s.call_message >= prior.start)
-            .collect();
+        let steps: Vec<StepActivity> =
+            crate::activity::read_cached(conv, &config.phase, &mut cx.state.activities)
+                .into_iter()
+                .filter(|s| s.call_message >= prior.start)
+                .collect();
         let detected = config.compact.detect_stages
             && !steps.is_empty()
             && stage_boundaries(&steps).last() == Some(&(steps.len() - 1));
