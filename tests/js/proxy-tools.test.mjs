@@ -173,13 +173,15 @@ test('provider per route: anthropic for /v1/messages, openai for the OpenAI rout
     received.push(await req.text());
     return new Response('{}', { headers: { 'content-type': 'application/json' } });
   };
-  // The sample trajectory: older outputs are rendered as images, sized and priced by provider.
+  // The sample trajectory: older outputs are rendered as images (in fixed batches: the
+  // planner defers them on a run this short), sized and priced by provider.
+  const base = { budget: 16000, plan: { enabled: false } };
   const sample = JSON.parse(readFileSync(join(root, 'tests/fixtures/sample-trajectory.json'), 'utf8'));
   const requestOf = (format) => trajectoryToRequest(sample, sample.steps.length, format);
   const expectedFor = (format, provider, session) => {
     const store = new SpillStore();
     try {
-      return JSON.stringify(withSpillTools(compress(requestOf(format), { budget: 16000, format, provider, session, store }).request, format, session));
+      return JSON.stringify(withSpillTools(compress(requestOf(format), { ...base, format, provider, session, store }).request, format, session));
     } finally {
       store.free();
     }
@@ -191,14 +193,14 @@ test('provider per route: anthropic for /v1/messages, openai for the OpenAI rout
     await res.text();
     return { body: received[0], session: sessionOf(res) };
   };
-  const byRoute = createProxy({ upstream: 'http://upstream.test', options: { budget: 16000 }, fetch });
+  const byRoute = createProxy({ upstream: 'http://upstream.test', options: base, fetch });
   const messages = await call(byRoute, 'anthropic');
   assert.equal(messages.body, expectedFor('anthropic', 'anthropic', messages.session));
   assert.notEqual(messages.body, expectedFor('anthropic', 'openai', messages.session));
   const chat = await call(byRoute, 'openai-chat');
   assert.equal(chat.body, expectedFor('openai-chat', 'openai', chat.session));
   // providers[format] wins; options.provider applies to the routes without one.
-  const overridden = createProxy({ upstream: 'http://upstream.test', options: { budget: 16000, provider: 'openai-patch' }, providers: { anthropic: 'openai' }, fetch });
+  const overridden = createProxy({ upstream: 'http://upstream.test', options: { ...base, provider: 'openai-patch' }, providers: { anthropic: 'openai' }, fetch });
   const m2 = await call(overridden, 'anthropic');
   assert.equal(m2.body, expectedFor('anthropic', 'openai', m2.session));
   const c2 = await call(overridden, 'openai-chat');
