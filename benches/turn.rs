@@ -16,32 +16,20 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use tracelite::formats::{self, FormatName};
-use tracelite::model::{Extra, Message, Role, ToolCall};
+use tracelite::model::{Extra, ToolCall};
 use tracelite::{Config, TraceLite};
 
+#[path = "../tests/common/agent_loop.rs"]
+mod agent_loop;
+
 fn step(t: usize) -> (ToolCall, String) {
-    let output = (0..20)
-        .map(|i| {
-            format!(
-                "src/module_{}/file_{i}.py:{}: checked ok in {} ms\n",
-                t % 17,
-                (t * 31 + i) % 400,
-                (t + i) % 90
-            )
-        })
-        .collect();
     let command = match t % 4 {
         0 => format!("pytest tests/test_{}.py", t % 23),
         1 => format!("grep -rn 'def f{}' src", t % 11),
         2 => format!("cat src/module_{}/file_{}.py", t % 17, t % 5),
         _ => format!("python scripts/run_{}.py", t % 7),
     };
-    let call = ToolCall {
-        id: format!("c{t}"),
-        name: "bash".into(),
-        arguments: serde_json::json!({ "command": command }).to_string(),
-    };
-    (call, output)
+    (agent_loop::bash(t, &command), agent_loop::output(t, 20))
 }
 
 /// A session that stays between turns `from` and `to`.
@@ -66,14 +54,7 @@ impl Band {
 
     /// A new session after `from` steps, each followed by an assemble.
     fn restart(&mut self) {
-        let mut tl = TraceLite::new(Config::default());
-        tl.add_message(Message::text(Role::System, "You are a coding agent."))
-            .unwrap();
-        tl.add_message(Message::text(
-            Role::User,
-            "Fix the failing test in src/parser.py. Do not touch the public API.",
-        ))
-        .unwrap();
+        let mut tl = agent_loop::session(Config::default());
         for t in 1..=self.from {
             let (call, output) = step(t);
             tl.process_step(call, output).unwrap();

@@ -20,8 +20,8 @@
 use std::time::Instant;
 
 use tracelite::formats::{self, FormatName};
-use tracelite::model::{Extra, Message, Role, ToolCall};
-use tracelite::{Config, TraceLite};
+use tracelite::model::Extra;
+use tracelite::Config;
 
 fn arg(name: &str, fallback: &str) -> String {
     let args: Vec<String> = std::env::args().collect();
@@ -31,18 +31,8 @@ fn arg(name: &str, fallback: &str) -> String {
         .unwrap_or_else(|| fallback.to_string())
 }
 
-fn output(t: usize, lines: usize) -> String {
-    (0..lines)
-        .map(|i| {
-            format!(
-                "src/module_{}/file_{i}.py:{}: checked ok in {} ms\n",
-                t % 17,
-                (t * 31 + i) % 400,
-                (t + i) % 90
-            )
-        })
-        .collect()
-}
+#[path = "../tests/common/agent_loop.rs"]
+mod agent_loop;
 
 fn median(v: &[f64]) -> f64 {
     let mut v = v.to_vec();
@@ -57,25 +47,14 @@ fn main() {
         .map(|s| s.parse().unwrap())
         .collect();
     let lines: usize = arg("lines", "20").parse().unwrap();
-    let mut tl = TraceLite::new(Config::default());
-    tl.add_message(Message::text(Role::System, "You are a coding agent."))
-        .unwrap();
-    tl.add_message(Message::text(
-        Role::User,
-        "Fix the failing test in src/parser.py. Do not touch the public API.",
-    ))
-    .unwrap();
+    let mut tl = agent_loop::session(Config::default());
     let (mut assemble, mut emit) = (Vec::new(), Vec::new());
     let mut total = 0.0;
     println!("turn  assemble_ms  emit_ms  ratio");
     for t in 1..=turns {
-        let call = ToolCall {
-            id: format!("c{t}"),
-            name: "bash".into(),
-            arguments: format!(r#"{{"command":"pytest tests/test_{}.py"}}"#, t % 23),
-        };
+        let call = agent_loop::bash(t, &format!("pytest tests/test_{}.py", t % 23));
         let started = Instant::now();
-        tl.process_step(call, output(t, lines)).unwrap();
+        tl.process_step(call, agent_loop::output(t, lines)).unwrap();
         let out = tl.assemble(FormatName::OpenaiChat, Extra::new()).unwrap();
         let ms = started.elapsed().as_secs_f64() * 1e3;
         total += ms;

@@ -16,6 +16,9 @@ use tracelite::model::{Extra, Image, Message, Part, PartKind, Role, ToolCall};
 use tracelite::session::Work;
 use tracelite::{Config, TraceLite};
 
+#[path = "common/agent_loop.rs"]
+mod agent_loop;
+
 /// The call and output of step `t`: tests, searches, views, listings,
 /// edits and script runs in turn, 20 lines of output (80 for a script), a
 /// few lines repeated across steps.
@@ -38,34 +41,14 @@ fn step(t: usize) -> (ToolCall, String) {
             if i % 5 == 0 {
                 format!("src/shared/common_{i}.py: shared line seen in many outputs\n")
             } else {
-                format!(
-                    "src/module_{}/file_{i}.py:{}: checked ok in {} ms\n",
-                    t % 17,
-                    (t * 31 + i) % 400,
-                    (t + i) % 90
-                )
+                agent_loop::check_line(t, i)
             }
         })
         .collect();
-    let call = ToolCall {
-        id: format!("c{t}"),
-        name: "bash".into(),
-        arguments: json!({ "command": command }).to_string(),
-    };
-    (call, output)
+    (agent_loop::bash(t, &command), output)
 }
 
-fn session(config: Config) -> TraceLite {
-    let mut tl = TraceLite::new(config);
-    tl.add_message(Message::text(Role::System, "You are a coding agent."))
-        .unwrap();
-    tl.add_message(Message::text(
-        Role::User,
-        "Fix the failing test in src/parser.py. Do not touch the public API.",
-    ))
-    .unwrap();
-    tl
-}
+use agent_loop::session;
 
 fn minus(a: Work, b: Work) -> Work {
     Work {
