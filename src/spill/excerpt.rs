@@ -115,25 +115,9 @@ impl ErrorSignals {
         })
     }
 
-    /// 0-based lines in `from..to` that match any pattern, or end a Python
-    /// traceback (its exception line, whatever the exception is named), in
-    /// order.
+    /// 0-based lines in `from..to` that match any pattern, in order.
     pub fn scan(&self, text: &str, index: &LineIndex, from: usize, to: usize) -> Vec<usize> {
-        if from >= to {
-            return Vec::new();
-        }
-        let mut hits = self.scan_patterns(text, index, from, to);
-        let before = hits.len();
-        hits.extend(traceback_ends(text, index, from, to));
-        if hits.len() > before {
-            hits.sort_unstable();
-            hits.dedup();
-        }
-        hits
-    }
-
-    fn scan_patterns(&self, text: &str, index: &LineIndex, from: usize, to: usize) -> Vec<usize> {
-        if self.patterns.is_empty() {
+        if from >= to || self.patterns.is_empty() {
             return Vec::new();
         }
         let mut hits: Vec<usize> = Vec::new();
@@ -173,32 +157,28 @@ impl ErrorSignals {
 /// Opening line of a Python traceback.
 const TRACEBACK: &str = "Traceback (most recent call last)";
 
-/// Lines in `from..to` that end a traceback (opening anywhere before): the
-/// first non-empty, unindented line after its opening (the exception). The
-/// answer for a range does not depend on how the caller splits its scans.
-fn traceback_ends(text: &str, index: &LineIndex, from: usize, to: usize) -> Vec<usize> {
-    let end = index.span(from, to).end;
+/// Every line of `text` that ends a traceback: the first non-empty,
+/// unindented line after its opening (the exception), in order. One pass:
+/// each line is walked at most once.
+fn traceback_ends(text: &str, index: &LineIndex) -> Vec<usize> {
+    let lines = index.len();
     let mut out = Vec::new();
     let mut at = 0;
-    while let Some(found) = text.get(at..end).and_then(|t| t.find(TRACEBACK)) {
+    while let Some(found) = text.get(at..).and_then(|t| t.find(TRACEBACK)) {
         let mut line = index.line_of(at + found) + 1;
-        while line < to {
+        while line < lines {
             let l = index.line(text, line);
             if !l.trim().is_empty() && !l.starts_with(char::is_whitespace) {
-                if line >= from {
-                    out.push(line);
-                }
+                out.push(line);
                 break;
             }
             line += 1;
         }
-        // Openings inside the lines walked end at the same line: go on
-        // from it (each line is walked once).
-        at = if line < to {
-            index.range(line).start.max(at + found + TRACEBACK.len())
-        } else {
-            end
-        };
+        if line >= lines {
+            break;
+        }
+        // Openings inside the lines walked end at the same line: go on from it.
+        at = index.range(line).start.max(at + found + TRACEBACK.len());
     }
     out
 }
@@ -214,8 +194,10 @@ struct Work<'t, 'a> {
     count: &'a Count<'a>,
     /// Token price of each line priced so far.
     costs: HashMap<usize, u64>,
-    /// The last scanned range of lines and its error lines.
+    /// The last scanned range of lines and its pattern hits.
     scanned: Option<(usize, usize, Vec<usize>)>,
+    /// The lines that end a traceback ([`traceback_ends`]), found once.
+    tracebacks: Vec<usize>,
 }
 
 impl Work<'_, '_> {
@@ -228,10 +210,12 @@ impl Work<'_, '_> {
         Ok(cost)
     }
 
-    /// Error lines in `from..to`, scanning only what the last scan did not cover.
+    /// Error lines in `from..to`: pattern hits (scanning only what the last
+    /// scan did not cover) and the exception lines ending tracebacks, whatever
+    /// the exception is named.
     fn hits(&mut self, from: usize, to: usize) -> Vec<usize> {
         let (text, index) = (self.text, self.index);
-        let hits = match self.scanned.take() {
+        let mut hits = match self.scanned.take() {
             Some((f, t, known)) if from <= f && to >= t => {
                 let mut all = self.signals.scan(text, index, from, f);
                 all.extend(known);
@@ -244,6 +228,13 @@ impl Work<'_, '_> {
             _ => self.signals.scan(text, index, from, to),
         };
         self.scanned = Some((from, to, hits.clone()));
+        let a = self.tracebacks.partition_point(|&i| i < from);
+        let b = self.tracebacks.partition_point(|&i| i < to);
+        if let Some(ends) = self.tracebacks.get(a..b).filter(|e| !e.is_empty()) {
+            hits.extend_from_slice(ends);
+            hits.sort_unstable();
+            hits.dedup();
+        }
         hits
     }
 }
@@ -291,6 +282,7 @@ impl<'t> Excerpt<'t> {
             count,
             costs: HashMap::new(),
             scanned: None,
+            tracebacks: traceback_ends(text, &index),
         };
         for _ in 0..4 {
             let plan = Self::plan(&mut work, room, head_share)?;
