@@ -253,12 +253,14 @@ impl Critical {
 /// `max_bytes`, the newest are kept, pytest's `E  ` detail lines only after
 /// every other kind.
 pub fn critical_lines(output: &str, max_bytes: usize) -> Critical {
-    // (line, primary)
-    let mut found: Vec<(String, bool)> = Vec::new();
+    // (line, primary, kept); each line once (a set: an output may hold
+    // many thousands of error lines).
+    let mut found: Vec<(String, bool, bool)> = Vec::new();
+    let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
     let mut push = |line: &str, primary: bool| {
         let t = crate::compact::text::clip(line.trim(), CRITICAL_LINE_BYTES);
-        if !t.is_empty() && !found.iter().any(|(l, _)| *l == t) {
-            found.push((t, primary));
+        if !t.is_empty() && seen.insert(t.clone()) {
+            found.push((t, primary, false));
         }
     };
     let mut in_traceback = false;
@@ -287,9 +289,6 @@ pub fn critical_lines(output: &str, max_bytes: usize) -> Critical {
     if let Some(code) = exit_code(output).filter(|c| *c != 0) {
         push(&format!("exit code {code}"), true);
     }
-    // (line, primary, kept)
-    let mut found: Vec<(String, bool, bool)> =
-        found.into_iter().map(|(l, p)| (l, p, false)).collect();
     let mut used = 0;
     for primary in [true, false] {
         for (line, p, keep) in found.iter_mut().rev() {
