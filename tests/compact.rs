@@ -1284,3 +1284,49 @@ fn tool_call_log_folds_its_oldest_calls_into_the_blob() {
         assert_eq!(e.path, "compact.callLogShare");
     }
 }
+
+/// A kept view masks the secrets its output showed, like all text TraceLite
+/// writes, and the report counts only the secrets of what it kept.
+#[test]
+fn kept_views_mask_secrets_and_count_only_what_they_keep() {
+    let secret = "sk-proj-4fQ2b9XkLm7Rt8Vw3Yz6Qa1Bc5De9Fg2Hj4Kl7Mn0Pq";
+    let (a, a_text) = file_view("/repo/settings.py", 30);
+    let a_text = format!("{a_text}\n    31\tOPENAI_API_KEY = \"{secret}\"");
+    let mut steps = vec![(a, a_text)];
+    for i in 0..6 {
+        steps.push(file_view(&format!("/repo/docs/f{i}.md"), 40));
+    }
+    let t = views_trajectory(&steps);
+    let req = request(&t.conversation_at(t.steps.len()).unwrap());
+    let run_with = |budget: u64| {
+        let cfg = config(json!({"session": "masked", "spill": {"enabled": false},
+            "compact": {"threshold": 2000, "planner": false, "keep": 2, "minSaving": 0, "liveViews": budget}}));
+        run(
+            &req,
+            &cfg,
+            &mut MemoryStore::new(),
+            &mut SessionState::default(),
+        )
+    };
+    let out = run_with(20_000);
+    let views = view_messages(&out);
+    let kept = views
+        .iter()
+        .find(|v| v.contains("/repo/settings.py"))
+        .expect("kept");
+    assert!(
+        !kept.contains(secret) && kept.contains("[REDACTED:"),
+        "{kept}"
+    );
+    assert!(out.report.redactions.count >= 1);
+    // Too small a budget for settings.py: nothing it showed is counted.
+    let small = run_with(700);
+    assert!(!view_messages(&small)
+        .iter()
+        .any(|v| v.contains("settings.py")));
+    assert_eq!(
+        small.report.redactions.count, 0,
+        "{:?}",
+        small.report.redactions
+    );
+}

@@ -796,17 +796,16 @@ impl Plan {
                 messages.push(Message::text(Role::User, text));
             }
         }
-        let later: Vec<StepActivity> = steps
-            .iter()
-            .filter(|s| s.call_message >= cut)
-            .cloned()
-            .collect();
+        // Steps are in call order: those from `cut` on are the later turns.
+        let later = steps
+            .get(steps.partition_point(|s| s.call_message < cut)..)
+            .unwrap_or(&[]);
         messages.extend(views::keep(
             conv,
             cx,
             &prior.views,
             &range,
-            &later,
+            later,
             config.compact.live_views,
         )?);
         let prompt = prompt::build(&range, &archive.items, previous_text.as_deref());

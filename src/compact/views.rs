@@ -11,7 +11,8 @@ use super::extractive::Range;
 use super::trigger::StepActivity;
 use crate::activity::Action;
 use crate::error::Result;
-use crate::model::{Conversation, Message, Part, PartKind, Role};
+use crate::model::{Conversation, Message, PartKind, Role};
+use crate::redact::Redactions;
 use crate::stage::StageContext;
 
 /// Opening of a kept view message.
@@ -68,41 +69,45 @@ fn key(step: &StepActivity, conv: &Conversation) -> Option<String> {
     shows.then_some(key)
 }
 
-/// The view message for a step's output: a header naming the file, the call
-/// and the original, then the output's text (or its parts, images included).
+/// The view message for a step's output: a header naming the call and
+/// the original, then the output's text (or its parts, images included),
+/// with the secrets its text would reveal (masked when `redact.enabled`,
+/// like all text TraceLite writes; counted by the caller if it is kept).
 fn view_message(
     step: &StepActivity,
     conv: &Conversation,
     key: &str,
     range: &Range<'_>,
     cx: &mut StageContext<'_>,
-) -> Option<Message> {
+) -> Option<(Message, Redactions)> {
     let result = conv.tool_result(step.result_at?)?;
-    let at = step.result_message?;
-    let header = format!("{VIEW_HEADER}{key}; original: {}]", range.cite(at));
-    let images = result
+    let header = format!(
+        "{VIEW_HEADER}{key}; original: {}]",
+        range.cite(step.result_message?)
+    );
+    if result
         .parts
         .iter()
-        .any(|p| matches!(p.kind, PartKind::Image(_)));
-    let parts = if images {
-        std::iter::once(Part::text(header))
-            .chain(result.parts.iter().cloned())
-            .collect()
+        .any(|p| matches!(p.kind, PartKind::Image(_)))
+    {
+        let mut m = Message::text(Role::User, header);
+        m.parts.extend(result.parts.iter().cloned());
+        return Some((m, Redactions::default()));
+    }
+    let text = format!("{header}\n{}", result.text());
+    let (text, found) = if cx.config.redact.enabled {
+        let (out, found) = cx.state.redacted.redact(&text);
+        (out.into_owned(), found)
     } else {
-        // Like all text TraceLite writes, masked (`redact.enabled`).
-        let text = format!("{header}\n{}", result.text());
-        vec![Part::text(cx.redact(&text).into_owned())]
+        (text, Redactions::default())
     };
-    Some(Message {
-        role: Role::User,
-        parts,
-        ..Message::text(Role::User, String::new())
-    })
+    Some((Message::text(Role::User, text), found))
 }
 
-/// The view messages to keep after this compaction, oldest first: the kept
-/// ones of earlier compactions (`prior`) and the range's, the newest per
-/// file, none a later turn (`later`) shows again, newest first within
+/// The view messages to keep after this compaction, oldest first: of the
+/// kept ones of earlier compactions (`prior`) and the range's outputs, those
+/// no later output supersedes (the same command run again, a newer edit
+/// result of the file, also in a later turn: `later`), newest first within
 /// `budget` tokens.
 pub fn keep(
     conv: &Conversation,
@@ -115,29 +120,39 @@ pub fn keep(
     if budget == 0 {
         return Ok(Vec::new());
     }
-    let mut candidates: Vec<(String, Message)> = prior
+    // A kept message of an earlier compaction, or a step of the range.
+    enum Source<'s> {
+        Kept(&'s Message),
+        Step(&'s StepActivity),
+    }
+    let mut candidates: Vec<(String, Source<'_>)> = prior
         .iter()
-        .filter_map(|m| Some((key_of(m)?, m.clone())))
+        .filter_map(|m| Some((key_of(m)?, Source::Kept(m))))
         .collect();
     let end = range.first + range.messages.len();
     for step in range.steps.iter().chain(later) {
         let Some(key) = key(step, conv) else { continue };
-        // A re-run or a newer edit result supersedes the earlier output;
-        // one in a later turn is in the prompt already.
         candidates.retain(|(k, _)| *k != key);
         if step.call_message < end {
-            if let Some(m) = view_message(step, conv, &key, range, cx) {
-                candidates.push((key, m));
-            }
+            candidates.push((key, Source::Step(step)));
         }
     }
+    // Messages are built only for the candidates weighed, newest first.
     let mut kept: Vec<Message> = Vec::new();
     let mut used = 0;
-    for (_, m) in candidates.iter().rev() {
-        let tokens = cx.meter.message(m)?;
+    for (key, source) in candidates.iter().rev() {
+        let (m, found) = match source {
+            Source::Kept(m) => ((*m).clone(), Redactions::default()),
+            Source::Step(step) => match view_message(step, conv, key, range, cx) {
+                Some(built) => built,
+                None => continue,
+            },
+        };
+        let tokens = cx.meter.message(&m)?;
         if used + tokens <= budget {
             used += tokens;
-            kept.push(m.clone());
+            cx.redactions.merge(&found);
+            kept.push(m);
         }
     }
     kept.reverse();
