@@ -54,6 +54,15 @@ pub fn lay_out(sections: &[(String, String)]) -> Blob {
     Blob { text, lines }
 }
 
+/// Where a section of the blob at `pointer` is: `<pointer> (lines a-b)`,
+/// or the pointer alone when the lines are unknown.
+pub fn cite(pointer: &str, lines: Option<&(usize, usize)>) -> String {
+    match lines {
+        Some((a, b)) => format!("{pointer} (lines {a}-{b})"),
+        None => pointer.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -41,13 +41,12 @@ impl Range<'_> {
     /// `spill://<session>/<key> (lines a-b)`, or the blob's pointer alone
     /// for a message outside the range.
     pub fn cite(&self, message: usize) -> String {
-        match message
-            .checked_sub(self.first)
-            .and_then(|i| self.lines.get(i))
-        {
-            Some((a, b)) => format!("{} (lines {a}-{b})", self.pointer),
-            None => self.pointer.to_string(),
-        }
+        super::blob::cite(
+            self.pointer,
+            message
+                .checked_sub(self.first)
+                .and_then(|i| self.lines.get(i)),
+        )
     }
 
     fn message(&self, message: usize) -> Option<&Message> {

@@ -747,10 +747,9 @@ impl Plan {
             ));
         }
         for ((m, at), section) in dropped.iter().zip(&dropped_at).skip(listed) {
-            let cite = match (at, section.and_then(|k| laid.lines.get(k))) {
-                (Some(at), _) => range.cite(*at),
-                (None, Some((a, b))) => format!("{pointer} (lines {a}-{b})"),
-                (None, None) => pointer.clone(),
+            let cite = match at {
+                Some(at) => range.cite(*at),
+                None => blob::cite(&pointer, section.and_then(|k| laid.lines.get(k))),
             };
             goal.push(format!(
                 "- An earlier user message ({} bytes) is not repeated here (compact.userShare): {cite}",
@@ -785,10 +784,7 @@ impl Plan {
         messages.push(Message::text(Role::User, summary_text));
         if let Some(mut log) = log {
             if let Some((k, folded)) = &folded_at {
-                let cite = match laid.lines.get(*k) {
-                    Some((a, b)) => format!("{pointer} (lines {a}-{b})"),
-                    None => pointer.clone(),
-                };
+                let cite = blob::cite(&pointer, laid.lines.get(*k));
                 log.items.insert(0, CallLog::fold_line(folded, &cite));
             }
             if !log.items.is_empty() {
