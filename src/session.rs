@@ -317,11 +317,7 @@ impl<S: SpillStore> TraceLite<S> {
             Some(last) if joins => {
                 last.parts.push(call_part);
                 let last = self.conversation.messages.len() - 1;
-                touch(&mut self.sizes, last);
-                let system = self.conversation.system.len();
-                if let Some(slot) = self.tokens.get_mut(system + last) {
-                    *slot = None;
-                }
+                self.changed(last);
             }
             _ => {
                 self.conversation.messages.push(Message {
@@ -377,6 +373,7 @@ impl<S: SpillStore> TraceLite<S> {
             inner: self.counter.as_ref(),
             cache: &self.counts,
         };
+        let mut spilled_at = Vec::new();
         while self.history_bytes > limit && self.bounded_upto < outside {
             let Some(&at) = observations.get(self.bounded_upto) else {
                 break;
@@ -401,11 +398,10 @@ impl<S: SpillStore> TraceLite<S> {
             if let Some(result) = self.conversation.tool_result_mut(at) {
                 result.parts = vec![Part::text(spilled.text)];
             }
-            touch(&mut self.sizes, at.message);
-            let system = self.conversation.system.len();
-            if let Some(slot) = self.tokens.get_mut(system + at.message) {
-                *slot = None;
-            }
+            spilled_at.push(at.message);
+        }
+        for message in spilled_at {
+            self.changed(message);
         }
         Ok(())
     }
@@ -442,6 +438,20 @@ impl<S: SpillStore> TraceLite<S> {
         self.observe(&out.report);
         self.last_report = Some(out.report.clone());
         Ok(out)
+    }
+
+    /// Forgets the measured sizes and token count of message `index` of
+    /// `conversation.messages` (it changed).
+    fn changed(&mut self, index: usize) {
+        for sizes in self.sizes.values_mut() {
+            if let Some(slot) = sizes.get_mut(index) {
+                *slot = None;
+            }
+        }
+        let system = self.conversation.system.len();
+        if let Some(slot) = self.tokens.get_mut(system + index) {
+            *slot = None;
+        }
     }
 
     /// Tokens of each message of the history, system prompt first: only new
@@ -598,15 +608,6 @@ fn has_image(parts: &[Part]) -> bool {
         PartKind::ToolResult(r) => has_image(&r.parts),
         _ => false,
     })
-}
-
-/// Forgets the measured size of message `index` (it changed).
-fn touch(sizes: &mut BTreeMap<&'static str, Vec<Option<(usize, usize)>>>, index: usize) {
-    for sizes in sizes.values_mut() {
-        if let Some(slot) = sizes.get_mut(index) {
-            *slot = None;
-        }
-    }
 }
 
 /// Cache misses of a session, summed over its turns ([`TraceLite::work`]).
