@@ -55,8 +55,6 @@ pub struct SessionState {
     pub redacted: crate::redact::RedactCache,
     /// Spill keys of texts already hashed.
     pub keys: crate::spill::key::KeyCache,
-    /// The optical stage's proposals the planner already priced.
-    pub savings: crate::plan::SavingsCache,
     /// Activities of tool calls already classified, by content.
     pub activities: crate::activity::ActivityCache,
     /// The optical stage's proposals for texts already weighed.

@@ -364,10 +364,29 @@ struct Proposal {
 /// estimate for a demotion ([`crate::plan::demotion`]).
 pub fn proposed_saving(conv: &Conversation, at: PartRef, cx: &mut StageContext<'_>) -> Result<u64> {
     let settings = cache::settings(cx.config);
+    // Weighed before (images rendered or not): the figures are remembered.
+    if let Some(result) = conv.tool_result(at) {
+        if let Some(memo) = cx
+            .state
+            .proposals
+            .get(&proposal_id(settings, &result.text()))
+        {
+            return Ok(memo.map_or(0, |p| p.before.saturating_sub(p.after)));
+        }
+    }
     Ok(match propose(conv, at, cx, settings)? {
         Ok(p) => p.before.saturating_sub(p.after),
         Err(_) => 0,
     })
+}
+
+/// The [`ProposalCache`] key of `text` under `settings`.
+fn proposal_id(settings: u64, text: &str) -> (u64, u64, usize) {
+    (
+        settings,
+        crate::tokens::text_hash(text.as_bytes()),
+        text.len(),
+    )
 }
 
 /// The cheapest snapshot of the observation at `at` within `optical.ratio`
@@ -388,11 +407,7 @@ fn propose(
     if text.trim().is_empty() {
         return Ok(Err(Outcome::NotText));
     }
-    let id = (
-        settings,
-        crate::tokens::text_hash(text.as_bytes()),
-        text.len(),
-    );
+    let id = proposal_id(settings, &text);
     match cx.state.proposals.get(&id) {
         Some(Err(outcome)) => return Ok(Err(outcome)),
         Some(Ok(memo)) => {

@@ -72,31 +72,13 @@ pub fn for_conversation(
     requests.push(conv.messages.len());
     let outside = at.len().saturating_sub(config.window);
     let mut observations = Vec::with_capacity(at.len());
-    // What a proposal depends on besides the text: the image pricing and
-    // layout, the pointer's session and the redaction switch.
-    let settings = crate::tokens::text_hash(
-        format!(
-            "{:?}|{:?}|{}|{}",
-            config.provider, config.optical, config.session, config.redact.enabled
-        )
-        .as_bytes(),
-    );
     for (i, &at) in at.iter().enumerate() {
-        // Only what may leave the window is priced.
-        let text = conv
-            .tool_result(at)
-            .filter(|_| i < outside)
-            .map(|r| r.text());
-        let saving = match text {
-            Some(text) => {
-                let mut savings = std::mem::take(&mut cx.state.savings);
-                let saving = savings.get_or(settings, &text, || {
-                    crate::optical::proposed_saving(conv, at, cx)
-                });
-                cx.state.savings = savings;
-                saving?
-            }
-            None => 0,
+        // Only what may leave the window is priced (the optical stage
+        // remembers what it weighed).
+        let saving = if i < outside {
+            crate::optical::proposed_saving(conv, at, cx)?
+        } else {
+            0
         };
         observations.push((at.message, saving));
     }

@@ -32,40 +32,6 @@ use crate::config::Prices;
 use crate::error::Result;
 pub use crate::stage::{Candidate, CandidateKind, Schedule};
 
-/// Tokens the optical stage proposed to save on texts already seen, by the
-/// text's hash and length and a fingerprint of the settings the proposal
-/// depends on: a cache only (results are the same without it). Starts over
-/// past 100,000 entries.
-#[derive(Debug, Default)]
-pub struct SavingsCache {
-    savings: std::collections::HashMap<(u64, u64, usize), u64>,
-}
-
-impl SavingsCache {
-    /// The saving remembered for `text` under `settings`, else `compute`'s.
-    pub fn get_or<E>(
-        &mut self,
-        settings: u64,
-        text: &str,
-        compute: impl FnOnce() -> std::result::Result<u64, E>,
-    ) -> std::result::Result<u64, E> {
-        let id = (
-            settings,
-            crate::tokens::text_hash(text.as_bytes()),
-            text.len(),
-        );
-        if let Some(&saving) = self.savings.get(&id) {
-            return Ok(saving);
-        }
-        let saving = compute()?;
-        if self.savings.len() >= 100_000 {
-            self.savings.clear();
-        }
-        self.savings.insert(id, saving);
-        Ok(saving)
-    }
-}
-
 /// Planner settings (`plan` in the options).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
