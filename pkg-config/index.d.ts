@@ -45,7 +45,9 @@ export interface SpillOptions {
    * Default `['Traceback', 'Error', 'FATAL', 'CRITICAL', 'npm ERR!', 'panic', 'Exception',
    * 'FAILED', 'exit code [1-9]', 'returncode>[1-9]']`; replacing it drops these. */
   errorPatterns?: string[];
-  /** Most hidden error lines the excerpt lists. Default 5. */
+  /** Most hidden lines matching `errorPatterns` the excerpt lists besides the critical ones
+   * (the last line of each traceback, error lines, failing tests: all listed, marked `!`, within
+   * 1,600 bytes). Default 5. */
   maxErrorLines?: number;
 }
 

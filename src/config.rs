@@ -110,7 +110,9 @@ pub struct SpillConfig {
     /// lists. Default: `Traceback`, `Error`, `FATAL`, `CRITICAL`, `npm ERR!`,
     /// `panic`, `Exception`, `FAILED`, `exit code [1-9]`, `returncode>[1-9]`.
     pub error_patterns: Vec<String>,
-    /// How many hidden error lines to list.
+    /// How many hidden lines matching the patterns to list besides the
+    /// critical ones (every traceback's last line, error lines, failing
+    /// tests: all listed, marked `!`, within 1,600 bytes).
     pub max_error_lines: usize,
 }
 

@@ -8,6 +8,7 @@
 )]
 
 use serde_json::{json, Value};
+use tracelite::activity::check::{critical_lines, CRITICAL_BYTES};
 use tracelite::spill::{
     self, handle_tool_call, tool_definitions, GrepOptions, Pattern, StoreLimits, ToolFormat,
 };
@@ -72,7 +73,10 @@ fn over_the_cap_becomes_an_excerpt_with_a_pointer_and_error_lines() {
         excerpt.contains("  10000: Traceback (most recent call last):"),
         "{excerpt}"
     );
-    assert!(excerpt.contains("  10003: ValueError: boom"));
+    assert!(
+        excerpt.contains("! 10003: ValueError: boom"),
+        "critical lines are marked"
+    );
     // The last line is shown and ends the output.
     assert!(excerpt.ends_with("== 1 failed, 2 passed =="));
     assert!(excerpt.contains("\nline 1: collected"));
@@ -547,7 +551,7 @@ fn default_error_patterns_catch_real_errors_in_any_case() {
             "{excerpt}"
         );
         assert!(
-            excerpt.contains(&format!("  3000: {trouble}")),
+            excerpt.contains(&format!("3000: {trouble}")),
             "{trouble}:\n{excerpt}"
         );
     }
@@ -558,7 +562,7 @@ fn default_error_patterns_catch_real_errors_in_any_case() {
     .unwrap();
     let lower = quiet_log(3_000, "error worker-3 lower case");
     let out = compress(&request(&lower), &cfg, &mut MemoryStore::new()).unwrap();
-    assert!(!tool_text(&out.request).contains("  3000: "));
+    assert!(!tool_text(&out.request).contains("3000: error worker-3"));
 }
 
 /// The exception that ends a traceback is an error line of the excerpt even
@@ -581,4 +585,47 @@ fn a_traceback_s_exception_line_stays_in_the_excerpt() {
             "{patterns}: {excerpt}"
         );
     }
+}
+
+#[test]
+fn critical_lines_are_listed_before_lines_that_only_mention_errors() {
+    // A lint run: forty messages mention exceptions before the crash.
+    let mut trouble = String::new();
+    for i in 0..40 {
+        trouble.push_str(&format!(
+            "doc/m{i}.py:1:0: W0703: Catching too general exception Exception (broad-except)\n"
+        ));
+    }
+    trouble.push_str("Traceback (most recent call last):\n  File \"u.py\", line 9, in parse\n    raise IncompleteFormatString() from e\npylint.checkers.utils.IncompleteFormatString\n");
+    trouble.push_str("FAIL: test_parse (tests.test_u.ParseTests)\nE   assert 1 == 2");
+    let text = quiet_log(3_000, &trouble);
+    let cfg = Config::from_json(json!({"budget": 16000, "session": "s1"})).unwrap();
+    let out = compress(&request(&text), &cfg, &mut MemoryStore::new()).unwrap();
+    let excerpt = tool_text(&out.request);
+    for line in [
+        "pylint.checkers.utils.IncompleteFormatString",
+        "FAIL: test_parse (tests.test_u.ParseTests)",
+        "E   assert 1 == 2",
+    ] {
+        assert!(
+            excerpt.contains(&format!(": {line}\n")),
+            "{line}: {excerpt}"
+        );
+        // Marked, so whatever later hides the excerpt still finds them critical.
+        assert_eq!(
+            critical_lines(&excerpt, CRITICAL_BYTES)
+                .lines
+                .iter()
+                .filter(|l| *l == line)
+                .count(),
+            1,
+            "{line}"
+        );
+    }
+    // The other mentions: only the first `maxErrorLines` (5), unmarked.
+    assert_eq!(excerpt.matches("broad-except").count(), 5, "{excerpt}");
+    assert!(
+        excerpt.contains("hidden lines with error signals, 8 listed; `!` marks the critical ones:"),
+        "{excerpt}"
+    );
 }

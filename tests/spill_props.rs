@@ -9,6 +9,7 @@
 )]
 
 use proptest::prelude::*;
+use tracelite::activity::check::{is_detail_line, is_error_line, keep_newest, CRITICAL_BYTES};
 use tracelite::spill::lines::{self, LineIndex};
 use tracelite::spill::{grep, ErrorSignals, Excerpt, GrepOptions, Kept, Pattern};
 use tracelite::tokens::estimate;
@@ -16,7 +17,7 @@ use tracelite::tokens::estimate;
 fn line() -> impl Strategy<Value = String> {
     prop_oneof![
         8 => "[a-z0-9 _:.()é✓]{0,60}",
-        1 => "(Error: [a-z]{1,10}|Traceback \\(most recent call last\\):|FAILED test_[a-z]{3})",
+        1 => "(Error: [a-z]{1,10}|Traceback \\(most recent call last\\):|FAILED test_[a-z]{3}|FAIL: test_[a-z]{3} \\(m\\.C\\)|E   assert [0-9] == [0-9]|[a-z]{3,30}Exception)",
         1 => "[a-zA-Z0-9 ]{500,2500}",
     ]
 }
@@ -57,7 +58,7 @@ proptest! {
     #[test]
     fn excerpt_figures_add_up_and_the_last_line_is_shown(
         text in text(),
-        cap in 300u64..3000,
+        cap in 300u64..4000,
         share in 0.0f64..=1.0,
     ) {
         prop_assume!(!text.is_empty());
@@ -91,14 +92,17 @@ proptest! {
             prop_assert!(full.starts_with(l.start));
             prop_assert_eq!(l.start.len() + l.hidden_bytes + l.end.len(), full.len());
         }
-        // Every hidden error line is counted, the first five listed: the
-        // pattern hits and the exception line ending each hidden traceback.
+        // Every hidden error line is counted: the pattern hits and the
+        // critical lines (the exception line ending each traceback, error
+        // lines but a traceback's opening). Listed: the critical ones within
+        // CRITICAL_BYTES, newest first and `E ` details last, then the first
+        // five others.
         let hidden = e.head.len()..total - e.tail.len();
-        let mut hidden_errors: Vec<usize> = hidden
+        let mut critical: Vec<usize> = hidden
             .clone()
             .filter(|&i| {
-                let l = index.line_trimmed(&text, i);
-                l.contains("Error") || l.contains("FAILED") || l.contains("Traceback")
+                let l = index.line(&text, i);
+                is_error_line(l) && !l.trim_start().starts_with("Traceback (most recent call last)")
             })
             .collect();
         for i in 0..hidden.end {
@@ -108,17 +112,50 @@ proptest! {
                     !l.trim().is_empty() && !l.starts_with(char::is_whitespace)
                 }) {
                     if hidden.contains(&j) {
-                        hidden_errors.push(j);
+                        critical.push(j);
                     }
                 }
             }
         }
-        hidden_errors.sort_unstable();
-        hidden_errors.dedup();
-        let hidden_errors: Vec<usize> = hidden_errors.into_iter().map(|i| i + 1).collect();
-        prop_assert_eq!(e.error_total, hidden_errors.len());
-        let listed: Vec<usize> = e.errors.iter().map(|x| x.number).collect();
-        prop_assert_eq!(&listed[..], &hidden_errors[..hidden_errors.len().min(5)]);
+        critical.sort_unstable();
+        critical.dedup();
+        let others: Vec<usize> = hidden
+            .clone()
+            .filter(|&i| {
+                let l = index.line_trimmed(&text, i);
+                (l.contains("Error") || l.contains("FAILED") || l.contains("Traceback"))
+                    && critical.binary_search(&i).is_err()
+            })
+            .collect();
+        prop_assert_eq!(e.error_total, critical.len() + others.len());
+        let shown = |i: usize| lines::floor_prefix(index.line_trimmed(&text, i).trim(), 200);
+        let listed: Vec<usize> = e.errors.iter().map(|x| x.number - 1).collect();
+        if cap >= 1500 {
+            // Room for the whole listing budget: exactly these.
+            let sizes: Vec<(usize, bool)> = critical.iter().map(|&i| (shown(i).len(), !is_detail_line(shown(i)))).collect();
+            let fits = keep_newest(&sizes, CRITICAL_BYTES);
+            let mut used: usize = sizes.iter().zip(&fits).filter(|(_, f)| **f).map(|((b, _), _)| b + 1).sum();
+            let mut want: Vec<usize> = critical.iter().zip(&fits).filter(|(_, f)| **f).map(|(i, _)| *i).collect();
+            for &i in others.iter().take(5) {
+                if used + shown(i).len() >= CRITICAL_BYTES {
+                    break;
+                }
+                used += shown(i).len() + 1;
+                want.push(i);
+            }
+            want.sort_unstable();
+            prop_assert_eq!(&listed, &want);
+        } else {
+            // A small cap lists less: still only these lines, in order.
+            prop_assert!(listed.windows(2).all(|w| w[0] < w[1]));
+            prop_assert!(listed.iter().all(|i| critical.contains(i) || others[..others.len().min(5)].contains(i)));
+        }
+        for x in &e.errors {
+            prop_assert_eq!(x.critical, critical.contains(&(x.number - 1)));
+        }
+        for x in &e.errors {
+            prop_assert_eq!(x.text, shown(x.number - 1));
+        }
         prop_assert!(estimate(&rendered) <= cap, "{} > {}", estimate(&rendered), cap);
     }
 

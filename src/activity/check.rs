@@ -248,7 +248,8 @@ impl Critical {
 
 /// The lines of an output a reader must not lose: the last line of each
 /// traceback, error lines (`…Error: …`, `FAILED …`, `FAIL: …`, `error: …`,
-/// a bare exception name) and the exit code when it is not 0. Each is kept
+/// a bare exception name), the critical lines a spill excerpt lists from its
+/// hidden middle ([`listed_critical`]) and the exit code when it is not 0. Each is kept
 /// verbatim (trimmed; cut past [`CRITICAL_LINE_BYTES`]), once. Within
 /// `max_bytes`, the newest are kept, pytest's `E  ` detail lines only after
 /// every other kind.
@@ -278,32 +279,60 @@ pub fn critical_lines(output: &str, max_bytes: usize) -> Critical {
             push(t, true);
             continue;
         }
-        if is_error_line(t) {
-            let detail = t
-                .trim_start()
-                .strip_prefix("E ")
-                .is_some_and(|rest| !names_exception(rest.trim()));
-            push(t, !detail);
+        if let Some(listed) = listed_critical(t) {
+            // Listed from a hidden middle (a spill excerpt): critical already.
+            push(listed, !is_detail_line(listed));
+        } else if is_error_line(t) {
+            push(t, !is_detail_line(t));
         }
     }
     if let Some(code) = exit_code(output).filter(|c| *c != 0) {
         push(&format!("exit code {code}"), true);
     }
+    let sizes: Vec<(usize, bool)> = found.iter().map(|(l, p, _)| (l.len(), *p)).collect();
+    let keep = keep_newest(&sizes, max_bytes);
+    let omitted = keep.iter().filter(|k| !**k).count();
+    let lines = found
+        .into_iter()
+        .zip(keep)
+        .filter_map(|((l, _, _), k)| k.then_some(l))
+        .collect();
+    Critical { lines, omitted }
+}
+
+/// Opening of a critical line in a listing of hidden lines (a spill
+/// excerpt's hidden middle): `! <line number>: <text>`.
+pub const LISTED_CRITICAL: &str = "! ";
+
+/// The text of a listed critical line (`! 154: text`), if `line` is one.
+pub fn listed_critical(line: &str) -> Option<&str> {
+    let (number, text) = line.strip_prefix(LISTED_CRITICAL)?.split_once(": ")?;
+    (!number.is_empty() && number.bytes().all(|b| b.is_ascii_digit())).then_some(text)
+}
+
+/// Whether a critical line is pytest's `E  ` detail (the assertion's
+/// operands, not the exception): kept only after every other kind.
+pub fn is_detail_line(line: &str) -> bool {
+    line.trim_start()
+        .strip_prefix("E ")
+        .is_some_and(|rest| !names_exception(rest.trim()))
+}
+
+/// Which of `items` (`(bytes, primary)`, in output order) fit in
+/// `max_bytes`, each costing its bytes plus a newline: the newest first,
+/// every primary item before any other.
+pub fn keep_newest(items: &[(usize, bool)], max_bytes: usize) -> Vec<bool> {
+    let mut keep = vec![false; items.len()];
     let mut used = 0;
     for primary in [true, false] {
-        for (line, p, keep) in found.iter_mut().rev() {
-            if *p == primary && used + line.len() < max_bytes {
-                used += line.len() + 1;
-                *keep = true;
+        for (k, &(bytes, p)) in keep.iter_mut().zip(items).rev() {
+            if p == primary && used + bytes < max_bytes {
+                used += bytes + 1;
+                *k = true;
             }
         }
     }
-    let omitted = found.iter().filter(|f| !f.2).count();
-    let lines = found
-        .into_iter()
-        .filter_map(|(l, _, k)| k.then_some(l))
-        .collect();
-    Critical { lines, omitted }
+    keep
 }
 
 /// The last exit code the output reports (`<returncode>N</returncode>`,
@@ -367,6 +396,21 @@ pub fn outcome(output: &str, exit: Option<i64>) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keep_newest_fills_newest_first_primary_before_details() {
+        // 10 bytes each (+1 newline): room for three of them in 34 bytes.
+        let items = [(10, true), (10, false), (10, true), (10, true), (10, false)];
+        assert_eq!(
+            keep_newest(&items, 34),
+            [true, false, true, true, false],
+            "every primary item before any detail"
+        );
+        assert_eq!(keep_newest(&items, 12), [false, false, false, true, false]);
+        // A smaller older item still fits after a larger one did not.
+        assert_eq!(keep_newest(&[(3, true), (30, true)], 10), [true, false]);
+        assert!(keep_newest(&[], 100).is_empty());
+    }
 
     #[test]
     fn test_outcomes() {

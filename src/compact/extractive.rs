@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use super::summary::Summary;
 use super::text::{clip, one_line, sentences};
 use super::trigger::StepActivity;
-use crate::activity::check::{critical_lines, CRITICAL_BYTES};
+use crate::activity::check::{critical_lines, keep_newest, CRITICAL_BYTES};
 use crate::activity::Outcome;
 use crate::model::{Message, PartKind, Role};
 
@@ -247,17 +247,15 @@ fn key_facts(range: &Range<'_>) -> Vec<String> {
             }
         }
     }
-    let mut used = 0;
-    let mut kept = newest_distinct(errors, usize::MAX);
-    let total = kept.len();
-    kept.reverse();
-    kept.retain(|(line, _)| {
-        let fits = used + line.len() < SUMMARY_CRITICAL_BYTES;
-        used += if fits { line.len() + 1 } else { 0 };
-        fits
-    });
-    kept.reverse();
-    omitted += total - kept.len();
+    let distinct = newest_distinct(errors, usize::MAX);
+    let sizes: Vec<(usize, bool)> = distinct.iter().map(|(l, _)| (l.len(), true)).collect();
+    let fits = keep_newest(&sizes, SUMMARY_CRITICAL_BYTES);
+    omitted += fits.iter().filter(|f| !**f).count();
+    let kept: Vec<_> = distinct
+        .into_iter()
+        .zip(fits)
+        .filter_map(|(x, f)| f.then_some(x))
+        .collect();
     for (line, at) in &kept {
         out.push(format!("- Error: `{line}` {}", range.cite(*at)));
     }

@@ -7,6 +7,9 @@ use std::collections::HashMap;
 use super::grep::{GrepBudget, Pattern};
 use super::lines::{ceil_suffix, floor_prefix, LineIndex};
 use super::literals::LiteralSet;
+use crate::activity::check::{
+    is_detail_line, is_error_line, keep_newest, CRITICAL_BYTES, LISTED_CRITICAL,
+};
 use crate::error::Result;
 
 /// Longest error line quoted in the hidden-middle listing, in bytes.
@@ -56,6 +59,8 @@ pub struct ErrorLine<'t> {
     pub number: usize,
     /// The line (cut to 200 bytes).
     pub text: &'t str,
+    /// Whether it is a critical line (listed with [`LISTED_CRITICAL`]).
+    pub critical: bool,
 }
 
 /// The head/tail excerpt of a text over the cap.
@@ -73,7 +78,8 @@ pub struct Excerpt<'t> {
     pub hidden_lines: usize,
     /// Bytes of those lines.
     pub hidden_bytes: usize,
-    /// Hidden lines with error signals, in order (at most `max_error_lines`).
+    /// Hidden lines with error signals listed, in order: the critical ones
+    /// within a byte budget, then at most `max_error_lines` others.
     pub errors: Vec<ErrorLine<'t>>,
     /// How many hidden lines carry error signals in all.
     pub error_total: usize,
@@ -157,6 +163,19 @@ impl ErrorSignals {
 /// Opening line of a Python traceback.
 const TRACEBACK: &str = "Traceback (most recent call last)";
 
+/// The critical lines of `text` ([`crate::activity::check`]): every line
+/// that ends a traceback and every error line but a traceback's opening, in order.
+fn critical_lines(text: &str, index: &LineIndex) -> Vec<usize> {
+    let mut out = traceback_ends(text, index);
+    out.extend((0..index.len()).filter(|&i| {
+        let line = index.line(text, i);
+        is_error_line(line) && !line.trim_start().starts_with(TRACEBACK)
+    }));
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
 /// Every line of `text` that ends a traceback: the first non-empty,
 /// unindented line after its opening (the exception), in order. One pass:
 /// each line is walked at most once.
@@ -196,8 +215,8 @@ struct Work<'t, 'a> {
     costs: HashMap<usize, u64>,
     /// The last scanned range of lines and its pattern hits.
     scanned: Option<(usize, usize, Vec<usize>)>,
-    /// The lines that end a traceback ([`traceback_ends`]), found once.
-    tracebacks: Vec<usize>,
+    /// The critical lines ([`critical_lines`]), found once.
+    critical: Vec<usize>,
 }
 
 impl Work<'_, '_> {
@@ -211,8 +230,8 @@ impl Work<'_, '_> {
     }
 
     /// Error lines in `from..to`: pattern hits (scanning only what the last
-    /// scan did not cover) and the exception lines ending tracebacks, whatever
-    /// the exception is named.
+    /// scan did not cover) and the critical lines (the exception line ending
+    /// each traceback, whatever it is named; error lines), configured or not.
     fn hits(&mut self, from: usize, to: usize) -> Vec<usize> {
         let (text, index) = (self.text, self.index);
         let mut hits = match self.scanned.take() {
@@ -228,14 +247,52 @@ impl Work<'_, '_> {
             _ => self.signals.scan(text, index, from, to),
         };
         self.scanned = Some((from, to, hits.clone()));
-        let a = self.tracebacks.partition_point(|&i| i < from);
-        let b = self.tracebacks.partition_point(|&i| i < to);
-        if let Some(ends) = self.tracebacks.get(a..b).filter(|e| !e.is_empty()) {
+        let a = self.critical.partition_point(|&i| i < from);
+        let b = self.critical.partition_point(|&i| i < to);
+        if let Some(ends) = self.critical.get(a..b).filter(|e| !e.is_empty()) {
             hits.extend_from_slice(ends);
             hits.sort_unstable();
             hits.dedup();
         }
         hits
+    }
+
+    /// Which of the hidden error lines `hits` the excerpt lists, in order,
+    /// within `max_bytes`: the critical ones (the newest first, pytest's `E  `
+    /// details last), then the first of the `max_error_lines` others that fit.
+    fn listed(&self, hits: &[usize], max_bytes: usize) -> Vec<usize> {
+        let (text, index) = (self.text, self.index);
+        let (critical, other): (Vec<usize>, Vec<usize>) = hits
+            .iter()
+            .partition(|i| self.critical.binary_search(i).is_ok());
+        let sizes: Vec<(usize, bool)> = critical
+            .iter()
+            .map(|&i| {
+                let line = error_text(text, index, i);
+                (line.len(), !is_detail_line(line))
+            })
+            .collect();
+        let fits = keep_newest(&sizes, max_bytes);
+        let mut used: usize = sizes
+            .iter()
+            .zip(&fits)
+            .filter_map(|(&(bytes, _), f)| f.then_some(bytes + 1))
+            .sum();
+        let mut out: Vec<usize> = critical
+            .into_iter()
+            .zip(fits)
+            .filter_map(|(i, f)| f.then_some(i))
+            .collect();
+        for i in other.into_iter().take(self.signals.max_lines) {
+            let bytes = error_text(text, index, i).len();
+            if used + bytes >= max_bytes {
+                break;
+            }
+            used += bytes + 1;
+            out.push(i);
+        }
+        out.sort_unstable();
+        out
     }
 }
 
@@ -282,7 +339,7 @@ impl<'t> Excerpt<'t> {
             count,
             costs: HashMap::new(),
             scanned: None,
-            tracebacks: traceback_ends(text, &index),
+            critical: critical_lines(text, &index),
         };
         for _ in 0..4 {
             let plan = Self::plan(&mut work, room, head_share)?;
@@ -299,7 +356,7 @@ impl<'t> Excerpt<'t> {
     }
 
     fn plan(work: &mut Work<'t, '_>, room: u64, head_share: f64) -> Result<Self> {
-        let (text, index, signals) = (work.text, work.index, work.signals);
+        let (text, index) = (work.text, work.index);
         let split = |room: u64| {
             // The tail keeps at least a tenth: the last line is always shown.
             let head = ((room as f64 * head_share).round() as u64).min(room - room / 10);
@@ -314,23 +371,21 @@ impl<'t> Excerpt<'t> {
         if !hits.is_empty() {
             // Make room for the error listing, then lay out again; the middle
             // usually only grows, so only the newly hidden lines are scanned.
-            let listing: String = hits
-                .iter()
-                .take(signals.max_lines)
-                .map(|&i| error_text(text, index, i))
-                .collect();
-            let reserve = (work.count)(&listing)? + 12 * hits.len().min(signals.max_lines) as u64;
+            let listed = work.listed(&hits, listing_bytes(room));
+            let listing: String = listed.iter().map(|&i| error_text(text, index, i)).collect();
+            let reserve = (work.count)(&listing)? + 12 * listed.len() as u64;
             plan = Self::lay_out(work, split(room.saturating_sub(reserve).max(32)))?;
             let (from2, to2) = plan.hidden_range();
             hits = work.hits(from2, to2);
         }
         plan.error_total = hits.len();
-        plan.errors = hits
+        plan.errors = work
+            .listed(&hits, listing_bytes(room))
             .into_iter()
-            .take(signals.max_lines)
             .map(|i| ErrorLine {
                 number: i + 1,
                 text: error_text(text, index, i),
+                critical: work.critical.binary_search(&i).is_ok(),
             })
             .collect();
         Ok(plan)
@@ -468,17 +523,23 @@ impl<'t> Excerpt<'t> {
         }
         if !self.errors.is_empty() {
             out.push_str(&format!(
-                "[{} hidden {} with error signals{}:]\n",
+                "[{} hidden {} with error signals{}{}:]\n",
                 self.error_total,
                 lines(self.error_total),
                 if self.error_total > self.errors.len() {
-                    format!(", the first {}", self.errors.len())
+                    format!(", {} listed", self.errors.len())
+                } else {
+                    String::new()
+                },
+                if self.errors.iter().any(|e| e.critical) {
+                    format!("; `{}` marks the critical ones", LISTED_CRITICAL.trim())
                 } else {
                     String::new()
                 }
             ));
             for e in &self.errors {
-                out.push_str(&format!("  {}: {}\n", e.number, e.text));
+                let mark = if e.critical { LISTED_CRITICAL } else { "  " };
+                out.push_str(&format!("{mark}{}: {}\n", e.number, e.text));
             }
         }
         for line in &self.tail {
@@ -489,6 +550,12 @@ impl<'t> Excerpt<'t> {
         }
         out
     }
+}
+
+/// Bytes the hidden-middle listing may take with `room` tokens for lines:
+/// [`CRITICAL_BYTES`], or about half the room when that is less.
+fn listing_bytes(room: u64) -> usize {
+    CRITICAL_BYTES.min(usize::try_from(room.saturating_mul(2)).unwrap_or(usize::MAX))
 }
 
 fn error_text<'t>(text: &'t str, index: &LineIndex, i: usize) -> &'t str {
