@@ -47,6 +47,8 @@ export function allPolicies({ renderer } = {}) {
       ? { id: 'image-all', label: 'Every observation as an image', kind: 'baseline', transform: renderAll(renderer) }
       : { id: 'image-all', label: 'Every observation as an image', kind: 'tracelite', options: IMAGE_ALL },
     { id: 'tracelite', label: 'TraceLite defaults', kind: 'tracelite', perProvider: true, options: {} },
+    // The design's per-result cap (25% of the budget) against the default (2%).
+    { id: 'tracelite-cap25', label: 'TraceLite defaults, spill cap 25% of the budget (the design)', kind: 'tracelite', options: { spill: { fraction: 0.25 } } },
   ];
   for (const stage of STAGES) {
     policies.push({

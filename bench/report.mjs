@@ -67,7 +67,9 @@ export function headlineTable(result) {
 }
 
 const isStage = (p) => p.id.startsWith('only-');
-const isBaseline = (p) => p.id !== 'tracelite' && !isStage(p) && !p.id.startsWith('variant-');
+/** TraceLite defaults and its other settings (`tracelite-…`, `variant-…`): neither baseline nor stage. */
+const isTraceLite = (p) => p.id === 'tracelite' || p.id.startsWith('tracelite-') || p.id.startsWith('variant-');
+const isBaseline = (p) => !isTraceLite(p) && !isStage(p);
 
 /** The columns of the dominance table: value of a policy, and whether lower is better. */
 const DOMINANCE_COLUMNS = [

@@ -36,7 +36,7 @@ export interface SpillOptions {
   enabled?: boolean;
   /** Minimum cap per tool result, tokens. Default 2000. */
   floorTokens?: number;
-  /** Cap as a share of the budget. Default 0.25. */
+  /** Cap as a share of the budget. Default 0.02 (2,560 tokens, about 10 KB, at the default budget). */
   fraction?: number;
   /** Head share of the excerpt. Default 0.65. */
   headShare?: number;

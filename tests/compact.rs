@@ -673,7 +673,7 @@ fn no_orphans_on_every_trajectory_and_random_cuts() {
             let step = 1 + next(t.steps.len());
             let keep = 1 + next(9);
             let cfg = config(
-                json!({"session": "prop", "compact": {"threshold": 1500, "planner": false, "keep": keep, "minSaving": 0}}),
+                json!({"session": "prop", "spill": {"enabled": false}, "compact": {"threshold": 1500, "planner": false, "keep": keep, "minSaving": 0}}),
             );
             let conv = t.conversation_at(step).unwrap();
             let out = run(

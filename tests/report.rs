@@ -124,6 +124,8 @@ fn snapshot_changes_index_the_tool_message_not_the_moved_images() {
         ..Config::default()
     };
     config.compact.enabled = false;
+    // Whole outputs, so the sample's long ones become snapshots.
+    config.spill.enabled = false;
     let mut seen = 0;
     let (mut store, mut state) = (MemoryStore::new(), SessionState::default());
     for t in 1..=trajectory.steps.len() {

@@ -149,7 +149,18 @@ mod tests {
 
     #[test]
     fn limits_keep_one_cap_from_the_budget() {
+        // Defaults: the cap is 2,560 tokens, so the threshold (100,000) binds.
         let c = Config::default();
+        assert_eq!(
+            Limits::of(&c),
+            Limits {
+                threshold: 100_000,
+                forced: 125_440
+            }
+        );
+        // A cap of 25% of the budget: one capped result from it.
+        let mut c = Config::default();
+        c.spill.fraction = 0.25;
         assert_eq!(
             Limits::of(&c),
             Limits {
@@ -165,7 +176,7 @@ mod tests {
             Limits::of(&c),
             Limits {
                 threshold: 100_000,
-                forced: 150_000
+                forced: 196_000
             }
         );
     }

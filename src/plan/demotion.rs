@@ -251,10 +251,12 @@ mod tests {
 
     #[test]
     fn nothing_to_save_defers_until_the_threshold() {
-        let config = Config {
+        let mut config = Config {
             budget: 60_000,
             ..Config::default()
         };
+        // Threshold 45,000: the budget minus one capped result of 15,000.
+        config.spill.fraction = 0.25;
         let (schedule, _) = run(&config, 10, 1_000, 0);
         assert_eq!(schedule.demoted(), 0);
         // Over the threshold (budget minus one capped result) it commits anyway.

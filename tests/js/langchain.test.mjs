@@ -95,7 +95,7 @@ test('unchanged messages come back as the very objects they were; changed ones k
   const { request, side } = toChatMessages(messages, system);
   assert.deepEqual(request.messages[2].tool_calls.map((c) => [c.id, c.function.name, c.function.arguments]), [['t1', 'read', '{"path":"x.py"}'], ['t2', 'bash', '{"command":"pytest"}']]);
   // Nothing to do: every message is the same object.
-  const untouched = compress(request, { budget: 1_000_000, store: new SpillStore() });
+  const untouched = compress(request, { budget: 1_000_000, spill: { fraction: 0.25 }, store: new SpillStore() });
   const same = fromChatMessages(untouched.request, side);
   assert.equal(same.systemMessage, system);
   assert.equal(same.messages.length, messages.length);

@@ -123,7 +123,7 @@ test('unchanged items come back as the very objects they were; changed outputs k
   const { request, side } = toResponsesRequest(items, 'You fix bugs.');
   assert.equal(request.instructions, 'You fix bugs.');
   assert.deepEqual(request.input[3], { type: 'function_call_output', call_id: 't1', output: 'print(1)', tracelite_agents: 3 });
-  const untouched = fromResponsesRequest(compress(request, { budget: 1_000_000, store: new SpillStore() }).request, side);
+  const untouched = fromResponsesRequest(compress(request, { budget: 1_000_000, spill: { fraction: 0.25 }, store: new SpillStore() }).request, side);
   assert.equal(untouched.instructions, 'You fix bugs.');
   untouched.input.forEach((item, i) => assert.equal(item, items[i], `item ${i}`));
   // Without snapshots, compaction writes a summary (SDK message items); the rest are originals or changed copies.

@@ -434,8 +434,10 @@ test('chart ticks are evenly spaced round steps', async () => {
 
 test('spill grep lists each match once, with the other blobs that hold it', async () => {
   await resetAndLoadSample();
-  // The debug log's lines are kept in its tool blob, in the snapshot of its
-  // excerpt and in the compaction blob: listed once each.
+  // With a cap of 25% of the budget the debug log's excerpt is long enough to
+  // be rendered and compacted: its lines are kept in its tool blob, in the
+  // snapshot of its excerpt and in the compaction blob, and listed once each.
+  await setControl('spillFraction', 0.25);
   await page.fill('#spill-pattern', 'ERROR replay: order ORD-04');
   await page.check('#spill-all');
   await page.click('#spill-grep-form button[type=submit]');
@@ -450,6 +452,7 @@ test('spill grep lists each match once, with the other blobs that hold it', asyn
   assert.ok(hits.some((h) => h.also > 0), 'copies in other blobs are named beside the match');
   assert.ok(hits.every((h) => h.key.startsWith('tool-')), 'listed at the tool output itself');
   assert.match(await page.textContent('#spill-grep-info'), /each listed once/);
+  await afterRun(() => page.click('#reset-options'));
 });
 
 test('the status line names the request format and the selected provider\'s own format', async () => {

@@ -175,7 +175,7 @@ test('provider per route: anthropic for /v1/messages, openai for the OpenAI rout
   };
   // The sample trajectory: older outputs are rendered as images (in fixed batches: the
   // planner defers them on a run this short), sized and priced by provider.
-  const base = { budget: 16000, plan: { enabled: false } };
+  const base = { budget: 16000, spill: { fraction: 0.25 }, plan: { enabled: false } };
   const sample = JSON.parse(readFileSync(join(root, 'tests/fixtures/sample-trajectory.json'), 'utf8'));
   const requestOf = (format) => trajectoryToRequest(sample, sample.steps.length, format);
   const expectedFor = (format, provider, session) => {
