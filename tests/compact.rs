@@ -522,6 +522,47 @@ fn summary_quotes_every_error_line_verbatim() {
     assert!(summary.contains("NameError: name 'c' is not defined"));
 }
 
+#[test]
+fn older_errors_outrank_newer_pytest_details_in_the_summary() {
+    // An early import error, then a run whose assertion diff prints a
+    // hundred `E   and: …` detail lines: over the summary's byte budget.
+    let mut t = synthetic(12, 3000);
+    t.steps[1].observation =
+        "E   ModuleNotFoundError: No module named 'xmlschema'\n[Command finished with exit code 2]"
+            .into();
+    for step in 2..8 {
+        let details = (0..40)
+            .map(|i| {
+                format!(
+                    "E           and: 'rootdir: /tmp/pytest-of-root/pytest-{step}-{i}/test_dir'"
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        t.steps[step].observation = format!(
+            "{details}\nE       Failed: nomatch: 'sub/test_{step}.py::test_file PASSED*'\n[Command finished with exit code 1]"
+        );
+    }
+    let cfg = config(
+        json!({"session": "sum", "compact": {"threshold": 2000, "planner": false, "keep": 4}}),
+    );
+    let out = run(
+        &request(&t.conversation_at(t.steps.len()).unwrap()),
+        &cfg,
+        &mut MemoryStore::new(),
+        &mut SessionState::default(),
+    );
+    assert!(compacted(&out));
+    let summary = out.conversation.messages[1].text_content();
+    for e in [
+        "E   ModuleNotFoundError: No module named 'xmlschema'",
+        "E       Failed: nomatch: 'sub/test_7.py::test_file PASSED*'",
+    ] {
+        assert!(summary.contains(&format!("`{e}`")), "{e}: {summary}");
+    }
+    assert!(summary.contains("more error lines in the compacted outputs"));
+}
+
 /// Feeds each output back as the history (the host keeps the compacted
 /// conversation), so later compactions merge the previous summary.
 #[test]

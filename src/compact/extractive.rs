@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use super::summary::Summary;
 use super::text::{clip, one_line, sentences};
 use super::trigger::StepActivity;
-use crate::activity::check::{critical_lines, keep_newest, CRITICAL_BYTES};
+use crate::activity::check::{critical_lines, is_detail_line, keep_newest, CRITICAL_BYTES};
 use crate::activity::Outcome;
 use crate::model::{Message, PartKind, Role};
 
@@ -248,7 +248,11 @@ fn key_facts(range: &Range<'_>) -> Vec<String> {
         }
     }
     let distinct = newest_distinct(errors, usize::MAX);
-    let sizes: Vec<(usize, bool)> = distinct.iter().map(|(l, _)| (l.len(), true)).collect();
+    // pytest's `E  ` details of newer failures must not crowd out older errors.
+    let sizes: Vec<(usize, bool)> = distinct
+        .iter()
+        .map(|(l, _)| (l.len(), !is_detail_line(l)))
+        .collect();
     let fits = keep_newest(&sizes, SUMMARY_CRITICAL_BYTES);
     omitted += fits.iter().filter(|f| !**f).count();
     let kept: Vec<_> = distinct
@@ -257,7 +261,7 @@ fn key_facts(range: &Range<'_>) -> Vec<String> {
         .filter_map(|(x, f)| f.then_some(x))
         .collect();
     for (line, at) in &kept {
-        out.push(format!("- Error: `{line}` {}", range.cite(*at)));
+        out.push(format!("{ERROR_FACT}{line}` {}", range.cite(*at)));
     }
     if omitted > 0 {
         out.push(format!(
@@ -353,7 +357,16 @@ fn key_facts(range: &Range<'_>) -> Vec<String> {
 }
 
 /// Bytes of critical lines a summary lists (about 1,000 tokens).
-const SUMMARY_CRITICAL_BYTES: usize = 4_000;
+pub const SUMMARY_CRITICAL_BYTES: usize = 4_000;
+
+/// Opening of a key fact quoting a critical line: `` - Error: `line` <cite> ``.
+const ERROR_FACT: &str = "- Error: `";
+
+/// The critical line a key fact quotes, if `fact` is one ([`ERROR_FACT`]).
+pub fn error_fact(fact: &str) -> Option<&str> {
+    let rest = fact.strip_prefix(ERROR_FACT)?;
+    rest.get(..rest.rfind("` ")?)
+}
 
 /// Most paths and definitions listed in the key facts.
 const MAX_FOUND: usize = 40;

@@ -2,6 +2,9 @@
 //! steps. Rendering, parsing (also of an LLM's free-form markdown), validation
 //! and merging with a previous summary.
 
+use super::extractive::{error_fact, SUMMARY_CRITICAL_BYTES};
+use crate::activity::check::{is_detail_line, keep_newest};
+
 /// First characters of every summary message.
 pub const SUMMARY_MARK: &str = "[TraceLite summary";
 
@@ -97,22 +100,40 @@ impl Summary {
 
     /// Merges a newer summary into this one: the goal stays (unless empty),
     /// progress, key facts and decisions are appended without duplicates
-    /// (keeping the newest [`MAX_LINES`]), next steps are replaced.
+    /// (keeping the newest [`MAX_LINES`]; the critical lines key facts quote
+    /// are kept apart, see [`keep_errors`]), next steps are replaced.
     pub fn merge(&self, newer: &Summary) -> Summary {
         let mut out = self.clone();
         if out.sections[0].is_empty() {
             out.sections[0] = newer.sections[0].clone();
         }
         // Progress, key facts and decisions (sections 1..4) accumulate.
-        for (mine, theirs) in out.sections.iter_mut().zip(&newer.sections).skip(1).take(3) {
+        for (k, (mine, theirs)) in out
+            .sections
+            .iter_mut()
+            .zip(&newer.sections)
+            .enumerate()
+            .skip(1)
+            .take(3)
+        {
             for line in theirs {
                 if !mine.contains(line) {
                     mine.push(line.clone());
                 }
             }
-            let len = mine.len();
-            if len > MAX_LINES {
-                mine.drain(..len - MAX_LINES);
+            if k == KEY_FACTS {
+                keep_errors(mine);
+            }
+            // Errors lead the key facts, bounded in bytes; of the other
+            // lines, the oldest go past MAX_LINES.
+            let errors = if k == KEY_FACTS {
+                mine.iter().take_while(|l| error_fact(l).is_some()).count()
+            } else {
+                0
+            };
+            let others = mine.len() - errors;
+            if others > MAX_LINES {
+                mine.drain(errors..errors + others - MAX_LINES);
             }
         }
         if !newer.sections[4].is_empty() {
@@ -120,6 +141,42 @@ impl Summary {
         }
         out
     }
+}
+
+/// Index of the Key facts section in [`SECTIONS`].
+const KEY_FACTS: usize = 2;
+
+/// Puts the key facts that quote critical lines first and bounds them as a
+/// fresh summary does: each quoted line once (its newest fact), within
+/// [`SUMMARY_CRITICAL_BYTES`], the newest first and pytest's `E  ` details
+/// after every other kind. An old import error outlives the newer
+/// assertion details that would otherwise push it out; what does not fit
+/// stays in the previous summary's spilled original.
+fn keep_errors(facts: &mut Vec<String>) {
+    let (errors, others): (Vec<String>, Vec<String>) =
+        facts.drain(..).partition(|f| error_fact(f).is_some());
+    let mut seen = std::collections::HashSet::new();
+    let mut distinct: Vec<String> = errors
+        .into_iter()
+        .rev()
+        .filter(|f| seen.insert(error_fact(f).unwrap_or("").to_string()))
+        .collect();
+    distinct.reverse();
+    let sizes: Vec<(usize, bool)> = distinct
+        .iter()
+        .map(|f| {
+            let line = error_fact(f).unwrap_or("");
+            (line.len(), !is_detail_line(line))
+        })
+        .collect();
+    let fits = keep_newest(&sizes, SUMMARY_CRITICAL_BYTES);
+    facts.extend(
+        distinct
+            .into_iter()
+            .zip(fits)
+            .filter_map(|(f, k)| k.then_some(f)),
+    );
+    facts.extend(others);
 }
 
 /// If `line` is a section heading: the section index and any text after it.
@@ -187,6 +244,64 @@ mod tests {
         assert!(Summary::parse("## Goal\na\n## Goal\nb")
             .unwrap_err()
             .contains("twice"));
+    }
+
+    #[test]
+    fn merge_keeps_old_errors_before_new_details_and_each_error_once() {
+        let fact =
+            |line: &str, n: usize| format!("- Error: `{line}` spill://s/compact-{n} (lines 1-2)");
+        let mut old = Summary::default();
+        old.sections[2] = vec![
+            fact("E   ModuleNotFoundError: No module named 'xmlschema'", 1),
+            fact("ValueError: boom", 1),
+            "- Files read: `a.py`".into(),
+        ];
+        let mut new = Summary::default();
+        new.sections[2] = (0..80)
+            .map(|i| {
+                fact(
+                    &format!("E           and: 'rootdir: /tmp/pytest-{i}/test_collect0'"),
+                    2,
+                )
+            })
+            .chain([fact("ValueError: boom", 2)])
+            .chain((0..45).map(|i| format!("- Paths in outputs: `p{i}.py`")))
+            .collect();
+        let merged = old.merge(&new);
+        let facts = &merged.sections[2];
+        assert!(facts.contains(&fact(
+            "E   ModuleNotFoundError: No module named 'xmlschema'",
+            1
+        )));
+        // Quoted once, by its newest fact.
+        assert_eq!(
+            facts
+                .iter()
+                .filter(|f| f.contains("ValueError: boom"))
+                .count(),
+            1
+        );
+        assert!(facts.contains(&fact("ValueError: boom", 2)));
+        // Details fill what is left of the byte budget, newest first.
+        let bytes: usize = facts
+            .iter()
+            .filter_map(|f| error_fact(f))
+            .map(|l| l.len() + 1)
+            .sum();
+        assert!(bytes <= SUMMARY_CRITICAL_BYTES, "{bytes}");
+        assert!(facts.iter().any(|f| f.contains("pytest-79/")));
+        assert!(!facts.iter().any(|f| f.contains("pytest-0/")));
+        // Other facts: the newest MAX_LINES.
+        let others: Vec<&String> = facts.iter().filter(|f| error_fact(f).is_none()).collect();
+        assert_eq!(others.len(), MAX_LINES);
+        assert_eq!(
+            others.last().unwrap().as_str(),
+            "- Paths in outputs: `p44.py`"
+        );
+        assert!(
+            facts.iter().take_while(|f| error_fact(f).is_some()).count() + others.len()
+                == facts.len()
+        );
     }
 
     #[test]
