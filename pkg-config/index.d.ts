@@ -209,7 +209,7 @@ export interface PlanOptions {
   horizon?: number;
   /** Smallest derived horizon. Default 10. */
   minHorizon?: number;
-  /** Largest derived horizon. Default 200. */
+  /** Largest derived horizon: a rewrite must pay back within this many turns. Default 15. */
   maxHorizon?: number;
   /** Prices; the dated table for `provider` by default. */
   prices?: Prices;

@@ -18,7 +18,8 @@
 //! Prices come from a dated per-provider table ([`prices`]); the horizon
 //! (turns still to come) defaults to the turns so far (a session that has
 //! run for `t` turns is expected to run about `t` more), clamped to
-//! `plan.minHorizon..=plan.maxHorizon`. Every decision is a pure function
+//! `plan.minHorizon..=plan.maxHorizon` (10..=15: a rewrite must pay back
+//! within 15 turns). Every decision is a pure function
 //! of the history and the settings, so a stateless host that sees the whole
 //! history each turn and the stateful [`crate::TraceLite`] emit the same bytes.
 
@@ -43,7 +44,10 @@ pub struct PlanConfig {
     pub horizon: usize,
     /// Smallest derived horizon.
     pub min_horizon: usize,
-    /// Largest derived horizon.
+    /// Largest derived horizon (default 15): a rewrite must pay back within
+    /// 15 turns. The turns so far overestimate what is left of a task that
+    /// is nearly done, and a rewrite's cost is certain while its saving is
+    /// not; `make bench` measured caps of 10, 15, 20, 30 and 200 (README).
     pub max_horizon: usize,
     /// Prices (USD per million input tokens); the dated table of
     /// [`prices::default_prices`] for the provider when absent.
@@ -56,7 +60,7 @@ impl Default for PlanConfig {
             enabled: true,
             horizon: 0,
             min_horizon: 10,
-            max_horizon: 200,
+            max_horizon: 15,
             prices: None,
         }
     }
