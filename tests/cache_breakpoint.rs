@@ -129,6 +129,10 @@ fn batched_stages() -> Config {
     c.provider = tracelite::config::Provider::Anthropic;
     c.phase.enabled = false;
     c.compact.enabled = false;
+    // Long outputs stay whole and the horizon is long: the planner moves the
+    // boundary within the first 40 steps even at Anthropic's write price.
+    c.spill.fraction = 0.25;
+    c.plan.max_horizon = 200;
     c
 }
 
