@@ -505,6 +505,15 @@ fn summary_quotes_every_error_line_verbatim() {
         .collect::<Vec<_>>()
         .join("\n");
     t.steps[4].observation = format!("{middle}\n[Command finished with exit code 1]");
+    let summary = compacted_summary(&t);
+    for e in &errors {
+        assert!(summary.contains(&format!("`{e}`")), "{e}: {summary}");
+    }
+    assert!(summary.contains("NameError: name 'c' is not defined"));
+}
+
+/// The summary of `t` compacted at its last step (threshold 2,000, last 4 kept).
+fn compacted_summary(t: &Trajectory) -> String {
     let cfg = config(
         json!({"session": "sum", "compact": {"threshold": 2000, "planner": false, "keep": 4}}),
     );
@@ -515,17 +524,13 @@ fn summary_quotes_every_error_line_verbatim() {
         &mut SessionState::default(),
     );
     assert!(compacted(&out));
-    let summary = out.conversation.messages[1].text_content();
-    for e in &errors {
-        assert!(summary.contains(&format!("`{e}`")), "{e}: {summary}");
-    }
-    assert!(summary.contains("NameError: name 'c' is not defined"));
+    out.conversation.messages[1].text_content()
 }
 
 #[test]
 fn older_errors_outrank_newer_pytest_details_in_the_summary() {
-    // An early import error, then a run whose assertion diff prints a
-    // hundred `E   and: …` detail lines: over the summary's byte budget.
+    // An early import error, then six runs whose assertion diffs print 40
+    // `E   and: …` detail lines each: over the summary's byte budget.
     let mut t = synthetic(12, 3000);
     t.steps[1].observation =
         "E   ModuleNotFoundError: No module named 'xmlschema'\n[Command finished with exit code 2]"
@@ -543,17 +548,7 @@ fn older_errors_outrank_newer_pytest_details_in_the_summary() {
             "{details}\nE       Failed: nomatch: 'sub/test_{step}.py::test_file PASSED*'\n[Command finished with exit code 1]"
         );
     }
-    let cfg = config(
-        json!({"session": "sum", "compact": {"threshold": 2000, "planner": false, "keep": 4}}),
-    );
-    let out = run(
-        &request(&t.conversation_at(t.steps.len()).unwrap()),
-        &cfg,
-        &mut MemoryStore::new(),
-        &mut SessionState::default(),
-    );
-    assert!(compacted(&out));
-    let summary = out.conversation.messages[1].text_content();
+    let summary = compacted_summary(&t);
     for e in [
         "E   ModuleNotFoundError: No module named 'xmlschema'",
         "E       Failed: nomatch: 'sub/test_7.py::test_file PASSED*'",
