@@ -581,3 +581,27 @@ fn legacy_function_messages_round_trip_as_text() {
     formats::validate(&conv, CHAT).unwrap();
     assert_eq!(formats::emit(CHAT, &conv), chat);
 }
+
+#[test]
+fn a_free_form_media_type_survives_a_data_url() {
+    // Gemini's `mime_type` is free text; OpenAI carries it inside a
+    // `data:<type>;base64,<data>` URL, which must split back the same.
+    for mime in ["image/png", "data:image/png;base64,AA", "x;base64,y"] {
+        let v = json!({"model": "m", "contents": [{"role": "user", "parts": [
+            {"inline_data": {"mime_type": mime, "data": "AA"}}]}]});
+        let conv = formats::parse(FormatName::Gemini, &v).unwrap();
+        for to in [FormatName::OpenaiChat, FormatName::OpenaiResponses] {
+            let (c, _) = formats::convert_conversation(conv.clone(), FormatName::Gemini, to);
+            let back = formats::parse(to, &formats::emit(to, &c)).expect(to.as_str());
+            let (round, _) = formats::convert_conversation(back, to, FormatName::Gemini);
+            let out = formats::emit(FormatName::Gemini, &round);
+            // Emitted in Gemini's camelCase spelling.
+            assert_eq!(
+                out["contents"][0]["parts"][0]["inlineData"]["mimeType"],
+                mime,
+                "{}: {out}",
+                to.as_str()
+            );
+        }
+    }
+}

@@ -273,9 +273,11 @@ pub(crate) fn as_obj<'a>(
         .ok_or_else(|| invalid(path, format!("{what} must be an object")))
 }
 
-/// Splits `data:<type>;base64,<data>`.
+/// Splits `data:<type>;base64,<data>` at the last `;base64,`: base64 never
+/// holds a `;`, so a media type that does (another format's free-form
+/// `mime_type`) comes back whole.
 pub(crate) fn split_data_url(url: &str) -> Option<(&str, &str)> {
     let rest = url.strip_prefix("data:")?;
-    let (media_type, data) = rest.split_once(";base64,")?;
+    let (media_type, data) = rest.rsplit_once(";base64,")?;
     Some((media_type, data))
 }
