@@ -592,7 +592,8 @@ fn a_free_form_media_type_survives_a_data_url() {
         let conv = formats::parse(FormatName::Gemini, &v).unwrap();
         for to in [FormatName::OpenaiChat, FormatName::OpenaiResponses] {
             let (c, _) = formats::convert_conversation(conv.clone(), FormatName::Gemini, to);
-            let back = formats::parse(to, &formats::emit(to, &c)).expect(to.as_str());
+            let back = formats::parse(to, &formats::emit(to, &c))
+                .unwrap_or_else(|e| panic!("{}: {e}", to.as_str()));
             let (round, _) = formats::convert_conversation(back, to, FormatName::Gemini);
             let out = formats::emit(FormatName::Gemini, &round);
             // Emitted in Gemini's camelCase spelling.
