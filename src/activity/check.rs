@@ -254,14 +254,14 @@ impl Critical {
 /// `max_bytes`, the newest are kept, pytest's `E  ` detail lines only after
 /// every other kind.
 pub fn critical_lines(output: &str, max_bytes: usize) -> Critical {
-    // (line, primary, kept); each line once (a set: an output may hold
+    // (line, primary); each line once (a set: an output may hold
     // many thousands of error lines).
-    let mut found: Vec<(String, bool, bool)> = Vec::new();
+    let mut found: Vec<(String, bool)> = Vec::new();
     let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
     let mut push = |line: &str, primary: bool| {
         let t = crate::compact::text::clip(line.trim(), CRITICAL_LINE_BYTES);
         if !t.is_empty() && seen.insert(t.clone()) {
-            found.push((t, primary, false));
+            found.push((t, primary));
         }
     };
     let mut in_traceback = false;
@@ -289,15 +289,27 @@ pub fn critical_lines(output: &str, max_bytes: usize) -> Critical {
     if let Some(code) = exit_code(output).filter(|c| *c != 0) {
         push(&format!("exit code {code}"), true);
     }
-    let sizes: Vec<(usize, bool)> = found.iter().map(|(l, p, _)| (l.len(), *p)).collect();
-    let keep = keep_newest(&sizes, max_bytes);
-    let omitted = keep.iter().filter(|k| !**k).count();
-    let lines = found
-        .into_iter()
-        .zip(keep)
-        .filter_map(|((l, _, _), k)| k.then_some(l))
-        .collect();
+    let (kept, omitted) = fit_newest(found, max_bytes, |(l, p)| (l.len(), *p));
+    let lines = kept.into_iter().map(|(l, _)| l).collect();
     Critical { lines, omitted }
+}
+
+/// The `items` (in output order) that fit in `max_bytes` by [`keep_newest`],
+/// `measure` giving each one's `(bytes, primary)`, and how many did not.
+pub fn fit_newest<T>(
+    items: Vec<T>,
+    max_bytes: usize,
+    measure: impl Fn(&T) -> (usize, bool),
+) -> (Vec<T>, usize) {
+    let sizes: Vec<(usize, bool)> = items.iter().map(measure).collect();
+    let fits = keep_newest(&sizes, max_bytes);
+    let omitted = fits.iter().filter(|f| !**f).count();
+    let kept = items
+        .into_iter()
+        .zip(fits)
+        .filter_map(|(x, f)| f.then_some(x))
+        .collect();
+    (kept, omitted)
 }
 
 /// Opening of a critical line in a listing of hidden lines (a spill

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use super::summary::Summary;
 use super::text::{clip, one_line, sentences};
 use super::trigger::StepActivity;
-use crate::activity::check::{critical_lines, is_detail_line, keep_newest, CRITICAL_BYTES};
+use crate::activity::check::{critical_lines, fit_newest, is_detail_line, CRITICAL_BYTES};
 use crate::activity::Outcome;
 use crate::model::{Message, PartKind, Role};
 
@@ -247,19 +247,13 @@ fn key_facts(range: &Range<'_>) -> Vec<String> {
             }
         }
     }
-    let distinct = newest_distinct(errors, usize::MAX);
     // pytest's `E  ` details of newer failures must not crowd out older errors.
-    let sizes: Vec<(usize, bool)> = distinct
-        .iter()
-        .map(|(l, _)| (l.len(), !is_detail_line(l)))
-        .collect();
-    let fits = keep_newest(&sizes, SUMMARY_CRITICAL_BYTES);
-    omitted += fits.iter().filter(|f| !**f).count();
-    let kept: Vec<_> = distinct
-        .into_iter()
-        .zip(fits)
-        .filter_map(|(x, f)| f.then_some(x))
-        .collect();
+    let (kept, left_out) = fit_newest(
+        newest_distinct(errors, usize::MAX),
+        SUMMARY_CRITICAL_BYTES,
+        |(l, _)| (l.len(), !is_detail_line(l)),
+    );
+    omitted += left_out;
     for (line, at) in &kept {
         out.push(format!("{ERROR_FACT}{line}` {}", range.cite(*at)));
     }
@@ -466,7 +460,7 @@ fn code_symbols(line: &str) -> Vec<&str> {
 /// occurrence, ordered by their last occurrence; the newest `keep` of them.
 /// What appending each item after removing its earlier copy gives, in one
 /// pass from the end.
-fn newest_distinct<T>(items: Vec<(String, T)>, keep: usize) -> Vec<(String, T)> {
+pub(super) fn newest_distinct<T>(items: Vec<(String, T)>, keep: usize) -> Vec<(String, T)> {
     let mut seen: HashSet<String> = HashSet::new();
     let mut out: Vec<(String, T)> = Vec::new();
     for (text, value) in items.into_iter().rev() {

@@ -2,8 +2,8 @@
 //! steps. Rendering, parsing (also of an LLM's free-form markdown), validation
 //! and merging with a previous summary.
 
-use super::extractive::{error_fact, SUMMARY_CRITICAL_BYTES};
-use crate::activity::check::{is_detail_line, keep_newest};
+use super::extractive::{error_fact, newest_distinct, SUMMARY_CRITICAL_BYTES};
+use crate::activity::check::{fit_newest, is_detail_line};
 
 /// First characters of every summary message.
 pub const SUMMARY_MARK: &str = "[TraceLite summary";
@@ -121,16 +121,9 @@ impl Summary {
                     mine.push(line.clone());
                 }
             }
-            if k == KEY_FACTS {
-                keep_errors(mine);
-            }
             // Errors lead the key facts, bounded in bytes; of the other
             // lines, the oldest go past MAX_LINES.
-            let errors = if k == KEY_FACTS {
-                mine.iter().take_while(|l| error_fact(l).is_some()).count()
-            } else {
-                0
-            };
+            let errors = if k == KEY_FACTS { keep_errors(mine) } else { 0 };
             let others = mine.len() - errors;
             if others > MAX_LINES {
                 mine.drain(errors..errors + others - MAX_LINES);
@@ -151,32 +144,22 @@ const KEY_FACTS: usize = 2;
 /// [`SUMMARY_CRITICAL_BYTES`], the newest first and pytest's `E  ` details
 /// after every other kind. An old import error outlives the newer
 /// assertion details that would otherwise push it out; what does not fit
-/// stays in the previous summary's spilled original.
-fn keep_errors(facts: &mut Vec<String>) {
+/// stays in the previous summary's spilled original. Returns how many lead.
+fn keep_errors(facts: &mut Vec<String>) -> usize {
     let (errors, others): (Vec<String>, Vec<String>) =
         facts.drain(..).partition(|f| error_fact(f).is_some());
-    let mut seen = std::collections::HashSet::new();
-    let mut distinct: Vec<String> = errors
+    let quoted = errors
         .into_iter()
-        .rev()
-        .filter(|f| seen.insert(error_fact(f).unwrap_or("").to_string()))
-        .collect();
-    distinct.reverse();
-    let sizes: Vec<(usize, bool)> = distinct
-        .iter()
-        .map(|f| {
-            let line = error_fact(f).unwrap_or("");
-            (line.len(), !is_detail_line(line))
-        })
-        .collect();
-    let fits = keep_newest(&sizes, SUMMARY_CRITICAL_BYTES);
-    facts.extend(
-        distinct
-            .into_iter()
-            .zip(fits)
-            .filter_map(|(f, k)| k.then_some(f)),
+        .map(|f| (error_fact(&f).unwrap_or("").to_string(), f));
+    let (kept, _) = fit_newest(
+        newest_distinct(quoted.collect(), usize::MAX),
+        SUMMARY_CRITICAL_BYTES,
+        |(line, _)| (line.len(), !is_detail_line(line)),
     );
+    let count = kept.len();
+    facts.extend(kept.into_iter().map(|(_, f)| f));
     facts.extend(others);
+    count
 }
 
 /// If `line` is a section heading: the section index and any text after it.

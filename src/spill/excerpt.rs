@@ -8,7 +8,7 @@ use super::grep::{GrepBudget, Pattern};
 use super::lines::{ceil_suffix, floor_prefix, LineIndex};
 use super::literals::LiteralSet;
 use crate::activity::check::{
-    is_detail_line, is_error_line, keep_newest, CRITICAL_BYTES, LISTED_CRITICAL,
+    fit_newest, is_detail_line, is_error_line, CRITICAL_BYTES, LISTED_CRITICAL,
 };
 use crate::error::Result;
 
@@ -265,24 +265,14 @@ impl Work<'_, '_> {
         let (critical, other): (Vec<usize>, Vec<usize>) = hits
             .iter()
             .partition(|i| self.critical.binary_search(i).is_ok());
-        let sizes: Vec<(usize, bool)> = critical
+        let (mut out, _) = fit_newest(critical, max_bytes, |&i| {
+            let line = error_text(text, index, i);
+            (line.len(), !is_detail_line(line))
+        });
+        let mut used: usize = out
             .iter()
-            .map(|&i| {
-                let line = error_text(text, index, i);
-                (line.len(), !is_detail_line(line))
-            })
-            .collect();
-        let fits = keep_newest(&sizes, max_bytes);
-        let mut used: usize = sizes
-            .iter()
-            .zip(&fits)
-            .filter_map(|(&(bytes, _), f)| f.then_some(bytes + 1))
+            .map(|&i| error_text(text, index, i).len() + 1)
             .sum();
-        let mut out: Vec<usize> = critical
-            .into_iter()
-            .zip(fits)
-            .filter_map(|(i, f)| f.then_some(i))
-            .collect();
         for i in other.into_iter().take(self.signals.max_lines) {
             let bytes = error_text(text, index, i).len();
             if used + bytes >= max_bytes {
