@@ -149,8 +149,10 @@ export interface CompactOptions {
   keepToolCalls?: boolean;
   /** Share of the budget the user's own messages (task, later instructions) may fill
    * when compaction keeps them word for word, first in the request; beyond it the
-   * oldest (never the first nor the newest) go behind a pointer and their constraints
-   * into the archive. Default 0.25. */
+   * oldest (never the first nor the newest) go behind a pointer, quoted by a 240-byte
+   * head/tail excerpt, and their constraints into the archive. Default 0.05 (6,400
+   * tokens of the default budget): with `callLogShare` and `summaryShare` it bounds what
+   * compactions carry forward, so a long session's cost per turn stays flat. */
   userShare?: number;
   /** Tokens of live outputs a compaction keeps as they were shown, after the summary:
    * the newest output of each file view, search and edit result of the compacted turns
@@ -160,8 +162,12 @@ export interface CompactOptions {
   /** Share of the budget the tool-call log may fill; beyond it its oldest calls are
    * folded into one line (how many, by tool) citing the compaction's blob, which holds
    * them verbatim, so a session of any length stays inside the budget. In (0, 1].
-   * Default 0.1. */
+   * Default 0.04. */
   callLogShare?: number;
+  /** Share of the budget the summary may fill; beyond it the oldest lines of Progress,
+   * Key facts and Decisions (critical error lines last) leave it, with one line citing
+   * the previous summary (kept verbatim in the compaction's blob). In (0, 1]. Default 0.04. */
+  summaryShare?: number;
 }
 
 /** Secret redaction. */

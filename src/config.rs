@@ -358,6 +358,12 @@ pub struct CompactConfig {
     /// calls are folded into one line citing the compaction's blob, which
     /// holds them verbatim (a session of any length stays in the budget).
     pub call_log_share: f64,
+    /// Share of the budget the summary may fill; beyond it the oldest lines
+    /// of Progress, Key facts and Decisions (critical lines last) leave it,
+    /// readable in the previous summary that the compaction's blob keeps.
+    /// With `userShare` and `callLogShare` it bounds what compactions carry
+    /// forward, so a long session's requests (and cost per turn) stay flat.
+    pub summary_share: f64,
 }
 
 /// Token prices in US dollars per million tokens.
@@ -397,9 +403,10 @@ impl Default for CompactConfig {
             min_saving: 2_000,
             detect_stages: true,
             keep_tool_calls: true,
-            user_share: 0.25,
+            user_share: 0.05,
             live_views: 4_000,
-            call_log_share: 0.1,
+            call_log_share: 0.04,
+            summary_share: 0.04,
         }
     }
 }

@@ -885,7 +885,10 @@ fn user_messages_stay_word_for_word_up_to_their_share() {
     );
     let summary = &texts[3];
     // The pointer and lines given hold it (and not the rest of the blob).
-    let original = cited(&mut store, line_with(summary, "not repeated here"));
+    let listed = line_with(summary, "not repeated here");
+    // Quoted in the summary by a head/tail excerpt (whole, as it is short).
+    assert!(listed.ends_with(&format!(" — \"{middle}\"")), "{listed}");
+    let original = cited(&mut store, listed);
     assert!(
         original.starts_with("--- message 3 (user) ---\n[user]\n"),
         "{original}"
@@ -1365,4 +1368,58 @@ fn kept_views_mask_secrets_and_count_only_what_they_keep() {
         "{:?}",
         small.report.redactions
     );
+}
+
+/// A summary merged over many compactions stays within
+/// `compact.summaryShare` of the budget: its oldest lines leave first (the
+/// quoted error last), one line says how many and cites the previous
+/// summary, which the compaction's blob keeps verbatim.
+#[test]
+fn merged_summary_stays_within_its_share() {
+    let t = synthetic(60, 800);
+    let share = 0.02;
+    let budget = 40_000u64;
+    let cfg = config(json!({"session": "summ", "budget": budget, "compact": {
+        "threshold": 3000, "planner": false, "keep": 4, "minTurns": 2, "minSaving": 0,
+        "liveViews": 0, "summaryShare": share}}));
+    let cap = (share * budget as f64) as u64;
+    let mut store = MemoryStore::new();
+    let mut state = SessionState::default();
+    let mut history = t.conversation_at(0).unwrap();
+    let (mut compactions, mut trimmed) = (0, 0);
+    for step in 0..t.steps.len() {
+        let (out, _) = next_turn(&t, step, &mut history, &cfg, &mut store, &mut state);
+        if compacted(&out) {
+            compactions += 1;
+            let summary = summary_of(&out);
+            let tokens = tracelite::tokens::TokenCounter::count(&Estimator, &summary).unwrap();
+            assert!(
+                tokens <= cap,
+                "step {step}: {tokens} > {cap} tokens\n{summary}"
+            );
+            assert!(
+                summary.contains("NameError: name 'c' is not defined"),
+                "{summary}"
+            );
+            if let Some(note) = summary.lines().find(|l| l.contains("older summary lines")) {
+                trimmed += 1;
+                assert!(note.contains("(compact.summaryShare)"), "{note}");
+                let previous = cited(&mut store, note);
+                assert!(
+                    previous.starts_with("--- previous summary ---\n"),
+                    "{previous}"
+                );
+                assert!(previous.contains(SUMMARY_MARK));
+            }
+        }
+        history = out.conversation;
+    }
+    assert!(
+        compactions >= 4 && trimmed >= 2,
+        "{compactions} compactions, {trimmed} trimmed"
+    );
+    for bad in [json!(0), json!(1.5), json!(-0.1)] {
+        let e = Config::from_json(json!({"compact": {"summaryShare": bad}})).unwrap_err();
+        assert_eq!(e.path, "compact.summaryShare");
+    }
 }

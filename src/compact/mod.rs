@@ -55,6 +55,9 @@ use crate::stage::{Stage, StageContext, StageName};
 /// that the Goal cites one by one; the rest get one line.
 const MAX_DROPPED_LISTED: usize = 8;
 
+/// Bytes of the head/tail excerpt quoting each listed dropped user message.
+const DROPPED_EXCERPT_BYTES: usize = 240;
+
 /// Most pinned constraints a session keeps.
 const MAX_PINNED: usize = 100;
 
@@ -654,9 +657,10 @@ impl Plan {
                 )
             })
             .collect();
-        if let Some(prev) = &previous_text {
+        let previous_at = previous_text.as_ref().map(|prev| {
             sections.push(("previous summary".into(), prev.clone()));
-        }
+            sections.len() - 1
+        });
         let mut dropped_at: Vec<Option<usize>> = Vec::with_capacity(dropped.len());
         for (m, at) in &dropped {
             dropped_at.push(match at {
@@ -751,12 +755,21 @@ impl Plan {
                 Some(at) => range.cite(*at),
                 None => blob::cite(&pointer, section.and_then(|k| laid.lines.get(k))),
             };
+            let text = m.text_content();
             goal.push(format!(
-                "- An earlier user message ({} bytes) is not repeated here (compact.userShare): {cite}",
-                m.text_content().len(),
+                "- An earlier user message ({} bytes) is not repeated here (compact.userShare): {cite} — \"{}\"",
+                text.len(),
+                text::head_tail(&text, DROPPED_EXCERPT_BYTES),
             ));
         }
         merged.sections[0] = goal;
+        let header = format!("{SUMMARY_MARK} of earlier turns; originals: {pointer}]");
+        // Bounded: what a long session carries forward must not grow.
+        let cap = (config.compact.summary_share * config.budget as f64) as u64;
+        let older = blob::cite(&pointer, previous_at.and_then(|k| laid.lines.get(k)));
+        merged.fit(&header, cap, |t| cx.meter.text(t), |n| {
+            format!("- {n} older summary lines are not repeated here (compact.summaryShare): {older}")
+        })?;
         // The archive: previous items, then pinned, then new user constraints.
         let mut archive = prior.archive.clone().unwrap_or_default();
         for p in config
@@ -773,7 +786,6 @@ impl Plan {
                 archive.add(&c);
             }
         }
-        let header = format!("{SUMMARY_MARK} of earlier turns; originals: {pointer}]");
         let summary_text = cx.redact(&merged.render(&header)).into_owned();
         let mut messages: Vec<Message> = users.into_iter().map(|(m, _)| m).collect();
         if !archive.items.is_empty() {
@@ -963,6 +975,9 @@ impl crate::config::CompactConfig {
         }
         if !(self.call_log_share > 0.0 && self.call_log_share <= 1.0) {
             return bad("compact.callLogShare", "must be in (0, 1]");
+        }
+        if !(self.summary_share > 0.0 && self.summary_share <= 1.0) {
+            return bad("compact.summaryShare", "must be in (0, 1]");
         }
         if self.keep == 0 {
             return bad("compact.keep", "must be at least 1");

@@ -134,6 +134,101 @@ impl Summary {
         }
         out
     }
+
+    /// Drops the oldest lines of Progress, Key facts and Decisions (the
+    /// largest section first; the key facts quoting critical lines, already
+    /// bounded by [`SUMMARY_CRITICAL_BYTES`], last) until the rendered summary
+    /// (`header` included) is within `cap` tokens, keeping room for the line
+    /// that says so. Returns how many lines went; `note(n)` is that line, put
+    /// at the end of Progress. What goes stays readable where the caller's
+    /// note points (the previous summary, kept in the compaction's blob), so
+    /// a summary merged over any number of compactions stays bounded.
+    pub fn fit(
+        &mut self,
+        header: &str,
+        cap: u64,
+        mut tokens: impl FnMut(&str) -> crate::error::Result<u64>,
+        note: impl Fn(usize) -> String,
+    ) -> crate::error::Result<usize> {
+        // A line counted alone (its newline not at all): what dropping it
+        // saves is not overestimated.
+        let mut total = tokens(&self.render(header))?;
+        if total <= cap {
+            return Ok(0);
+        }
+        let room = cap.saturating_sub(tokens(&note(usize::MAX))? + 1);
+        // Per droppable section (Progress, Key facts, Decisions): the order
+        // its lines go in, oldest first, and in Key facts the critical lines
+        // (bounded already) only after the others, the last listed first.
+        let mut queues: Vec<Queue> = Vec::with_capacity(3);
+        for (k, lines) in self.sections.iter().enumerate().skip(1).take(3) {
+            let mut others = Vec::new();
+            let mut errors = Vec::new();
+            for (i, line) in lines.iter().enumerate() {
+                let critical = k == KEY_FACTS && error_fact(line).is_some();
+                let item = (i, tokens(line)?, critical);
+                if critical {
+                    errors.push(item);
+                } else {
+                    others.push(item);
+                }
+            }
+            others.extend(errors.into_iter().rev());
+            queues.push(Queue {
+                section: k,
+                items: others,
+                next: 0,
+            });
+        }
+        let mut dropped = 0;
+        while total > room {
+            // The section with the most tokens left loses its next line, a
+            // critical line only when no other line is left.
+            let Some(q) = queues
+                .iter_mut()
+                .filter(|q| q.next < q.items.len())
+                .max_by_key(|q| (!q.next_is_critical(), q.left()))
+            else {
+                break;
+            };
+            total = total.saturating_sub(q.items.get(q.next).map_or(0, |it| it.1));
+            q.next += 1;
+            dropped += 1;
+        }
+        for q in &queues {
+            let gone: std::collections::BTreeSet<usize> =
+                q.items.iter().take(q.next).map(|it| it.0).collect();
+            if let Some(lines) = self.sections.get_mut(q.section) {
+                let mut i = 0;
+                lines.retain(|_| {
+                    i += 1;
+                    !gone.contains(&(i - 1))
+                });
+            }
+        }
+        if dropped > 0 {
+            self.sections[1].push(note(dropped));
+        }
+        Ok(dropped)
+    }
+}
+
+/// The lines of one section [`Summary::fit`] may drop, in the order they go:
+/// (index in the section, tokens, quotes a critical line).
+struct Queue {
+    section: usize,
+    items: Vec<(usize, u64, bool)>,
+    next: usize,
+}
+
+impl Queue {
+    fn next_is_critical(&self) -> bool {
+        self.items.get(self.next).is_some_and(|it| it.2)
+    }
+
+    fn left(&self) -> u64 {
+        self.items.iter().skip(self.next).map(|it| it.1).sum()
+    }
 }
 
 /// Index of the Key facts section in [`SECTIONS`].
@@ -298,5 +393,47 @@ mod tests {
         assert_eq!(m.sections[0], vec!["Fix the bug"]);
         assert_eq!(m.sections[1], vec!["- edited a.py", "- edited b.py"]);
         assert_eq!(m.sections[4], vec!["- ship"]);
+    }
+
+    #[test]
+    fn fit_drops_the_oldest_lines_and_critical_ones_last() {
+        let words = |t: &str| Ok(t.split_whitespace().count() as u64);
+        let mut s = Summary {
+            sections: [
+                vec!["- goal".into()],
+                vec!["- old progress one two".into(), "- new progress".into()],
+                vec![
+                    "- Error: `ValueError: bad` spill://s/k".into(),
+                    "- old fact a b c d".into(),
+                    "- new fact".into(),
+                ],
+                vec!["- a decision".into()],
+                vec!["- next".into()],
+            ],
+        };
+        let whole = words(&s.render("H")).unwrap();
+        let mut same = s.clone();
+        assert_eq!(
+            same.fit("H", whole, words, |n| format!("- {n} gone"))
+                .unwrap(),
+            0
+        );
+        assert_eq!(same, s);
+        let dropped = s
+            .fit("H", whole - 6, words, |n| format!("- {n} gone"))
+            .unwrap();
+        assert_eq!(dropped, 2);
+        // Key facts held the most tokens: its two plain lines went, oldest
+        // first; the quoted error stayed.
+        assert_eq!(
+            s.sections[1],
+            ["- old progress one two", "- new progress", "- 2 gone"]
+        );
+        assert_eq!(s.sections[2], ["- Error: `ValueError: bad` spill://s/k"]);
+        assert!(words(&s.render("H")).unwrap() <= whole - 6);
+        // Nothing but critical lines left to drop: they go too, rather than overflow.
+        let dropped = s.fit("H", 22, words, |n| format!("- {n} gone")).unwrap();
+        assert!(dropped > 0 && words(&s.render("H")).unwrap() <= 22, "{s:?}");
+        assert!(s.sections[2].is_empty(), "{s:?}");
     }
 }

@@ -28,6 +28,29 @@ pub fn one_line(text: &str, max: usize) -> String {
     clip(&joined, max)
 }
 
+/// One line, whitespace collapsed, within `max` bytes: whole when it fits,
+/// else its head (65%) and tail (35%) joined by ` … `, both char-safe.
+pub fn head_tail(text: &str, max: usize) -> String {
+    let joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if joined.len() <= max {
+        return joined;
+    }
+    let room = max.saturating_sub(" … ".len());
+    let mut head = room * 65 / 100;
+    while !joined.is_char_boundary(head) {
+        head -= 1;
+    }
+    let mut tail = joined.len() - (room - head);
+    while !joined.is_char_boundary(tail) {
+        tail += 1;
+    }
+    format!(
+        "{} … {}",
+        joined.get(..head).unwrap_or("").trim_end(),
+        joined.get(tail..).unwrap_or("").trim_start()
+    )
+}
+
 /// Sentences of a text: split at line breaks and after `.`, `!` or `?`
 /// followed by a space. Empty pieces are dropped; pieces are trimmed.
 pub fn sentences(text: &str) -> Vec<&str> {
@@ -143,6 +166,16 @@ impl Fnv {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn head_tail_keeps_both_ends_within_the_bytes() {
+        assert_eq!(head_tail("fix  the\nbug", 40), "fix the bug");
+        let long = format!("Start here: {} and finish there.", "é".repeat(300));
+        let out = head_tail(&long, 100);
+        assert!(out.len() <= 100, "{}", out.len());
+        assert!(out.starts_with("Start here: ") && out.ends_with(" and finish there."));
+        assert!(out.contains(" … "));
+    }
 
     #[test]
     fn clip_is_char_safe_and_marks_cuts() {
