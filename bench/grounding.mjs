@@ -466,7 +466,7 @@ export function emptyGrounding() {
     unread: 0,
     byAge: Object.fromEntries(AGE_BUCKETS.map(([b]) => [b, { facts: 0, text: 0, image: 0, pointer: 0, gone: 0, unread: 0 }])),
     hiddenBy: {},
-    oldStr: { checked: 0, visible: 0 },
+    oldStr: { checked: 0, visible: 0, hiddenBy: {} },
     taskVerbatim: { requests: 0, verbatim: 0 },
   };
 }
@@ -495,6 +495,7 @@ export function mergeGrounding(list) {
     for (const [b, v] of Object.entries(g.byAge)) for (const k of Object.keys(v)) out.byAge[b][k] += v[k];
     for (const [s, n] of Object.entries(g.hiddenBy)) out.hiddenBy[s] = (out.hiddenBy[s] ?? 0) + n;
     for (const k of ['checked', 'visible']) out.oldStr[k] += g.oldStr[k];
+    for (const [s, n] of Object.entries(g.oldStr.hiddenBy ?? {})) out.oldStr.hiddenBy[s] = (out.oldStr.hiddenBy[s] ?? 0) + n;
     for (const k of ['requests', 'verbatim']) out.taskVerbatim[k] += g.taskVerbatim[k];
   }
   return out;

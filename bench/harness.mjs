@@ -356,6 +356,11 @@ function measureGrounding(g, trace, t, original, messages, { store, session, cha
   if (entry.oldStr) {
     g.oldStr.checked++;
     if (oldStrVisible(view, entry.oldStr.text)) g.oldStr.visible++;
+    else {
+      // Attributed like a fact whose source is the latest observation showing it.
+      const by = policy.kind === 'baseline' ? policy.id : hiddenBy(messages, entry.oldStr, changes);
+      g.oldStr.hiddenBy[by] = (g.oldStr.hiddenBy[by] ?? 0) + 1;
+    }
   }
 }
 

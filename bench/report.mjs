@@ -453,6 +453,16 @@ export function groundingSection(result) {
       return [p.label, int(hidden), ...known.map((s) => (g.hiddenBy[s] ? `${int(g.hiddenBy[s])} (${pct(share(g.hiddenBy[s], hidden))})` : '—'))];
     })));
     out.push('');
+    out.push('Multi-line `old_str` not visible as text, by the stage that hid the latest observation showing it (same attribution):');
+    out.push('');
+    const oldStrStages = new Set(tl.flatMap((p) => Object.keys(p.grounding.oldStr.hiddenBy ?? {})));
+    const hiders = ['spill', 'dedup', 'phase', 'optical', 'compact', 'unattributed'].filter((s) => oldStrStages.has(s));
+    out.push(table(['policy', 'not visible', ...hiders], tl.map((p) => {
+      const o = p.grounding.oldStr;
+      const by = o.hiddenBy ?? {};
+      return [p.label, int(o.checked - o.visible), ...hiders.map((s) => (by[s] ? int(by[s]) : '—'))];
+    })));
+    out.push('');
   }
   out.push('* **Multi-line old_str**: `str_replace` edits whose `old_str` spans lines and appears in an earlier observation (`cat -n` line numbers ignored); visible when the request before the edit shows it as text, the same way.');
   out.push('* **Task verbatim**: requests in which every user-authored message of the original request (the task and any later user turn) is a substring of some message of the policy\'s request.');

@@ -392,6 +392,8 @@ test('runBench replays the sample trajectory under a few policies', async () => 
     assert.equal(x.text + x.image + x.pointer + x.gone + x.unread, x.facts, p.id);
     assert.equal(Object.values(x.byAge).reduce((n, b) => n + b.facts, 0), x.facts, p.id);
     assert.equal(Object.values(x.hiddenBy).reduce((n, k) => n + k, 0), x.pointer + x.gone, p.id);
+    // Every old_str not visible is attributed once (baselines: to themselves).
+    assert.equal(Object.values(x.oldStr.hiddenBy).reduce((n, k) => n + k, 0), x.oldStr.checked - x.oldStr.visible, p.id);
   }
   // Masking keeps the last 5 observations: nothing 5 or fewer steps back is lost.
   assert.equal(g.mask5.byAge['1-3'].gone + g.mask5.byAge['4-5'].gone, 0);

@@ -293,12 +293,13 @@ test('totals by class and age bucket', () => {
   countFact(b, 'POINTER', 30, 'compact');
   b.oldStr.checked = 2;
   b.oldStr.visible = 1;
+  b.oldStr.hiddenBy.spill = 1;
   const m = mergeGrounding([a, b]);
   assert.equal(m.facts, 3);
   assert.deepEqual([m.text, m.image, m.pointer, m.gone], [1, 0, 1, 1]);
   assert.deepEqual(m.byAge['11-20'], { facts: 1, text: 0, image: 0, pointer: 0, gone: 1, unread: 0 });
   assert.deepEqual(m.hiddenBy, { phase: 1, compact: 1 });
-  assert.deepEqual(m.oldStr, { checked: 2, visible: 1 });
+  assert.deepEqual(m.oldStr, { checked: 2, visible: 1, hiddenBy: { spill: 1 } });
   countFact(a, 'IMAGE_UNREAD', 1);
   assert.equal(mergeGrounding([a]).unread, 1);
   assert.throws(() => countFact(a, 'IMAGE?', 1));
