@@ -166,7 +166,9 @@ export interface CompactOptions {
   callLogShare?: number;
   /** Share of the budget the summary may fill; beyond it the oldest lines of Progress,
    * Key facts and Decisions (critical error lines last) leave it, with one line citing
-   * the previous summary (kept verbatim in the compaction's blob). In (0, 1]. Default 0.04. */
+   * the previous summary (kept verbatim in the compaction's blob). A host summarizer's
+   * prompt asks for a summary within it, and an adopted answer over it is fitted the same
+   * way. In (0, 1]. Default 0.04. */
   summaryShare?: number;
 }
 

@@ -87,6 +87,21 @@ fn cited(store: &mut MemoryStore, line: &str) -> String {
     }
 }
 
+/// Runs the whole of `t` as one request under `cfg`, which must compact it;
+/// returns the output with the store and session state it used.
+fn compact_whole(t: &Trajectory, cfg: &Config) -> (Output, MemoryStore, SessionState) {
+    let mut store = MemoryStore::new();
+    let mut state = SessionState::default();
+    let out = run(
+        &request(&t.conversation_at(t.steps.len()).unwrap()),
+        cfg,
+        &mut store,
+        &mut state,
+    );
+    assert!(compacted(&out), "{:?}", compact_notes(&out));
+    (out, store, state)
+}
+
 /// The summary message of a compaction's output.
 fn summary_of(out: &Output) -> String {
     out.conversation
@@ -419,15 +434,7 @@ fn summary_keeps_errors_and_edited_paths_with_pointers() {
     let cfg = config(
         json!({"session": "sum", "compact": {"threshold": 2000, "planner": false, "keep": 4}}),
     );
-    let mut store = MemoryStore::new();
-    let mut state = SessionState::default();
-    let out = run(
-        &request(&t.conversation_at(t.steps.len()).unwrap()),
-        &cfg,
-        &mut store,
-        &mut state,
-    );
-    assert!(compacted(&out));
+    let (out, mut store, _) = compact_whole(&t, &cfg);
     let msgs = &out.conversation.messages;
     // The task stays word for word, first; no archive is needed for it.
     assert_eq!(msgs[0].text_content(), t.task);
@@ -1422,4 +1429,41 @@ fn merged_summary_stays_within_its_share() {
         let e = Config::from_json(json!({"compact": {"summaryShare": bad}})).unwrap_err();
         assert_eq!(e.path, "compact.summaryShare");
     }
+}
+
+/// A host summarizer is asked for a summary within `compact.summaryShare`,
+/// and an answer over it loses its oldest lines (the error last) when adopted.
+#[test]
+fn host_summary_over_its_share_is_fitted() {
+    let t = synthetic(12, 1500);
+    let cfg = config(json!({"session": "big", "budget": 40000, "compact": {
+        "threshold": 2000, "planner": false, "keep": 4, "summaryShare": 0.01}}));
+    let (out, _, mut state) = compact_whole(&t, &cfg);
+    let prompt = state.compact.pending_prompt("big").unwrap().to_string();
+    assert!(prompt.contains("under 400 tokens"), "{prompt}");
+    let progress: Vec<String> = (0..80)
+        .map(|i| format!("- Step {i}: looked at module_{i}.py and its tests."))
+        .collect();
+    let answer = format!(
+        "## Goal\nFix add.\n## Progress\n{}\n## Key facts\n- Error: `NameError: name 'c' is not defined` spill://big/x\n## Decisions\nUse +.\n## Next steps\nSubmit.",
+        progress.join("\n")
+    );
+    let mut conv = out.conversation.clone();
+    adopt_summary(&mut conv, &mut state.compact, &cfg, &answer).unwrap();
+    let text = summary_of(&Output {
+        conversation: conv,
+        ..out
+    });
+    let tokens = tracelite::tokens::TokenCounter::count(&Estimator, &text).unwrap();
+    assert!(tokens <= 400, "{tokens}\n{text}");
+    assert!(
+        text.contains("NameError: name 'c' is not defined"),
+        "{text}"
+    );
+    assert!(
+        text.contains("- Step 79:") && !text.contains("- Step 0:"),
+        "{text}"
+    );
+    let note = line_with(&text, "older summary lines are not repeated here");
+    assert!(note.contains("spill://big/"), "{note}");
 }

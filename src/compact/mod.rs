@@ -92,6 +92,9 @@ struct CompactionRecord {
 struct PendingSummary {
     prompt: String,
     header: String,
+    /// Where the lines a summary over `compact.summaryShare` drops stay
+    /// readable (the previous summary in the compaction's blob).
+    older: String,
 }
 
 impl CompactState {
@@ -172,6 +175,13 @@ pub fn adopt_summary(
             "no compaction of this session is waiting for a summary",
         ));
     };
+    // Bounded like an extractive summary (the prompt asked for it).
+    let mut parsed = parsed;
+    let cap = (config.compact.summary_share * config.budget as f64) as u64;
+    let count = |t: &str| crate::tokens::TokenCounter::count(&crate::tokens::Estimator, t);
+    parsed.fit(&pending.header, cap, count, |n| {
+        older_note(n, &pending.older)
+    })?;
     let mut rendered = parsed.render(&pending.header);
     if config.redact.enabled {
         rendered = crate::redact::redact(&rendered).0.into_owned();
@@ -193,6 +203,11 @@ pub fn adopt_summary(
     }
     s.pending = None;
     Ok(())
+}
+
+/// The summary line standing for `n` lines [`Summary::fit`] dropped.
+fn older_note(n: usize, older: &str) -> String {
+    format!("- {n} older summary lines are not repeated here (compact.summaryShare): {older}")
 }
 
 fn starts_with(m: &Message, mark: &str) -> bool {
@@ -490,6 +505,7 @@ impl Stage for Compact {
         s.pending = Some(PendingSummary {
             prompt: plan.prompt,
             header: plan.header,
+            older: plan.older,
         });
         Ok(())
     }
@@ -607,6 +623,8 @@ struct Plan {
     masked: crate::redact::Redactions,
     /// Summary header.
     header: String,
+    /// Citation of the previous summary (where dropped summary lines stay).
+    older: String,
     /// Prompt for a host summarizer.
     prompt: String,
     /// Tool calls compacted.
@@ -767,9 +785,12 @@ impl Plan {
         // Bounded: what a long session carries forward must not grow.
         let cap = (config.compact.summary_share * config.budget as f64) as u64;
         let older = blob::cite(&pointer, previous_at.and_then(|k| laid.lines.get(k)));
-        merged.fit(&header, cap, |t| cx.meter.text(t), |n| {
-            format!("- {n} older summary lines are not repeated here (compact.summaryShare): {older}")
-        })?;
+        merged.fit(
+            &header,
+            cap,
+            |t| cx.meter.text(t),
+            |n| older_note(n, &older),
+        )?;
         // The archive: previous items, then pinned, then new user constraints.
         let mut archive = prior.archive.clone().unwrap_or_default();
         for p in config
@@ -816,7 +837,7 @@ impl Plan {
             later,
             config.compact.live_views,
         )?);
-        let prompt = prompt::build(&range, &archive.items, previous_text.as_deref());
+        let prompt = prompt::build(&range, &archive.items, previous_text.as_deref(), cap);
         Ok(Plan {
             messages,
             summary_at,
@@ -824,6 +845,7 @@ impl Plan {
             pointer,
             masked,
             header,
+            older,
             prompt,
             steps: range_steps.len(),
         })

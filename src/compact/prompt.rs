@@ -10,7 +10,14 @@ use super::text::{clip, reduce_output};
 use crate::model::{PartKind, Role};
 
 /// Builds the prompt.
-pub fn build(range: &Range<'_>, constraints: &[String], previous: Option<&str>) -> String {
+/// `max_tokens` bounds the summary (`compact.summaryShare` of the budget); a
+/// longer answer loses its oldest lines when adopted.
+pub fn build(
+    range: &Range<'_>,
+    constraints: &[String],
+    previous: Option<&str>,
+    max_tokens: u64,
+) -> String {
     let mut out = String::from(
         "You are compacting the history of a software agent so it can keep working with a smaller context.\n\
          Write a summary with exactly these five sections, each a markdown heading followed by a non-empty body:\n",
@@ -27,6 +34,11 @@ pub fn build(range: &Range<'_>, constraints: &[String], previous: Option<&str>) 
          Copy paths, symbols, errors and commands exactly. After each fact, cite the spill:// pointer of \
          the message it comes from. Output only the summary.\n",
     );
+    out.push_str(&format!(
+        "Keep the whole summary under {max_tokens} tokens (about {} words): the oldest Progress, Key facts \
+         and Decisions lines go first, exact error messages last.\n",
+        max_tokens * 3 / 4
+    ));
     if !constraints.is_empty() {
         out.push_str(
             "\nThe user's constraints are archived word for word separately; do not restate them:\n<constraints>\n",
