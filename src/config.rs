@@ -282,6 +282,11 @@ pub struct OpticalConfig {
     /// Keep views of files not edited since (what an edit may quote in its
     /// `old_str`) as text instead of rendering them.
     pub keep_live_views: bool,
+    /// Live views kept as text (`keepLiveViews`): the newest this many;
+    /// older live views are rendered. 0: no bound. A count, not tokens: the
+    /// set must change only when the planner moves the rendered boundary,
+    /// and the text of a view may still change in between (unbatched dedup).
+    pub max_live_views: usize,
     /// Maximum images per request (images already in the request count too).
     pub max_images: usize,
     /// Bytes of rendered images a session keeps in its render cache.
@@ -305,6 +310,7 @@ impl Default for OpticalConfig {
             media_resolution: String::new(),
             patch_multiplier: 1.62,
             keep_live_views: false,
+            max_live_views: 1,
             max_images: 50,
             cache_bytes: 32 << 20,
         }

@@ -169,6 +169,20 @@ fn unbatched_dedup_and_a_larger_window_keep_the_guarantee() {
     }
 }
 
+/// Live views kept as text (bounded by count) change only with the boundary.
+#[test]
+fn kept_live_views_keep_the_guarantee() {
+    let mut c = batched_stages();
+    c.dedup.batched = false;
+    c.optical.keep_live_views = true;
+    for bound in [1, 0] {
+        c.optical.max_live_views = bound;
+        for path in files() {
+            replay(&path, &c, 30);
+        }
+    }
+}
+
 #[test]
 fn breakpoint_is_optional() {
     let mut c = batched_stages();

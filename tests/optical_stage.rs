@@ -379,8 +379,14 @@ fn live_views_can_stay_text_until_their_file_is_edited() {
     let mut c = config(Provider::Openai);
     assert_eq!(rendered(&c), vec![0, 1, 2, 3, 4, 5, 7, 8]);
     c.optical.keep_live_views = true;
+    c.optical.max_live_views = 0;
     // Only the view of the edited file is rendered; the others may be quoted.
     assert_eq!(rendered(&c), vec![0]);
+    // Bounded: the newest live views stay text, the older ones are rendered.
+    c.optical.max_live_views = 2;
+    assert_eq!(rendered(&c), vec![0, 1, 2, 3, 4, 5]);
+    c.optical.max_live_views = 1;
+    assert_eq!(rendered(&c), vec![0, 1, 2, 3, 4, 5, 7]);
 }
 
 #[test]

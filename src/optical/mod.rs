@@ -291,7 +291,14 @@ impl Stage for Optical {
                 .take_while(|s| s.result_at.is_some_and(|r| demoted.contains(&r)))
                 .count();
             steps.truncate(settled);
-            activity::live_views(&steps).into_iter().collect()
+            let mut views = activity::live_views(&steps);
+            let bound = cx.config.optical.max_live_views;
+            if bound > 0 && views.len() > bound {
+                // The newest.
+                views.sort();
+                views.drain(..views.len() - bound);
+            }
+            views.into_iter().collect()
         } else {
             std::collections::HashSet::new()
         };
