@@ -16,7 +16,9 @@ export function errorLines(text) {
     for (let j = i + 1; j < lines.length; j++) {
       const l = lines[j];
       if (l.trim() === '' || /^\s/.test(l)) continue;
-      if (/^(During handling|The above exception)/.test(l)) continue;
+      // The exception line (`Name` or `Name: message`); a harness's truncation
+      // markup (`</output_head>`, `N characters elided`) does not end it.
+      if (!/^[A-Za-z_][\w.]*(?::|$)/.test(l.trimEnd())) continue;
       out.push(l.trimEnd());
       i = j;
       break;

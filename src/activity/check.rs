@@ -181,6 +181,18 @@ fn split_chain(line: &str) -> Vec<&str> {
     }
 }
 
+/// Whether a line can end a Python traceback: `Name` or `Name: message`,
+/// `Name` a dotted identifier (`ValueError`, `django.core.exceptions.X`).
+fn is_exception_line(line: &str) -> bool {
+    let name = line.split(':').next().unwrap_or("");
+    let starts = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_');
+    starts
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+        && (name.len() == line.len() || line.get(name.len()..).is_some_and(|r| r.starts_with(':')))
+}
+
 /// Whether a line of tool output reports an error (traceback, exception,
 /// failed test, compiler error).
 pub fn is_error_line(line: &str) -> bool {
@@ -272,7 +284,9 @@ pub fn critical_lines(output: &str, max_bytes: usize) -> Critical {
             continue;
         }
         if in_traceback {
-            if t.is_empty() || t.starts_with(char::is_whitespace) {
+            // Frames are indented; a harness's truncation markup
+            // (`</output_head>`, `N characters elided`) is no exception line.
+            if t.is_empty() || t.starts_with(char::is_whitespace) || !is_exception_line(t) {
                 continue;
             }
             in_traceback = false;
@@ -480,6 +494,21 @@ mod tests {
         assert!(critical_lines("all good\n<returncode>0</returncode>", 100)
             .lines
             .is_empty());
+    }
+
+    #[test]
+    fn a_truncated_traceback_ends_at_its_exception_line() {
+        let out = "Traceback (most recent call last):\n  File \"a.py\", line 2, in f\n</output_head>\n\
+            <elided_chars>\n2547 characters elided\n</elided_chars>\n<output_tail>\n    raise E\n\
+            django.core.exceptions.ImproperlyConfigured: settings are not configured\n</output_tail>";
+        let all = critical_lines(out, CRITICAL_BYTES);
+        assert_eq!(
+            all.lines,
+            vec!["django.core.exceptions.ImproperlyConfigured: settings are not configured"]
+        );
+        assert!(is_exception_line("KeyboardInterrupt"));
+        assert!(!is_exception_line("2547 characters elided"));
+        assert!(!is_exception_line("FAILED tests/t.py::test_a - assert 1"));
     }
 
     #[test]

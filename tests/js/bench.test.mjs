@@ -292,6 +292,8 @@ test('critical items: traceback tails, failing tests, edited files', () => {
       { tool: 'bash', args: { command: "sed -i 's/a/b/' pkg/mod.py" }, observation: 'FAILED tests/test_a.py::test_b - assert 1 == 2\nFAIL: test_c (app.tests.T)\n' },
       { tool: 'str_replace_editor', args: { command: 'view', path: '/w/x.py' }, observation: '' },
       { tool: 'str_replace_editor', args: { command: 'create', path: '/w/y.py' }, observation: '' },
+      // Truncated by the agent's harness: the markup is not the traceback's last line.
+      { tool: 'bash', args: { command: 'python m.py' }, observation: 'Traceback (most recent call last):\n  File "m.py", line 3\n</output_head>\n<elided_chars>\n2547 characters elided\n</elided_chars>\n<output_tail>\n    raise E\ndjango.core.exceptions.ImproperlyConfigured: no settings\n</output_tail>' },
     ],
   });
   assert.deepEqual(items.map((i) => [i.step, i.kind, i.text]), [
@@ -300,6 +302,7 @@ test('critical items: traceback tails, failing tests, edited files', () => {
     [1, 'test', 'test_c (app.tests.T)'],
     [1, 'path', 'pkg/mod.py'],
     [3, 'path', '/w/y.py'],
+    [4, 'error', 'django.core.exceptions.ImproperlyConfigured: no settings'],
   ]);
   assert.deepEqual(editedPaths({ tool: 'bash', args: { command: 'cat <<EOF > src/a.py\nx\nEOF' } }), ['src/a.py']);
 });
