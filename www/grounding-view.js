@@ -26,7 +26,10 @@ export function groundingSummary(g, t) {
   let s = g.facts.length
     ? `Step ${t}'s call (${g.tool}) uses ${g.facts.length} fact${g.facts.length === 1 ? '' : 's'} it learned from earlier tool output: ${parts.join(', ')}.`
     : `Step ${t}'s call (${g.tool}) uses no fact learned from earlier tool output.`;
-  if (g.oldStr) s += ` Its multi-line old_str (seen at step ${g.oldStr.source}) is ${g.oldStr.visible ? '' : 'not '}visible as text.`;
+  if (g.oldStr) {
+    const by = g.oldStr.hiddenBy ? ` (hidden by ${g.oldStr.hiddenBy})` : '';
+    s += ` Its multi-line old_str (seen at step ${g.oldStr.source}) is ${g.oldStr.visible ? '' : 'not '}visible as text${by}.`;
+  }
   s += g.taskVerbatim ? ' Every user message is verbatim.' : ' A user message is not verbatim in this prompt.';
   return s;
 }

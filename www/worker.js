@@ -152,7 +152,10 @@ function stepGrounding(r, t, requestText, originalText) {
     const hidden = cls === 'POINTER' || cls === 'GONE';
     return { kind: f.kind, text: f.text, source: f.source, age: t - f.source, cls, hiddenBy: hidden ? hiddenBy(output, f, changes) : null };
   });
-  if (entry.oldStr) result.oldStr = { source: entry.oldStr.source, visible: oldStrVisible(view, entry.oldStr.text) };
+  if (entry.oldStr) {
+    const visible = oldStrVisible(view, entry.oldStr.text);
+    result.oldStr = { source: entry.oldStr.source, visible, hiddenBy: visible ? null : hiddenBy(output, entry.oldStr, changes) };
+  }
   return result;
 }
 

@@ -304,3 +304,11 @@ test('totals by class and age bucket', () => {
   assert.equal(mergeGrounding([a]).unread, 1);
   assert.throws(() => countFact(a, 'IMAGE?', 1));
 });
+
+test("the playground's step summary names what hid an old_str", async () => {
+  const { groundingSummary } = await import('../../www/grounding-view.js');
+  const g = { executed: true, tool: 'str_replace_editor', facts: [], taskVerbatim: true, oldStr: { source: 3, visible: false, hiddenBy: 'optical' } };
+  assert.match(groundingSummary(g, 9), /old_str \(seen at step 3\) is not visible as text \(hidden by optical\)\./);
+  g.oldStr = { source: 3, visible: true, hiddenBy: null };
+  assert.match(groundingSummary(g, 9), /old_str \(seen at step 3\) is visible as text\./);
+});
