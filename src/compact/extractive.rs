@@ -596,11 +596,18 @@ fn assistant_sentences(range: &Range<'_>) -> Vec<(String, usize)> {
     out
 }
 
+/// Whether an assistant sentence states a decision: it has a cue and is not
+/// the announcement of the call that follows ("Let's run the tests again:"),
+/// which the tool-call log already keeps.
+fn is_decision(sentence: &str) -> bool {
+    let l = sentence.to_ascii_lowercase();
+    !l.trim_end().ends_with(':') && DECISION_CUES.iter().any(|c| l.contains(c))
+}
+
 fn decisions(range: &Range<'_>) -> Vec<String> {
     let mut found: Vec<(String, usize)> = Vec::new();
     for (s, at) in assistant_sentences(range) {
-        let l = s.to_ascii_lowercase();
-        if DECISION_CUES.iter().any(|c| l.contains(c)) {
+        if is_decision(&s) {
             found.push((one_line(&s, 240), at));
         }
     }
@@ -679,5 +686,16 @@ mod tests {
             r.see(s.into());
         }
         assert_eq!(r.newest(2), vec!["a", "c"]);
+    }
+
+    #[test]
+    fn announcements_of_the_next_call_are_no_decisions() {
+        assert!(is_decision(
+            "We need to use self.__class__ instead of importing the module."
+        ));
+        assert!(is_decision("The fix is to quote the qop value."));
+        assert!(!is_decision("Let's run the tests again:"));
+        assert!(!is_decision("Now let's look at the concat function: "));
+        assert!(!is_decision("The tests pass."));
     }
 }
