@@ -122,8 +122,9 @@ proptest! {
         let others: Vec<usize> = hidden
             .clone()
             .filter(|&i| {
-                let l = index.line_trimmed(&text, i);
-                (l.contains("Error") || l.contains("FAILED") || l.contains("Traceback"))
+                // The signals match ignoring ASCII case.
+                let l = index.line_trimmed(&text, i).to_ascii_lowercase();
+                (l.contains("error") || l.contains("failed") || l.contains("traceback"))
                     && critical.binary_search(&i).is_err()
             })
             .collect();

@@ -331,14 +331,17 @@ impl<'t> Excerpt<'t> {
             scanned: None,
             critical: critical_lines(text, &index),
         };
-        for _ in 0..4 {
+        // The step doubles each time: the listing and the lines each side
+        // keeps shrink more slowly than the room when the cap is small.
+        for attempt in 0..8 {
             let plan = Self::plan(&mut work, room, head_share)?;
             let rendered = plan.render(kept);
             let tokens = count(&rendered)?;
             if tokens <= cap || room <= 64 {
                 return Ok((plan, rendered));
             }
-            room = room.saturating_sub(tokens - cap + cap / 200 + 1).max(64);
+            let over = tokens - cap + cap / 200 + 1;
+            room = room.saturating_sub(over << attempt).max(64);
         }
         let plan = Self::plan(&mut work, room, head_share)?;
         let rendered = plan.render(kept);
