@@ -344,12 +344,23 @@ fn demote_result(conv: &mut Conversation, m: usize, p: usize) {
     let mut text = format!("[tool result for {}]", result.call_id);
     let mut rest = Vec::new();
     for inner in &result.parts {
-        match inner.as_text() {
-            Some(t) => {
+        match (&inner.kind, inner.as_text()) {
+            (_, Some(t)) => {
                 text.push('\n');
                 text.push_str(t);
             }
-            None => rest.push(inner.clone()),
+            // Images are user content in every format: they follow the text.
+            (PartKind::Image(_), None) => rest.push(inner.clone()),
+            // Anything else means something else outside a tool result (an
+            // opaque `tool_use` block would become a call): kept as its JSON.
+            (PartKind::Other { value }, None) => {
+                text.push('\n');
+                text.push_str(&value.to_string());
+            }
+            (kind, None) => {
+                text.push('\n');
+                text.push_str(&serde_json::to_string(kind).unwrap_or_default());
+            }
         }
     }
     *part = Part::text(text);
