@@ -1467,3 +1467,47 @@ fn host_summary_over_its_share_is_fitted() {
     let note = line_with(&text, "older summary lines are not repeated here");
     assert!(note.contains("spill://big/"), "{note}");
 }
+
+/// Progress names each command once per outcome: repeated failing runs
+/// collapse into one line (their count, the newest pointer), a later pass
+/// stays a line of its own.
+#[test]
+fn progress_collapses_repeated_runs_of_a_command() {
+    let run = |ok: bool| {
+        let (tail, code) = if ok { ("1 passed", 0) } else { ("1 failed", 1) };
+        json!({"thought": "Run the tests.", "tool": "execute_bash",
+               "args": {"command": "cd /repo && python -m pytest tests -q"},
+               "observation": format!("{}\n=== {tail} in 0.01s ===\n[Command finished with exit code {code}]", "x".repeat(1500))})
+    };
+    let mut steps = vec![json!({"thought": "Fix it.", "tool": "str_replace_editor",
+        "args": {"command": "str_replace", "path": "/repo/src/calc.py", "old_str": "a - b", "new_str": "a + b"},
+        "observation": "The file /repo/src/calc.py has been edited."})];
+    steps.extend([run(false), run(false), run(false), run(true)]);
+    for i in 0..6 {
+        steps.push(json!({"thought": "Look.", "tool": "execute_bash",
+            "args": {"command": format!("cat /repo/docs/f{i}.txt")},
+            "observation": "doc ".repeat(400)}));
+    }
+    let t = json!({"id": "runs", "task": "Fix add.", "system": "You are a coding agent.", "steps": steps});
+    let t = Trajectory::from_json(&t.to_string()).unwrap();
+    let cfg = config(
+        json!({"session": "runs", "compact": {"threshold": 2000, "planner": false, "keep": 4, "minSaving": 0}}),
+    );
+    let (out, _, _) = compact_whole(&t, &cfg);
+    let summary = summary_of(&out);
+    let ran: Vec<&str> = summary
+        .lines()
+        .filter(|l| l.starts_with("- Ran "))
+        .collect();
+    assert_eq!(ran.len(), 2, "{summary}");
+    assert!(
+        ran[0].contains("→ failed (exit 1) in 3 runs spill://runs/"),
+        "{}",
+        ran[0]
+    );
+    assert!(
+        ran[1].contains("→ passed (exit 0) spill://runs/"),
+        "{}",
+        ran[1]
+    );
+}
