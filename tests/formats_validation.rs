@@ -134,6 +134,19 @@ fn orphan_tool_result_is_repaired_into_user_text() {
         pairs(&[("ORPHAN_TOOL_RESULT", "messages[0].content[0].tool_use_id")])
     );
     assert_eq!(out["messages"][0]["content"][0]["type"], "text");
+    // What the result held besides text stays in the text (an opaque block
+    // would mean something else outside it: `tool_use` is a call).
+    let (_, out) = repairs(
+        ANTH,
+        json!({"messages": [
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "nope",
+                "content": [{"type": "tool_use", "text": "x"}]}]}
+        ]}),
+    );
+    assert_eq!(
+        out["messages"][0]["content"],
+        json!([{"type": "text", "text": "[tool result for nope]\n{\"type\":\"tool_use\",\"text\":\"x\"}"}])
+    );
 }
 
 // ---- calls without results ----
