@@ -8,7 +8,7 @@
 //! Linear in the range: lists that keep the newest distinct items are built
 //! from the end ([`newest_distinct`]), never by removing from a vector.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use super::summary::Summary;
 use super::text::{clip, one_line, sentences};
@@ -201,44 +201,17 @@ fn progress(range: &Range<'_>) -> Vec<String> {
         };
         out.push(format!("- Edited `{path}`{times} {}", range.cite(*at)));
     }
-    // Each distinct command and outcome once (a failing run, then a passing
-    // one, stay two lines): its newest run and how many, the 8 run most
-    // recently.
-    let mut runs: Vec<(String, usize, &StepActivity)> = Vec::new();
-    let mut seen: HashMap<String, usize> = HashMap::new();
-    for s in &checks {
-        let Some(c) = &s.activity.check else { continue };
-        let command = one_line(&c.command, 160);
-        let key = format!("{}\n{command}", c.outcome.as_str());
-        match seen.get(&key) {
-            Some(&k) => {
-                if let Some(run) = runs.get_mut(k) {
-                    run.1 += 1;
-                    run.2 = s;
-                }
-            }
-            None => {
-                seen.insert(key, runs.len());
-                runs.push((command, 1, s));
-            }
-        }
-    }
-    runs.sort_by_key(|run| run.2.call_message);
-    let skip = runs.len().saturating_sub(8);
-    for (command, n, s) in runs.iter().skip(skip) {
+    let skip = checks.len().saturating_sub(8);
+    for s in checks.iter().skip(skip) {
         let Some(c) = &s.activity.check else { continue };
         let exit = s
             .activity
             .exit_code
             .map_or(String::new(), |e| format!(" (exit {e})"));
-        let times = if *n > 1 {
-            format!(" in {n} runs")
-        } else {
-            String::new()
-        };
         let at = s.result_message.unwrap_or(s.call_message);
         out.push(format!(
-            "- Ran `{command}` → {}{exit}{times} {}",
+            "- Ran `{}` → {}{exit} {}",
+            one_line(&c.command, 160),
             c.outcome.as_str(),
             range.cite(at)
         ));
