@@ -8,6 +8,8 @@ const int = (n) => Math.round(n).toLocaleString('en-US');
 const usd = (x) => (x >= 1 ? `$${x.toFixed(2)}` : `$${x.toFixed(3)}`);
 const ms = (x) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2));
 const PROVIDER_NAMES = { anthropic: 'Anthropic', openai: 'OpenAI', gemini: 'Gemini' };
+/** The stages a hidden fact or old_str is attributed to, in pipeline order. */
+const HIDERS = ['spill', 'dedup', 'phase', 'optical', 'compact', 'unattributed'];
 const signed = (x) => (Number.isFinite(x) ? `${x <= 0 ? '−' : '+'}${Math.abs(x * 100).toFixed(1)}%` : 'n/a');
 
 function table(header, rows) {
@@ -444,7 +446,7 @@ export function groundingSection(result) {
   const stages = [...new Set(result.policies.flatMap((p) => Object.keys(p.grounding?.hiddenBy ?? {})))];
   const tl = result.policies.filter((p) => p.kind === 'tracelite' && p.grounding && p.grounding.pointer + p.grounding.gone > 0);
   if (tl.length > 0) {
-    const known = ['spill', 'dedup', 'phase', 'optical', 'compact', 'unattributed'].filter((s) => stages.includes(s));
+    const known = HIDERS.filter((s) => stages.includes(s));
     out.push('Hidden facts (POINTER + GONE) of TraceLite policies by the stage that hid them: `compact` when the source observation\'s tool message left the request; else the last of spill, dedup, phase whose change touched it (`report.changes`); else `optical` when it is shown as an image that tesseract did not read. Baselines hide everything they hide themselves.');
     out.push('');
     out.push(table(['policy', 'hidden', ...known], tl.map((p) => {
@@ -456,7 +458,7 @@ export function groundingSection(result) {
     out.push('Multi-line `old_str` not visible as text, by the stage that hid the latest observation showing it (same attribution):');
     out.push('');
     const oldStrStages = new Set(tl.flatMap((p) => Object.keys(p.grounding.oldStr.hiddenBy ?? {})));
-    const hiders = ['spill', 'dedup', 'phase', 'optical', 'compact', 'unattributed'].filter((s) => oldStrStages.has(s));
+    const hiders = HIDERS.filter((s) => oldStrStages.has(s));
     out.push(table(['policy', 'not visible', ...hiders], tl.map((p) => {
       const o = p.grounding.oldStr;
       const by = o.hiddenBy ?? {};

@@ -518,8 +518,13 @@ impl Config {
 
     /// The per-tool-result cap in tokens: max(floor, fraction × budget).
     pub fn result_cap(&self) -> u64 {
-        let share = (self.spill.fraction * self.budget as f64) as u64;
-        share.max(self.spill.floor_tokens)
+        self.budget_share(self.spill.fraction)
+            .max(self.spill.floor_tokens)
+    }
+
+    /// Tokens that `share` of the budget is (the `…Share` settings).
+    pub fn budget_share(&self, share: f64) -> u64 {
+        (share * self.budget as f64) as u64
     }
 
     fn validate(&self) -> Result<()> {

@@ -184,13 +184,12 @@ fn split_chain(line: &str) -> Vec<&str> {
 /// Whether a line can end a Python traceback: `Name` or `Name: message`,
 /// `Name` a dotted identifier (`ValueError`, `django.core.exceptions.X`).
 fn is_exception_line(line: &str) -> bool {
+    // Everything before the first `:` (the whole line when there is none).
     let name = line.split(':').next().unwrap_or("");
-    let starts = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_');
-    starts
+    name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
-        && (name.len() == line.len() || line.get(name.len()..).is_some_and(|r| r.starts_with(':')))
 }
 
 /// Whether a line of tool output reports an error (traceback, exception,

@@ -177,7 +177,7 @@ pub fn adopt_summary(
     };
     // Bounded like an extractive summary (the prompt asked for it).
     let mut parsed = parsed;
-    let cap = (config.compact.summary_share * config.budget as f64) as u64;
+    let cap = config.budget_share(config.compact.summary_share);
     let count = |t: &str| crate::tokens::TokenCounter::count(&crate::tokens::Estimator, t);
     parsed.fit(&pending.header, cap, count, |n| {
         older_note(n, &pending.older)
@@ -699,7 +699,8 @@ impl Plan {
         if config.compact.keep_tool_calls {
             let mut l = prior.calls.clone().unwrap_or_default();
             l.extend(range_msgs);
-            let cap = ((config.compact.call_log_share * config.budget as f64) as u64)
+            let cap = config
+                .budget_share(config.compact.call_log_share)
                 .saturating_sub(cx.meter.text(CALL_LOG_HEADER)?);
             // Each item is a `- ` line.
             let folded = l.fold(cap, |item| Ok(cx.meter.text(item)? + 2))?;
@@ -783,7 +784,7 @@ impl Plan {
         merged.sections[0] = goal;
         let header = format!("{SUMMARY_MARK} of earlier turns; originals: {pointer}]");
         // Bounded: what a long session carries forward must not grow.
-        let cap = (config.compact.summary_share * config.budget as f64) as u64;
+        let cap = config.budget_share(config.compact.summary_share);
         let older = blob::cite(&pointer, previous_at.and_then(|k| laid.lines.get(k)));
         merged.fit(
             &header,
@@ -884,7 +885,7 @@ fn over_share<T>(
     users: &mut Vec<(Message, T)>,
 ) -> Result<Vec<(Message, T)>> {
     let config = cx.config;
-    let share = (config.compact.user_share * config.budget as f64) as u64;
+    let share = config.budget_share(config.compact.user_share);
     let mut tokens = Vec::with_capacity(users.len());
     for (m, _) in users.iter() {
         tokens.push(cx.meter.message(m)?);

@@ -22,16 +22,20 @@ pub fn clip(text: &str, max: usize) -> String {
     out
 }
 
+/// `text` on one line, whitespace collapsed.
+fn collapse(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 /// One line, whitespace collapsed, clipped to `max` bytes.
 pub fn one_line(text: &str, max: usize) -> String {
-    let joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    clip(&joined, max)
+    clip(&collapse(text), max)
 }
 
 /// One line, whitespace collapsed, within `max` bytes: whole when it fits,
 /// else its head (65%) and tail (35%) joined by ` … `, both char-safe.
 pub fn head_tail(text: &str, max: usize) -> String {
-    let joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let joined = collapse(text);
     if joined.len() <= max {
         return joined;
     }
