@@ -222,6 +222,28 @@ function defaultEditing(result) {
 }
 
 /** The whole report. `extra`: { speed, criterion, chartFile, command, commit }. */
+/** The wasm's size and what its code is made of (`bench/size.mjs`). */
+export function sizeSection(w) {
+  const out = [`wasm: **${int(w.rawBytes)} bytes raw, ${int(w.gzipBytes)} bytes gzip** (\`pkg/tracelite_bg.wasm\`, gzip -9; CI ceiling ${int(w.ceilingGzipBytes)}).`, ''];
+  if (!w.code) return out;
+  const kib = (b) => `${(b / 1024).toFixed(1)} KiB`;
+  const share = (b) => `${((100 * b) / w.code.codeBytes).toFixed(1)}%`;
+  const data = w.sections.find((x) => x.name === 'data')?.bytes ?? 0;
+  out.push(`Code ${kib(w.code.codeBytes)} and data ${kib(data)} (strings, tables, the 35 KiB font subset) of ${kib(w.rawBytes)}. Code by crate and by TraceLite module, from the function names of the same module built with its name section kept (\`node bench/size.mjs\`):`);
+  out.push('');
+  const crates = w.code.byCrate.slice(0, 12);
+  const modules = w.code.byModule.slice(0, 12);
+  const rows = [];
+  for (let i = 0; i < Math.max(crates.length, modules.length); i++) {
+    const c = crates[i];
+    const m = modules[i];
+    rows.push([c?.name ?? '', c ? kib(c.bytes) : '', c ? share(c.bytes) : '', m?.name ?? '', m ? kib(m.bytes) : '', m ? share(m.bytes) : '']);
+  }
+  out.push(table(['crate', 'code', 'share', 'TraceLite module', 'code', 'share'], rows));
+  out.push('');
+  return out;
+}
+
 export function reportMarkdown(result, extra = {}) {
   const m = result.meta;
   const out = [];
@@ -352,8 +374,7 @@ export function reportMarkdown(result, extra = {}) {
   out.push('');
   const s = extra.speed;
   if (s) {
-    out.push(`wasm: **${int(s.wasm.rawBytes)} bytes raw, ${int(s.wasm.gzipBytes)} bytes gzip** (\`pkg/tracelite_bg.wasm\`, gzip -9).`);
-    out.push('');
+    out.push(...sizeSection(s.wasm));
     if (s.latency) {
       const L = s.latency;
       out.push(`Compress latency in wasm under Node (${L.node}), one call per step, TraceLite defaults, separate process (\`bench/latency.mjs\`, ${L.traces} trajectories, ${int(L.steps)} calls):`);

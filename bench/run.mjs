@@ -5,8 +5,8 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { gzipSync } from 'node:zlib';
 import { lineChart } from './chart.mjs';
+import { wasmReport } from './size.mjs';
 import { defaultTracesDir, runBench, spreadPerSource, traceFiles } from './harness.mjs';
 import { LONG_POLICIES, LONG_STEPS, runLongParallel } from './long.mjs';
 import { dominance, headlineTable, reportMarkdown } from './report.mjs';
@@ -70,12 +70,6 @@ function fail(msg) {
 }
 
 const log = (msg) => process.stderr.write(`[bench] ${msg}\n`);
-
-function wasmSize() {
-  const file = join(ROOT, 'pkg/tracelite_bg.wasm');
-  const bytes = readFileSync(file);
-  return { rawBytes: bytes.length, gzipBytes: gzipSync(bytes, { level: 9 }).length };
-}
 
 /** Runs bench/latency.mjs in its own process, under `/usr/bin/time -v` when available. */
 function latency(files, { quick }) {
@@ -192,7 +186,7 @@ async function main() {
     log(`long sessions (≥ ${minSteps} steps per source)`);
     result.long = await runLongParallel({ files: all, minSteps, policies: o.policies ?? LONG_POLICIES, workers: o.workers ?? 2, log });
   }
-  const speed = { wasm: wasmSize() };
+  const speed = { wasm: wasmReport({ root: ROOT }) };
   if (o.latency) {
     log('latency (separate process)');
     // A spread of trajectories is enough for percentiles (6 per source, 2 in quick mode).

@@ -498,10 +498,8 @@ impl Config {
         if value.is_null() {
             return Ok(Self::default());
         }
-        let config: Self = serde_path_to_error::deserialize(value).map_err(|e| {
-            let path = e.path().to_string();
-            Error::new(ErrorCode::InvalidOption, path, e.into_inner().to_string())
-        })?;
+        let config: Self = crate::json::from_value(&value)
+            .map_err(|(path, e)| Error::new(ErrorCode::InvalidOption, path, e.to_string()))?;
         config.validate()?;
         Ok(config)
     }

@@ -23,19 +23,15 @@ fn parse<T: for<'de> Deserialize<'de> + Default>(text: &str, what: &str) -> Resu
     if text.trim().is_empty() {
         return Ok(T::default());
     }
-    let mut de = serde_json::Deserializer::from_str(text);
-    serde_path_to_error::deserialize(&mut de).map_err(|e| {
-        let path = e.path().to_string();
+    let value: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| to_js(Error::new(ErrorCode::InvalidOption, what, e.to_string())))?;
+    crate::json::from_value(&value).map_err(|(path, e)| {
         let path = if path == "." {
             what.to_string()
         } else {
             format!("{what}.{path}")
         };
-        to_js(Error::new(
-            ErrorCode::InvalidOption,
-            path,
-            e.into_inner().to_string(),
-        ))
+        to_js(Error::new(ErrorCode::InvalidOption, path, e.to_string()))
     })
 }
 

@@ -16,6 +16,10 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, ErrorCode, Result};
 
+mod path;
+
+pub use path::{from_value, Path};
+
 const DEPTH_MARK: &str = "nesting deeper than limits.maxDepth";
 const DUPLICATE_MARK: &str = "duplicate key";
 
@@ -175,16 +179,15 @@ fn lone_surrogates(text: &str) -> Vec<usize> {
 
 fn parse_exact(text: &str, max_depth: usize) -> Result<Value> {
     let mut de = serde_json::Deserializer::from_str(text);
-    let mut track = serde_path_to_error::Track::new();
+    let path = Path::default();
     let seed = Strict {
         depth: 0,
         max_depth,
+        path: &path,
     };
-    let value = seed
-        .deserialize(serde_path_to_error::Deserializer::new(&mut de, &mut track))
-        .and_then(|v| de.end().map(|()| v));
+    let value = seed.deserialize(&mut de).and_then(|v| de.end().map(|()| v));
     value.map_err(|e| {
-        let path = track.path().to_string();
+        let path = path.to_string();
         let message = e.to_string();
         let code = if message.contains(DEPTH_MARK) {
             ErrorCode::LimitExceeded
@@ -211,13 +214,15 @@ fn parse_exact(text: &str, max_depth: usize) -> Result<Value> {
     })
 }
 
+/// A JSON value read strictly, `path` kept up to where it is.
 #[derive(Clone, Copy)]
-struct Strict {
+struct Strict<'p> {
     depth: usize,
     max_depth: usize,
+    path: &'p Path,
 }
 
-impl Strict {
+impl Strict<'_> {
     fn nested<E: de::Error>(self) -> std::result::Result<Self, E> {
         if self.depth >= self.max_depth {
             return Err(E::custom(format!("{DEPTH_MARK} ({})", self.max_depth)));
@@ -229,7 +234,7 @@ impl Strict {
     }
 }
 
-impl<'de> DeserializeSeed<'de> for Strict {
+impl<'de> DeserializeSeed<'de> for Strict<'_> {
     type Value = Value;
 
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> std::result::Result<Value, D::Error> {
@@ -237,7 +242,7 @@ impl<'de> DeserializeSeed<'de> for Strict {
     }
 }
 
-impl<'de> Visitor<'de> for Strict {
+impl<'de> Visitor<'de> for Strict<'_> {
     type Value = Value;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -283,10 +288,15 @@ impl<'de> Visitor<'de> for Strict {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Value, A::Error> {
         let inner = self.nested()?;
         let mut out = Vec::new();
-        while let Some(v) = seq.next_element_seed(inner)? {
+        loop {
+            self.path.push_index(out.len());
+            let Some(v) = seq.next_element_seed(inner)? else {
+                self.path.pop();
+                return Ok(Value::Array(out));
+            };
+            self.path.pop();
             out.push(v);
         }
-        Ok(Value::Array(out))
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Value, A::Error> {
@@ -302,7 +312,9 @@ impl<'de> Visitor<'de> for Strict {
             if out.contains_key(&key) {
                 return Err(de::Error::custom(format!("{DUPLICATE_MARK} {key:?}")));
             }
+            self.path.push_key(key);
             let value = map.next_value_seed(inner)?;
+            let key = self.path.pop().unwrap_or_default();
             out.insert(key, value);
         }
         Ok(Value::Object(out))
