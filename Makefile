@@ -36,7 +36,7 @@ node_modules/.installed: pkg-config/package.json pkg-config/package-lock.json
 pkg: deps
 	cargo build --lib --target wasm32-unknown-unknown --release
 	rm -rf pkg && mkdir -p pkg
-	$(WASM_BINDGEN) --target web --out-dir pkg --out-name tracelite $(WASM)
+	$(WASM_BINDGEN) --target web --remove-name-section --remove-producers-section --out-dir pkg --out-name tracelite $(WASM)
 	cp pkg-config/*.js pkg-config/*.mjs pkg-config/*.d.ts pkg-config/package.json pkg/
 	cp pkg-config/README.md LICENSE pkg/
 	cp -r pkg-config/examples pkg/
