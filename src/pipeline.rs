@@ -10,7 +10,7 @@ use crate::formats::{self, FormatName};
 use crate::model::Conversation;
 use crate::redact::Redactions;
 use crate::spill::SpillStore;
-use crate::tokens::{Estimator, TokenCounter};
+use crate::tokens::{CachedCounter, Estimator, TokenCounter};
 
 pub use crate::stage::{
     Change, SessionState, SpillBlob, SpillRecord, Stage, StageContext, StageName,
@@ -250,15 +250,23 @@ fn compress_sized(
         .unwrap_or_else(|| json_len(&formats::emit(format, &conv)));
     let client_images = formats::images::fingerprints(&conv);
     let observed = conv.observations().len();
-    let (mut report, spills) = run_stages(
+    // The session's token counts serve every stage (taken out while the stages hold the state).
+    let counts = std::mem::take(&mut env.state.counts);
+    let counter = CachedCounter {
+        inner: env.counter,
+        cache: &counts,
+    };
+    let staged = run_stages(
         &mut conv,
         config,
         env.store,
-        env.counter,
+        &counter,
         env.state,
         format,
         known.tokens,
-    )?;
+    );
+    env.state.counts = counts;
+    let (mut report, spills) = staged?;
     report.repairs = repairs;
     let limited =
         formats::images::enforce(&mut conv, format, config.optical.max_images, &client_images);

@@ -61,6 +61,8 @@ pub struct SessionState {
     pub proposals: crate::optical::ProposalCache,
     /// Dedup's decisions for observations whose window did not change.
     pub dedup: crate::dedup::DedupCache,
+    /// Token counts of texts already counted, so a warm turn counts only what is new.
+    pub counts: crate::tokens::CountCache,
 }
 
 /// What a stage changed at one place.
