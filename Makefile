@@ -65,9 +65,11 @@ bench: pkg
 
 ## bench-edge: the Worker example in workerd (Miniflare) under autocannon at 1, 4, 16, 64
 ## connections against a pass-through worker, loopback only, at most 60 s of load: prints the
-## table, writes bench/edge-load.json and bench/EDGE-LOAD.md.
+## table, writes bench/edge-load.json and bench/EDGE-LOAD.md; then compress CPU per request,
+## warm and cold, in Node and workerd against parse + emit only (bench/EDGE-CPU.md, edge-cpu.json).
 bench-edge: pkg
 	node bench/edge-load.mjs --report bench/EDGE-LOAD.md $(BENCH_EDGE_ARGS)
+	node bench/edge-cpu.mjs --report bench/EDGE-CPU.md --json bench/edge-cpu.json
 
 ## bench-windows: recent window 3 vs 5 per provider, tokens saved stage by stage,
 ## per-observation wasm cost: writes bench/WINDOWS.md and bench/windows.json.
