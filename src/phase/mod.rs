@@ -401,7 +401,7 @@ fn clear(
         .meter
         .part(&Part::from(PartKind::ToolResult(result.clone())))?;
     let lines = text.lines().count();
-    let predicted = spill::pointer(&cx.config.session, &spill::content_key("phase", &text));
+    let predicted = spill::pointer(&cx.config.session, &cx.content_key("phase", &text));
     let found = check::critical_lines(&text, check::CRITICAL_BYTES);
     let critical: Vec<String> = found
         .lines
