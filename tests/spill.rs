@@ -471,6 +471,21 @@ fn tool_definitions_in_every_format() {
     let anthropic = tool_definitions(ToolFormat::Anthropic);
     assert_eq!(anthropic[0]["name"], "read_spill");
     assert_eq!(anthropic[0]["input_schema"]["type"], "object");
+    // The schemas' limits are the handler's.
+    let read = &anthropic[0]["input_schema"]["properties"];
+    assert_eq!(read["limit"]["maximum"], json!(spill::tools::MAX_LIMIT));
+    let grep = &anthropic[1]["input_schema"]["properties"];
+    assert_eq!(grep["context"]["maximum"], json!(spill::tools::MAX_CONTEXT));
+    assert_eq!(
+        grep["max_matches"]["maximum"],
+        json!(spill::tools::MAX_MATCHES)
+    );
+    assert_eq!(
+        grep["pattern"]["description"]
+            .as_str()
+            .map(|d| d.contains(r"\d \w")),
+        Some(true)
+    );
     assert_eq!(ToolFormat::parse("openai").unwrap(), ToolFormat::OpenaiChat);
     assert!(ToolFormat::parse("cohere").is_err());
 }

@@ -54,6 +54,33 @@ impl ToolFormat {
     }
 }
 
+/// JSON Schemas of the tools' arguments (text: parsed once per call, far
+/// smaller in wasm than building the same values in code).
+const READ_SCHEMA: &str = r#"{"type":"object","properties":{
+"pointer":{"type":"string","description":"The spill:// pointer from the output's header."},
+"offset":{"type":"integer","minimum":0,"description":"Lines to skip (0 = from the first line; to continue, pass the last line number shown)."},
+"limit":{"type":"integer","minimum":1,"maximum":MAX_LIMIT,"description":"Most lines to return (default 200)."},
+"column":{"type":"integer","minimum":0,"description":"Bytes to skip in the first line (to continue a very long line)."}},
+"required":["pointer"],"additionalProperties":false}"#;
+
+const GREP_SCHEMA: &str = r#"{"type":"object","properties":{
+"pointer":{"type":"string","description":"The spill:// pointer from the output's header."},
+"pattern":{"type":"string","description":"Regular expression (. [] * + ? {n,m} | () ^ $ \\d \\w \\s \\b), matched against each line."},
+"literal":{"type":"boolean","description":"Search the pattern as plain text (default false)."},
+"ignore_case":{"type":"boolean","description":"Case-insensitive (default false)."},
+"context":{"type":"integer","minimum":0,"maximum":MAX_CONTEXT,"description":"Lines of context around each match (default 2)."},
+"max_matches":{"type":"integer","minimum":1,"maximum":MAX_MATCHES,"description":"Most matching lines to return (default 50)."},
+"skip":{"type":"integer","minimum":0,"description":"Matching lines to skip (to see further matches)."}},
+"required":["pointer","pattern"],"additionalProperties":false}"#;
+
+fn schema(text: &str) -> Value {
+    let text = text
+        .replace("MAX_LIMIT", &MAX_LIMIT.to_string())
+        .replace("MAX_CONTEXT", &MAX_CONTEXT.to_string())
+        .replace("MAX_MATCHES", &MAX_MATCHES.to_string());
+    serde_json::from_str(&text).unwrap_or(Value::Null)
+}
+
 fn schemas() -> [(&'static str, &'static str, Value); 2] {
     [
         (
@@ -61,36 +88,13 @@ fn schemas() -> [(&'static str, &'static str, Value); 2] {
             "Read part of a tool output that was too long to show in full. Pass the \
              spill:// pointer from the output's header. Returns numbered lines; page \
              with offset (lines to skip) and limit.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "pointer": {"type": "string", "description": "The spill:// pointer from the output's header."},
-                    "offset": {"type": "integer", "minimum": 0, "description": "Lines to skip (0 = from the first line; to continue, pass the last line number shown)."},
-                    "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "description": "Most lines to return (default 200)."},
-                    "column": {"type": "integer", "minimum": 0, "description": "Bytes to skip in the first line (to continue a very long line)."}
-                },
-                "required": ["pointer"],
-                "additionalProperties": false
-            }),
+            schema(READ_SCHEMA),
         ),
         (
             GREP_SPILL,
             "Search a tool output that was too long to show in full. Returns the \
              matching lines with their line numbers (N:) and context lines (N-).",
-            json!({
-                "type": "object",
-                "properties": {
-                    "pointer": {"type": "string", "description": "The spill:// pointer from the output's header."},
-                    "pattern": {"type": "string", "description": "Regular expression (. [] * + ? {n,m} | () ^ $ \\d \\w \\s \\b), matched against each line."},
-                    "literal": {"type": "boolean", "description": "Search the pattern as plain text (default false)."},
-                    "ignore_case": {"type": "boolean", "description": "Case-insensitive (default false)."},
-                    "context": {"type": "integer", "minimum": 0, "maximum": MAX_CONTEXT, "description": "Lines of context around each match (default 2)."},
-                    "max_matches": {"type": "integer", "minimum": 1, "maximum": MAX_MATCHES, "description": "Most matching lines to return (default 50)."},
-                    "skip": {"type": "integer", "minimum": 0, "description": "Matching lines to skip (to see further matches)."}
-                },
-                "required": ["pointer", "pattern"],
-                "additionalProperties": false
-            }),
+            schema(GREP_SCHEMA),
         ),
     ]
 }
