@@ -235,10 +235,23 @@ pub fn read_cached(
     let mut files = OwnFiles::default();
     let mut seen = Mentioned::default();
     let settings = crate::tokens::text_hash(format!("{config:?}").as_bytes());
+    // A hash of the steps so far (`None` once one could not be keyed), under
+    // which the index's answers are remembered: a warm turn asks only about
+    // its new steps, so it does not rebuild the index of the whole history.
+    let mut chain = Some(settings);
     for (index, s) in steps.iter().enumerate() {
-        let activity = cache.classify(settings, s.call, s.result, config);
+        let key = ActivityCache::key(s.call, s.result);
+        let activity = cache.classify(settings, key, s.call, s.result, config);
         let earlier = steps.get(..index).unwrap_or(&[]);
-        let changes_existing = files.observe(&activity, |path| seen.before(earlier, path));
+        let prior = chain;
+        let changes_existing = files.observe(&activity, |path| match prior {
+            Some(prior) => cache.mentioned(prior, path, || seen.before(earlier, path)),
+            None => seen.before(earlier, path),
+        });
+        chain = prior.zip(key).map(|(c, (h, len))| {
+            (c.rotate_left(31) ^ h ^ (len as u64).rotate_left(17))
+                .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        });
         out.push(StepActivity {
             index,
             call_at: s.call_at,
@@ -259,19 +272,41 @@ pub fn read_cached(
 #[derive(Debug, Default)]
 pub struct ActivityCache {
     entries: std::collections::HashMap<(u64, u64, usize), Activity>,
+    /// Whether the steps before a point (their chained hash) mention a path,
+    /// for the paths the word index answers (a direct scan depends on a budget).
+    mentioned: std::collections::HashMap<(u64, String), bool>,
     /// Classifications computed (not found in the cache).
     pub classified: u64,
 }
 
 impl ActivityCache {
+    /// `ask()`, remembered under the steps before (`prior`) and `path` when
+    /// the word index answers it.
+    fn mentioned(&mut self, prior: u64, path: &str, ask: impl FnOnce() -> bool) -> bool {
+        if index_kind(tail_of(path)).is_none() {
+            return ask();
+        }
+        let id = (prior, path.to_string());
+        if let Some(&found) = self.mentioned.get(&id) {
+            return found;
+        }
+        let found = ask();
+        if self.mentioned.len() >= 100_000 {
+            self.mentioned.clear();
+        }
+        self.mentioned.insert(id, found);
+        found
+    }
+
     fn classify(
         &mut self,
         settings: u64,
+        key: Option<(u64, usize)>,
         call: &ToolCall,
         result: Option<&ToolResult>,
         config: &PhaseConfig,
     ) -> Activity {
-        let key = Self::key(call, result).map(|(h, len)| (settings, h, len));
+        let key = key.map(|(h, len)| (settings, h, len));
         if let Some(found) = key.and_then(|k| self.entries.get(&k)) {
             return found.clone();
         }
@@ -949,6 +984,73 @@ mod tests {
         let steps = read(&conv, &config());
         let changes: Vec<bool> = steps.iter().map(|s| s.changes_existing).collect();
         assert_eq!(changes, vec![false, false, false, false, true, false, true]);
+    }
+
+    #[test]
+    fn a_warm_read_answers_from_the_cache_what_a_cold_read_computes() {
+        let write =
+            |path: &str| serde_json::json!({"command": format!("cat > {path} <<'EOF'\nx\nEOF")});
+        let mut steps = vec![(
+            "bash",
+            serde_json::json!({"command":"ls lib"}),
+            "lib/a.py lib/b.py",
+        )];
+        for (i, path) in ["lib/a.py", "c.py", "lib/b.py", "c.py", "/w/a b.py"]
+            .iter()
+            .enumerate()
+        {
+            steps.push(("bash", write(path), ""));
+            if i == 2 {
+                steps.push((
+                    "bash",
+                    serde_json::json!({"command":"cat x"}),
+                    "see /w/a b.py",
+                ));
+            }
+        }
+        let mut cache = ActivityCache::default();
+        for n in 1..=steps.len() {
+            let conv = conversation(steps.get(..n).unwrap());
+            let cold: Vec<bool> = read(&conv, &config())
+                .iter()
+                .map(|s| s.changes_existing)
+                .collect();
+            let warm: Vec<bool> = read_cached(&conv, &config(), &mut cache)
+                .iter()
+                .map(|s| s.changes_existing)
+                .collect();
+            assert_eq!(cold, warm, "{n} steps");
+        }
+        let conv = conversation(&steps);
+        let changes: Vec<bool> = read(&conv, &config())
+            .iter()
+            .map(|s| s.changes_existing)
+            .collect();
+        assert_eq!(changes, vec![false, true, false, true, false, false, true]);
+        // Every answer was remembered once, under the steps before it.
+        // (`cat > /w/a b.py` writes `/w/a`, a path the index covers.)
+        let remembered = cache.mentioned.len();
+        assert_eq!(remembered, 4);
+        let mut changed = steps.clone();
+        changed[0].2 = "nothing here";
+        let conv = conversation(&changed);
+        let steps_after: Vec<bool> = read_cached(&conv, &config(), &mut cache)
+            .iter()
+            .map(|s| s.changes_existing)
+            .collect();
+        // A different history is not answered from the old one's entries.
+        assert_eq!(
+            steps_after,
+            vec![false, false, false, false, false, false, true]
+        );
+        assert_eq!(
+            steps_after,
+            read(&conv, &config())
+                .iter()
+                .map(|s| s.changes_existing)
+                .collect::<Vec<_>>()
+        );
+        assert!(cache.mentioned.len() > remembered);
     }
 
     #[test]
