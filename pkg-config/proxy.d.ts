@@ -170,6 +170,8 @@ export function sessionSigner(secret?: string): SessionSigner;
  * `GET /spill/<key>?offset=&limit=` and `GET /spill/<key>/grep?q=&context=&max=&regex=1`
  * for the session whose token is in the `x-tracelite-session` header (401
  * `MISSING_SESSION` without, 403 `INVALID_SESSION_TOKEN` for a forged one).
+ * With `imageBaseUrl`, snapshots go upstream as signed URLs it serves at
+ * `GET <imageBaseUrl path>/image/<session>/<id>.png?sig=…` (see `imageBaseUrl`).
  * Bad JSON → 400, too large → 413. Throws `INVALID_OPTION` (path `secret`)
  * when an outside `store` is given without `secret`.
  */

@@ -395,7 +395,16 @@ function redactBody(text) {
  *   of the session whose token is in the `x-tracelite-session` header (or
  *   `?session=`): 401 `MISSING_SESSION` without one, 403
  *   `INVALID_SESSION_TOKEN` for anything but a token this deployment signed.
+ * * `imageBaseUrl` (the proxy's public URL): snapshots go to OpenAI and
+ *   Anthropic as URLs `<imageBaseUrl>/image/<session>/<id>.png?sig=<HMAC>`
+ *   (`optical.imageUrl`); each PNG is stored as `image-<id>` of the session
+ *   (with the spills, within `maxStoreWrites` and the store's quota, else the
+ *   request goes with its snapshots inline) and served at that route by
+ *   `GET`/`HEAD` without a session header: 403 `INVALID_IMAGE_SIGNATURE`
+ *   for a missing or wrong `sig`, 404 `IMAGE_NOT_FOUND` when not stored,
+ *   404 `NOT_FOUND` for any other path under it.
  * * Anything else is forwarded untouched.
+ * * Responses to compressed POSTs carry `x-tracelite-bytes: received->sent`.
  *
  * Sessions: an HMAC keyed with `secret` of the caller's identity (`identify`,
  * by default its provider credentials) and the session name it sent (or
