@@ -95,7 +95,7 @@ pub struct ImageUrlReport {
 /// Checks an `optical.imageUrl` template: empty (off), or an absolute
 /// `https` URL (`http` only for `localhost`, `127.0.0.1`, `[::1]`) without
 /// credentials, at most [`MAX_TEMPLATE_BYTES`], holding `{id}` after the host
-/// and only characters a URL may hold unescaped.
+/// and before any fragment, and only characters a URL may hold unescaped.
 pub fn check_template(template: &str) -> Result<()> {
     if template.is_empty() {
         return Ok(());
@@ -157,10 +157,12 @@ pub fn check_template(template: &str) -> Result<()> {
     if !https && !is_loopback(host) {
         return invalid_option(OPTION, "must be an https URL (http only for localhost)");
     }
-    if !rest.contains(ID_PLACEHOLDER) {
+    // A fragment never reaches the server: `{id}` must come before any `#`.
+    let sent = rest.split('#').next().unwrap_or("");
+    if !sent.contains(ID_PLACEHOLDER) {
         return invalid_option(
             OPTION,
-            "must contain {id} (replaced by each image's content id)",
+            "must contain {id} before any # (replaced by each image's content id)",
         );
     }
     Ok(())
@@ -278,6 +280,7 @@ mod tests {
             ("http://example.com/{id}", "https"),
             ("http://localhost.evil.com/{id}", "https"),
             ("https://h/image.png", "contain {id}"),
+            ("https://h/image.png#{id}", "contain {id}"),
             ("https://{id}.h/x", "after the host"),
             ("https://user:pw@h/{id}", "credentials"),
             ("https://h/ {id}", "URL characters"),
