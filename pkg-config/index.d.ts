@@ -21,6 +21,7 @@ export type ErrorCode =
   | 'MISPLACED_TOOL_RESULT' | 'INVALID_ROLE_ORDER'
   // Edge proxy (tracelite/proxy).
   | 'STORE_WRITE_LIMIT' | 'MISSING_SESSION' | 'INVALID_SESSION_TOKEN' | 'NOT_FOUND'
+  | 'INVALID_IMAGE_SIGNATURE' | 'IMAGE_NOT_FOUND'
   | (string & {});
 
 /** Thrown by every function: `code` is stable, `path` names the offending field. */
@@ -324,6 +325,35 @@ export interface SpillBlob {
   text: string;
 }
 
+/** A snapshot sent by URL (`optical.imageUrl`): what the host must serve at `url`. */
+export interface UrlImage {
+  /** Content id: 32 hex digits, the hash part of the content key `image-<id>` of `data` (store it under that key). */
+  id: string;
+  /** The URL the request carries. */
+  url: string;
+  mediaType: 'image/png';
+  width: number;
+  height: number;
+  /** Decoded size in bytes. */
+  bytes: number;
+  /** The PNG, base64. */
+  data: string;
+}
+
+/** With `optical.imageUrl`: what went by URL and what stayed inline. */
+export interface ImageUrlReport {
+  /** Snapshot image parts the request carries as URLs. */
+  urls: number;
+  /** Distinct images behind them (the result's `images`). */
+  images: number;
+  /** Their decoded bytes: served by the host instead of sent inline. */
+  bytes: number;
+  /** Snapshot image parts kept inline (the format takes no image URLs: gemini). */
+  inline: number;
+  /** Why they stayed inline. */
+  note?: string;
+}
+
 /** Token totals of one stage. */
 export interface StageReport {
   stage: StageName;
@@ -340,9 +370,11 @@ export interface Report {
   tokensAfter: number;
   /** Bytes of the request JSON as received. */
   bytesBefore: number;
-  /** Bytes of the request JSON as emitted: snapshots travel as base64 PNG, so bytes may
-   * grow while tokens fall. */
+  /** Bytes of the request JSON as emitted: snapshots travel as base64 PNG (unless
+   * `optical.imageUrl` sends them by URL), so bytes may grow while tokens fall. */
   bytesAfter: number;
+  /** With `optical.imageUrl`: snapshots sent by URL, their bytes, and those kept inline. */
+  imageUrls?: ImageUrlReport;
   stages: StageReport[];
   changes: Change[];
   spills: SpillRecord[];
@@ -369,7 +401,13 @@ export interface Report {
 export function compress<T extends object = Record<string, unknown>>(
   request: T | string,
   options?: CompressOptions,
-): { request: T; report: Report; spills: SpillBlob[] };
+): {
+  request: T;
+  report: Report;
+  spills: SpillBlob[];
+  /** With `optical.imageUrl`: every snapshot the request carries by URL, once each, to serve at its `url`. */
+  images: UrlImage[];
+};
 
 /** Estimated o200k_base tokens of a text. */
 export function estimateTokens(text: string): number;

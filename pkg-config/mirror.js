@@ -179,7 +179,7 @@ export const STORE_BATCH = 16;
  * write beyond `maxWrites`. A put resolving to `false` (the store already had
  * the blob: `KvSpillStore` skips fresh keys) is not a write. Returns the writes.
  */
-async function storeSpills(store, spills, { maxWrites = Infinity, batch = STORE_BATCH } = {}) {
+export async function storeSpills(store, spills, { maxWrites = Infinity, batch = STORE_BATCH } = {}) {
   let written = 0;
   for (let i = 0; i < spills.length;) {
     if (written >= maxWrites) {

@@ -95,8 +95,26 @@ export interface ProxyOptions {
    * own auth established when clients do not send provider keys.
    */
   identify?: (request: Request) => string | Promise<string>;
-  /** Called after each compression (never with headers). */
-  onReport?: (info: { session: string; format: FormatName; path: string; report: Report }) => void;
+  /**
+   * Public base URL of this proxy as the provider reaches it (`https`; `http` only for localhost), e.g.
+   * `https://tracelite.example.workers.dev`. Set, snapshots go to OpenAI (chat, responses) and Anthropic
+   * by URL instead of inline base64: each PNG is stored in `store` as `image-<id>` of the request's
+   * session (counted against `maxStoreWrites` and the store's own per-session limits) and served at
+   * `GET <imageBaseUrl>/image/<session>/<id>.png?sig=<HMAC of session and id>`, without a session header
+   * (the provider fetches it): wrong or missing `sig` → 403 `INVALID_IMAGE_SIGNATURE`, signed but not
+   * stored → 404 `IMAGE_NOT_FOUND`, anything else under the route → 404 `NOT_FOUND`. When the images
+   * cannot be stored, the request goes with its snapshots inline (`x-tracelite-images: inline; <code>`).
+   * Default: off (inline).
+   */
+  imageBaseUrl?: string | URL;
+  /** Called after each compression (never with headers); `bytes`: the body received and the body sent upstream. */
+  onReport?: (info: {
+    session: string;
+    format: FormatName;
+    path: string;
+    report: Report;
+    bytes: { received: number; sent: number };
+  }) => void;
 }
 
 /** Paths (suffixes) the proxy compresses, with their format. */
@@ -115,6 +133,10 @@ export const DEFAULT_MAX_BODY_BYTES: number;
 export const SESSION_HEADER: string;
 /** Default `maxStoreWrites` (200). */
 export const DEFAULT_MAX_STORE_WRITES: number;
+/** The image route under `imageBaseUrl`'s path: `/image/`. */
+export const IMAGE_ROUTE: string;
+/** `cache-control` of a served image. */
+export const IMAGE_CACHE_CONTROL: string;
 /** Shortest `secret` accepted (32 characters). */
 export const MIN_SECRET_LENGTH: number;
 /** The `onError` choices. */
@@ -132,6 +154,10 @@ export interface SessionSigner {
   isToken(value: string): boolean;
   /** The session of a genuine token, else `undefined` (constant-time check). */
   verify(token: string): Promise<string | undefined>;
+  /** The `sig` of an image URL: 43 base64url chars of an HMAC of the session and the image id. */
+  imageSignature(session: string, id: string): Promise<string>;
+  /** Whether `signature` is the one of (session, id) (constant-time check). */
+  verifyImage(session: string, id: string, signature: string | null): Promise<boolean>;
 }
 /** A signer keyed with `secret` (or 32 random bytes when `undefined`). */
 export function sessionSigner(secret?: string): SessionSigner;
@@ -144,6 +170,8 @@ export function sessionSigner(secret?: string): SessionSigner;
  * `GET /spill/<key>?offset=&limit=` and `GET /spill/<key>/grep?q=&context=&max=&regex=1`
  * for the session whose token is in the `x-tracelite-session` header (401
  * `MISSING_SESSION` without, 403 `INVALID_SESSION_TOKEN` for a forged one).
+ * With `imageBaseUrl`, snapshots go upstream as signed URLs it serves at
+ * `GET <imageBaseUrl path>/image/<session>/<id>.png?sig=…` (see `imageBaseUrl`).
  * Bad JSON → 400, too large → 413. Throws `INVALID_OPTION` (path `secret`)
  * when an outside `store` is given without `secret`.
  */

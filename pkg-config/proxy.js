@@ -1,7 +1,7 @@
 // An edge proxy: a Fetch-API handler that compresses LLM requests on their way
 // to the provider and serves the spilled text back to the agent.
 import { TraceLiteError, compress } from '#entry';
-import { STORE_BATCH, SessionStores, compressInto } from './mirror.js';
+import { STORE_BATCH, SessionStores, compressInto, storeSpills } from './mirror.js';
 import { redactJson, redactText } from './redact.js';
 import { checkName, grepSpill, readSpill } from './spill-reader.js';
 import {
@@ -46,6 +46,25 @@ export const DEFAULT_MAX_STORE_WRITES = 200;
 /** Shortest `secret` accepted (characters); e.g. `openssl rand -base64 32` gives 44. */
 export const MIN_SECRET_LENGTH = 32;
 
+/**
+ * Path (under `imageBaseUrl`'s own path) of the snapshot images the proxy
+ * serves: `<base>/image/<session>/<id>.png?sig=<HMAC>`.
+ */
+export const IMAGE_ROUTE = '/image/';
+
+/** Key prefix of an image in the spill store: `image-<id>` is its content key. */
+const IMAGE_KEY = 'image-';
+
+/**
+ * `cache-control` of a served image: its URL names its content (the id is a
+ * hash of it), so it never changes; `private` keeps shared caches (a CDN)
+ * from holding a tenant's image beyond the store's own expiry.
+ */
+export const IMAGE_CACHE_CONTROL = 'private, max-age=604800, immutable';
+
+const IMAGE_PATH = /^([A-Za-z0-9._-]{1,128})\/([0-9a-f]{32})\.png$/;
+const SIGNATURE = /^[A-Za-z0-9_-]{43}$/;
+
 /** What to do with a request the proxy cannot compress: see `createProxy`. */
 export const ON_ERROR = ['forward', 'reject'];
 
@@ -62,8 +81,8 @@ function jsonResponse(status, body, headers = {}) {
   });
 }
 
-function errorResponse(status, code, message, path = '') {
-  return jsonResponse(status, { error: { type: 'tracelite_error', code, message, path } });
+function errorResponse(status, code, message, path = '', headers = {}) {
+  return jsonResponse(status, { error: { type: 'tracelite_error', code, message, path } }, headers);
 }
 
 function statusOf(err) {
@@ -121,6 +140,13 @@ function base64url(bytes) {
   return btoa(bin).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 }
 
+function fromBase64(text) {
+  const bin = atob(text);
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
+}
+
 function fromBase64url(text) {
   const bin = atob(text.replace(/-/g, '+').replace(/_/g, '/'));
   return Uint8Array.from(bin, (c) => c.charCodeAt(0));
@@ -175,7 +201,79 @@ export function sessionSigner(secret) {
       const ok = await crypto.subtle.verify('HMAC', await key, fromBase64url(m[2]), message('token', m[1]));
       return ok ? m[1] : undefined;
     },
+    /** The capability of one image URL: 43 base64url chars of an HMAC of (session, id). */
+    async imageSignature(session, id) {
+      return base64url(await sign('image', session, id));
+    },
+    /** Whether `signature` is the one of (session, id) (constant-time check). */
+    async verifyImage(session, id, signature) {
+      if (typeof signature !== 'string' || !SIGNATURE.test(signature)) return false;
+      return crypto.subtle.verify('HMAC', await key, fromBase64url(signature), message('image', session, id));
+    },
   };
+}
+
+/**
+ * `imageBaseUrl` checked: an absolute https URL (http only for localhost),
+ * without credentials, query or fragment. Returns the base, no trailing slash.
+ */
+function imageBase(value) {
+  const fail = (why) => new TraceLiteError(`imageBaseUrl ${why}`, 'INVALID_OPTION', 'imageBaseUrl');
+  let url;
+  try {
+    url = new URL(value);
+  } catch {
+    throw fail('must be an absolute URL, e.g. https://proxy.example.com');
+  }
+  const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
+    throw fail('must be an https URL (http only for localhost): the provider fetches the images from it');
+  }
+  if (url.username || url.password || url.search || url.hash) {
+    throw fail('must not carry credentials, a query or a fragment');
+  }
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+}
+
+/**
+ * `text` (a request as JSON text) with every object member whose value is a
+ * URL of `signed` (they all start with `prefix`) given its signed URL. In
+ * JSON text `:"` opens a member's value (inside a string a quote is always
+ * escaped), so a string that merely contains such a URL is left alone.
+ */
+function signUrls(text, prefix, signed) {
+  const needle = `:"${prefix}`;
+  let out = '';
+  let from = 0;
+  for (let at = text.indexOf(needle); at !== -1; at = text.indexOf(needle, at + needle.length)) {
+    const start = at + 2;
+    const end = text.indexOf('"', start);
+    if (end === -1) break;
+    const url = signed.get(text.slice(start, end));
+    if (url === undefined) continue;
+    out += text.slice(from, start) + url;
+    from = end;
+  }
+  return from === 0 ? text : out + text.slice(from);
+}
+
+/** UTF-8 length of a string, without encoding it. */
+function utf8Length(text) {
+  let n = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const d = text.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        n += 2; // 4 bytes for 2 units
+        i++;
+        continue;
+      }
+    }
+    if (c >= 0x800) n += 2;
+    else if (c >= 0x80) n += 1;
+  }
+  return n;
 }
 
 
@@ -183,7 +281,7 @@ export function sessionSigner(secret) {
 async function readLimited(request, max) {
   const declared = Number(request.headers.get('content-length'));
   if (Number.isFinite(declared) && declared > max) return null;
-  if (!request.body) return '';
+  if (!request.body) return { text: '', size: 0 };
   const reader = request.body.getReader();
   const chunks = [];
   let size = 0;
@@ -203,7 +301,7 @@ async function readLimited(request, max) {
     bytes.set(c, at);
     at += c.byteLength;
   }
-  return new TextDecoder().decode(bytes);
+  return { text: new TextDecoder().decode(bytes), size };
 }
 
 /** The messages up to and including the first user message, as JSON text. */
@@ -297,7 +395,16 @@ function redactBody(text) {
  *   of the session whose token is in the `x-tracelite-session` header (or
  *   `?session=`): 401 `MISSING_SESSION` without one, 403
  *   `INVALID_SESSION_TOKEN` for anything but a token this deployment signed.
+ * * `imageBaseUrl` (the proxy's public URL): snapshots go to OpenAI and
+ *   Anthropic as URLs `<imageBaseUrl>/image/<session>/<id>.png?sig=<HMAC>`
+ *   (`optical.imageUrl`); each PNG is stored as `image-<id>` of the session
+ *   (with the spills, within `maxStoreWrites` and the store's quota, else the
+ *   request goes with its snapshots inline) and served at that route by
+ *   `GET`/`HEAD` without a session header: 403 `INVALID_IMAGE_SIGNATURE`
+ *   for a missing or wrong `sig`, 404 `IMAGE_NOT_FOUND` when not stored,
+ *   404 `NOT_FOUND` for any other path under it.
  * * Anything else is forwarded untouched.
+ * * Responses to compressed POSTs carry `x-tracelite-bytes: received->sent`.
  *
  * Sessions: an HMAC keyed with `secret` of the caller's identity (`identify`,
  * by default its provider credentials) and the session name it sent (or
@@ -332,6 +439,7 @@ export function createProxy({
   spillTools = true,
   maxSpillRounds = DEFAULT_MAX_SPILL_ROUNDS,
   maxSpillResponseBytes = DEFAULT_MAX_SPILL_RESPONSE_BYTES,
+  imageBaseUrl,
 } = {}) {
   let base;
   try {
@@ -387,6 +495,18 @@ export function createProxy({
     throw new TraceLiteError('maxSpillResponseBytes must be a positive integer', 'INVALID_OPTION', 'maxSpillResponseBytes');
   }
   if (options.session !== undefined) checkName('session', options.session);
+  if (options.optical?.imageUrl) {
+    // The proxy builds the template itself (signed per image) and serves what it names.
+    throw new TraceLiteError('set createProxy({ imageBaseUrl }) instead: the proxy signs and serves the image URLs', 'INVALID_OPTION', 'options.optical.imageUrl');
+  }
+  const imagesAt = imageBaseUrl === undefined ? undefined : imageBase(imageBaseUrl);
+  /** The path prefix of the image route (`imageBaseUrl`'s path + `/image/`). */
+  const imagePrefix = imagesAt === undefined ? undefined : `${new URL(imagesAt).pathname.replace(/\/+$/, '')}${IMAGE_ROUTE}`;
+  /** Compress options for a session: with `imageBaseUrl`, snapshots go by URL. */
+  const optionsFor = (session) => (imagesAt === undefined ? options : {
+    ...options,
+    optical: { ...options.optical, imageUrl: `${imagesAt}${IMAGE_ROUTE}${session}/{id}.png` },
+  });
   /** The provider (prices, image sizing) of a format: `providers`, else `options.provider`, else the route's. */
   const providerOf = (fmt) => providers[fmt] ?? options.provider ?? DEFAULT_PROVIDERS[fmt];
   // Fail at start-up, not on the first request, when the settings are wrong.
@@ -394,10 +514,11 @@ export function createProxy({
     const provider = providerOf(fmt);
     try {
       compress({ model: 'm', messages: [{ role: 'user', content: 'ok' }] }, {
-        ...options, format: 'openai-chat', provider, store: undefined, session: options.session ?? 'check',
+        ...optionsFor('check'), format: 'openai-chat', provider, store: undefined, session: options.session ?? 'check',
       });
     } catch (err) {
       if (err?.path === 'provider' && provider !== options.provider) err.path = `providers.${fmt}`;
+      if (err?.path === 'optical.imageUrl') err.path = 'imageBaseUrl';
       throw err;
     }
   }
@@ -447,6 +568,70 @@ export function createProxy({
     }
   }
 
+  /**
+   * `GET|HEAD <imageBaseUrl path>/image/<session>/<id>.png?sig=<HMAC>`: a
+   * snapshot the provider fetches (no session header: the signature, an HMAC
+   * of the session and the id, is the capability). Malformed → 404
+   * `NOT_FOUND`, missing or wrong signature → 403 `INVALID_IMAGE_SIGNATURE`
+   * (checked before the store is read), signed but not stored (expired,
+   * evicted) → 404 `IMAGE_NOT_FOUND`.
+   */
+  async function serveImage(request, url) {
+    const noStore = { 'cache-control': 'no-store' };
+    const m = IMAGE_PATH.exec(url.pathname.slice(imagePrefix.length));
+    if (!m || m[1].includes('..')) {
+      return errorResponse(404, 'NOT_FOUND', `use ${imagePrefix}<session>/<id>.png?sig=<signature>`, 'path', noStore);
+    }
+    const [, session, id] = m;
+    if (!(await signer.verifyImage(session, id, url.searchParams.get('sig')))) {
+      return errorResponse(403, 'INVALID_IMAGE_SIGNATURE', 'sig is not this proxy\'s signature of this image', 'sig', noStore);
+    }
+    let text;
+    try {
+      text = await spills.get(session, IMAGE_KEY + id);
+    } catch (err) {
+      if (err?.code === 'SPILL_NOT_FOUND') {
+        return errorResponse(404, 'IMAGE_NOT_FOUND', 'no such image (expired or evicted)', 'id', noStore);
+      }
+      if (err?.name !== 'TraceLiteError') throw err;
+      return errorResponse(statusOf(err), err.code, err.message, err.path, noStore);
+    }
+    if (typeof text !== 'string') {
+      return errorResponse(404, 'IMAGE_NOT_FOUND', 'no such image (expired or evicted)', 'id', noStore);
+    }
+    const headers = {
+      'content-type': 'image/png',
+      'cache-control': IMAGE_CACHE_CONTROL,
+      etag: `"${id}"`,
+      'x-content-type-options': 'nosniff',
+    };
+    if (request.headers.get('if-none-match') === `"${id}"`) return new Response(null, { status: 304, headers });
+    const bytes = fromBase64(text);
+    headers['content-length'] = String(bytes.byteLength);
+    return new Response(request.method === 'HEAD' ? null : bytes, { status: 200, headers });
+  }
+
+  /**
+   * Stores the images a compress call sends by URL (`image-<id>` in the
+   * session, counted against `maxStoreWrites` with the call's spills and
+   * against the store's own per-session limits). Returns each URL's signed
+   * form (`?sig=`), or `undefined` when there are none.
+   */
+  async function storeImages(out, session) {
+    const list = out.images ?? [];
+    if (list.length === 0) return undefined;
+    const blobs = list.map((img) => ({ session, key: IMAGE_KEY + img.id, text: img.data }));
+    if (store === undefined) {
+      // The in-memory store: synchronous, its per-session quota applies.
+      for (const b of blobs) spills.put(b.session, b.key, b.text);
+    } else {
+      await storeSpills(store, blobs, { maxWrites: maxStoreWrites - (out.written ?? 0), batch: STORE_BATCH });
+    }
+    const signed = new Map();
+    for (const img of list) signed.set(img.url, `${img.url}?sig=${await signer.imageSignature(session, img.id)}`);
+    return signed;
+  }
+
   /** The session of a POST: `{ session }` or `{ error }`. */
   async function sessionOf(request, body) {
     const sent = request.headers.get(SESSION_HEADER);
@@ -476,10 +661,11 @@ export function createProxy({
    * only the bytes it forwards, not three copies of what it received.
    */
   async function prepare(request, routeFormat) {
-    const text = await readLimited(request, maxBodyBytes);
-    if (text === null) {
+    const read = await readLimited(request, maxBodyBytes);
+    if (read === null) {
       return { error: errorResponse(413, 'LIMIT_EXCEEDED', `request body over ${maxBodyBytes} bytes`, 'body') };
     }
+    const { text, size: received } = read;
     let body;
     try {
       body = JSON.parse(text);
@@ -493,18 +679,32 @@ export function createProxy({
     if (error) return { error };
     const fmt = format ?? routeFormat;
     const provider = providerOf(fmt);
+    const run = (req, opts) => compressInto(req, { ...opts, format: fmt, ...(provider ? { provider } : {}), session }, store ?? spills, caches, {
+      maxWrites: maxStoreWrites,
+      batch: STORE_BATCH,
+    });
     try {
-      const pending = compressInto(body, { ...options, format: fmt, ...(provider ? { provider } : {}), session }, store ?? spills, caches, {
-        maxWrites: maxStoreWrites,
-        batch: STORE_BATCH,
-      });
+      const pending = run(body, optionsFor(session));
       body = undefined; // compress has run: while the spills are stored, only the text (for a fallback) is kept
-      const out = await pending;
+      let out = await pending;
+      let imagesInline;
+      let signed;
+      try {
+        signed = await storeImages(out, session);
+      } catch (err) {
+        // The images could not be kept (the store's quota, maxStoreWrites, a
+        // failing store): the same compression with the snapshots inline,
+        // never a URL that leads nowhere.
+        imagesInline = err?.code === 'STORE_WRITE_LIMIT' || err?.code === 'STORE_REFUSED' ? err.code : 'STORE_FAILED';
+        out = await run(JSON.parse(text), options);
+      }
       let forwarded = JSON.stringify(out.request);
       // Pointers lead somewhere: the proxy defines read_spill / grep_spill and answers them.
       const tools = spillTools && addSpillTools(out.request, fmt, session, forwarded);
       if (tools) forwarded = JSON.stringify(out.request);
-      return { session, forwarded, report: out.report, tools: tools ? fmt : undefined };
+      // Last, on the text: the session's cache keeps the request as the core made it.
+      if (signed) forwarded = signUrls(forwarded, `${imagesAt}${IMAGE_ROUTE}${session}/`, signed);
+      return { session, forwarded, received, report: out.report, tools: tools ? fmt : undefined, images: signed?.size ?? 0, imagesInline };
     } catch (err) {
       if (err?.name !== 'TraceLiteError') throw err;
       if (err.code === 'LIMIT_EXCEEDED' || err.code === 'INVALID_JSON' || onError === 'reject') {
@@ -514,19 +714,21 @@ export function createProxy({
       // placeholders would point at nothing), goes to the provider
       // uncompressed, which answers with its own error: never worse than no
       // proxy. Its secrets are masked all the same (unless redaction is off).
-      if (!redacting) return { session, forwarded: text, skipped: err.code };
+      if (!redacting) return { session, forwarded: text, received, skipped: err.code };
       const masked = redactBody(text);
-      return { session, forwarded: masked.text, skipped: err.code, redacted: masked.redacted };
+      return { session, forwarded: masked.text, received, skipped: err.code, redacted: masked.redacted };
     }
   }
 
   async function compressAndForward(request, url, routeFormat) {
-    const { error, session, forwarded, report, skipped, redacted, tools } = await prepare(request, routeFormat);
+    const { error, session, forwarded, received, report, skipped, redacted, tools, images: byUrl, imagesInline } =
+      await prepare(request, routeFormat);
     if (error) return error;
     const headers = forwardHeaders(request.headers);
+    const bytes = { received, sent: utf8Length(forwarded) };
     if (report) {
       headers.set('content-type', 'application/json');
-      onReport?.({ session, format: report.format, path: url.pathname, report });
+      onReport?.({ session, format: report.format, path: url.pathname, report, bytes });
     }
     const target = upstreamUrl(base, url);
     const forward = (body) => send(new Request(target, { method: request.method, headers, body, redirect: 'manual' }));
@@ -549,10 +751,13 @@ export function createProxy({
       upstreamResponse = resolved.response;
       if (resolved.rounds !== undefined) extra['x-tracelite-spill-rounds'] = String(resolved.rounds);
     }
+    extra['x-tracelite-bytes'] = `${bytes.received}->${bytes.sent}`;
     if (report) {
       extra['x-tracelite-tokens'] = `${report.tokensBefore}->${report.tokensAfter}`;
       if (report.redactions) extra['x-tracelite-redacted'] = String(report.redactions.count);
     }
+    if (imagesInline) extra['x-tracelite-images'] = `inline; ${imagesInline}`;
+    else if (byUrl) extra['x-tracelite-images'] = `${byUrl} by url`;
     if (skipped) extra['x-tracelite-skipped'] = skipped;
     if (redacted !== undefined) extra['x-tracelite-redacted'] = String(redacted);
     return relay(upstreamResponse, extra);
@@ -562,6 +767,9 @@ export function createProxy({
     const url = new URL(request.url);
     if (request.method === 'GET' && url.pathname.startsWith('/spill/')) {
       return serveSpill(request, url);
+    }
+    if (imagePrefix !== undefined && (request.method === 'GET' || request.method === 'HEAD') && url.pathname.startsWith(imagePrefix)) {
+      return serveImage(request, url);
     }
     if (request.method === 'POST') {
       const route = ROUTES.find(([suffix]) => url.pathname.endsWith(suffix));

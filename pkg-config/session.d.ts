@@ -1,5 +1,5 @@
 // Types of the stateful API (pkg-config/session.js, src/session.rs).
-import type { CompressSettings, FormatName, Report, SpillBlob } from './index.js';
+import type { CompressSettings, FormatName, Report, SpillBlob, UrlImage } from './index.js';
 
 /** Settings plus host objects for `new TraceLite(options)`. */
 export interface TraceLiteOptions extends CompressSettings {
@@ -68,6 +68,8 @@ export class TraceLite {
   assemble<T extends object = Record<string, unknown>>(format?: FormatName, base?: object): T;
   /** Blobs newly kept by the last `assemble`, to persist elsewhere. */
   lastSpills?: SpillBlob[];
+  /** With `optical.imageUrl`: the snapshots the last `assemble` sends by URL, to serve at their `url`. */
+  lastImages?: UrlImage[];
   /** What the last `assemble` did, or `null` before the first one. */
   report(): Report | null;
   telemetry(): Telemetry;

@@ -86,6 +86,7 @@ export class TraceLite {
     const json = guarded(() => this.#wasm.assemble(String(format), jsonArg(base, 'base')));
     const out = JSON.parse(json);
     this.lastSpills = out.spills;
+    this.lastImages = out.images;
     return out.request;
   }
 

@@ -291,6 +291,13 @@ pub struct OpticalConfig {
     pub max_images: usize,
     /// Bytes of rendered images a session keeps in its render cache.
     pub cache_bytes: usize,
+    /// Send snapshots by URL where the format takes image URLs (OpenAI Chat
+    /// and Responses, Anthropic; Gemini stays inline): an `https` URL
+    /// template (`http` for localhost) holding `{id}`, which each snapshot's
+    /// content id replaces; the result's `images` holds the PNGs the host
+    /// must serve there ([`crate::formats::image_urls`]). Empty: inline
+    /// base64 (default).
+    pub image_url: String,
 }
 
 impl Default for OpticalConfig {
@@ -313,6 +320,7 @@ impl Default for OpticalConfig {
             max_live_views: 1,
             max_images: 50,
             cache_bytes: 32 << 20,
+            image_url: String::new(),
         }
     }
 }

@@ -58,9 +58,14 @@ pub struct Report {
     /// Bytes of the request JSON as received (for the stateful session: its
     /// history emitted as is).
     pub bytes_before: usize,
-    /// Bytes of the request JSON as emitted. Snapshots travel as base64 PNG,
-    /// so bytes may grow while tokens fall.
+    /// Bytes of the request JSON as emitted. Snapshots travel as base64 PNG
+    /// (unless `optical.imageUrl` sends them by URL: see `image_urls`), so
+    /// bytes may grow while tokens fall.
     pub bytes_after: usize,
+    /// With `optical.imageUrl`: snapshots sent by URL, the bytes the host
+    /// serves for them, and those kept inline (with why).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image_urls: Option<formats::image_urls::ImageUrlReport>,
     /// Per stage, in order.
     pub stages: Vec<StageReport>,
     /// Every change, in order.
@@ -107,6 +112,9 @@ pub struct Output {
     pub report: Report,
     /// Texts of the blobs stored during this call (see [`SpillBlob`]).
     pub spills: Vec<SpillBlob>,
+    /// With `optical.imageUrl`: every snapshot the request carries by URL,
+    /// once each, with its PNG (the host serves it at its `url`).
+    pub images: Vec<formats::image_urls::UrlImage>,
 }
 
 /// Host-provided collaborators for [`compress_with`].
@@ -271,6 +279,18 @@ fn compress_sized(
     let limited =
         formats::images::enforce(&mut conv, format, config.optical.max_images, &client_images);
     report.repairs.extend(limited);
+    let mut images = Vec::new();
+    if !config.optical.image_url.is_empty() {
+        let (sent, urls) = formats::image_urls::send_by_url(
+            &mut conv,
+            format,
+            &config.optical.image_url,
+            &client_images,
+            &mut env.state.keys,
+        );
+        images = sent;
+        report.image_urls = Some(urls);
+    }
     report.stable_messages = stable_messages(&conv, report.plan.demoted, observed);
     // With every stage off the request passes through untouched.
     let rewrites = report.stages.iter().any(|s| s.enabled);
@@ -305,6 +325,7 @@ fn compress_sized(
         conversation: conv,
         report,
         spills,
+        images,
     })
 }
 
@@ -380,6 +401,7 @@ fn run_stages(
         tokens_after: tokens,
         bytes_before: 0,
         bytes_after: 0,
+        image_urls: None,
         stages: stage_reports,
         changes: cx.changes,
         spills: cx.spills,

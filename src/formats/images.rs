@@ -74,7 +74,7 @@ fn decoded_bytes(image: &Image) -> usize {
     image.data.len() / 4 * 3
 }
 
-fn fingerprint(image: &Image) -> u64 {
+pub(super) fn fingerprint(image: &Image) -> u64 {
     // SipHash with fixed keys: deterministic across runs and hosts.
     #[allow(deprecated)]
     let mut h = std::hash::SipHasher::new();

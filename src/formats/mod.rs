@@ -55,6 +55,7 @@ pub mod anthropic;
 pub mod convert;
 pub mod gemini;
 pub mod image_header;
+pub mod image_urls;
 pub mod images;
 pub mod openai_chat;
 pub mod openai_responses;

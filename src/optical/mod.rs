@@ -678,6 +678,6 @@ impl crate::config::OpticalConfig {
                 "must be \"low\", \"medium\", \"high\" or empty",
             );
         }
-        Ok(())
+        crate::formats::image_urls::check_template(&self.image_url)
     }
 }

@@ -62,6 +62,29 @@ impl TokenCounter for JsCounter {
     }
 }
 
+/// A compress result as JSON text: `{"request": …, "report": …, "spills":
+/// […], "images": […]}` (the request copied in as emitted, never re-serialized).
+pub(crate) fn output_json(out: &crate::pipeline::Output) -> Result<String, JsValue> {
+    let part = |value: Result<String, serde_json::Error>, what: &str| {
+        value.map_err(|e| to_js(Error::new(ErrorCode::InvalidRequest, what, e.to_string())))
+    };
+    let report = part(serde_json::to_string(&out.report), "report")?;
+    let spills = part(serde_json::to_string(&out.spills), "spills")?;
+    let images = part(serde_json::to_string(&out.images), "images")?;
+    let mut json =
+        String::with_capacity(out.request.len() + report.len() + spills.len() + images.len() + 48);
+    json.push_str("{\"request\":");
+    json.push_str(&out.request);
+    json.push_str(",\"report\":");
+    json.push_str(&report);
+    json.push_str(",\"spills\":");
+    json.push_str(&spills);
+    json.push_str(",\"images\":");
+    json.push_str(&images);
+    json.push('}');
+    Ok(json)
+}
+
 /// A spill store plus per-session caches, owned by JS (`free()` releases it).
 #[wasm_bindgen]
 pub struct Session {
@@ -81,7 +104,7 @@ impl Session {
     }
 
     /// Compresses `request` (JSON text) with `options` (JSON text); returns
-    /// `{"request": …, "report": …, "spills": […]}` as JSON text.
+    /// `{"request": …, "report": …, "spills": […], "images": […]}` as JSON text.
     pub fn compress(
         &mut self,
         request: &JsValue,
@@ -111,29 +134,7 @@ impl Session {
             },
         )
         .map_err(to_js)?;
-        let report = serde_json::to_string(&out.report).map_err(|e| {
-            to_js(Error::new(
-                ErrorCode::InvalidRequest,
-                "report",
-                e.to_string(),
-            ))
-        })?;
-        let spills = serde_json::to_string(&out.spills).map_err(|e| {
-            to_js(Error::new(
-                ErrorCode::InvalidRequest,
-                "spills",
-                e.to_string(),
-            ))
-        })?;
-        let mut json = String::with_capacity(out.request.len() + report.len() + spills.len() + 36);
-        json.push_str("{\"request\":");
-        json.push_str(&out.request);
-        json.push_str(",\"report\":");
-        json.push_str(&report);
-        json.push_str(",\"spills\":");
-        json.push_str(&spills);
-        json.push('}');
-        Ok(json)
+        output_json(&out)
     }
 
     /// The full text of a spilled blob.

@@ -77,7 +77,7 @@ impl TraceLiteSession {
 
     /// Assembles the request in `format` with `base` (JSON text of an object:
     /// the request's other top-level members). Returns
-    /// `{"request": …, "report": …, "spills": […]}` as JSON text.
+    /// `{"request": …, "report": …, "spills": […], "images": […]}` as JSON text.
     pub fn assemble(&mut self, format: &JsValue, base: &JsValue) -> Result<String, JsValue> {
         let format = args::text(format, "format")?;
         let base = args::text(base, "base")?;
@@ -101,17 +101,7 @@ impl TraceLiteSession {
             }
         };
         let out = self.inner.assemble(format, base).map_err(to_js)?;
-        let report = json(&out.report, "report")?;
-        let spills = json(&out.spills, "spills")?;
-        let mut text = String::with_capacity(out.request.len() + report.len() + spills.len() + 36);
-        text.push_str("{\"request\":");
-        text.push_str(&out.request);
-        text.push_str(",\"report\":");
-        text.push_str(&report);
-        text.push_str(",\"spills\":");
-        text.push_str(&spills);
-        text.push('}');
-        Ok(text)
+        super::output_json(&out)
     }
 
     /// Counters as JSON text.

@@ -30,6 +30,10 @@ export default {
       maxStoreWrites: env.MAX_STORE_WRITES ? Number(env.MAX_STORE_WRITES) : undefined,
       // Follow-up requests one client request may cause by calling spill tools (default 4).
       maxSpillRounds: env.MAX_SPILL_ROUNDS ? Number(env.MAX_SPILL_ROUNDS) : undefined,
+      // This worker's public URL (e.g. https://tracelite.<you>.workers.dev): snapshots go to
+      // OpenAI and Anthropic as signed URLs it serves at /image/… instead of inline base64.
+      // Prefer the Durable Object store then: the provider fetches at once, KV may lag.
+      imageBaseUrl: env.IMAGE_BASE_URL || undefined,
       // Token counts only: request headers (and so API keys) never reach the callback.
       onReport: ({ session, format, path, report }) =>
         console.log('tracelite', JSON.stringify({ session, format, path, before: report.tokensBefore, after: report.tokensAfter })),
