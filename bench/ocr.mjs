@@ -1,5 +1,5 @@
 // OCR of snapshot images for grounding recall (EVALUATION.md §1: tesseract,
-// 2× upscale, `--psm 6`), cached by image content hash in memory and on disk
+// 2× upscale, `--psm 6`), cached by the hash of its pixels in memory and on disk
 // (bench/out/ocr-cache/, one text file per image), so each distinct image is
 // read once across policies, steps, worker processes and runs.
 import { execFileSync } from 'node:child_process';
@@ -173,7 +173,10 @@ export function ocrReader({ cacheDir = null, scale = 2 } = {}) {
   if (cacheDir) mkdirSync(cacheDir, { recursive: true });
   const read = (url) => {
     const png = Buffer.from(url.slice(url.indexOf(',') + 1), 'base64');
-    const hash = createHash('sha256').update(png).digest('hex').slice(0, 32);
+    // Keyed by the pixels tesseract reads, not the PNG bytes: an encoder
+    // change that keeps the pixels keeps the cache.
+    const gray = decodeGray(png);
+    const hash = createHash('sha256').update(`${gray.width}x${gray.height}:`).update(gray.gray).digest('hex').slice(0, 32);
     if (memory.has(hash)) {
       stats.memoryHits++;
       return memory.get(hash);
@@ -190,7 +193,7 @@ export function ocrReader({ cacheDir = null, scale = 2 } = {}) {
     let text = null;
     try {
       const input = join(dir, 'snap.png');
-      writeFileSync(input, scale === 1 ? png : encodeGray(upscale(decodeGray(png), scale)));
+      writeFileSync(input, scale === 1 ? png : encodeGray(upscale(gray, scale)));
       text = execFileSync('tesseract', [input, '-', '--psm', '6'], {
         encoding: 'utf8',
         stdio: ['ignore', 'pipe', 'ignore'],

@@ -360,6 +360,11 @@ test('grounding OCR: PNG decode and 2x upscale, tesseract reads a rendered snaps
     const again = ocrReader({ cacheDir });
     assert.equal(again.read(url), read);
     assert.deepEqual([again.stats.images, again.stats.diskHits], [0, 1]);
+    // The same pixels in other PNG bytes (8-bit, another encoder) are the same entry.
+    const reencoded = encodeGray(decoded);
+    assert.notDeepEqual(reencoded, Buffer.from(png, 'base64'));
+    assert.equal(again.read(`data:image/png;base64,${reencoded.toString('base64')}`), read);
+    assert.deepEqual([again.stats.images, again.stats.diskHits, again.stats.memoryHits], [0, 1, 1]);
   } finally {
     rmSync(cacheDir, { recursive: true, force: true });
   }
