@@ -12,7 +12,7 @@ import { classify, countFact, emptyGrounding, extractFacts, hiddenBy, mergeGroun
 import { ocrReader, tesseractAvailable } from './ocr.mjs';
 import { allPolicies, messageText } from './policies.mjs';
 import { findRenderer } from './render.mjs';
-import { MESSAGE_OVERHEAD, PROVIDERS, contentParts, messageShape, o200kCounter, shapeTokens } from './tokens.mjs';
+import { MESSAGE_OVERHEAD, PROVIDERS, contentParts, imageBytes, imageTokens, messageShape, o200kCounter, shapeTokens } from './tokens.mjs';
 
 /** Where OCR text of snapshot images is cached across runs (gitignored). */
 export const OCR_CACHE = join(dirname(fileURLToPath(import.meta.url)), 'out/ocr-cache');
@@ -163,7 +163,10 @@ function replay(ctx, trace, policy, provider, { fidelity }) {
     perObservationMs: [],
     snapshotGroups: [],
     grounding: emptyGrounding(),
+    bytes: emptyBytes(),
   };
+  // Messages already counted in `bytes` (each distinct image once per run).
+  const counted = new Set();
   const blobCache = new Map();
   try {
     for (let t = 0; t < trace.requests.length; t++) {
@@ -181,6 +184,8 @@ function replay(ctx, trace, policy, provider, { fidelity }) {
         const obs = request.messages.filter((m) => m.role === 'tool').length;
         if (obs > 0) result.perObservationMs.push(ms / obs);
         messages = out.request.messages;
+        result.bytes.requestsIn += Buffer.byteLength(trace.requestTexts[t]);
+        result.bytes.requestsOut += out.report.bytesAfter;
         stable = out.report.stableMessages;
         changes = out.report.changes;
       }
@@ -190,6 +195,10 @@ function replay(ctx, trace, policy, provider, { fidelity }) {
         const { id, shape } = table.get(m);
         ids.push(id);
         shapes.push(shape);
+        if (shape.images.length > 0 && !counted.has(id)) {
+          counted.add(id);
+          addImageBytes(result.bytes, m);
+        }
       }
       const system = messages.findIndex((m) => m.role !== 'system');
       const step = { t, tokens: {}, cached: {}, writes: {}, input: {}, output: {}, images: 0 };
@@ -220,6 +229,22 @@ function replay(ctx, trace, policy, provider, { fidelity }) {
     store?.free();
   }
   return result;
+}
+
+/** Request and image bytes of a run (`requestsIn`/`requestsOut` only for TraceLite policies). */
+function emptyBytes() {
+  return { requestsIn: 0, requestsOut: 0, images: 0, png: 0, base64: 0, imageTokens: Object.fromEntries(PROVIDERS.map((p) => [p, 0])) };
+}
+
+/** Adds the images of `message` to `bytes`: count, PNG and base64 bytes, image tokens per provider. */
+export function addImageBytes(bytes, message) {
+  for (const img of contentParts(message.content).images) {
+    const b = imageBytes(img.url);
+    bytes.images++;
+    bytes.png += b.png;
+    bytes.base64 += b.base64;
+    for (const p of PROVIDERS) bytes.imageTokens[p] += imageTokens(p, img.width, img.height, { detail: img.detail });
+  }
 }
 
 /** Most blobs read back (following pointers) to recover one observation. */
@@ -664,6 +689,14 @@ function summarize({ policies, runs, traces, prices, snapshots }) {
         inputCost: agg('input'),
         outputCost: agg('output'),
         images: sum(steps, (s) => s.images),
+        bytes: {
+          requestsIn: sum(list, (r) => r.bytes.requestsIn),
+          requestsOut: sum(list, (r) => r.bytes.requestsOut),
+          images: sum(list, (r) => r.bytes.images),
+          png: sum(list, (r) => r.bytes.png),
+          base64: sum(list, (r) => r.bytes.base64),
+          imageTokens: sum(list, (r) => r.bytes.imageTokens[p]),
+        },
         bySource,
       };
       entry.perTrace[p] = list.map((r) => ({

@@ -401,6 +401,7 @@ export function reportMarkdown(result, extra = {}) {
   out.push(table(['policy', 'p50 ms/step', 'p95 ms/step', 'p50 ms/observation'],
     result.policies.filter((p) => p.latency).map((p) => [p.label, ms(p.latency.ms.p50), ms(p.latency.ms.p95), ms(p.latency.perObservationMs.p50)])));
   out.push('');
+  out.push(...bytesSection(result));
   out.push('## Method notes');
   out.push('');
   out.push('* Replay: the request before step t holds the system prompt, the task and steps 0..t−1 (`trajectoryToRequest`, OpenAI chat format). TraceLite policies call `compress` on it with one SpillStore per trajectory; baselines transform its messages in `bench/policies.mjs`.');
@@ -421,6 +422,26 @@ export function reportMarkdown(result, extra = {}) {
 }
 
 /** The grounding recall section (EVALUATION.md §1). */
+/** Request bytes in and out of the TraceLite policies, and bytes per image token of their snapshots. */
+export function bytesSection(result) {
+  const rows = [];
+  for (const p of result.policies.filter((x) => x.kind === 'tracelite')) {
+    for (const prov of PROVIDERS) {
+      const b = p.byProvider[prov]?.bytes;
+      if (!b) continue;
+      const perToken = (x) => (b.imageTokens > 0 ? (x / b.imageTokens).toFixed(1) : 'n/a');
+      rows.push([p.label, PROVIDER_NAMES[prov], int(b.requestsIn), int(b.requestsOut), b.requestsIn > 0 ? `${(b.requestsOut / b.requestsIn).toFixed(2)}×` : 'n/a',
+        int(b.images), int(b.png), int(b.base64), int(b.imageTokens), perToken(b.png), perToken(b.base64)]);
+    }
+  }
+  if (rows.length === 0) return [];
+  return ['## Bytes', '',
+    'Request JSON bytes as the agent sent them (in) and as TraceLite emits them (out), summed over all requests; ' +
+    'snapshot images counted once each (PNG bytes, their base64 as sent, and the image tokens of the provider\'s formula). ' +
+    'Bytes matter for edge bandwidth; the providers bill tokens.', '',
+    table(['policy', 'provider', 'request bytes in', 'request bytes out', 'out / in', 'images', 'PNG bytes', 'base64 bytes', 'image tokens', 'PNG bytes / image token', 'base64 bytes / image token'], rows), ''];
+}
+
 export function groundingSection(result) {
   const out = ['## Grounding recall', ''];
   const G = result.meta?.grounding;

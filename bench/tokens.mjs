@@ -123,6 +123,14 @@ export function pngSize(urlOrBase64) {
   return { width: head.readUInt32BE(16), height: head.readUInt32BE(20) };
 }
 
+/** Bytes of a base64 image (data URL or bare base64): `{ base64, png }` (decoded bytes). */
+export function imageBytes(urlOrBase64) {
+  const b64 = urlOrBase64.startsWith('data:') ? urlOrBase64.slice(urlOrBase64.indexOf(',') + 1) : urlOrBase64;
+  let pad = 0;
+  while (pad < 2 && b64[b64.length - 1 - pad] === '=') pad++;
+  return { base64: b64.length, png: Math.floor((b64.length * 3) / 4) - pad };
+}
+
 /** The text and images of an OpenAI chat message content (string or parts). */
 export function contentParts(content) {
   const texts = [];

@@ -1,13 +1,15 @@
 //! Encode: a packed [`Bitmap`] becomes a grayscale PNG, then base64.
 //!
 //! A small purpose-built PNG writer: one IDAT holding a zlib stream of one
-//! fixed-Huffman deflate block whose only back-references are "same bytes as
-//! the row above" and "repeat the previous byte". A snapshot is mostly paper
-//! and text rows that repeat the row above, so these two matches find nearly
-//! all redundancy with one pass and no hash table (general encoders spend
-//! their time searching for matches a text image does not have). Every
+//! deflate block. One greedy pass finds the matches a text image has: rows
+//! equal to the row above, "same bytes as the row above", "repeat the
+//! previous byte", and repeated glyphs (the last earlier place with the same
+//! four bytes, from a small hash table without chains). The block then
+//! takes Huffman codes built from that stream's symbol counts (length-limited,
+//! RFC 1951 dynamic block) or the fixed codes, whichever is smaller. Every
 //! choice is fixed, so the bytes are deterministic. Tests decode the output
-//! with an independent decoder (the `png` crate).
+//! with an independent decoder (the `png` crate); `examples/png_sizes.rs`
+//! compares the sizes with miniz at its best level on real snapshots.
 
 use base64::Engine;
 
@@ -130,12 +132,6 @@ impl BitSink {
         }
     }
 
-    /// Appends a match: its length code, then its distance code (together
-    /// at most 13 + 18 bits).
-    fn push_match(&mut self, length: (u32, u32), distance: (u32, u32)) {
-        self.push(length.0 | (distance.0 << length.1), length.1 + distance.1);
-    }
-
     fn finish(mut self) -> Vec<u8> {
         while self.len > 0 {
             self.out.push(self.acc as u8);
@@ -146,107 +142,440 @@ impl BitSink {
     }
 }
 
-/// Fixed Huffman code of literal/length symbol `sym`, as (bits reversed for
-/// an LSB-first stream, length).
-fn fixed_code(sym: u32) -> (u32, u32) {
-    let (code, len) = match sym {
-        0..=143 => (0x30 + sym, 8),
-        144..=255 => (0x190 + sym - 144, 9),
-        256..=279 => (sym - 256, 7),
-        _ => (0xc0 + sym - 280, 8),
-    };
-    (reverse(code, len), len)
+/// Literal/length symbols (0..=285).
+const LITLEN: usize = 286;
+/// Distance symbols (0..=29).
+const DISTANCES: usize = 30;
+/// Longest code of a literal/length or distance symbol.
+const MAX_BITS: u32 = 15;
+/// Longest code of a code-length symbol.
+const MAX_CL_BITS: u32 = 7;
+/// Order in which a dynamic header lists the code-length code.
+const CL_ORDER: [usize; 19] = [
+    16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15,
+];
+/// Hash table slots (positions of earlier 4-byte sequences).
+const HASH_BITS: u32 = 13;
+
+/// Fixed Huffman code length of literal/length symbol `sym`.
+fn fixed_len(sym: usize) -> u8 {
+    match sym {
+        0..=143 => 8,
+        144..=255 => 9,
+        256..=279 => 7,
+        _ => 8,
+    }
 }
 
-/// Fixed code (5 bits) and extra bits of a distance.
-fn distance_code(distance: usize) -> (u32, u32, u32) {
-    // Codes 0..=3 are distances 1..=4; then each pair of codes doubles the range.
-    let d = distance as u32 - 1;
-    let (code, extra_bits) = if d < 4 {
-        (d, 0)
-    } else {
-        let bits = 31 - d.leading_zeros() - 1;
-        (2 * bits + 2 + ((d >> bits) & 1), bits)
-    };
-    let base = if d < 4 {
-        d
-    } else {
-        (2 | ((d >> extra_bits) & 1)) << extra_bits
-    };
-    (
-        reverse(code, 5) | ((d - base) << 5),
-        5 + extra_bits,
-        extra_bits,
-    )
+/// Symbol, extra bits and their count of a distance (1..=32768).
+fn distance_code(distance: usize) -> (usize, u32, u32) {
+    // Symbols 0..=3 are distances 1..=4; then each pair doubles the range.
+    let d = distance.saturating_sub(1) as u32;
+    if d < 4 {
+        return (d as usize, 0, 0);
+    }
+    let bits = 31 - d.leading_zeros() - 1;
+    let sym = 2 * bits + 2 + ((d >> bits) & 1);
+    (sym as usize, d & ((1 << bits) - 1), bits)
 }
 
-/// Length symbol, extra bits and their count of a match length (3..=258).
-fn length_code(len: usize) -> (u32, u32, u32) {
-    let l = len as u32 - 3;
+/// Symbol, extra bits and their count of a match length (3..=258).
+fn length_code(len: usize) -> (usize, u32, u32) {
+    let l = len.saturating_sub(3) as u32;
     if len == MAX_MATCH {
         return (285, 0, 0);
     }
     if l < 8 {
-        return (257 + l, 0, 0);
+        return (257 + l as usize, 0, 0);
     }
     let bits = 31 - l.leading_zeros() - 2;
     let sym = 257 + 4 * (bits + 1) + ((l >> bits) & 3);
-    (sym, l & ((1 << bits) - 1), bits)
+    (sym as usize, l & ((1 << bits) - 1), bits)
 }
 
 fn reverse(code: u32, len: u32) -> u32 {
-    code.reverse_bits() >> (32 - len)
+    code.reverse_bits().checked_shr(32 - len).unwrap_or(0)
 }
 
-/// Pre-built codes of everything the encoder emits.
-struct Codes {
-    literal: [(u32, u32); 256],
-    /// Length code (symbol code + extra bits combined) for 0..=258.
-    length: Vec<(u32, u32)>,
-    /// Distance 1 and the row distance, combined with their extra bits.
-    run: (u32, u32),
-    up: (u32, u32),
-}
-
-impl Codes {
-    /// Code of literal byte `byte`.
-    fn literal_code(&self, byte: u8) -> (u32, u32) {
-        self.literal
-            .get(usize::from(byte))
-            .copied()
-            .unwrap_or((0, 0))
-    }
-
-    /// Code of match length `len` (3..=258).
-    fn length_code(&self, len: usize) -> (u32, u32) {
-        self.length.get(len).copied().unwrap_or((0, 0))
-    }
-
-    fn new(row_distance: usize) -> Self {
-        let mut literal = [(0u32, 0u32); 256];
-        for (sym, slot) in (0u32..).zip(literal.iter_mut()) {
-            *slot = fixed_code(sym);
+/// Code lengths of a prefix code for `freq` of at most `limit` bits:
+/// Huffman's, with over-long codes shortened as miniz does. Symbols of
+/// frequency 0 get no code, but at least two symbols get one (so every code
+/// is complete). Ties break by symbol, so the lengths are deterministic.
+fn code_lengths(freq: &[u32], limit: u32) -> Vec<u8> {
+    let mut lengths = vec![0u8; freq.len()];
+    // (weight, symbol) of the coded symbols, lightest first.
+    let mut leaves: Vec<(u64, usize)> = (0..)
+        .zip(freq)
+        .filter(|(_, &f)| f > 0)
+        .map(|(s, &f)| (u64::from(f), s))
+        .collect();
+    for s in 0..freq.len() {
+        if leaves.len() >= 2 {
+            break;
         }
-        let length = (0..=MAX_MATCH)
-            .map(|len| {
-                if len < 3 {
-                    return (0, 0);
+        if !leaves.iter().any(|l| l.1 == s) {
+            leaves.push((1, s));
+        }
+    }
+    leaves.sort_unstable();
+    let n = leaves.len();
+    // Two-queue Huffman: nodes 0..n are leaves, n.. are merged pairs (in
+    // order of weight, as they are made); `parent` links each to its pair.
+    let mut weight: Vec<u64> = leaves.iter().map(|l| l.0).collect();
+    let mut parent = vec![0usize; 2 * n];
+    let (mut leaf, mut pair) = (0, n);
+    let lightest = |weight: &Vec<u64>, leaf: &mut usize, pair: &mut usize| {
+        let next_leaf = weight.get(*leaf).copied().filter(|_| *leaf < n);
+        let next_pair = weight.get(*pair).copied();
+        match (next_leaf, next_pair) {
+            (Some(a), Some(b)) if b < a => {
+                *pair += 1;
+                *pair - 1
+            }
+            (Some(_), _) => {
+                *leaf += 1;
+                *leaf - 1
+            }
+            _ => {
+                *pair += 1;
+                *pair - 1
+            }
+        }
+    };
+    for _ in 1..n {
+        let a = lightest(&weight, &mut leaf, &mut pair);
+        let b = lightest(&weight, &mut leaf, &mut pair);
+        let w = weight.get(a).copied().unwrap_or(0) + weight.get(b).copied().unwrap_or(0);
+        let id = weight.len();
+        for child in [a, b] {
+            if let Some(p) = parent.get_mut(child) {
+                *p = id;
+            }
+        }
+        weight.push(w);
+    }
+    // Depths, root (the last pair) first.
+    let mut depth = vec![0u32; weight.len()];
+    for node in (0..weight.len().saturating_sub(1)).rev() {
+        let d = parent
+            .get(node)
+            .and_then(|&p| depth.get(p))
+            .map_or(0, |d| d + 1);
+        if let Some(slot) = depth.get_mut(node) {
+            *slot = d;
+        }
+    }
+    // Codes per length; codes longer than `limit` shortened to it, then the
+    // Kraft sum restored by lengthening the longest shorter codes.
+    let mut count = [0u32; 64];
+    for &d in depth.get(..n).unwrap_or(&[]) {
+        if let Some(c) = count.get_mut(d.min(limit) as usize) {
+            *c += 1;
+        }
+    }
+    let kraft = |count: &[u32; 64]| {
+        (1..=limit).fold(0u64, |k, len| {
+            k + (u64::from(count.get(len as usize).copied().unwrap_or(0)) << (limit - len))
+        })
+    };
+    let mut total = kraft(&count);
+    while total > 1 << limit {
+        if let Some(c) = count.get_mut(limit as usize) {
+            *c = c.saturating_sub(1);
+        }
+        if let Some(len) = (1..limit)
+            .rev()
+            .find(|&l| count.get(l as usize) != Some(&0))
+        {
+            if let Some(c) = count.get_mut(len as usize) {
+                *c -= 1;
+            }
+            if let Some(c) = count.get_mut(len as usize + 1) {
+                *c += 2;
+            }
+        }
+        total -= 1;
+    }
+    // The heaviest symbols take the shortest codes.
+    let mut by_weight = leaves.iter().rev();
+    for len in 1..=limit {
+        for _ in 0..count.get(len as usize).copied().unwrap_or(0) {
+            if let Some(slot) = by_weight.next().and_then(|l| lengths.get_mut(l.1)) {
+                *slot = len as u8;
+            }
+        }
+    }
+    lengths
+}
+
+/// Canonical codes of `lengths`, as (bits reversed for an LSB-first stream,
+/// length).
+fn canonical(lengths: &[u8]) -> Vec<(u32, u32)> {
+    let mut count = [0u32; 16];
+    for &l in lengths {
+        if let Some(c) = count.get_mut(usize::from(l)) {
+            *c += 1;
+        }
+    }
+    count[0] = 0;
+    let mut next = [0u32; 16];
+    let mut code = 0;
+    for len in 1..16 {
+        code = (code + count.get(len - 1).copied().unwrap_or(0)) << 1;
+        if let Some(n) = next.get_mut(len) {
+            *n = code;
+        }
+    }
+    lengths
+        .iter()
+        .map(|&l| {
+            let l = usize::from(l);
+            match next.get_mut(l) {
+                Some(n) if l > 0 => {
+                    *n += 1;
+                    (reverse(*n - 1, l as u32), l as u32)
                 }
-                let (sym, extra, n) = length_code(len);
-                let (code, bits) = fixed_code(sym);
-                (code | (extra << bits), bits + n)
-            })
-            .collect();
-        let dist = |d: usize| {
-            let (code, bits, _) = distance_code(d);
-            (code, bits)
-        };
-        Self {
-            literal,
-            length,
-            run: dist(1),
-            up: dist(row_distance.clamp(1, MAX_DISTANCE)),
+                _ => (0, 0),
+            }
+        })
+        .collect()
+}
+
+/// The code-length sequence `lengths` run-length coded as RFC 1951 3.2.7
+/// says: (symbol 0..=18, extra bits, their count).
+fn run_lengths(lengths: &[u8]) -> Vec<(usize, u32, u32)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while let Some(&l) = lengths.get(i) {
+        let run = lengths
+            .get(i..)
+            .unwrap_or(&[])
+            .iter()
+            .take_while(|&&x| x == l)
+            .count();
+        let mut left = run;
+        if l == 0 {
+            while left >= 11 {
+                let k = left.min(138);
+                out.push((18, (k - 11) as u32, 7));
+                left -= k;
+            }
+            if left >= 3 {
+                out.push((17, (left - 3) as u32, 3));
+                left = 0;
+            }
+        } else {
+            out.push((usize::from(l), 0, 0));
+            left -= 1;
+            while left >= 3 {
+                let k = left.min(6);
+                out.push((16, (k - 3) as u32, 2));
+                left -= k;
+            }
         }
+        out.extend(std::iter::repeat((usize::from(l), 0, 0)).take(left));
+        i += run;
+    }
+    out
+}
+
+/// Longest run of literals in one token.
+const MAX_RUN: u32 = 0xffff;
+
+/// The match stream of the scanlines: each token a run of literal bytes
+/// (its length, at most [`MAX_RUN`]) or a match (`length << 16 | distance`,
+/// lengths from 3); with the symbol frequencies.
+struct Tokens {
+    tokens: Vec<u32>,
+    litlen: [u32; LITLEN],
+    dist: [u32; DISTANCES],
+}
+
+impl Tokens {
+    /// The next bytes of the stream, as literals.
+    fn literals(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            if let Some(f) = self.litlen.get_mut(usize::from(b)) {
+                *f += 1;
+            }
+        }
+        let mut left = bytes.len() as u32;
+        if let Some(last) = self.tokens.last_mut().filter(|t| **t < MAX_RUN) {
+            let k = left.min(MAX_RUN - *last);
+            *last += k;
+            left -= k;
+        }
+        while left > 0 {
+            let k = left.min(MAX_RUN);
+            self.tokens.push(k);
+            left -= k;
+        }
+    }
+
+    fn matched(&mut self, len: usize, distance: usize) {
+        self.tokens.push(((len as u32) << 16) | distance as u32);
+        if let Some(f) = self.litlen.get_mut(length_code(len).0) {
+            *f += 1;
+        }
+        if let Some(f) = self.dist.get_mut(distance_code(distance).0) {
+            *f += 1;
+        }
+    }
+}
+
+/// The codes of one deflate block and its header bits.
+struct Block {
+    litlen: Vec<(u32, u32)>,
+    dist: Vec<(u32, u32)>,
+    /// Block type: 1 fixed, 2 dynamic.
+    kind: u32,
+    /// For a dynamic block: HLIT, HDIST, HCLEN, the code-length code in
+    /// `CL_ORDER` and the run-length coded lengths.
+    header: Vec<(u32, u32)>,
+}
+
+impl Block {
+    /// The fixed codes.
+    fn fixed() -> Self {
+        let lengths: Vec<u8> = (0..288).map(fixed_len).collect();
+        Self {
+            litlen: canonical(&lengths),
+            dist: canonical(&[5; DISTANCES]),
+            kind: 1,
+            header: Vec::new(),
+        }
+    }
+
+    /// Codes built from the frequencies of `t`, with their header.
+    fn dynamic(t: &Tokens) -> Self {
+        let litlen = code_lengths(&t.litlen, MAX_BITS);
+        let dist = code_lengths(&t.dist, MAX_BITS);
+        let hlit = litlen
+            .iter()
+            .rposition(|&l| l > 0)
+            .map_or(0, |i| i + 1)
+            .max(257);
+        let hdist = dist
+            .iter()
+            .rposition(|&l| l > 0)
+            .map_or(0, |i| i + 1)
+            .max(1);
+        let mut all = litlen.get(..hlit).unwrap_or(&[]).to_vec();
+        all.extend_from_slice(dist.get(..hdist).unwrap_or(&[]));
+        let runs = run_lengths(&all);
+        let mut freq = [0u32; 19];
+        for &(sym, _, _) in &runs {
+            if let Some(f) = freq.get_mut(sym) {
+                *f += 1;
+            }
+        }
+        let cl = code_lengths(&freq, MAX_CL_BITS);
+        let cl_codes = canonical(&cl);
+        let order: Vec<u8> = CL_ORDER
+            .iter()
+            .map(|&s| cl.get(s).copied().unwrap_or(0))
+            .collect();
+        let hclen = order
+            .iter()
+            .rposition(|&l| l > 0)
+            .map_or(0, |i| i + 1)
+            .max(4);
+        let mut header = vec![
+            (hlit as u32 - 257, 5),
+            (hdist as u32 - 1, 5),
+            (hclen as u32 - 4, 4),
+        ];
+        header.extend(order.iter().take(hclen).map(|&l| (u32::from(l), 3)));
+        for (sym, extra, bits) in runs {
+            let (code, len) = cl_codes.get(sym).copied().unwrap_or((0, 0));
+            header.push((code | (extra << len), len + bits));
+        }
+        Self {
+            litlen: canonical(&litlen),
+            dist: canonical(&dist),
+            kind: 2,
+            header,
+        }
+    }
+
+    /// The smaller of the dynamic and the fixed block for `t` (the fixed one
+    /// on a tie), with its [`cost`](Self::cost).
+    fn best(t: &Tokens) -> (Self, u64) {
+        let (dynamic, fixed) = (Self::dynamic(t), Self::fixed());
+        let (d, f) = (dynamic.cost(t), fixed.cost(t));
+        if d < f {
+            (dynamic, d)
+        } else {
+            (fixed, f)
+        }
+    }
+
+    /// Bits of the block for `t`, but for the extra bits of lengths and
+    /// distances (the same in every block).
+    fn cost(&self, t: &Tokens) -> u64 {
+        let bits = |codes: &[(u32, u32)], freq: &[u32]| {
+            codes
+                .iter()
+                .zip(freq)
+                .map(|(c, &f)| u64::from(c.1) * u64::from(f))
+                .sum::<u64>()
+        };
+        let header: u64 = self.header.iter().map(|h| u64::from(h.1)).sum();
+        3 + header + bits(&self.litlen, &t.litlen) + bits(&self.dist, &t.dist)
+    }
+
+    /// Writes the block (final) holding `t`, end-of-block included.
+    fn write(&self, t: &Tokens, data: &[u8], sink: &mut BitSink) {
+        sink.push(1 | (self.kind << 1), 3);
+        for &(code, len) in &self.header {
+            sink.push(code, len);
+        }
+        let lit = |sym: usize| self.litlen.get(sym).copied().unwrap_or((0, 0));
+        let mut literal = [(0, 0); 256];
+        for (sym, slot) in literal.iter_mut().enumerate() {
+            *slot = lit(sym);
+        }
+        // Length codes with their extra bits, by length.
+        let mut lengths = [(0, 0); MAX_MATCH + 1];
+        for (len, slot) in lengths.iter_mut().enumerate().skip(3) {
+            let (sym, extra, n) = length_code(len);
+            let (code, bits) = lit(sym);
+            *slot = (code | (extra << bits), bits + n);
+        }
+        let mut dist = [(0, 0); DISTANCES];
+        for (slot, code) in dist.iter_mut().zip(&self.dist) {
+            *slot = *code;
+        }
+        let literal = |b: u8| literal.get(usize::from(b)).copied().unwrap_or((0, 0));
+        let mut at = 0;
+        for &token in &t.tokens {
+            if token <= MAX_RUN {
+                let run = data.get(at..at + token as usize).unwrap_or(&[]);
+                at += token as usize;
+                // Two literals (at most 30 bits) at a time.
+                let mut pairs = run.chunks_exact(2);
+                for pair in &mut pairs {
+                    if let [x, y] = *pair {
+                        let ((a, m), (b, n)) = (literal(x), literal(y));
+                        sink.push(a | (b << m), m + n);
+                    }
+                }
+                for &x in pairs.remainder() {
+                    let (a, m) = literal(x);
+                    sink.push(a, m);
+                }
+                continue;
+            }
+            let (len, distance) = ((token >> 16) as usize, (token & 0xffff) as usize);
+            at += len;
+            let (code, bits) = lengths.get(len).copied().unwrap_or((0, 0));
+            sink.push(code, bits);
+            let (sym, extra, n) = distance_code(distance);
+            let (code, bits) = dist.get(sym).copied().unwrap_or((0, 0));
+            sink.push(code | (extra << bits), bits + n);
+        }
+        let (eob, bits) = lit(256);
+        sink.push(eob, bits);
     }
 }
 
@@ -293,31 +622,29 @@ fn three_equal(a: u64, b: u64) -> u64 {
     zero & (zero >> 8) & (zero >> 16) & 0x0000_8080_8080_8080
 }
 
-/// zlib stream (no compression dictionary, fixed Huffman) of `rows`, each
-/// row prefixed with filter byte 0 as PNG scanlines.
-fn zlib(rows: &[u8], stride: usize) -> Vec<u8> {
-    let line = stride + 1;
-    let codes = Codes::new(line);
-    // The scanlines as the decoder sees them: filter byte, then the row;
-    // then 8 bytes of padding so every position has a word to compare
-    // (matches stop at `n`, so the padding is never emitted).
-    let mut lines = Vec::with_capacity(rows.len() + rows.len() / stride.max(1) + 9);
-    for row in rows.chunks(stride.max(1)) {
-        lines.push(0);
-        lines.extend_from_slice(row);
-    }
-    let n = lines.len();
-    lines.extend_from_slice(&[0; 8]);
+/// Hash-table slot of the four bytes at the bottom of `w`.
+#[inline]
+fn slot(w: u64) -> usize {
+    ((w as u32).wrapping_mul(0x9e37_79b1) >> (32 - HASH_BITS)) as usize
+}
+
+/// The match stream of the scanlines `data` (rows of `line` bytes; `lines`
+/// is `data` and 8 bytes of padding). Greedy, one pass: rows equal to the
+/// row above are one match; elsewhere the longest of "same bytes as the row
+/// above", "repeat the previous byte" and the last earlier place with the
+/// same four bytes (a hash table, no chains: repeated glyphs).
+fn tokens(lines: &[u8], n: usize, line: usize) -> Tokens {
     let data = lines.get(..n).unwrap_or(&[]);
-    let mut sink = BitSink {
-        out: Vec::with_capacity(n / 4 + 16),
-        acc: 0,
-        len: 0,
+    let mut t = Tokens {
+        tokens: Vec::with_capacity(n / 4 + 16),
+        litlen: [0; LITLEN],
+        dist: [0; DISTANCES],
     };
-    // zlib header: deflate, 32 KB window, no dictionary, fastest.
-    sink.out.extend_from_slice(&[0x78, 0x01]);
-    // One final block with fixed codes.
-    sink.push(0b011, 3);
+    // The end of the block.
+    if let Some(eob) = t.litlen.get_mut(256) {
+        *eob = 1;
+    }
+    let mut table = vec![0u32; 1 << HASH_BITS];
     let up_allowed = line <= MAX_DISTANCE;
     let mut i = 0;
     let mut next_row = 0;
@@ -343,7 +670,7 @@ fn zlib(rows: &[u8], stride: usize) -> Vec<u8> {
                     if (1..3).contains(&(left - len)) {
                         len -= 3;
                     }
-                    sink.push_match(codes.length_code(len), codes.up);
+                    t.matched(len, line);
                     left -= len;
                 }
                 if same > 0 {
@@ -351,63 +678,122 @@ fn zlib(rows: &[u8], stride: usize) -> Vec<u8> {
                 }
             }
         }
-        let here = word(&lines, i);
+        let here = word(lines, i);
         let above = if up_allowed && i >= line {
-            word(&lines, i - line)
+            word(lines, i - line)
         } else {
             !here
         };
         // The bytes one back; at 0, the bytes from 1 on, byte 0 made unequal.
         let before = match i.checked_sub(1) {
-            Some(p) => word(&lines, p),
+            Some(p) => word(lines, p),
             None => (here << 8) | (!here & 0xff),
         };
-        // Bytes before the first place a match can start (same 3 bytes as
-        // the row above, or as the previous byte) are literals: emit up to
-        // six at once, never past the end or into the next row's start.
+        // Where the row above or the previous byte can start a match: the
+        // bytes before are literals unless an earlier place has the same
+        // four bytes (at most six at once, never into the next row's start).
         let (up3, run3) = (three_equal(here, above), three_equal(here, before));
-        let literals = ((up3 | run3).trailing_zeros() as usize / 8)
+        let plain = ((up3 | run3).trailing_zeros() as usize / 8)
             .min(6)
             .min(n - i)
             .min(next_row - i);
-        if literals > 0 {
-            for byte in here.to_le_bytes().iter().take(literals) {
-                let (code, bits) = codes.literal_code(*byte);
-                sink.push(code, bits);
+        let mut start = i;
+        let mut found = None;
+        while start < i + plain {
+            // Bytes `start..start + 4` (from `here` while it holds them).
+            let w = if start - i <= 4 {
+                here >> (8 * (start - i))
+            } else {
+                word(lines, start)
+            };
+            // Paper starts no useful match (runs and the row above cover it).
+            if w as u8 == 0xff {
+                start += 1;
+                continue;
             }
-            i += literals;
-            continue;
+            if let Some(at) = table.get_mut(slot(w)) {
+                let candidate = *at as usize;
+                *at = start as u32;
+                if candidate < start
+                    && start - candidate <= MAX_DISTANCE
+                    && (word(lines, candidate) ^ w) as u32 == 0
+                {
+                    found = Some(candidate);
+                    break;
+                }
+            }
+            start += 1;
         }
-        // A match may start here (bit 7: byte 0 starts three equal bytes;
-        // `above` and `before` are real bytes whenever that bit is set).
+        t.literals(data.get(i..start).unwrap_or(&[]));
+        i = start;
         let max = (n - i).min(MAX_MATCH);
         let rest = data.get(i..).unwrap_or(&[]);
-        let up = if up3 & 0x80 != 0 {
-            common(rest, data.get(i - line..).unwrap_or(&[]), max)
+        let (mut len, mut distance) = (0, 0);
+        if let Some(c) = found {
+            (len, distance) = (common(rest, data.get(c..).unwrap_or(&[]), max), i - c);
+        } else if plain > 0 {
+            continue;
         } else {
-            0
-        };
-        let run = if up < max && run3 & 0x80 != 0 {
-            common(rest, data.get(i - 1..).unwrap_or(&[]), max)
-        } else {
-            0
-        };
-        let (len, dist) = if up >= run {
-            (up, codes.up)
-        } else {
-            (run, codes.run)
-        };
+            // A match of the row above or the previous byte starts here (bit 7 of
+            // the masks); the table learns this place too.
+            let w = here;
+            if let Some(at) = table.get_mut(slot(w)) {
+                let c = *at as usize;
+                *at = i as u32;
+                if c < i && i - c <= MAX_DISTANCE && (word(lines, c) ^ w) as u32 == 0 {
+                    (len, distance) = (common(rest, data.get(c..).unwrap_or(&[]), max), i - c);
+                }
+            }
+            if up3 & 0x80 != 0 && len < max {
+                let up = common(rest, data.get(i - line..).unwrap_or(&[]), max);
+                if up >= len {
+                    (len, distance) = (up, line);
+                }
+            }
+            if run3 & 0x80 != 0 && len < max {
+                let run = common(rest, data.get(i - 1..).unwrap_or(&[]), max);
+                if run > len {
+                    (len, distance) = (run, 1);
+                }
+            }
+        }
         if len >= 3 {
-            sink.push_match(codes.length_code(len), dist);
+            t.matched(len, distance);
             i += len;
         } else {
-            let (code, bits) = codes.literal_code(here as u8);
-            sink.push(code, bits);
+            t.literals(data.get(i..i + 1).unwrap_or(&[]));
             i += 1;
         }
     }
-    let (eob, bits) = fixed_code(256);
-    sink.push(eob, bits);
+    t
+}
+
+/// zlib stream (no compression dictionary) of `rows`, each row prefixed with
+/// filter byte 0 as PNG scanlines: one final block, dynamic or fixed
+/// Huffman, whichever is smaller.
+fn zlib(rows: &[u8], stride: usize) -> Vec<u8> {
+    let line = stride + 1;
+    // The scanlines as the decoder sees them: filter byte, then the row;
+    // then 8 bytes of padding so every position has a word to compare
+    // (matches stop at `n`, so the padding is never emitted).
+    let mut lines = Vec::with_capacity(rows.len() + rows.len() / stride.max(1) + 9);
+    for row in rows.chunks(stride.max(1)) {
+        lines.push(0);
+        lines.extend_from_slice(row);
+    }
+    let n = lines.len();
+    lines.extend_from_slice(&[0; 8]);
+    let t = tokens(&lines, n, line);
+    let (block, bits) = Block::best(&t);
+    let mut sink = BitSink {
+        // The block, the extra bits of its matches (at most 18 each), zlib's 6 bytes.
+        out: Vec::with_capacity((bits as usize + 18 * t.tokens.len()) / 8 + 16),
+        acc: 0,
+        len: 0,
+    };
+    // zlib header: deflate, 32 KB window, no dictionary, fastest.
+    sink.out.extend_from_slice(&[0x78, 0x01]);
+    block.write(&t, lines.get(..n).unwrap_or(&[]), &mut sink);
     let mut out = sink.finish();
     out.extend_from_slice(&adler32(rows, stride).to_be_bytes());
     out
@@ -428,6 +814,208 @@ mod tests {
 
     fn bitmap(width: u32, height: u32, bits: u8, data: Vec<u8>) -> Bitmap {
         Bitmap::new(width, height, bits, data)
+    }
+
+    /// Kraft sum of `lengths` in units of 2^-15 (2^15 for a complete code).
+    fn kraft(lengths: &[u8]) -> u64 {
+        lengths
+            .iter()
+            .filter(|&&l| l > 0)
+            .map(|&l| 1u64 << (15 - l))
+            .sum()
+    }
+
+    #[test]
+    fn code_lengths_are_complete_prefix_codes_within_the_limit() {
+        let mut seed = 3u32;
+        let mut cases: Vec<(Vec<u32>, u32)> = vec![
+            (vec![0; 30], 15),
+            (vec![0, 7, 0], 15),
+            (vec![1, 1], 15),
+            (vec![5, 1, 1, 2, 0, 9], 15),
+        ];
+        // Fibonacci counts make Huffman codes as deep as there are symbols.
+        let mut fib = vec![1u32, 1];
+        while fib.len() < 40 {
+            fib.push(fib[fib.len() - 1] + fib[fib.len() - 2]);
+        }
+        cases.push((fib.clone(), 15));
+        cases.push((fib[..19].to_vec(), 7));
+        for _ in 0..200 {
+            let n = 2 + (seed % 286) as usize;
+            let freq = (0..n)
+                .map(|_| {
+                    seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                    let r = seed >> 16;
+                    if r % 3 == 0 {
+                        0
+                    } else {
+                        r % (1 << (r % 20))
+                    }
+                })
+                .collect();
+            cases.push((freq, if n <= 19 { 7 } else { 15 }));
+        }
+        for (freq, limit) in cases {
+            let lengths = code_lengths(&freq, limit);
+            assert_eq!(lengths.len(), freq.len());
+            assert!(lengths.iter().all(|&l| u32::from(l) <= limit), "{freq:?}");
+            assert_eq!(
+                kraft(&lengths),
+                1 << 15,
+                "complete: {freq:?} -> {lengths:?}"
+            );
+            let coded = lengths.iter().filter(|&&l| l > 0).count();
+            let used = freq.iter().filter(|&&f| f > 0).count();
+            assert_eq!(coded, used.max(2), "{freq:?} -> {lengths:?}");
+            for (f, l) in freq.iter().zip(&lengths) {
+                assert!(*f == 0 || *l > 0, "a used symbol has a code");
+            }
+            // More frequent symbols never get longer codes.
+            for (a, la) in freq.iter().zip(&lengths) {
+                for (b, lb) in freq.iter().zip(&lengths) {
+                    assert!(!(a > b && *lb > 0 && la > lb), "{freq:?} -> {lengths:?}");
+                }
+            }
+        }
+        assert_eq!(code_lengths(&fib, 15).iter().max(), Some(&15));
+    }
+
+    #[test]
+    fn run_length_coded_lengths_expand_to_the_lengths() {
+        let lengths: Vec<u8> = [
+            vec![0; 200],
+            vec![8; 9],
+            vec![0; 2],
+            vec![3, 3, 3],
+            vec![0; 11],
+            vec![7],
+        ]
+        .concat();
+        let mut out: Vec<u8> = Vec::new();
+        for (sym, extra, bits) in run_lengths(&lengths) {
+            assert!(extra < 1 << bits || bits == 0 && extra == 0);
+            match sym {
+                0..=15 => out.push(sym as u8),
+                16 => {
+                    let last = *out.last().unwrap();
+                    out.extend(std::iter::repeat(last).take(3 + extra as usize));
+                }
+                17 => out.extend(std::iter::repeat(0).take(3 + extra as usize)),
+                _ => out.extend(std::iter::repeat(0).take(11 + extra as usize)),
+            }
+        }
+        assert_eq!(out, lengths);
+    }
+
+    /// zlib bytes of `rows` with `block` chosen by `pick` (fixed or dynamic).
+    fn zlib_with(rows: &[u8], stride: usize, pick: fn(&Tokens) -> Block) -> Vec<u8> {
+        let mut lines = Vec::new();
+        for row in rows.chunks(stride) {
+            lines.push(0);
+            lines.extend_from_slice(row);
+        }
+        let n = lines.len();
+        lines.extend_from_slice(&[0; 8]);
+        let t = tokens(&lines, n, stride + 1);
+        let mut sink = BitSink {
+            out: vec![0x78, 0x01],
+            acc: 0,
+            len: 0,
+        };
+        pick(&t).write(&t, &lines[..n], &mut sink);
+        let mut out = sink.finish();
+        out.extend_from_slice(&adler32(rows, stride).to_be_bytes());
+        out
+    }
+
+    /// A bitmap of code text drawn by the rasterizer.
+    fn text_bitmap(bits: u8, lines: usize) -> Bitmap {
+        let text: Vec<Vec<char>> = (0..lines)
+            .map(|i| {
+                format!(
+                    "    def method_{i}(self, value: int = {}) -> dict:  # {}",
+                    i * 7,
+                    "x".repeat(i % 9)
+                )
+                .chars()
+                .collect()
+            })
+            .collect();
+        let rows: Vec<&[char]> = text.iter().map(|l| &l[..]).collect();
+        let atlas = super::super::raster::atlas(10, 1).unwrap();
+        let width = 8 + atlas.cell.width * 70;
+        let height = 8 + atlas.cell.height * lines as u32;
+        super::super::raster::draw(&rows, atlas, 10, width, height, 4, bits)
+    }
+
+    #[test]
+    fn text_round_trips_and_takes_the_smaller_block() {
+        for bits in BIT_DEPTHS {
+            for lines in [1, 3, 40] {
+                let bm = text_bitmap(bits, lines);
+                let encoded = png(&bm).unwrap();
+                let (info, pixels) = decode(&encoded);
+                assert_eq!((info.width, info.height), (bm.width, bm.height));
+                assert_eq!(pixels, bm.data, "{lines} lines at {bits} bits");
+                assert_eq!(encoded, png(&bm).unwrap(), "deterministic");
+                let z = zlib(&bm.data, bm.stride);
+                let fixed = zlib_with(&bm.data, bm.stride, |_| Block::fixed());
+                let dynamic = zlib_with(&bm.data, bm.stride, Block::dynamic);
+                assert_eq!(
+                    z.len(),
+                    fixed.len().min(dynamic.len()),
+                    "{lines} lines at {bits} bits"
+                );
+                // Both blocks decode to the same scanlines.
+                for stream in [&fixed, &dynamic] {
+                    let raw = miniz_oxide::inflate::decompress_to_vec_zlib(stream).unwrap();
+                    assert_eq!(raw.len(), bm.data.len() + bm.height as usize);
+                }
+                if lines == 40 {
+                    assert_eq!(z, dynamic, "text takes the dynamic block at {bits} bits");
+                    assert!(
+                        dynamic.len() * 10 < fixed.len() * 9,
+                        "{} vs {}",
+                        dynamic.len(),
+                        fixed.len()
+                    );
+                }
+            }
+        }
+        // A single pixel: the dynamic header costs more than it saves.
+        let one = bitmap(1, 1, 1, vec![0x80]);
+        assert_eq!(
+            zlib(&one.data, 1),
+            zlib_with(&one.data, 1, |_| Block::fixed())
+        );
+    }
+
+    #[test]
+    fn repeated_glyphs_are_found_far_back() {
+        // The same 40 bytes of "ink" in two rows far apart: the second copies the first.
+        let stride = 400;
+        let mut data = vec![0xffu8; stride * 60];
+        let ink: Vec<u8> = (0..40u8).map(|i| i.wrapping_mul(37) | 1).collect();
+        data[3 * stride + 17..3 * stride + 57].copy_from_slice(&ink);
+        data[50 * stride + 101..50 * stride + 141].copy_from_slice(&ink);
+        let mut lines = Vec::new();
+        for row in data.chunks(stride) {
+            lines.push(0);
+            lines.extend_from_slice(row);
+        }
+        let n = lines.len();
+        lines.extend_from_slice(&[0; 8]);
+        let t = tokens(&lines, n, stride + 1);
+        let far = (50 * (stride + 1) + 102) - (3 * (stride + 1) + 18);
+        assert!(
+            t.tokens
+                .iter()
+                .any(|&t| t >> 16 >= 40 && (t & 0xffff) as usize == far),
+            "the ink (and the paper after it) is one match {far} back"
+        );
+        let (_, pixels) = decode(&png(&bitmap(stride as u32 * 4, 60, 2, data.clone())).unwrap());
+        assert_eq!(pixels, data);
     }
 
     #[test]
@@ -538,9 +1126,11 @@ mod tests {
         assert_eq!(length_code(258), (285, 0, 0));
         // Distance 1 → code 0; 5 → code 4 + 0; 7 → code 5 + 0; 24577 → code 29 + 0.
         assert_eq!(distance_code(1).2, 0);
-        assert_eq!(distance_code(5), (reverse(4, 5), 6, 1));
-        assert_eq!(distance_code(7), (reverse(5, 5), 6, 1));
-        assert_eq!(distance_code(24_577), (reverse(29, 5), 18, 13));
+        assert_eq!(distance_code(5), (4, 0, 1));
+        assert_eq!(distance_code(6), (4, 1, 1));
+        assert_eq!(distance_code(7), (5, 0, 1));
+        assert_eq!(distance_code(24_577), (29, 0, 13));
+        assert_eq!(distance_code(32_768), (29, 8191, 13));
         assert_eq!(crc32(b"IEND"), 0xae42_6082);
         // Adler-32 against the definition, over rows longer than a block.
         let rows: Vec<u8> = (0..3 * 7001u32).map(|i| (i * 7919 % 251) as u8).collect();

@@ -9,14 +9,14 @@ import { join } from 'node:path';
 import * as pkg from '../../pkg/node.js';
 import { PromptCache } from '../../bench/cost.mjs';
 import { criticalItems, editedPaths, legible, recoverable, toolCallsKept } from '../../bench/fidelity.mjs';
-import { runBench, sampleLines, snapshotGroups, spreadPerSource } from '../../bench/harness.mjs';
+import { addImageBytes, runBench, sampleLines, snapshotGroups, spreadPerSource } from '../../bench/harness.mjs';
 import { CLEARED_PLACEHOLDER, clearToolUses, geminiMasking, geminiSnippet, geminiTokens, headTail, maskObservations } from '../../bench/policies.mjs';
 import { ocrShows } from '../../bench/grounding.mjs';
 import { decodeGray, encodeGray, ocrReader, upscale } from '../../bench/ocr.mjs';
 import { findRenderer } from '../../bench/render.mjs';
 import { chainPlan, chainRequests, currentTaskVerbatim, endWindow } from '../../bench/long.mjs';
 import { dominance, longSection } from '../../bench/report.mjs';
-import { encoder, imageTokens, o200kCounter, pngSize } from '../../bench/tokens.mjs';
+import { encoder, imageBytes, imageTokens, o200kCounter, pngSize } from '../../bench/tokens.mjs';
 
 const root = new URL('../../', import.meta.url).pathname;
 const sample = join(root, 'tests/fixtures/sample-trajectory.json');
@@ -57,6 +57,26 @@ test('pngSize reads the IHDR of a base64 PNG', () => {
   png.writeUInt32BE(700, 20);
   assert.deepEqual(pngSize(`data:image/png;base64,${png.toString('base64')}`), { width: 578, height: 700 });
   assert.equal(pngSize('aGVsbG8='), null);
+});
+
+test('imageBytes and addImageBytes: decoded PNG bytes, base64 bytes and image tokens per provider', () => {
+  assert.deepEqual(imageBytes('data:image/png;base64,QUJD'), { base64: 4, png: 3 });
+  assert.deepEqual(imageBytes('QUI='), { base64: 4, png: 2 });
+  assert.deepEqual(imageBytes('QQ=='), { base64: 4, png: 1 });
+  // A 1000x500 PNG header (IHDR only: pngSize reads the size from it).
+  const head = Buffer.alloc(33);
+  Buffer.from('\x89PNG\r\n\x1a\n', 'latin1').copy(head);
+  head.writeUInt32BE(13, 8);
+  head.write('IHDR', 12, 'latin1');
+  head.writeUInt32BE(1000, 16);
+  head.writeUInt32BE(500, 20);
+  const url = `data:image/png;base64,${head.toString('base64')}`;
+  const bytes = { requestsIn: 0, requestsOut: 0, images: 0, png: 0, base64: 0, imageTokens: { anthropic: 0, openai: 0, gemini: 0 } };
+  addImageBytes(bytes, { role: 'user', content: [{ type: 'text', text: 'x' }, { type: 'image_url', image_url: { url } }, { type: 'image_url', image_url: { url } }] });
+  assert.equal(bytes.images, 2);
+  assert.equal(bytes.png, 2 * 33);
+  assert.equal(bytes.base64, 2 * 44);
+  for (const p of ['anthropic', 'openai', 'gemini']) assert.equal(bytes.imageTokens[p], 2 * imageTokens(p, 1000, 500), p);
 });
 
 test('head+tail keeps 5k+5k of long outputs and leaves short ones alone', () => {
@@ -408,6 +428,14 @@ test('runBench replays the sample trajectory under a few policies', async () => 
   assert.ok(Object.keys(g.mask5.hiddenBy).every((k) => k === 'mask5'));
   assert.equal(g.tracelite.gone, 0);
   assert.ok(byId.tracelite.latency.ms.n === steps);
+  // Request bytes in and out are summed for TraceLite; snapshot images are counted once each.
+  for (const prov of ['anthropic', 'openai', 'gemini']) {
+    const b = byId.tracelite.byProvider[prov].bytes;
+    assert.ok(b.requestsIn > 0 && b.requestsOut > 0, prov);
+    assert.equal(b.images > 0, b.imageTokens > 0, prov);
+    assert.ok(b.png <= b.base64 && b.base64 <= Math.ceil(b.png / 3) * 4 + 3 * b.images, prov);
+  }
+  assert.equal(byId.full.byProvider.openai.bytes.requestsOut, 0);
   for (const prov of ['anthropic', 'openai', 'gemini']) {
     const b = byId.full.byProvider[prov];
     assert.ok(b.inputCost > 0 && b.outputCost > 0, prov);
@@ -425,6 +453,7 @@ test('bench/run.mjs writes REPORT.md, report.json and chart.svg', () => {
     assert.match(md, /wasm: \*\*[\d,]+ bytes raw/);
     assert.match(md, /## Grounding recall/);
     assert.match(md, /\| policy \| facts \| TEXT \| TEXT\+IMAGE \| POINTER \| GONE \|/);
+    assert.match(md, /## Bytes[\s\S]*\| policy \| provider \| request bytes in \| request bytes out \|/);
     const json = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8'));
     assert.deepEqual(json.policies.map((p) => p.id), ['full', 'mask10', 'only-spill']);
     assert.equal(json.policies[0].grounding.text, json.policies[0].grounding.facts);

@@ -169,3 +169,15 @@ test('the estimator is within 10% of o200k_base on real observations', {
   assert.ok(n > 20);
   assert.ok(sum / n < 0.10, `MAPE ${(100 * sum / n).toFixed(2)}%`);
 });
+
+test('the wasm PNG writer gives the native golden bytes (deterministic across targets)', async () => {
+  const { renderSnapshot } = await import('../../pkg/node.js');
+  // PYTHON of tests/optical_golden.rs.
+  const text = 'def total(orders, *, tax=0.2):\n    """Sum of order amounts with tax."""\n    s = 0\n    for o in orders:\n' +
+    '        if o.amount < 0:\n            raise ValueError(f"negative amount: {o.amount!r}")\n        s += o.amount\n' +
+    '    return round(s * (1 + tax), 2)  # {}[]<>|\\~`^_@#$%&\n';
+  const out = renderSnapshot(text, { provider: 'anthropic' });
+  assert.equal(out.images.length, 1);
+  const golden = readFileSync(join(root, 'tests/golden/python-anthropic-0.png'));
+  assert.ok(Buffer.from(out.images[0].data, 'base64').equals(golden));
+});
