@@ -103,8 +103,6 @@ pub struct TraceLite<S: SpillStore = MemoryStore> {
     store: S,
     state: SessionState,
     counter: Box<dyn TokenCounter>,
-    /// Counts of texts already priced: later turns count only what is new.
-    counts: CountCache,
     previous: BTreeMap<&'static str, String>,
     telemetry: Telemetry,
     own_files: OwnFiles,
@@ -144,7 +142,6 @@ impl<S: SpillStore> TraceLite<S> {
             store,
             state: SessionState::default(),
             counter: Box::new(Estimator),
-            counts: CountCache::default(),
             previous: BTreeMap::new(),
             telemetry: Telemetry::default(),
             own_files: OwnFiles::default(),
@@ -162,7 +159,8 @@ impl<S: SpillStore> TraceLite<S> {
     /// Uses `counter` instead of the built-in estimator.
     pub fn with_counter(mut self, counter: Box<dyn TokenCounter>) -> Self {
         self.counter = counter;
-        self.counts = CountCache::default();
+        // Counts of the old counter are not this one's.
+        self.state.counts = CountCache::default();
         self
     }
 
@@ -265,7 +263,7 @@ impl<S: SpillStore> TraceLite<S> {
         let output_bytes = output.len();
         let output_tokens = CachedCounter {
             inner: self.counter.as_ref(),
-            cache: &self.counts,
+            cache: &self.state.counts,
         }
         .count(&output)?;
         let done = activity::classify(
@@ -371,7 +369,7 @@ impl<S: SpillStore> TraceLite<S> {
         let outside = observations.len().saturating_sub(self.config.window.max(1));
         let counter = CachedCounter {
             inner: self.counter.as_ref(),
-            cache: &self.counts,
+            cache: &self.state.counts,
         };
         let mut spilled_at = Vec::new();
         while self.history_bytes > limit && self.bounded_upto < outside {
@@ -415,17 +413,14 @@ impl<S: SpillStore> TraceLite<S> {
         let mut conv = self.conversation.clone();
         conv.extra = base;
         let previous = self.previous.get(format.as_str()).map(String::as_str);
-        let counter = CachedCounter {
-            inner: self.counter.as_ref(),
-            cache: &self.counts,
-        };
+        // The pipeline counts through the session state's cache.
         let out = compress_measured(
             conv,
             format,
             &self.config,
             Env {
                 store: &mut self.store,
-                counter: &counter,
+                counter: self.counter.as_ref(),
                 state: &mut self.state,
                 previous,
             },
@@ -461,7 +456,7 @@ impl<S: SpillStore> TraceLite<S> {
         let meter = crate::tokens::Meter {
             counter: &CachedCounter {
                 inner: self.counter.as_ref(),
-                cache: &self.counts,
+                cache: &self.state.counts,
             },
             provider: self.config.provider,
             optical: &self.config.optical,
@@ -575,7 +570,7 @@ impl<S: SpillStore> TraceLite<S> {
     /// session (cache misses): what tests hold to the size of what changed.
     pub fn work(&self) -> Work {
         Work {
-            counted_bytes: self.counts.counted_bytes(),
+            counted_bytes: self.state.counts.counted_bytes(),
             redacted_bytes: self.state.redacted.scanned_bytes,
             classified: self.state.activities.classified,
             weighed: self.state.proposals.computed,
