@@ -125,9 +125,21 @@ impl<'de, 'p> de::Deserializer<'de> for At<'de, 'p> {
     }
 }
 
+/// Reads the value at the innermost place of `path`, then leaves that place.
+fn read_and_leave<'de, S: DeserializeSeed<'de>>(
+    seed: S,
+    value: &'de Value,
+    path: &Path,
+) -> Result<S::Value, Error> {
+    let read = seed.deserialize(At { value, path })?;
+    path.pop();
+    Ok(read)
+}
+
 struct Members<'v, 'p> {
     members: serde_json::map::Iter<'v>,
-    next: Option<(&'v String, &'v Value)>,
+    /// The value of the key just read (its key is on the path until it is read).
+    next: Option<&'v Value>,
     path: &'p Path,
 }
 
@@ -141,25 +153,18 @@ impl<'de, 'p> MapAccess<'de> for Members<'de, 'p> {
         let Some((key, value)) = self.members.next() else {
             return Ok(None);
         };
-        self.next = Some((key, value));
+        self.next = Some(value);
         // An unknown or malformed key is reported at its own path.
         self.path.push_key(key.clone());
-        let key = seed.deserialize(de::value::BorrowedStrDeserializer::new(key))?;
-        self.path.pop();
-        Ok(Some(key))
+        seed.deserialize(de::value::BorrowedStrDeserializer::new(key))
+            .map(Some)
     }
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Error> {
-        let Some((key, value)) = self.next.take() else {
+        let Some(value) = self.next.take() else {
             return Err(de::Error::custom("a value was read before its key"));
         };
-        self.path.push_key(key.clone());
-        let value = seed.deserialize(At {
-            value,
-            path: self.path,
-        })?;
-        self.path.pop();
-        Ok(value)
+        read_and_leave(seed, value, self.path)
     }
 }
 
@@ -179,12 +184,7 @@ impl<'de, 'p> SeqAccess<'de> for Elements<'de, 'p> {
             return Ok(None);
         };
         self.path.push_index(index);
-        let value = seed.deserialize(At {
-            value,
-            path: self.path,
-        })?;
-        self.path.pop();
-        Ok(Some(value))
+        read_and_leave(seed, value, self.path).map(Some)
     }
 
     fn size_hint(&self) -> Option<usize> {
