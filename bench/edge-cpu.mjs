@@ -16,25 +16,14 @@ import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { SpillStore, compress, trajectoryToRequest } from '../pkg/node.js';
-import { bundleWorker, projectWithPkg, startUpstream, startWorker } from '../tests/js/support/hosts.mjs';
-import { defaultTracesDir } from './harness.mjs';
+import { bundleWorker, projectWithPkg, startUpstream, startWorker, PASS_THROUGH_WORKER as PASS_THROUGH } from '../tests/js/support/hosts.mjs';
+import { defaultTracesDir, stats } from './harness.mjs';
 import { onlyStage } from './policies.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /** The size of the conversation the issue's cold target names. */
 const COLD_BYTES = 400_000;
 const PARSE_EMIT = onlyStage('none');
-
-function percentile(sorted, p) {
-  if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
-}
-
-/** p50, p95, max and mean of `values` (ms). */
-export function stats(values) {
-  const s = [...values].sort((a, b) => a - b);
-  return { n: s.length, p50: percentile(s, 50), p95: percentile(s, 95), max: s.at(-1) ?? 0, mean: s.reduce((a, b) => a + b, 0) / Math.max(1, s.length) };
-}
 
 /** The trajectory whose last OpenAI chat request is closest to 400 KB, and its requests. */
 export function pickTrajectory(tracesDir, file) {
@@ -98,13 +87,6 @@ function summarize(warm, cold) {
 }
 
 const EXAMPLE = readFileSync(join(ROOT, 'pkg-config/examples/cloudflare-worker/worker.js'), 'utf8');
-const PASS_THROUGH = `export default {
-  fetch(request, env) {
-    const url = new URL(request.url);
-    return fetch(new Request(env.UPSTREAM + url.pathname + url.search, request));
-  },
-};
-`;
 
 async function host(name, source, upstream, options) {
   const dir = projectWithPkg(`tracelite-edge-cpu-${name}-`);

@@ -19,7 +19,7 @@ import { randomBytes } from 'node:crypto';
 import autocannon from 'autocannon';
 import { SpillStore, compress, estimateTokens, trajectoryToRequest, version } from '../pkg/node.js';
 import { defaultIdentity, sessionSigner } from '../pkg/proxy.js';
-import { bundleWorker, projectWithPkg, startWorker } from '../tests/js/support/hosts.mjs';
+import { bundleWorker, projectWithPkg, startWorker, PASS_THROUGH_WORKER as PASS_THROUGH } from '../tests/js/support/hosts.mjs';
 import { withSpillTools } from '../tests/js/support/proxy-tools.mjs';
 import { defaultTracesDir } from './harness.mjs';
 
@@ -317,15 +317,6 @@ async function startStubUpstream(variants, expect) {
     }),
   };
 }
-
-/** A worker without TraceLite: forwards every request to UPSTREAM as it came. */
-const PASS_THROUGH = `export default {
-  fetch(request, env) {
-    const url = new URL(request.url);
-    return fetch(new Request(env.UPSTREAM + url.pathname + url.search, request));
-  },
-};
-`;
 
 /** PIDs of this process's descendants named `workerd`. */
 function workerdPids() {

@@ -148,8 +148,7 @@ function fromBase64(text) {
 }
 
 function fromBase64url(text) {
-  const bin = atob(text.replace(/-/g, '+').replace(/_/g, '/'));
-  return Uint8Array.from(bin, (c) => c.charCodeAt(0));
+  return fromBase64(text.replace(/-/g, '+').replace(/_/g, '/'));
 }
 
 /** The HMAC key of a secret (a string), or of 32 random bytes (`undefined`). */

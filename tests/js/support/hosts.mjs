@@ -103,3 +103,12 @@ export async function startUpstream(respond) {
     close: () => new Promise((resolve) => server.close(resolve)),
   };
 }
+
+/** A worker without TraceLite: forwards every request to `env.UPSTREAM` as it came (the benches' baseline). */
+export const PASS_THROUGH_WORKER = `export default {
+  fetch(request, env) {
+    const url = new URL(request.url);
+    return fetch(new Request(env.UPSTREAM + url.pathname + url.search, request));
+  },
+};
+`;
