@@ -55,6 +55,19 @@ pub struct Image {
     pub height: u32,
 }
 
+impl Image {
+    /// An inline base64 image as a request carries it: no URL, size not read yet.
+    pub fn inline(media_type: &str, data: &str) -> Self {
+        Self {
+            media_type: media_type.to_string(),
+            data: data.to_string(),
+            url: None,
+            width: 0,
+            height: 0,
+        }
+    }
+}
+
 /// A tool invocation made by the assistant. Never rendered, dropped or reordered.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ToolCall {

@@ -17,10 +17,12 @@
 
 use serde_json::{Map, Value};
 
-use super::{as_obj, invalid, req_str, rest, Field};
+use super::{
+    as_obj, inline_image, invalid, keep_rest, req_array, req_str, rest, string_or_parts, Field,
+};
 use crate::error::Result;
 use crate::model::{
-    Conversation, Extra, Image, Layout, Message, Part, PartKind, Role, ToolCall, ToolResult,
+    Conversation, Extra, Layout, Message, Part, PartKind, Role, ToolCall, ToolResult,
 };
 
 const OWN: [&str; 2] = ["system", "messages"];
@@ -28,11 +30,7 @@ const OWN: [&str; 2] = ["system", "messages"];
 /// Parses a Messages request body.
 pub fn parse(request: &Value) -> Result<Conversation> {
     let obj = as_obj(request, "$", "a request")?;
-    let messages = match obj.get("messages") {
-        Some(Value::Array(m)) => m,
-        Some(_) => return Err(invalid("messages", "must be an array")),
-        None => return Err(invalid("messages", "missing")),
-    };
+    let messages = req_array(obj, "messages", "")?;
     let mut conv = Conversation::default();
     for (key, value) in obj {
         let slot = if OWN.contains(&key.as_str()) {
@@ -83,23 +81,7 @@ fn parse_message(raw: &Value, path: &str) -> Result<Message> {
             ))
         }
     };
-    let (layout, parts) = match obj.get("content") {
-        Some(Value::String(s)) => (Layout::Text, vec![Part::text(s.clone())]),
-        Some(Value::Array(blocks)) => {
-            let mut parts = Vec::with_capacity(blocks.len());
-            for (j, b) in blocks.iter().enumerate() {
-                parts.push(parse_block(b, &format!("{path}.content[{j}]"))?);
-            }
-            (Layout::Parts, parts)
-        }
-        Some(_) => {
-            return Err(invalid(
-                format!("{path}.content"),
-                "must be a string or an array of content blocks",
-            ))
-        }
-        None => return Err(invalid(format!("{path}.content"), "missing")),
-    };
+    let (layout, parts) = string_or_parts(obj, path, "content blocks", parse_block)?;
     Ok(Message {
         role,
         parts,
@@ -120,22 +102,14 @@ fn parse_image(obj: &Map<String, Value>, item: &Value, path: &str) -> Result<Par
     });
     match fields {
         Some((media_type, data, source)) => {
-            super::image_header::check_inline(data, || format!("{path}.source.data"))?;
             let mut extra = rest(obj, &["type", "source"]);
-            let inner = rest(source, &["type", "media_type", "data"]);
-            if !inner.is_empty() {
-                extra.insert("source".into(), Value::Object(inner));
-            }
-            Ok(Part {
-                kind: PartKind::Image(Image {
-                    media_type: media_type.to_string(),
-                    data: data.to_string(),
-                    url: None,
-                    width: 0,
-                    height: 0,
-                }),
-                extra,
-            })
+            keep_rest(
+                &mut extra,
+                "source",
+                source,
+                &["type", "media_type", "data"],
+            );
+            inline_image(media_type, data, || format!("{path}.source.data"), extra)
         }
         None => Ok(Part::from(PartKind::Other {
             value: item.clone(),

@@ -30,10 +30,10 @@
 
 use serde_json::{Map, Value};
 
-use super::{as_obj, invalid, req_str, rest, Field};
+use super::{as_obj, inline_image, invalid, req_array, req_str, rest, Field};
 use crate::error::Result;
 use crate::model::{
-    Conversation, Extra, Image, Layout, Message, Part, PartKind, Role, ToolCall, ToolResult,
+    Conversation, Extra, Layout, Message, Part, PartKind, Role, ToolCall, ToolResult,
 };
 
 const OWN: [&str; 3] = ["contents", "systemInstruction", "system_instruction"];
@@ -92,11 +92,7 @@ impl CallLog {
 /// Parses a `generateContent` request body.
 pub fn parse(request: &Value) -> Result<Conversation> {
     let obj = as_obj(request, "$", "a request")?;
-    let contents = match obj.get("contents") {
-        Some(Value::Array(c)) => c,
-        Some(_) => return Err(invalid("contents", "must be an array")),
-        None => return Err(invalid("contents", "missing")),
-    };
+    let contents = req_array(obj, "contents", "")?;
     let mut conv = Conversation::default();
     let mut log = CallLog { calls: Vec::new() };
     for (key, value) in obj {
@@ -156,11 +152,7 @@ fn parse_parts(
     index: usize,
     log: &mut CallLog,
 ) -> Result<Vec<Part>> {
-    let items = match content.get("parts") {
-        Some(Value::Array(p)) => p,
-        Some(_) => return Err(invalid(format!("{path}.parts"), "must be an array")),
-        None => return Err(invalid(format!("{path}.parts"), "missing")),
-    };
+    let items = req_array(content, "parts", path)?;
     let mut parts = Vec::with_capacity(items.len());
     for (j, item) in items.iter().enumerate() {
         parts.push(parse_part(
@@ -232,7 +224,6 @@ fn parse_part(item: &Value, path: &str, (m, p): (usize, usize), log: &mut CallLo
         let (Some(media_type), Some(data)) = fields else {
             return Ok(other());
         };
-        super::image_header::check_inline(data, || format!("{path}.{container_name}.data"))?;
         let mut extra = rest(obj, &[container_name]);
         flag(
             &mut extra,
@@ -241,16 +232,12 @@ fn parse_part(item: &Value, path: &str, (m, p): (usize, usize), log: &mut CallLo
             "inline_data",
             rest(inner, &[mime_key, "data"]),
         );
-        return Ok(Part {
-            kind: PartKind::Image(Image {
-                media_type: media_type.to_string(),
-                data: data.to_string(),
-                url: None,
-                width: 0,
-                height: 0,
-            }),
+        return inline_image(
+            media_type,
+            data,
+            || format!("{path}.{container_name}.data"),
             extra,
-        });
+        );
     }
     if let Some((value, snake)) = container(obj, "functionCall", "function_call", path)? {
         let name_key = if snake {

@@ -49,7 +49,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::model::{Conversation, Extra};
+use crate::model::{Conversation, Extra, Image, Layout, Part, PartKind};
 
 pub mod anthropic;
 pub mod convert;
@@ -252,6 +252,72 @@ pub(crate) fn rest(obj: &Map<String, Value>, skip: &[&str]) -> Extra {
         .filter(|(k, _)| !skip.contains(&k.as_str()))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect()
+}
+
+/// Puts the members of the nested object `obj` other than `skip` under `key`
+/// in `extra`, unless there are none: what a parser leaves of a member it reads.
+pub(crate) fn keep_rest(extra: &mut Extra, key: &str, obj: &Map<String, Value>, skip: &[&str]) {
+    let inner = rest(obj, skip);
+    if !inner.is_empty() {
+        extra.insert(key.into(), Value::Object(inner));
+    }
+}
+
+/// An inline base64 image part, once its `data` (at `path`) is checked.
+pub(crate) fn inline_image(
+    media_type: &str,
+    data: &str,
+    path: impl FnOnce() -> String,
+    extra: Extra,
+) -> Result<Part> {
+    image_header::check_inline(data, path)?;
+    Ok(Part {
+        kind: PartKind::Image(Image::inline(media_type, data)),
+        extra,
+    })
+}
+
+/// A message `content` that is a string (one text part, [`Layout::Text`]) or an
+/// array of items, each read by `item` with its path ([`Layout::Parts`]);
+/// `what` names the items in the error for any other value.
+pub(crate) fn string_or_parts(
+    obj: &Map<String, Value>,
+    path: &str,
+    what: &str,
+    mut item: impl FnMut(&Value, &str) -> Result<Part>,
+) -> Result<(Layout, Vec<Part>)> {
+    match obj.get("content") {
+        Some(Value::String(s)) => Ok((Layout::Text, vec![Part::text(s.clone())])),
+        Some(Value::Array(items)) => {
+            let mut parts = Vec::with_capacity(items.len());
+            for (j, v) in items.iter().enumerate() {
+                parts.push(item(v, &format!("{path}.content[{j}]"))?);
+            }
+            Ok((Layout::Parts, parts))
+        }
+        Some(_) => Err(invalid(
+            format!("{path}.content"),
+            format!("must be a string or an array of {what}"),
+        )),
+        None => Err(invalid(format!("{path}.content"), "missing")),
+    }
+}
+
+/// A required array member, at `path` (empty for the top level).
+pub(crate) fn req_array<'a>(
+    obj: &'a Map<String, Value>,
+    key: &str,
+    path: &str,
+) -> Result<&'a Vec<Value>> {
+    let at = || match path {
+        "" => key.to_string(),
+        _ => format!("{path}.{key}"),
+    };
+    match obj.get(key) {
+        Some(Value::Array(items)) => Ok(items),
+        Some(_) => Err(invalid(at(), "must be an array")),
+        None => Err(invalid(at(), "missing")),
+    }
 }
 
 /// A required string member.

@@ -8,10 +8,10 @@
 
 use serde_json::{Map, Value};
 
-use super::{invalid, split_data_url, Field};
+use super::{inline_image, invalid, keep_rest, req_array, rest, split_data_url, Field};
 use crate::error::Result;
 use crate::model::{
-    Conversation, Extra, Image, Layout, Message, Part, PartKind, Role, ToolCall, ToolResult,
+    Conversation, Extra, Layout, Message, Part, PartKind, Role, ToolCall, ToolResult,
 };
 
 /// Parses a Chat Completions request body.
@@ -19,11 +19,7 @@ pub fn parse(request: &Value) -> Result<Conversation> {
     let obj = request
         .as_object()
         .ok_or_else(|| invalid("$", "a request must be a JSON object"))?;
-    let messages = obj
-        .get("messages")
-        .ok_or_else(|| invalid("messages", "missing"))?
-        .as_array()
-        .ok_or_else(|| invalid("messages", "must be an array"))?;
+    let messages = req_array(obj, "messages", "")?;
     let mut conv = Conversation::default();
     for (key, value) in obj {
         // `messages` keeps its position as a null slot.
@@ -136,12 +132,6 @@ fn parse_content_part(item: &Value, path: &str) -> Result<Part> {
         .as_object()
         .ok_or_else(|| invalid(path, "a content part must be an object"))?;
     let kind = obj.get("type").and_then(Value::as_str);
-    let rest = |skip: &[&str]| -> Extra {
-        obj.iter()
-            .filter(|(k, _)| !skip.contains(&k.as_str()))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect()
-    };
     match kind {
         Some("text") => {
             let text = obj
@@ -152,7 +142,7 @@ fn parse_content_part(item: &Value, path: &str) -> Result<Part> {
                 kind: PartKind::Text {
                     text: text.to_string(),
                 },
-                extra: rest(&["type", "text"]),
+                extra: rest(obj, &["type", "text"]),
             })
         }
         Some("image_url") => {
@@ -174,26 +164,9 @@ fn parse_content_part(item: &Value, path: &str) -> Result<Part> {
             }
             let (media_type, data) = split_data_url(url)
                 .ok_or_else(|| invalid(format!("{path}.image_url.url"), "malformed data URL"))?;
-            super::image_header::check_inline(data, || format!("{path}.image_url.url"))?;
-            let mut extra = rest(&["type", "image_url"]);
-            let inner: Map<String, Value> = image_url
-                .iter()
-                .filter(|(k, _)| k.as_str() != "url")
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
-            if !inner.is_empty() {
-                extra.insert("image_url".into(), Value::Object(inner));
-            }
-            Ok(Part {
-                kind: PartKind::Image(Image {
-                    media_type: media_type.to_string(),
-                    data: data.to_string(),
-                    url: None,
-                    width: 0,
-                    height: 0,
-                }),
-                extra,
-            })
+            let mut extra = rest(obj, &["type", "image_url"]);
+            keep_rest(&mut extra, "image_url", image_url, &["url"]);
+            inline_image(media_type, data, || format!("{path}.image_url.url"), extra)
         }
         _ => Ok(Part::from(PartKind::Other {
             value: item.clone(),
@@ -226,19 +199,8 @@ fn parse_tool_call(call: &Value, path: &str) -> Result<Part> {
             ))
         }
     };
-    let mut extra: Extra = obj
-        .iter()
-        .filter(|(k, _)| !matches!(k.as_str(), "id" | "function"))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    let fn_extra: Map<String, Value> = function
-        .iter()
-        .filter(|(k, _)| !matches!(k.as_str(), "name" | "arguments"))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    if !fn_extra.is_empty() {
-        extra.insert("function".into(), Value::Object(fn_extra));
-    }
+    let mut extra = rest(obj, &["id", "function"]);
+    keep_rest(&mut extra, "function", function, &["name", "arguments"]);
     Ok(Part {
         kind: PartKind::ToolCall(ToolCall {
             id: id.to_string(),
@@ -508,7 +470,7 @@ mod tests {
         ]});
         let mut conv = parse(&req).unwrap();
         let at = conv.observations()[0];
-        let image = Part::from(PartKind::Image(Image {
+        let image = Part::from(PartKind::Image(crate::model::Image {
             media_type: "image/png".into(),
             data: "QUJD".into(),
             url: None,

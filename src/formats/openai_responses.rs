@@ -19,10 +19,10 @@
 
 use serde_json::{Map, Value};
 
-use super::{as_obj, invalid, req_str, rest, split_data_url, Field};
+use super::{as_obj, inline_image, invalid, req_str, rest, split_data_url, string_or_parts, Field};
 use crate::error::Result;
 use crate::model::{
-    Conversation, Extra, Image, Layout, Message, Part, PartKind, Role, ToolCall, ToolResult,
+    Conversation, Extra, Layout, Message, Part, PartKind, Role, ToolCall, ToolResult,
 };
 
 /// Parses a Responses request body.
@@ -99,23 +99,9 @@ fn parse_item(item: &Value, path: &str) -> Result<Message> {
     match kind {
         None | Some("message") => {
             let role = parse_role(obj, path)?;
-            let (layout, parts) = match obj.get("content") {
-                Some(Value::String(s)) => (Layout::Text, vec![Part::text(s.clone())]),
-                Some(Value::Array(items)) => {
-                    let mut parts = Vec::with_capacity(items.len());
-                    for (j, p) in items.iter().enumerate() {
-                        parts.push(parse_content(p, &format!("{path}.content[{j}]"), role)?);
-                    }
-                    (Layout::Parts, parts)
-                }
-                Some(_) => {
-                    return Err(invalid(
-                        format!("{path}.content"),
-                        "must be a string or an array of content parts",
-                    ))
-                }
-                None => return Err(invalid(format!("{path}.content"), "missing")),
-            };
+            let (layout, parts) = string_or_parts(obj, path, "content parts", |p, at| {
+                parse_content(p, at, role)
+            })?;
             Ok(Message {
                 role,
                 parts,
@@ -220,20 +206,13 @@ fn parse_content(item: &Value, path: &str, role: Role) -> Result<Part> {
                 .get("image_url")
                 .and_then(Value::as_str)
                 .and_then(split_data_url);
-            if let Some((_, data)) = inline {
-                super::image_header::check_inline(data, || format!("{path}.image_url"))?;
-            }
             match inline {
-                Some((media_type, data)) => Ok(Part {
-                    kind: PartKind::Image(Image {
-                        media_type: media_type.to_string(),
-                        data: data.to_string(),
-                        url: None,
-                        width: 0,
-                        height: 0,
-                    }),
-                    extra: rest(obj, &["type", "image_url"]),
-                }),
+                Some((media_type, data)) => inline_image(
+                    media_type,
+                    data,
+                    || format!("{path}.image_url"),
+                    rest(obj, &["type", "image_url"]),
+                ),
                 // Remote URLs and file ids stay opaque.
                 None => Ok(Part::from(PartKind::Other {
                     value: item.clone(),

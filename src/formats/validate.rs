@@ -431,64 +431,78 @@ fn place_result(conv: &mut Conversation, format: FormatName, call_at: usize, res
     }
 }
 
+/// Repairs the issues of `code` one at a time, first first, each by `fix`
+/// (which returns the repair it made, or `None` when it cannot): a fix can move
+/// messages, so the issues are found again after each, at most a bounded number
+/// of times.
+fn repair_each(
+    conv: &mut Conversation,
+    format: FormatName,
+    code: ErrorCode,
+    repairs: &mut Vec<Repair>,
+    mut fix: impl FnMut(&mut Conversation, &Issue) -> Option<Repair>,
+) {
+    for _ in 0..conv.messages.len() * 4 + 16 {
+        let Some(issue) = find_issues(conv, format)
+            .into_iter()
+            .find(|i| i.code == code)
+        else {
+            return;
+        };
+        let Some(repair) = fix(conv, &issue) else {
+            return;
+        };
+        repairs.push(repair);
+    }
+}
+
+/// Moves each misplaced tool result into the answer run of its call.
 pub(crate) fn move_misplaced(
     conv: &mut Conversation,
     format: FormatName,
     repairs: &mut Vec<Repair>,
 ) {
-    for _ in 0..conv.messages.len() * 4 + 16 {
-        let issue = find_issues(conv, format)
-            .into_iter()
-            .find(|i| i.code == ErrorCode::MisplacedToolResult);
-        let Some(issue) = issue else {
-            return;
-        };
+    let code = ErrorCode::MisplacedToolResult;
+    repair_each(conv, format, code, repairs, |conv, issue| {
         let path = part_path(format, conv, issue.message, issue.part, issue.field);
-        let Some(msg) = conv.messages.get_mut(issue.message) else {
-            return;
-        };
+        let msg = conv.messages.get_mut(issue.message)?;
         if issue.part >= msg.parts.len() {
-            return;
+            return None;
         }
         let part = msg.parts.remove(issue.part);
         let call_id = match &part.kind {
             PartKind::ToolResult(r) => r.call_id.clone(),
-            _ => return,
+            _ => return None,
         };
         if msg.parts.is_empty() {
             conv.messages.remove(issue.message);
         }
-        let Some(call_at) = conv.messages.iter().position(|m| {
+        let call_at = conv.messages.iter().position(|m| {
             m.parts
                 .iter()
                 .any(|p| matches!(&p.kind, PartKind::ToolCall(c) if c.id == call_id))
-        }) else {
-            return;
-        };
-        repairs.push(Repair {
-            code: ErrorCode::MisplacedToolResult.as_str().into(),
-            path,
-            action: format!(
-                "moved the result next to its call at {}",
-                message_path(format, conv, call_at)
-            ),
-        });
+        })?;
+        let action = format!(
+            "moved the result next to its call at {}",
+            message_path(format, conv, call_at)
+        );
         place_result(conv, format, call_at, part);
-    }
+        Some(Repair {
+            code: code.as_str().into(),
+            path,
+            action,
+        })
+    });
 }
 
+/// Answers each tool call that has no result with a tombstone result.
 pub(crate) fn add_tombstones(
     conv: &mut Conversation,
     format: FormatName,
     repairs: &mut Vec<Repair>,
 ) {
-    for _ in 0..conv.messages.len() * 4 + 16 {
-        let issue = find_issues(conv, format)
-            .into_iter()
-            .find(|i| i.code == ErrorCode::MissingToolResult);
-        let Some(issue) = issue else {
-            return;
-        };
+    let code = ErrorCode::MissingToolResult;
+    repair_each(conv, format, code, repairs, |conv, issue| {
         let call_id = match conv
             .messages
             .get(issue.message)
@@ -496,18 +510,19 @@ pub(crate) fn add_tombstones(
             .map(|p| &p.kind)
         {
             Some(PartKind::ToolCall(c)) => c.id.clone(),
-            _ => return,
+            _ => return None,
         };
-        repairs.push(Repair {
-            code: ErrorCode::MissingToolResult.as_str().into(),
-            path: part_path(format, conv, issue.message, issue.part, issue.field),
-            action: "added a tombstone result".into(),
-        });
+        let path = part_path(format, conv, issue.message, issue.part, issue.field);
         let result = Part::from(PartKind::ToolResult(ToolResult {
             call_id,
             parts: vec![Part::text(TOMBSTONE)],
             is_error: false,
         }));
         place_result(conv, format, issue.message, result);
-    }
+        Some(Repair {
+            code: code.as_str().into(),
+            path,
+            action: "added a tombstone result".into(),
+        })
+    });
 }
