@@ -18,7 +18,7 @@ use tracelite::config::Config;
 use tracelite::dedup::Dedup;
 use tracelite::model::{Conversation, Message, Part, PartKind, Role, ToolCall, ToolResult};
 use tracelite::phase::{EditDetector, Phase};
-use tracelite::pipeline::{SessionState, Stage, StageContext, StageName};
+use tracelite::pipeline::{HostState, Stage, StageContext, StageName};
 use tracelite::tokens::Estimator;
 use tracelite::{MemoryStore, Trajectory};
 
@@ -100,7 +100,7 @@ fn full_history() -> Option<(Trajectory, Conversation)> {
 
 fn run(stage: &dyn Stage, conv: &mut Conversation, config: &Config) -> usize {
     let mut store = MemoryStore::new();
-    let mut state = SessionState::default();
+    let mut state = HostState::default();
     let mut cx = StageContext::new(config, &Estimator, &mut store, &mut state);
     cx.stage = StageName::Dedup;
     stage.apply(conv, &mut cx).unwrap();

@@ -9,8 +9,7 @@ use std::path::{Path, PathBuf};
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use tracelite::formats::FormatName;
 use tracelite::{
-    compress, compress_with, trajectory_to_request, Config, Env, MemoryStore, SessionState,
-    Trajectory,
+    compress, compress_with, trajectory_to_request, Config, Env, HostState, MemoryStore, Trajectory,
 };
 
 fn traces_dir() -> Option<PathBuf> {
@@ -113,7 +112,7 @@ fn bench_pipeline(c: &mut Criterion) {
     session.bench_function("replay_median_trajectory", |b| {
         b.iter(|| {
             let mut store = MemoryStore::new();
-            let mut state = SessionState::default();
+            let mut state = HostState::default();
             let mut previous: Option<String> = None;
             for request in &requests {
                 let out = compress_with(

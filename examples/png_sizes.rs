@@ -56,7 +56,7 @@ fn bitmaps(text: &str, provider: Provider, o: &OpticalConfig) -> Option<(u64, Ve
         if (s.image_tokens() + 25) as f64 > before as f64 / o.ratio {
             continue;
         }
-        let plan = &s.plan;
+        let plan = &s.rendering;
         let atlas = raster::atlas(plan.font_px, o.line_gap)?;
         let rows = lines.wrap(plan.columns);
         let mut out = Vec::new();

@@ -53,6 +53,23 @@ pub enum ErrorCode {
     MisplacedToolResult,
     /// A part sits in a turn whose role cannot hold it (e.g. a tool call in a user turn).
     InvalidRoleOrder,
+    /// A host spill store (KV, Durable Object, a custom `put`/`get`) threw or rejected.
+    StoreFailed,
+    /// A request would write more blobs to the host store than `maxStoreWrites`.
+    StoreWriteLimit,
+    /// The proxy was asked for a spill route without a session.
+    MissingSession,
+    /// A proxy session token is missing, malformed or not the session's.
+    InvalidSessionToken,
+    /// A proxy route or resource does not exist.
+    NotFound,
+    /// A snapshot image URL's signature does not match.
+    InvalidImageSignature,
+    /// A snapshot image URL names no stored image.
+    ImageNotFound,
+    /// A value TraceLite built could not be written as JSON (an internal fault,
+    /// never the caller's input).
+    SerializationFailed,
 }
 
 impl ErrorCode {
@@ -81,7 +98,54 @@ impl ErrorCode {
             Self::DuplicateToolResult => "DUPLICATE_TOOL_RESULT",
             Self::MisplacedToolResult => "MISPLACED_TOOL_RESULT",
             Self::InvalidRoleOrder => "INVALID_ROLE_ORDER",
+            Self::StoreFailed => "STORE_FAILED",
+            Self::StoreWriteLimit => "STORE_WRITE_LIMIT",
+            Self::MissingSession => "MISSING_SESSION",
+            Self::InvalidSessionToken => "INVALID_SESSION_TOKEN",
+            Self::NotFound => "NOT_FOUND",
+            Self::InvalidImageSignature => "INVALID_IMAGE_SIGNATURE",
+            Self::ImageNotFound => "IMAGE_NOT_FOUND",
+            Self::SerializationFailed => "SERIALIZATION_FAILED",
         }
+    }
+
+    /// Every code, in declaration order (what the TypeScript `ErrorCode` lists).
+    pub const ALL: [ErrorCode; 30] = [
+        Self::InvalidJson,
+        Self::InvalidRequest,
+        Self::UnknownFormat,
+        Self::InvalidOption,
+        Self::LimitExceeded,
+        Self::SpillNotFound,
+        Self::InvalidSpillKey,
+        Self::StoreRefused,
+        Self::InvalidPattern,
+        Self::GrepTooCostly,
+        Self::InvalidArgument,
+        Self::SpillCorrupt,
+        Self::InvalidToolCall,
+        Self::CounterFailed,
+        Self::SummarizerFailed,
+        Self::RenderFailed,
+        Self::OrphanToolResult,
+        Self::MissingToolResult,
+        Self::DuplicateToolCallId,
+        Self::DuplicateToolResult,
+        Self::MisplacedToolResult,
+        Self::InvalidRoleOrder,
+        Self::StoreFailed,
+        Self::StoreWriteLimit,
+        Self::MissingSession,
+        Self::InvalidSessionToken,
+        Self::NotFound,
+        Self::InvalidImageSignature,
+        Self::ImageNotFound,
+        Self::SerializationFailed,
+    ];
+
+    /// The code of a stable string form.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.as_str() == name)
     }
 }
 
@@ -112,6 +176,12 @@ pub(crate) fn invalid_option<T>(path: &str, message: &str) -> Result<T> {
     Err(Error::new(ErrorCode::InvalidOption, path, message))
 }
 
+/// `value` as JSON text; a failure is `SERIALIZATION_FAILED` naming `what`.
+pub fn to_json(value: &impl serde::Serialize, what: &str) -> Result<String> {
+    serde_json::to_string(value)
+        .map_err(|e| Error::new(ErrorCode::SerializationFailed, what, e.to_string()))
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.path.is_empty() {
@@ -126,3 +196,19 @@ impl std::error::Error for Error {}
 
 /// Result alias used across the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_is_listed_once_and_reads_back() {
+        let names: std::collections::BTreeSet<&str> =
+            ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
+        assert_eq!(names.len(), ErrorCode::ALL.len());
+        for code in ErrorCode::ALL {
+            assert_eq!(ErrorCode::from_name(code.as_str()), Some(code));
+        }
+        assert_eq!(ErrorCode::from_name("NOPE"), None);
+    }
+}

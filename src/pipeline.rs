@@ -12,9 +12,7 @@ use crate::redact::Redactions;
 use crate::spill::SpillStore;
 use crate::tokens::{CachedCounter, Estimator, TokenCounter};
 
-pub use crate::stage::{
-    Change, SessionState, SpillBlob, SpillRecord, Stage, StageContext, StageName,
-};
+pub use crate::stage::{Change, HostState, SpillBlob, SpillRecord, Stage, StageContext, StageName};
 
 /// Token totals of one stage.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -124,14 +122,14 @@ pub struct Env<'a> {
     /// Text token counter.
     pub counter: &'a dyn TokenCounter,
     /// Per-session caches.
-    pub state: &'a mut SessionState,
+    pub state: &'a mut HostState,
     /// The previous output request (JSON text), for prefix reuse.
     pub previous: Option<&'a str>,
 }
 
 /// Compresses a request (JSON text) with the built-in estimator and a fresh session state.
 pub fn compress(request: &str, config: &Config, store: &mut dyn SpillStore) -> Result<Output> {
-    let mut state = SessionState::default();
+    let mut state = HostState::default();
     compress_with(
         request,
         config,
@@ -172,7 +170,7 @@ pub fn compress_with(request: &str, config: &Config, env: Env<'_>) -> Result<Out
 }
 
 /// Runs the stages over a conversation already in the neutral model (the
-/// stateful [`crate::session::TraceLite`] keeps one) and emits it as `format`.
+/// stateful [`crate::controller::TraceLite`] keeps one) and emits it as `format`.
 pub fn compress_conversation(
     conv: Conversation,
     format: FormatName,
@@ -334,7 +332,7 @@ fn run_stages(
     config: &Config,
     store: &mut dyn SpillStore,
     counter: &dyn TokenCounter,
-    state: &mut SessionState,
+    state: &mut HostState,
     format: FormatName,
     known: Option<Vec<u64>>,
 ) -> Result<(Report, Vec<SpillBlob>)> {

@@ -41,10 +41,12 @@ pub trait Stage {
     fn apply(&self, conv: &mut Conversation, cx: &mut StageContext<'_>) -> Result<()>;
 }
 
-/// State a host keeps across calls for one session (caches, history of decisions).
-/// Stateless callers pass a fresh one; results are identical, only slower.
+/// State a host keeps across calls (caches, compaction records), for every
+/// spill session it serves: "session" is always the spill namespace
+/// (`config.session`). Stateless callers pass a fresh one; results are
+/// identical, only slower.
 #[derive(Debug, Default)]
-pub struct SessionState {
+pub struct HostState {
     /// Number of compress calls made with this state.
     pub turns: u64,
     /// Compaction records, pinned constraints and pending summaries, per session.
@@ -137,7 +139,7 @@ pub struct StageContext<'a> {
     /// Where removed text goes.
     pub store: &'a mut dyn SpillStore,
     /// Caches and history across calls.
-    pub state: &'a mut SessionState,
+    pub state: &'a mut HostState,
     /// The stage now running.
     pub stage: StageName,
     /// Changes recorded so far.
@@ -167,7 +169,7 @@ impl<'a> StageContext<'a> {
         config: &'a Config,
         counter: &'a dyn TokenCounter,
         store: &'a mut dyn SpillStore,
-        state: &'a mut SessionState,
+        state: &'a mut HostState,
     ) -> Self {
         Self {
             config,

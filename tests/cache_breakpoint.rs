@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use tracelite::formats::FormatName;
-use tracelite::{Config, MemoryStore, SessionState};
+use tracelite::{Config, HostState, MemoryStore};
 
 /// Messages of an Anthropic request with every `cache_control` removed.
 fn unmarked(request: &Value) -> Vec<Value> {
@@ -61,7 +61,7 @@ fn markers(v: &Value, path: String, out: &mut Vec<String>) {
 fn replay(path: &Path, config: &Config, turns: usize) -> (usize, usize) {
     let trajectory = common::load_trace(path);
     let mut store = MemoryStore::new();
-    let mut state = SessionState::default();
+    let mut state = HostState::default();
     let mut previous: Option<(Vec<Value>, usize)> = None;
     let (mut checked, mut grown) = (0, 0);
     for t in 1..trajectory.steps.len().min(turns) {

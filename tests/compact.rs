@@ -22,14 +22,14 @@ use tracelite::formats::{self, emit, FormatName};
 use tracelite::model::{Conversation, Message, PartKind, Role};
 use tracelite::tokens::Estimator;
 use tracelite::{
-    compress_with, Config, Env, MemoryStore, Output, SessionState, SpillStore, Trajectory,
+    compress_with, Config, Env, HostState, MemoryStore, Output, SpillStore, Trajectory,
 };
 
 fn request(conv: &Conversation) -> String {
     serde_json::to_string(&emit(FormatName::OpenaiChat, conv)).unwrap()
 }
 
-fn run(req: &str, config: &Config, store: &mut MemoryStore, state: &mut SessionState) -> Output {
+fn run(req: &str, config: &Config, store: &mut MemoryStore, state: &mut HostState) -> Output {
     compress_with(
         req,
         config,
@@ -89,9 +89,9 @@ fn cited(store: &mut MemoryStore, line: &str) -> String {
 
 /// Runs the whole of `t` as one request under `cfg`, which must compact it;
 /// returns the output with the store and session state it used.
-fn compact_whole(t: &Trajectory, cfg: &Config) -> (Output, MemoryStore, SessionState) {
+fn compact_whole(t: &Trajectory, cfg: &Config) -> (Output, MemoryStore, HostState) {
     let mut store = MemoryStore::new();
-    let mut state = SessionState::default();
+    let mut state = HostState::default();
     let out = run(
         &request(&t.conversation_at(t.steps.len()).unwrap()),
         cfg,
@@ -294,7 +294,7 @@ fn threshold_hysteresis_and_budget() {
         json!({"session": "th", "compact": {"threshold": 4000, "planner": false, "minTurns": 5, "keep": 4, "detectStages": false}}),
     );
     let mut store = MemoryStore::new();
-    let mut state = SessionState::default();
+    let mut state = HostState::default();
     let mut compactions = Vec::new();
     for step in 0..=n {
         let out = run(
@@ -321,7 +321,7 @@ fn threshold_hysteresis_and_budget() {
     let forced = config(
         json!({"session": "th2", "budget": 8000, "compact": {"threshold": 4000, "planner": true, "minTurns": 50, "keep": 4, "detectStages": false}}),
     );
-    let mut state = SessionState::default();
+    let mut state = HostState::default();
     let mut count = 0;
     for step in 0..=n {
         let out = run(
@@ -347,7 +347,7 @@ fn off_switch_is_off() {
     let t = synthetic(30, 600);
     let conv = t.conversation_at(t.steps.len()).unwrap();
     let mut store = MemoryStore::new();
-    let mut state = SessionState::default();
+    let mut state = HostState::default();
     let on = config(json!({"session": "off", "compact": {"threshold": 2000, "planner": false}}));
     assert!(compacted(&run(
         &request(&conv),
@@ -375,7 +375,7 @@ fn host_boundaries_and_finish_stage() {
     let base = json!({"session": "fs", "compact": {"threshold": 1_000_000, "planner": false, "keep": 4, "minSaving": 0, "detectStages": false}});
     let cfg = config(base.clone());
     let mut store = MemoryStore::new();
-    let mut state = SessionState::default();
+    let mut state = HostState::default();
     assert!(!compacted(&run(
         &request(&conv),
         &cfg,
@@ -397,7 +397,7 @@ fn host_boundaries_and_finish_stage() {
         &request(&conv),
         &config(with_option),
         &mut store,
-        &mut SessionState::default(),
+        &mut HostState::default(),
     );
     assert!(compacted(&out));
 }
@@ -414,14 +414,14 @@ fn detected_stage_boundary_triggers() {
         &request(&t.conversation_at(4).unwrap()),
         &cfg,
         &mut store,
-        &mut SessionState::default(),
+        &mut HostState::default(),
     );
     assert!(!compacted(&before));
     let out = run(
         &request(&t.conversation_at(5).unwrap()),
         &cfg,
         &mut store,
-        &mut SessionState::default(),
+        &mut HostState::default(),
     );
     assert!(compacted(&out), "{:?}", compact_notes(&out));
     assert!(compact_notes(&out)[0].contains("passing check after an edit"));
@@ -528,7 +528,7 @@ fn compacted_summary(t: &Trajectory) -> String {
         &request(&t.conversation_at(t.steps.len()).unwrap()),
         &cfg,
         &mut MemoryStore::new(),
-        &mut SessionState::default(),
+        &mut HostState::default(),
     );
     assert!(compacted(&out));
     out.conversation.messages[1].text_content()
@@ -574,7 +574,7 @@ fn constraints_byte_identical_after_three_compactions() {
         json!({"session": "arch", "compact": {"threshold": 3000, "planner": false, "keep": 4, "minTurns": 2, "pinned": ["Never push to main."]}}),
     );
     let mut store = MemoryStore::new();
-    let mut state = SessionState::default();
+    let mut state = HostState::default();
     state.compact.pin("arch", "Keep commits small.").unwrap();
     let mut history = t.conversation_at(0).unwrap();
     let mut archives = Vec::new();
@@ -618,7 +618,7 @@ fn host_summary_is_validated_and_adopted() {
         json!({"session": "llm", "compact": {"threshold": 2000, "planner": false, "keep": 4}}),
     );
     let mut store = MemoryStore::new();
-    let mut state = SessionState::default();
+    let mut state = HostState::default();
     let req = request(&t.conversation_at(t.steps.len()).unwrap());
     let out = run(&req, &cfg, &mut store, &mut state);
     assert!(compacted(&out));
@@ -671,7 +671,7 @@ fn planner_explains_its_decision() {
         &request(&conv),
         &pays,
         &mut store,
-        &mut SessionState::default(),
+        &mut HostState::default(),
     );
     let notes = compact_notes(&out);
     assert!(
@@ -686,7 +686,7 @@ fn planner_explains_its_decision() {
         &request(&conv),
         &waits,
         &mut store,
-        &mut SessionState::default(),
+        &mut HostState::default(),
     );
     let notes = compact_notes(&out);
     assert!(
@@ -719,12 +719,7 @@ fn no_orphans_on_every_trajectory_and_random_cuts() {
                 json!({"session": "prop", "spill": {"enabled": false}, "compact": {"threshold": 1500, "planner": false, "keep": keep, "minSaving": 0}}),
             );
             let conv = t.conversation_at(step).unwrap();
-            let out = run(
-                &request(&conv),
-                &cfg,
-                &mut store,
-                &mut SessionState::default(),
-            );
+            let out = run(&request(&conv), &cfg, &mut store, &mut HostState::default());
             assert_valid(&out.request);
             if compacted(&out) {
                 compactions += 1;
@@ -745,7 +740,7 @@ fn next_turn(
     history: &mut Conversation,
     cfg: &Config,
     store: &mut MemoryStore,
-    state: &mut SessionState,
+    state: &mut HostState,
 ) -> (Output, Conversation) {
     let next = t.conversation_at(step + 1).unwrap();
     let prev = t.conversation_at(step).unwrap();
@@ -781,7 +776,7 @@ fn every_compacted_tool_call_stays_in_the_call_log() {
             "threshold": 3000, "planner": false, "keep": 4, "minTurns": 2,
             "keepToolCalls": keep_calls}}));
         let mut store = MemoryStore::new();
-        let mut state = SessionState::default();
+        let mut state = HostState::default();
         let mut history = t.conversation_at(0).unwrap();
         let mut logs: Vec<String> = Vec::new();
         for step in 0..t.steps.len() {
@@ -825,7 +820,7 @@ fn user_messages_stay_word_for_word_up_to_their_share() {
         json!({"session": "users", "compact": {"threshold": 3000, "planner": false, "keep": 4, "minTurns": 2}}),
     );
     let mut store = MemoryStore::new();
-    let mut state = SessionState::default();
+    let mut state = HostState::default();
     let mut history = t.conversation_at(0).unwrap();
     let instructions = [
         (6, "Also keep the docstring of `add` unchanged."),
@@ -873,7 +868,7 @@ fn user_messages_stay_word_for_word_up_to_their_share() {
         &request(&conv),
         &small,
         &mut store,
-        &mut SessionState::default(),
+        &mut HostState::default(),
     );
     assert!(compacted(&out), "{:?}", compact_notes(&out));
     let texts: Vec<String> = out
@@ -928,7 +923,7 @@ fn one_blob_per_compaction_holds_every_original() {
     );
     let req = one_word_messages(3000);
     let mut store = MemoryStore::new();
-    let mut state = SessionState::default();
+    let mut state = HostState::default();
     let out = run(&req, &cfg, &mut store, &mut state);
     assert!(compacted(&out), "{:?}", compact_notes(&out));
     assert_eq!(out.report.spills.len(), 1, "{:?}", out.report.spills);
@@ -1017,7 +1012,7 @@ fn redacted_blob_keeps_its_line_numbers() {
         json!({"session": "red", "redact": {"store": true}, "spill": {"enabled": false}, "compact": {"threshold": 1000, "planner": false, "keep": 4, "liveViews": 0}}),
     );
     let mut store = MemoryStore::new();
-    let out = run(&req, &cfg, &mut store, &mut SessionState::default());
+    let out = run(&req, &cfg, &mut store, &mut HostState::default());
     assert!(compacted(&out), "{:?}", compact_notes(&out));
     let (blob, numbers) = compaction_blob(&out, &mut store);
     assert!(
@@ -1051,7 +1046,7 @@ fn compaction_is_chunked_by_the_limits() {
         "limits": {"maxCompactMessages": 1200}}),
     );
     let mut store = MemoryStore::new();
-    let mut state = SessionState::default();
+    let mut state = HostState::default();
     let mut history: Value = serde_json::from_str(&req).unwrap();
     let mut covered = Vec::new();
     for turn in 0..6 {
@@ -1088,7 +1083,7 @@ fn compaction_is_chunked_by_the_limits() {
         &req,
         &cfg,
         &mut MemoryStore::new(),
-        &mut SessionState::default(),
+        &mut HostState::default(),
     );
     assert!(compacted(&out), "{:?}", compact_notes(&out));
     assert!(
@@ -1111,7 +1106,7 @@ fn compaction_is_chunked_by_the_limits() {
         &big,
         &cfg,
         &mut MemoryStore::new(),
-        &mut SessionState::default(),
+        &mut HostState::default(),
     );
     assert!(!compacted(&out));
     assert!(
@@ -1184,7 +1179,7 @@ fn compaction_keeps_live_file_views() {
         &req,
         &config(base.clone()),
         &mut store,
-        &mut SessionState::default(),
+        &mut HostState::default(),
     );
     assert!(compacted(&out), "{:?}", compact_notes(&out));
     let views = view_messages(&out);
@@ -1208,7 +1203,7 @@ fn compaction_keeps_live_file_views() {
         &req,
         &config(small),
         &mut MemoryStore::new(),
-        &mut SessionState::default(),
+        &mut HostState::default(),
     );
     let kept = view_messages(&out_small);
     assert_eq!(kept.len(), 1, "{kept:?}");
@@ -1220,7 +1215,7 @@ fn compaction_keeps_live_file_views() {
         &req,
         &config(off),
         &mut MemoryStore::new(),
-        &mut SessionState::default(),
+        &mut HostState::default(),
     );
     assert!(compacted(&out_off));
     assert!(view_messages(&out_off).is_empty());
@@ -1240,7 +1235,7 @@ fn kept_views_carry_over_to_the_next_compaction() {
         json!({"session": "carry", "compact": {"threshold": 2000, "planner": false, "keep": 2, "minSaving": 0, "minTurns": 1, "liveViews": 20000}}),
     );
     let mut store = MemoryStore::new();
-    let mut state = SessionState::default();
+    let mut state = HostState::default();
     // The host keeps each compacted request and appends the next steps
     // (after the system prompt and the task, two messages per step).
     let mut req = request(&t.conversation_at(7).unwrap());
@@ -1294,7 +1289,7 @@ fn tool_call_log_folds_its_oldest_calls_into_the_blob() {
         &request(&t.conversation_at(120).unwrap()),
         &cfg,
         &mut store,
-        &mut SessionState::default(),
+        &mut HostState::default(),
     );
     assert!(compacted(&out), "{:?}", compact_notes(&out));
     let log = out
@@ -1351,7 +1346,7 @@ fn kept_views_mask_secrets_and_count_only_what_they_keep() {
             &req,
             &cfg,
             &mut MemoryStore::new(),
-            &mut SessionState::default(),
+            &mut HostState::default(),
         )
     };
     let out = run_with(20_000);
@@ -1391,7 +1386,7 @@ fn merged_summary_stays_within_its_share() {
         "liveViews": 0, "summaryShare": share}}));
     let cap = (share * budget as f64) as u64;
     let mut store = MemoryStore::new();
-    let mut state = SessionState::default();
+    let mut state = HostState::default();
     let mut history = t.conversation_at(0).unwrap();
     let (mut compactions, mut trimmed) = (0, 0);
     for step in 0..t.steps.len() {

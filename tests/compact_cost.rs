@@ -25,7 +25,7 @@ use tracelite::formats::{emit, FormatName};
 use tracelite::model::Conversation;
 use tracelite::plan::prices::{default_prices, turn_cost};
 use tracelite::tokens::{Estimator, Meter};
-use tracelite::{compress_with, Config, Env, MemoryStore, SessionState};
+use tracelite::{compress_with, Config, Env, HostState, MemoryStore};
 
 #[derive(Default, Clone, Copy)]
 struct Totals {
@@ -39,7 +39,7 @@ struct Totals {
 fn replay(t: &tracelite::Trajectory, config: &Config, provider: Provider) -> Totals {
     let (prices, _) = default_prices(provider);
     let mut store = MemoryStore::new();
-    let mut state = SessionState::default();
+    let mut state = HostState::default();
     let mut previous: Option<Conversation> = None;
     let mut totals = Totals::default();
     let meter = Meter {

@@ -11,7 +11,7 @@
 mod common;
 
 use serde_json::{json, Value};
-use tracelite::{compress, Config, MemoryStore, SessionState, SpillStore};
+use tracelite::{compress, Config, HostState, MemoryStore, SpillStore};
 
 /// Config with only dedup on.
 fn only_dedup(window: usize) -> Config {
@@ -200,7 +200,7 @@ fn prefix_stays_between_turns(batched: bool) {
     let mut c = only_dedup(window);
     c.dedup.batched = batched;
     let mut store = MemoryStore::new();
-    let mut state = SessionState::default();
+    let mut state = HostState::default();
     let mut previous: Option<Vec<String>> = None;
     let mut untouched_turns = 0;
     let turns = trajectory.steps.len().min(25);

@@ -17,7 +17,7 @@ use tracelite::formats::image_header::decode_base64;
 use tracelite::formats::{self, FormatName};
 use tracelite::spill::key::content_key;
 use tracelite::tokens::Estimator;
-use tracelite::{compress, compress_with, Config, Env, ErrorCode, MemoryStore, SessionState};
+use tracelite::{compress, compress_with, Config, Env, ErrorCode, HostState, MemoryStore};
 
 const TEMPLATE: &str = "https://proxy.example.com/image/s1/{id}.png";
 
@@ -292,7 +292,7 @@ fn ids_and_urls_are_stable_across_calls_and_turns() {
     assert_eq!(a.images, b.images);
     // A session over later turns: earlier snapshots keep their URL, so the
     // rendered prefix stays byte-identical (prompt caches hold).
-    let mut state = SessionState::default();
+    let mut state = HostState::default();
     let mut store = MemoryStore::new();
     let mut seen: Vec<String> = Vec::new();
     for n in 7..=12 {

@@ -74,7 +74,7 @@ fn compress_is_deterministic_and_reports_prefix_reuse() {
     let config = Config::default();
     let run = || {
         let mut store = MemoryStore::new();
-        let mut state = tracelite::SessionState::default();
+        let mut state = tracelite::HostState::default();
         let mut previous: Option<String> = None;
         let mut outs = Vec::new();
         for t in 0..trace.steps.len() {

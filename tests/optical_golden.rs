@@ -160,6 +160,6 @@ fn long_output_splits_into_several_images() {
     let snap = optical::render(&long_log(), Provider::Openai, &o)
         .unwrap()
         .unwrap();
-    assert!(snap.images.len() > 1, "{:?}", snap.plan.image_sizes);
+    assert!(snap.images.len() > 1, "{:?}", snap.rendering.image_sizes);
     check("log-openai-low", &long_log(), Provider::Openai, &o);
 }

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use tracelite::config::Provider;
 use tracelite::spill::SpillStore;
 use tracelite::tokens::Estimator;
-use tracelite::{compress, compress_with, Config, Env, MemoryStore, SessionState};
+use tracelite::{compress, compress_with, Config, Env, HostState, MemoryStore};
 
 /// Dense, code-like output (many tokens per character, long lines).
 fn dense(seed: usize) -> String {
@@ -153,7 +153,7 @@ fn old_observations_become_images_in_a_user_message_and_stay_recoverable() {
 #[test]
 fn batches_keep_the_prefix_byte_identical_until_the_next_batch() {
     let c = config(Provider::Anthropic);
-    let mut state = SessionState::default();
+    let mut state = HostState::default();
     let mut store = MemoryStore::new();
     let mut previous: Option<String> = None;
     let mut rendered_at = Vec::new();
@@ -208,7 +208,7 @@ fn output_is_deterministic_and_independent_of_the_cache() {
     ] {
         let c = config(provider);
         let a = compress(&req, &c, &mut MemoryStore::new()).unwrap();
-        let mut state = SessionState::default();
+        let mut state = HostState::default();
         let mut store = MemoryStore::new();
         let mut run = || {
             compress_with(

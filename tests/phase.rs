@@ -11,7 +11,7 @@ mod common;
 
 use serde_json::{json, Value};
 use tracelite::formats::FormatName;
-use tracelite::{compress, compress_with, Config, Env, MemoryStore, SessionState, SpillStore};
+use tracelite::{compress, compress_with, Config, Env, HostState, MemoryStore, SpillStore};
 
 fn only_phase() -> Config {
     let mut c = Config::default();
@@ -424,7 +424,7 @@ fn real_run_prefix_breaks_only_at_batches() {
     for path in files.iter().take(12) {
         let trajectory = common::load_trace(path);
         let mut store = MemoryStore::new();
-        let mut state = SessionState::default();
+        let mut state = HostState::default();
         let mut previous: Option<String> = None;
         let mut cleared = false;
         for t in 1..trajectory.steps.len().min(40) {

@@ -5,7 +5,7 @@
 
 use serde_json::json;
 use tracelite::config::{Config, Provider};
-use tracelite::pipeline::{compress_with, Env, Output, SessionState};
+use tracelite::pipeline::{compress_with, Env, HostState, Output};
 use tracelite::plan::CandidateKind;
 use tracelite::tokens::Estimator;
 use tracelite::MemoryStore;
@@ -50,7 +50,7 @@ fn config(provider: Provider, plan: serde_json::Value) -> Config {
 /// fresh state's).
 fn session(config: &Config, n: usize) -> Vec<Output> {
     let mut store = MemoryStore::new();
-    let mut state = SessionState::default();
+    let mut state = HostState::default();
     let mut outs: Vec<Output> = Vec::new();
     for i in 1..=n {
         let previous = outs.last().map(|o| o.request.clone());

@@ -12,7 +12,7 @@
 use serde_json::Value;
 use tracelite::config::Provider;
 use tracelite::formats::FormatName;
-use tracelite::{trajectory_to_request, Config, MemoryStore, SessionState, Trajectory};
+use tracelite::{trajectory_to_request, Config, HostState, MemoryStore, Trajectory};
 
 mod common;
 
@@ -51,7 +51,7 @@ fn changes_index_the_emitted_requests_own_messages_in_every_format() {
     ] {
         config.format = Some(format);
         let mut store = MemoryStore::new();
-        let mut state = SessionState::default();
+        let mut state = HostState::default();
         let (mut checked, mut after_compaction, mut kinds) = (0, 0, Vec::new());
         for t in 1..=steps {
             let request = trajectory_to_request(&trajectory, t, format).unwrap();
@@ -127,7 +127,7 @@ fn snapshot_changes_index_the_tool_message_not_the_moved_images() {
     // Whole outputs, so the sample's long ones become snapshots.
     config.spill.enabled = false;
     let mut seen = 0;
-    let (mut store, mut state) = (MemoryStore::new(), SessionState::default());
+    let (mut store, mut state) = (MemoryStore::new(), HostState::default());
     for t in 1..=trajectory.steps.len() {
         let text = trajectory_to_request(&trajectory, t, FormatName::OpenaiChat)
             .unwrap()

@@ -12,7 +12,7 @@ mod common;
 use serde_json::{json, Value};
 use tracelite::formats::FormatName;
 use tracelite::model::{Extra, Message, Role, ToolCall};
-use tracelite::{Config, ErrorCode, MemoryStore, SessionState, TraceLite, Trajectory};
+use tracelite::{Config, ErrorCode, HostState, MemoryStore, TraceLite, Trajectory};
 
 fn call(id: &str, name: &str, args: Value) -> ToolCall {
     ToolCall {
@@ -58,7 +58,7 @@ fn same_bytes_as_the_stateless_pipeline() {
     tl.add_message(Message::text(Role::User, trajectory.task.clone()))
         .unwrap();
     let mut store = MemoryStore::new();
-    let mut state = SessionState::default();
+    let mut state = HostState::default();
     let turns = trajectory.steps.len().min(20);
     for t in 0..turns {
         if t > 0 {

@@ -11,9 +11,9 @@
 )]
 
 use serde_json::{json, Value};
+use tracelite::controller::Work;
 use tracelite::formats::{self, FormatName};
 use tracelite::model::{Extra, Image, Message, Part, PartKind, Role, ToolCall};
-use tracelite::session::Work;
 use tracelite::{Config, TraceLite};
 
 #[path = "common/agent_loop.rs"]
@@ -223,7 +223,7 @@ fn the_caches_change_nothing() {
     };
     let mut tl = session(config.clone());
     let mut store = tracelite::MemoryStore::new();
-    let mut state = tracelite::SessionState::default();
+    let mut state = tracelite::HostState::default();
     let mut previous: Option<String> = None;
     let base = base(FormatName::OpenaiChat);
     let mut kinds = std::collections::BTreeSet::new();
@@ -234,7 +234,7 @@ fn the_caches_change_nothing() {
         let mut conv = tl.conversation().clone();
         conv.extra = base.clone();
         let request = serde_json::to_string(&formats::emit(FormatName::OpenaiChat, &conv)).unwrap();
-        state = tracelite::SessionState {
+        state = tracelite::HostState {
             turns: state.turns,
             compact: std::mem::take(&mut state.compact),
             ..Default::default()

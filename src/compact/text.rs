@@ -147,26 +147,6 @@ pub fn reduce_output(text: &str, head: usize, tail: usize, errors: usize) -> Str
     out.join("\n")
 }
 
-/// 64-bit FNV-1a, fed incrementally.
-#[derive(Debug, Clone, Copy)]
-pub struct Fnv(pub u64);
-
-impl Default for Fnv {
-    fn default() -> Self {
-        Self(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Fnv {
-    /// Feeds bytes.
-    pub fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 ^= u64::from(*b);
-            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

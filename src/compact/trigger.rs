@@ -58,7 +58,7 @@ pub fn stage_boundaries(steps: &[StepActivity]) -> Vec<usize> {
 
 /// The two token limits of the threshold trigger.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
+pub struct Thresholds {
     /// Compaction is considered above this many tokens.
     pub threshold: u64,
     /// Above this, the next capped tool result could overflow the budget:
@@ -66,8 +66,8 @@ pub struct Limits {
     pub forced: u64,
 }
 
-impl Limits {
-    /// Limits for `config`: threshold = min(`compact.threshold`, budget − cap),
+impl Thresholds {
+    /// Thresholds for `config`: threshold = min(`compact.threshold`, budget − cap),
     /// forced = budget − cap.
     pub fn of(config: &Config) -> Self {
         let forced = config.budget.saturating_sub(config.result_cap());
@@ -152,8 +152,8 @@ mod tests {
         // Defaults: the cap is 2,560 tokens, so the threshold (100,000) binds.
         let c = Config::default();
         assert_eq!(
-            Limits::of(&c),
-            Limits {
+            Thresholds::of(&c),
+            Thresholds {
                 threshold: 100_000,
                 forced: 125_440
             }
@@ -162,8 +162,8 @@ mod tests {
         let mut c = Config::default();
         c.spill.fraction = 0.25;
         assert_eq!(
-            Limits::of(&c),
-            Limits {
+            Thresholds::of(&c),
+            Thresholds {
                 threshold: 96_000,
                 forced: 96_000
             }
@@ -173,8 +173,8 @@ mod tests {
             ..Config::default()
         };
         assert_eq!(
-            Limits::of(&c),
-            Limits {
+            Thresholds::of(&c),
+            Thresholds {
                 threshold: 100_000,
                 forced: 196_000
             }

@@ -61,11 +61,14 @@ fn keep_explicit_id(inner_extra: &mut Extra, inner: &Map<String, Value>) {
     }
 }
 
-struct CallLog {
+/// The function calls of the request so far, `(name, id, answered)`: Gemini
+/// answers a call by name, so a response takes the id of the oldest unanswered
+/// call of its name.
+struct PendingCalls {
     calls: Vec<(String, String, bool)>,
 }
 
-impl CallLog {
+impl PendingCalls {
     fn answer(&mut self, name: &str) -> Option<String> {
         let entry = self
             .calls
@@ -94,7 +97,7 @@ pub fn parse(request: &Value) -> Result<Conversation> {
     let obj = as_obj(request, "$", "a request")?;
     let contents = req_array(obj, "contents", "")?;
     let mut conv = Conversation::default();
-    let mut log = CallLog { calls: Vec::new() };
+    let mut log = PendingCalls { calls: Vec::new() };
     for (key, value) in obj {
         let own = OWN.contains(&key.as_str()) && (key == "contents" || value.is_object());
         conv.extra
@@ -150,7 +153,7 @@ fn parse_parts(
     content: &Map<String, Value>,
     path: &str,
     index: usize,
-    log: &mut CallLog,
+    log: &mut PendingCalls,
 ) -> Result<Vec<Part>> {
     let items = req_array(content, "parts", path)?;
     let mut parts = Vec::with_capacity(items.len());
@@ -191,7 +194,12 @@ fn flag(extra: &mut Extra, snake: bool, camel: &str, snake_name: &str, inner: Ex
     }
 }
 
-fn parse_part(item: &Value, path: &str, (m, p): (usize, usize), log: &mut CallLog) -> Result<Part> {
+fn parse_part(
+    item: &Value,
+    path: &str,
+    (m, p): (usize, usize),
+    log: &mut PendingCalls,
+) -> Result<Part> {
     let obj = as_obj(item, path, "a part")?;
     let other = || {
         Part::from(PartKind::Other {

@@ -97,7 +97,7 @@ impl SizeRules {
 /// The chosen rendering of an observation: font size, width and how the rows
 /// are split into images.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Plan {
+pub struct Rendering {
     /// Font pixel height.
     pub font_px: u32,
     /// Cell size at that font.
@@ -126,7 +126,7 @@ pub fn choose(
     provider: Provider,
     optical: &OpticalConfig,
     metrics: impl Fn(u32) -> Option<CellMetrics>,
-) -> Option<Plan> {
+) -> Option<Rendering> {
     if lines.lines.is_empty() {
         return None;
     }
@@ -165,7 +165,7 @@ pub fn choose(
         image_sizes.push((width, image_height(&rules, cell, n)));
         left -= n;
     }
-    Some(Plan {
+    Some(Rendering {
         font_px,
         cell,
         columns,

@@ -29,11 +29,12 @@ use serde_json::{Map, Value};
 use crate::activity::{self, check};
 use crate::config::{OpticalConfig, Provider};
 use crate::error::Result;
+use crate::hash::Fnv1a;
 use crate::model::{Conversation, Image, Part, PartKind, PartRef};
 use crate::spill;
 use crate::stage::{Stage, StageContext, StageName};
 
-use budget::{Plan, MARGIN};
+use budget::{Rendering, MARGIN};
 use layout::Lines;
 
 /// How the lines of an observation are put on the image.
@@ -61,7 +62,7 @@ pub struct Snapshot {
     /// How the lines are put on the image.
     pub flow: Flow,
     /// The chosen layout (font, width, split, image tokens).
-    pub plan: Plan,
+    pub rendering: Rendering,
     /// Lines of the text after layout.
     pub lines: usize,
     /// Drawn cells that are not spaces.
@@ -84,7 +85,7 @@ impl Snapshot {
 
     /// Image tokens of all images.
     pub fn image_tokens(&self) -> u64 {
-        self.plan.tokens
+        self.rendering.tokens
     }
 }
 
@@ -121,7 +122,7 @@ fn plan_lines(
         .count();
     Some(Snapshot {
         flow,
-        plan,
+        rendering: plan,
         lines: lines.lines.len(),
         ink: lines.ink,
         missing,
@@ -145,11 +146,11 @@ pub fn render_flow(
     let Some(mut snapshot) = plan_lines(&lines, provider, optical, flow) else {
         return Ok(None);
     };
-    snapshot.images = draw_images(&lines, &snapshot.plan, optical)?;
+    snapshot.images = draw_images(&lines, &snapshot.rendering, optical)?;
     Ok(Some(snapshot))
 }
 
-fn draw_images(lines: &Lines, plan: &Plan, optical: &OpticalConfig) -> Result<Vec<Image>> {
+fn draw_images(lines: &Lines, plan: &Rendering, optical: &OpticalConfig) -> Result<Vec<Image>> {
     let Some(atlas) = raster::atlas(plan.font_px, optical.line_gap) else {
         return Ok(Vec::new());
     };
@@ -184,7 +185,7 @@ fn draw_images(lines: &Lines, plan: &Plan, optical: &OpticalConfig) -> Result<Ve
 /// Cache key of a snapshot: content hash of the text, the flow and every
 /// setting that changes the pixels or the price.
 pub fn cache_key(text: &str, provider: Provider, optical: &OpticalConfig, flow: Flow) -> u64 {
-    let mut h = Fnv::new();
+    let mut h = Fnv1a::default();
     h.write(text.as_bytes());
     h.write(&[0xff, provider as u8, optical.bit_depth, flow as u8]);
     for v in [
@@ -200,20 +201,6 @@ pub fn cache_key(text: &str, provider: Provider, optical: &OpticalConfig, flow: 
     h.write(&[0xfe]);
     h.write(optical.media_resolution.as_bytes());
     h.0
-}
-
-struct Fnv(u64);
-
-impl Fnv {
-    fn new() -> Self {
-        Self(0xcbf2_9ce4_8422_2325)
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 ^= u64::from(*b);
-            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
-        }
-    }
 }
 
 /// The one-line text a snapshot leaves in the tool result: `lines` is the
@@ -505,7 +492,7 @@ fn weigh(
             refused = Outcome::MissingGlyphs;
             break;
         }
-        let count = snapshot.plan.image_sizes.len();
+        let count = snapshot.rendering.image_sizes.len();
         let mut line = reference(total_lines, count, flow, &pointer, excerpt_only);
         // Errors, failing tests and a non-zero exit code stay text.
         for critical in critical.lines.iter().chain(&critical.omitted_note()) {
@@ -587,7 +574,7 @@ impl Optical {
         if let Some(result) = conv.tool_result_mut(at) {
             result.parts = parts;
         }
-        let plan = &snapshot.plan;
+        let plan = &snapshot.rendering;
         let sizes: Vec<String> = plan
             .image_sizes
             .iter()
@@ -633,51 +620,4 @@ fn count_images(conv: &Conversation) -> usize {
         .chain(&conv.messages)
         .map(|m| count(&m.parts))
         .sum()
-}
-
-impl crate::config::OpticalConfig {
-    /// Checks the `optical` section; errors name the offending field.
-    pub(crate) fn validate(&self) -> Result<()> {
-        let bad = crate::error::invalid_option::<()>;
-        if !(self.ratio.is_finite() && self.ratio > 0.0) {
-            return bad("optical.ratio", "must be a positive number");
-        }
-        if !(4..=64).contains(&self.font_px) {
-            return bad("optical.fontPx", "must be between 4 and 64");
-        }
-        if !(4..=self.font_px).contains(&self.min_font_px) {
-            return bad("optical.minFontPx", "must be between 4 and optical.fontPx");
-        }
-        if self.line_gap > 3 {
-            return bad("optical.lineGap", "must be between 0 and 3");
-        }
-        if self.min_columns == 0 {
-            return bad("optical.minColumns", "must be at least 1");
-        }
-        if !matches!(self.bit_depth, 1 | 2 | 4 | 8) {
-            return bad("optical.bitDepth", "must be 1, 2, 4 or 8");
-        }
-        if !(0.0..=1.0).contains(&self.max_missing_share) {
-            return bad("optical.maxMissingShare", "must be in [0, 1]");
-        }
-        if !(self.patch_multiplier.is_finite() && self.patch_multiplier > 0.0) {
-            return bad("optical.patchMultiplier", "must be a positive number");
-        }
-        if self.batch == 0 {
-            return bad("optical.batch", "must be at least 1");
-        }
-        if !matches!(self.detail.as_str(), "high" | "low") {
-            return bad("optical.detail", "must be \"high\" or \"low\"");
-        }
-        if !matches!(
-            self.media_resolution.as_str(),
-            "" | "low" | "medium" | "high"
-        ) {
-            return bad(
-                "optical.mediaResolution",
-                "must be \"low\", \"medium\", \"high\" or empty",
-            );
-        }
-        crate::formats::image_urls::check_template(&self.image_url)
-    }
 }

@@ -451,38 +451,6 @@ fn clear(
     Ok(true)
 }
 
-impl crate::config::PhaseConfig {
-    /// Checks the `phase` section; errors name the offending field.
-    pub(crate) fn validate(&self) -> Result<()> {
-        let bad = crate::error::invalid_option::<()>;
-        let malformed = |names: &[String]| {
-            names
-                .iter()
-                .any(|t| t.is_empty() || t.starts_with(':') || t.ends_with(':'))
-        };
-        if malformed(&self.edit_tools) {
-            return bad(
-                "phase.editTools",
-                "tool names must be non-empty (`name` or `name:command`)",
-            );
-        }
-        if let Some(bad_reason) = self.clear.iter().find(|c| {
-            !crate::phase::Reason::ALL
-                .iter()
-                .any(|r| r.as_str() == c.as_str())
-        }) {
-            return bad(
-                "phase.clear",
-                &format!("unknown entry {bad_reason:?} (searches, listings, reruns, editedViews)"),
-            );
-        }
-        if malformed(&self.shell_tools) {
-            return bad("phase.shellTools", "tool names must be non-empty");
-        }
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -248,7 +248,7 @@ pub fn spill_text(
     counter: &dyn crate::tokens::TokenCounter,
 ) -> Result<Spilled> {
     let signals = ErrorSignals::new(&config.spill.error_patterns, config.spill.max_error_lines)?;
-    let mut state = crate::stage::SessionState::default();
+    let mut state = crate::stage::HostState::default();
     let mut cx = StageContext::new(config, counter, store, &mut state);
     match spill_one(text, &signals, &mut cx)? {
         Some(spilled) => Ok(spilled),
@@ -281,40 +281,6 @@ fn replace_text(parts: &mut Vec<crate::model::Part>, text: String) {
         },
         _ => true,
     });
-}
-
-impl crate::config::SpillConfig {
-    /// Checks the `spill` section; errors name the offending field.
-    pub(crate) fn validate(&self, limits: &crate::config::Limits) -> Result<()> {
-        let bad = crate::error::invalid_option::<()>;
-        if !(self.fraction > 0.0 && self.fraction <= 1.0) {
-            return bad("spill.fraction", "must be in (0, 1]");
-        }
-        if !(self.head_share >= 0.0 && self.head_share <= 1.0) {
-            return bad("spill.headShare", "must be in [0, 1]");
-        }
-        if self.error_patterns.len() > limits.max_error_patterns {
-            return Err(crate::Error::new(
-                crate::ErrorCode::LimitExceeded,
-                "spill.errorPatterns",
-                format!(
-                    "{} patterns, limits.maxErrorPatterns is {}",
-                    self.error_patterns.len(),
-                    limits.max_error_patterns
-                ),
-            ));
-        }
-        for (i, pattern) in self.error_patterns.iter().enumerate() {
-            if let Err(e) = Pattern::new(pattern, false, false) {
-                return Err(crate::Error::new(
-                    crate::ErrorCode::InvalidOption,
-                    format!("spill.errorPatterns[{i}]"),
-                    e.message,
-                ));
-            }
-        }
-        Ok(())
-    }
 }
 
 #[cfg(test)]

@@ -7,7 +7,6 @@ use wasm_bindgen::prelude::*;
 use super::{args, to_js, Session};
 use crate::compact;
 use crate::config::Config;
-use crate::error::{Error, ErrorCode};
 use crate::formats;
 
 #[wasm_bindgen]
@@ -24,8 +23,7 @@ impl Session {
     #[wasm_bindgen(js_name = pinnedConstraints)]
     pub fn pinned_constraints(&self, session: &JsValue) -> Result<String, JsValue> {
         let session = args::text(session, "session")?;
-        Ok(serde_json::to_string(self.state.compact.pinned(&session))
-            .unwrap_or_else(|_| "[]".into()))
+        super::json_text(self.state.compact.pinned(&session), "pinnedConstraints")
     }
 
     /// Marks the end of a task stage: the next compress call of `session` is a
@@ -73,13 +71,7 @@ impl Session {
         let mut conv = formats::parse(format, &value).map_err(to_js)?;
         compact::adopt_summary(&mut conv, &mut self.state.compact, &config, &summary)
             .map_err(to_js)?;
-        serde_json::to_string(&formats::emit(format, &conv)).map_err(|e| {
-            to_js(Error::new(
-                ErrorCode::InvalidRequest,
-                "request",
-                e.to_string(),
-            ))
-        })
+        super::json_text(&formats::emit(format, &conv), "request")
     }
 }
 

@@ -26,16 +26,6 @@ fn format_of(name: Option<String>, request: &Value) -> Result<FormatName, JsValu
     }
 }
 
-fn to_text(value: &impl serde::Serialize) -> Result<String, JsValue> {
-    serde_json::to_string(value).map_err(|e| {
-        to_js(Error::new(
-            ErrorCode::InvalidRequest,
-            "request",
-            e.to_string(),
-        ))
-    })
-}
-
 /// The format of `request` (JSON text), e.g. `"anthropic"`.
 #[wasm_bindgen(js_name = formatsDetect)]
 pub fn formats_detect(request: &JsValue) -> Result<String, JsValue> {
@@ -50,7 +40,8 @@ pub fn formats_convert(request: &JsValue, to: &JsValue, from: &JsValue) -> Resul
     let value = parse_json(&args::text(request, "request")?)?;
     let from = format_of(args::optional_text(from, "from")?, &value)?;
     let to = FormatName::from_name(&args::text(to, "to")?).map_err(to_js)?;
-    to_text(&formats::convert(&value, Some(from), to).map_err(to_js)?)
+    let converted = formats::convert(&value, Some(from), to).map_err(to_js)?;
+    super::json_text(&converted, "request")
 }
 
 /// Validates `request` (JSON text); with `repair`, fixes what it safely can.
@@ -83,7 +74,13 @@ pub fn formats_validate(
     obj.insert("request".into(), out);
     obj.insert(
         "repairs".into(),
-        serde_json::to_value(&repairs).unwrap_or(Value::Array(Vec::new())),
+        serde_json::to_value(&repairs).map_err(|e| {
+            to_js(Error::new(
+                ErrorCode::SerializationFailed,
+                "repairs",
+                e.to_string(),
+            ))
+        })?,
     );
-    to_text(&Value::Object(obj))
+    super::json_text(&Value::Object(obj), "request")
 }

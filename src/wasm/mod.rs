@@ -20,7 +20,7 @@ mod config;
 use crate::config::Config;
 use crate::error::{Error, ErrorCode};
 use crate::formats::FormatName;
-use crate::pipeline::{compress_with, Env, SessionState};
+use crate::pipeline::{compress_with, Env, HostState};
 use crate::spill::{MemoryStore, SpillStore};
 use crate::tokens::{estimate, Estimator, TokenCounter};
 use crate::trajectory::{trajectory_to_request, Trajectory};
@@ -34,6 +34,14 @@ pub(crate) fn to_js(err: Error) -> JsValue {
     let _ = js_sys::Reflect::set(obj, &"code".into(), &err.code.as_str().into());
     let _ = js_sys::Reflect::set(obj, &"path".into(), &err.path.as_str().into());
     js.into()
+}
+
+/// `value` as JSON text for JS; a failure is `SERIALIZATION_FAILED` naming `what`.
+pub(crate) fn json_text<T: serde::Serialize + ?Sized>(
+    value: &T,
+    what: &str,
+) -> Result<String, JsValue> {
+    crate::error::to_json(&value, what).map_err(to_js)
 }
 
 /// Largest count a host counter may return (2^32 − 1): more tokens than any
@@ -66,7 +74,13 @@ impl TokenCounter for JsCounter {
 /// […], "images": […]}` (the request copied in as emitted, never re-serialized).
 pub(crate) fn output_json(out: &crate::pipeline::Output) -> Result<String, JsValue> {
     let part = |value: Result<String, serde_json::Error>, what: &str| {
-        value.map_err(|e| to_js(Error::new(ErrorCode::InvalidRequest, what, e.to_string())))
+        value.map_err(|e| {
+            to_js(Error::new(
+                ErrorCode::SerializationFailed,
+                what,
+                e.to_string(),
+            ))
+        })
     };
     let report = part(serde_json::to_string(&out.report), "report")?;
     let spills = part(serde_json::to_string(&out.spills), "spills")?;
@@ -89,7 +103,7 @@ pub(crate) fn output_json(out: &crate::pipeline::Output) -> Result<String, JsVal
 #[wasm_bindgen]
 pub struct Session {
     store: MemoryStore,
-    state: SessionState,
+    state: HostState,
 }
 
 #[wasm_bindgen]
@@ -99,7 +113,7 @@ impl Session {
     pub fn new() -> Session {
         Session {
             store: MemoryStore::new(),
-            state: SessionState::default(),
+            state: HostState::default(),
         }
     }
 
@@ -153,7 +167,7 @@ impl Session {
     /// Blobs of a session as JSON text `[{key, bytes, lines}]`.
     pub fn list(&self, session: &JsValue) -> Result<String, JsValue> {
         let session = args::text(session, "session")?;
-        Ok(serde_json::to_string(&self.store.list(&session)).unwrap_or_else(|_| "[]".into()))
+        json_text(&self.store.list(&session), "list")
     }
 
     /// Removes a blob.

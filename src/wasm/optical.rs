@@ -21,12 +21,12 @@ pub fn render_snapshot(text: &JsValue, options: &JsValue) -> Result<String, JsVa
     let value = match snapshot {
         None => Value::Null,
         Some(s) => json!({
-            "fontPx": s.plan.font_px,
-            "columns": s.plan.columns,
-            "rows": s.plan.rows,
+            "fontPx": s.rendering.font_px,
+            "columns": s.rendering.columns,
+            "rows": s.rendering.rows,
             "lines": s.lines,
             "missing": s.missing,
-            "imageTokens": s.plan.tokens,
+            "imageTokens": s.rendering.tokens,
             "images": s.images.iter().map(|i| json!({
                 "width": i.width,
                 "height": i.height,

@@ -26,5 +26,11 @@ pub fn redact_text(text: &str) -> Result<String, JsValue> {
         count: found.count,
         kinds: &found.kinds,
     })
-    .map_err(|e| to_js(Error::new(ErrorCode::InvalidRequest, "text", e.to_string())))
+    .map_err(|e| {
+        to_js(Error::new(
+            ErrorCode::SerializationFailed,
+            "text",
+            e.to_string(),
+        ))
+    })
 }

@@ -2,22 +2,17 @@
 //! JS class `TraceLite` in `pkg-config/session.js` wraps this). Values cross
 //! as JSON text.
 
-use serde::Serialize;
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
+use super::json_text;
 use super::{args, to_js, JsCounter};
 use crate::config::Config;
+use crate::controller::TraceLite;
 use crate::error::{Error, ErrorCode};
 use crate::formats::FormatName;
 use crate::model::{Extra, ToolCall};
-use crate::session::TraceLite;
 use crate::spill::{self, SpillStore};
-
-fn json<T: Serialize>(value: &T, what: &str) -> Result<String, JsValue> {
-    serde_json::to_string(value)
-        .map_err(|e| to_js(Error::new(ErrorCode::InvalidRequest, what, e.to_string())))
-}
 
 fn parse(text: &str, what: &str) -> Result<Value, JsValue> {
     serde_json::from_str(text)
@@ -65,7 +60,7 @@ impl TraceLiteSession {
             arguments: field("arguments"),
         };
         let summary = self.inner.process_step(call, output).map_err(to_js)?;
-        json(&summary, "step")
+        json_text(&summary, "step")
     }
 
     /// Appends a message given as JSON text of an OpenAI Chat message.
@@ -106,7 +101,7 @@ impl TraceLiteSession {
 
     /// Counters as JSON text.
     pub fn telemetry(&self) -> Result<String, JsValue> {
-        json(&self.inner.telemetry(), "telemetry")
+        json_text(&self.inner.telemetry(), "telemetry")
     }
 
     /// Marks the end of a task stage (the next assemble may compact).
@@ -125,12 +120,12 @@ impl TraceLiteSession {
     /// Pinned constraints as JSON text (an array of strings).
     #[wasm_bindgen(js_name = pinnedConstraints)]
     pub fn pinned_constraints(&self) -> Result<String, JsValue> {
-        json(&self.inner.pinned_constraints(), "pinnedConstraints")
+        json_text(&self.inner.pinned_constraints(), "pinnedConstraints")
     }
 
     /// The last report as JSON text (`null` before the first assemble).
     pub fn report(&self) -> Result<String, JsValue> {
-        json(&self.inner.report(), "report")
+        json_text(&self.inner.report(), "report")
     }
 
     /// The full text behind a `spill://<session>/<key>` pointer.
@@ -152,7 +147,7 @@ impl TraceLiteSession {
     /// Blobs of the session's spill namespace as JSON text `[{key, bytes, lines}]`.
     #[wasm_bindgen(js_name = listSpills)]
     pub fn list_spills(&self) -> Result<String, JsValue> {
-        json(
+        json_text(
             &self.inner.store().list(&self.inner.config().session),
             "spills",
         )

@@ -7,17 +7,12 @@ use wasm_bindgen::prelude::*;
 use super::{args, to_js, JsCounter, Session};
 use crate::config::Config;
 use crate::error::{Error, ErrorCode};
-use crate::pipeline::SessionState;
+use crate::pipeline::HostState;
 use crate::spill::{
     self, handle_tool_call, tool_definitions, GrepOptions, MemoryStore, Pattern, SpillStore,
     StoreLimits, ToolFormat,
 };
 use crate::tokens::{Estimator, TokenCounter};
-
-fn json<T: serde::Serialize>(value: &T) -> Result<String, JsValue> {
-    serde_json::to_string(value)
-        .map_err(|e| to_js(Error::new(ErrorCode::InvalidRequest, "", e.to_string())))
-}
 
 fn parse<T: for<'de> Deserialize<'de> + Default>(text: &str, what: &str) -> Result<T, JsValue> {
     if text.trim().is_empty() {
@@ -56,7 +51,7 @@ impl Session {
         let limits: StoreLimits = parse(&args::text(limits, "limits")?, "limits")?;
         Ok(Session {
             store: MemoryStore::with_limits(limits),
-            state: SessionState::default(),
+            state: HostState::default(),
         })
     }
 
@@ -74,12 +69,11 @@ impl Session {
         let (session, key) = (args::text(session, "session")?, args::text(key, "key")?);
         let offset = args::count(offset, "offset")?;
         let limit = args::count(limit, "limit")?;
-        json(
-            &self
-                .store
-                .read(&session, &key, offset, limit)
-                .map_err(to_js)?,
-        )
+        let page = self
+            .store
+            .read(&session, &key, offset, limit)
+            .map_err(to_js)?;
+        super::json_text(&page, "read")
     }
 
     /// Matching lines of a blob as JSON text (see `GrepResult`); `options` is
@@ -104,12 +98,11 @@ impl Session {
             max_cost: args.max_cost.unwrap_or(defaults.max_cost),
             ..defaults
         };
-        json(
-            &self
-                .store
-                .grep(&session, &key, &pattern, &options)
-                .map_err(to_js)?,
-        )
+        let found = self
+            .store
+            .grep(&session, &key, &pattern, &options)
+            .map_err(to_js)?;
+        super::json_text(&found, "grep")
     }
 
     /// Stores a blob given as UTF-8 bytes (faster than `put` for long texts).
@@ -152,11 +145,14 @@ impl Session {
 
     /// Store usage as JSON text `{totalBytes, sessions, limits}`.
     pub fn usage(&self) -> Result<String, JsValue> {
-        json(&serde_json::json!({
-            "totalBytes": self.store.total_bytes(),
-            "sessions": self.store.sessions(),
-            "limits": self.store.limits(),
-        }))
+        super::json_text(
+            &serde_json::json!({
+                "totalBytes": self.store.total_bytes(),
+                "sessions": self.store.sessions(),
+                "limits": self.store.limits(),
+            }),
+            "usage",
+        )
     }
 
     /// Runs a `read_spill` / `grep_spill` call for `session`; `args` is the
@@ -171,7 +167,9 @@ impl Session {
         let name = args::text(name, "name")?;
         let call_args = args::text(call_args, "args")?;
         let session = args::text(session, "session")?;
-        json(&handle_tool_call(&mut self.store, &session, &name, &call_args).map_err(to_js)?)
+        let reply =
+            handle_tool_call(&mut self.store, &session, &name, &call_args).map_err(to_js)?;
+        super::json_text(&reply, "handleToolCall")
     }
 
     /// Caps one text: over the cap of `options` (JSON text, compress settings)
@@ -196,7 +194,8 @@ impl Session {
             Some(c) => c,
             None => &Estimator,
         };
-        json(&spill::spill_text(text, &config, &mut self.store, counter).map_err(to_js)?)
+        let spilled = spill::spill_text(text, &config, &mut self.store, counter).map_err(to_js)?;
+        super::json_text(&spilled, "spillText")
     }
 }
 

@@ -56,7 +56,7 @@ pub fn compress_in(
     request: &str,
     config: &tracelite::Config,
     store: &mut tracelite::MemoryStore,
-    state: &mut tracelite::SessionState,
+    state: &mut tracelite::HostState,
 ) -> tracelite::Output {
     tracelite::compress_with(
         request,

@@ -169,10 +169,10 @@ pub fn drawn_text(text: &str, snapshot: &Snapshot) -> Vec<String> {
         Flow::Lines => layout::lay_out(text),
         Flow::Reflow => layout::lay_out(text).reflowed(),
     };
-    let rows = lines.wrap(snapshot.plan.columns);
+    let rows = lines.wrap(snapshot.rendering.columns);
     let mut out = Vec::new();
     let mut start = 0;
-    for &n in &snapshot.plan.image_rows {
+    for &n in &snapshot.rendering.image_rows {
         let chunk: Vec<String> = rows[start..start + n]
             .iter()
             .map(|r| r.iter().collect())

@@ -70,9 +70,9 @@ fuzz_target!(|data: &[u8]| {
         (None, None) => {}
         (Some(p), Some(r)) => {
             assert_eq!(p.plan, r.plan, "render follows the plan");
-            assert_eq!(r.images.len(), r.plan.image_rows.len());
-            assert_eq!(r.plan.image_rows.iter().sum::<usize>(), r.plan.rows);
-            for (img, &(w, h)) in r.images.iter().zip(&r.plan.image_sizes) {
+            assert_eq!(r.images.len(), r.rendering.image_rows.len());
+            assert_eq!(r.rendering.image_rows.iter().sum::<usize>(), r.rendering.rows);
+            for (img, &(w, h)) in r.images.iter().zip(&r.rendering.image_sizes) {
                 assert_eq!((img.width, img.height), (w, h));
                 let bytes = tracelite::formats::image_header::decode_base64(&img.data)
                     .expect("rendered base64 decodes");

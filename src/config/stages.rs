@@ -1,97 +1,7 @@
-//! [`Config`]: every setting of the pipeline, with documented defaults.
-//!
-//! Options arrive from JS (or the CLI) as JSON with camelCase names; unknown
-//! names and wrong types are rejected with an `INVALID_OPTION` error naming the field.
+//! Each stage's settings (`spill`, `dedup`, `phase`, `optical`, `compact`),
+//! the planner's (`plan`) and redaction's (`redact`), with their defaults.
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
-
-use crate::error::{Error, ErrorCode, Result};
-use crate::formats::FormatName;
-
-/// Target model family; decides how images are priced and placed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Provider {
-    /// Anthropic: w·h/750 tokens, 1568 px long edge, ~1.15 MP.
-    Anthropic,
-    /// OpenAI tile models: 85 + 170 per 512-px tile.
-    #[default]
-    Openai,
-    /// OpenAI patch models: 32-px patches × multiplier.
-    OpenaiPatch,
-    /// Gemini: 258 tokens per 768-px tile (or per `media_resolution`).
-    Gemini,
-    /// Qwen-VL: one token per 28×28 px.
-    Qwen,
-}
-
-/// All settings. `Config::default()` is the documented default.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
-pub struct Config {
-    /// Request format; detected from the request when `None`.
-    pub format: Option<FormatName>,
-    /// Target provider (image pricing and placement).
-    pub provider: Provider,
-    /// The model's context window in tokens.
-    pub budget: u64,
-    /// Recent window: the last `window` tool results stay verbatim text.
-    pub window: usize,
-    /// Session name: namespace of spill keys.
-    pub session: String,
-    /// Host says this request starts a new task stage (compaction trigger).
-    pub stage_boundary: bool,
-    /// Repair mode: fix tool-call pairing problems the request has (orphaned or
-    /// duplicate results, duplicate ids, misplaced or missing results) instead
-    /// of rejecting it; each fix is listed in `Report::repairs`.
-    pub repair: bool,
-    /// Anthropic Messages requests: mark the end of the stable prefix
-    /// (`Report::stable_messages`) with `cache_control`, so the next batch
-    /// reads everything before it from the prompt cache instead of writing
-    /// it again. Skipped when the request already has the 4 breakpoints
-    /// Anthropic allows, and when every stage is off (pass-through).
-    pub cache_breakpoint: bool,
-    /// Stage 1: tool-output spilling.
-    pub spill: SpillConfig,
-    /// Stage 2: cross-observation line dedup.
-    pub dedup: DedupConfig,
-    /// Stage 3: edit-triggered diagnosis clean-up.
-    pub phase: PhaseConfig,
-    /// Stage 4: optical snapshots.
-    pub optical: OpticalConfig,
-    /// Stage 5: compaction.
-    pub compact: CompactConfig,
-    /// The planner: when a rewrite of the cached prefix pays.
-    pub plan: crate::plan::PlanConfig,
-    /// Secret redaction.
-    pub redact: RedactConfig,
-    /// Resource limits.
-    pub limits: Limits,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Self {
-            format: None,
-            provider: Provider::Openai,
-            budget: 128_000,
-            window: 3,
-            session: "default".into(),
-            stage_boundary: false,
-            repair: false,
-            cache_breakpoint: true,
-            spill: SpillConfig::default(),
-            dedup: DedupConfig::default(),
-            phase: PhaseConfig::default(),
-            optical: OpticalConfig::default(),
-            compact: CompactConfig::default(),
-            plan: crate::plan::PlanConfig::default(),
-            redact: RedactConfig::default(),
-            limits: Limits::default(),
-        }
-    }
-}
 
 /// Spilling settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -444,156 +354,35 @@ impl Default for RedactConfig {
     }
 }
 
-/// Resource limits; exceeding one is a `LIMIT_EXCEEDED` error naming it.
+/// Planner settings (`plan` in the options).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
-pub struct Limits {
-    /// Largest request accepted, in bytes.
-    pub max_request_bytes: usize,
-    /// Most messages accepted.
-    pub max_messages: usize,
-    /// Deepest JSON nesting accepted.
-    pub max_depth: usize,
-    /// Largest inline image accepted, in pixels (width × height read from the
-    /// PNG, JPEG, GIF or WebP header in the base64 payload); over it the request
-    /// is refused with `LIMIT_EXCEEDED` naming the image's JSON path. Images by
-    /// URL and payloads whose size cannot be read pass (see
-    /// [`crate::formats::images::check_pixels`]).
-    pub max_image_pixels: u64,
-    /// Spill bytes kept per session.
-    pub max_spill_bytes_per_session: usize,
-    /// Most `spill.errorPatterns` accepted (each is checked against every
-    /// hidden line of every spilled output). Default 64.
-    pub max_error_patterns: usize,
-    /// Bytes of raw tool output the stateful `TraceLite` session holds
-    /// (default 32 MiB). Past it, the oldest outputs outside the recent window
-    /// are spilled in the raw history itself: their full text goes to the
-    /// spill store and the history keeps their excerpt and pointer (or, when
-    /// the store is full, an excerpt saying the rest could not be kept).
-    pub max_history_bytes: usize,
-    /// Most messages one compaction replaces (default 10,000). A longer
-    /// history is compacted in chunks, oldest first: up to this many messages
-    /// (moved earlier so no tool call loses its result) on this call, the next
-    /// ones on later calls; the compact stage's notes say so. Bounds the work
-    /// of a hostile many-message request instead of failing it.
-    pub max_compact_messages: usize,
-    /// Most bytes of one compaction's spill blob (default 4 MiB): the
-    /// originals plus about 100 bytes of index and header per message;
-    /// chunked like `max_compact_messages`. (The blob also holds the previous
-    /// summary, and user messages that stop being kept word for word.)
-    pub max_compact_bytes: usize,
+pub struct PlanConfig {
+    /// Price-aware demotion: move the boundary of the rewritten history only
+    /// when it pays. Off: in fixed batches of `optical.batch` observations.
+    pub enabled: bool,
+    /// Turns still to come; 0 derives it from the turns so far.
+    pub horizon: usize,
+    /// Smallest derived horizon.
+    pub min_horizon: usize,
+    /// Largest derived horizon (default 15): a rewrite must pay back within
+    /// 15 turns. The turns so far overestimate what is left of a task that
+    /// is nearly done, and a rewrite's cost is certain while its saving is
+    /// not; `make bench` measured caps of 10, 15, 20, 30 and 200 (README).
+    pub max_horizon: usize,
+    /// Prices (USD per million input tokens); the dated table of
+    /// [`crate::plan::prices::default_prices`] for the provider when absent.
+    pub prices: Option<Prices>,
 }
 
-impl Default for Limits {
+impl Default for PlanConfig {
     fn default() -> Self {
         Self {
-            max_request_bytes: 64 << 20,
-            max_messages: 100_000,
-            max_depth: 100,
-            max_image_pixels: 50_000_000,
-            max_spill_bytes_per_session: 16 << 20,
-            max_error_patterns: 64,
-            max_history_bytes: 32 << 20,
-            max_compact_messages: 10_000,
-            max_compact_bytes: 4 << 20,
+            enabled: true,
+            horizon: 0,
+            min_horizon: 10,
+            max_horizon: 15,
+            prices: None,
         }
-    }
-}
-
-impl Config {
-    /// Parses options JSON (camelCase); `null` gives the defaults.
-    pub fn from_json(value: Value) -> Result<Self> {
-        if value.is_null() {
-            return Ok(Self::default());
-        }
-        let config: Self = crate::json::from_value(&value)
-            .map_err(|(path, e)| Error::new(ErrorCode::InvalidOption, path, e.to_string()))?;
-        config.validate()?;
-        Ok(config)
-    }
-
-    /// Parses options from JSON text.
-    pub fn from_json_str(text: &str) -> Result<Self> {
-        if text.trim().is_empty() {
-            return Ok(Self::default());
-        }
-        let value: Value = serde_json::from_str(text)
-            .map_err(|e| Error::new(ErrorCode::InvalidJson, "options", e.to_string()))?;
-        Self::from_json(value)
-    }
-
-    /// The per-tool-result cap in tokens: max(floor, fraction × budget).
-    pub fn result_cap(&self) -> u64 {
-        self.budget_share(self.spill.fraction)
-            .max(self.spill.floor_tokens)
-    }
-
-    /// Tokens that `share` of the budget is (the `…Share` settings).
-    pub fn budget_share(&self, share: f64) -> u64 {
-        (share * self.budget as f64) as u64
-    }
-
-    fn validate(&self) -> Result<()> {
-        let bad = crate::error::invalid_option::<()>;
-        if self.budget == 0 {
-            return bad("budget", "must be a positive number of tokens");
-        }
-        if !(1..=127).contains(&self.limits.max_depth) {
-            return bad("limits.maxDepth", "must be between 1 and 127");
-        }
-        if self.limits.max_compact_messages == 0 {
-            return bad("limits.maxCompactMessages", "must be at least 1");
-        }
-        if self.limits.max_compact_bytes < 1024 {
-            return bad("limits.maxCompactBytes", "must be at least 1024");
-        }
-        self.spill.validate(&self.limits)?;
-        self.optical.validate()?;
-        self.phase.validate()?;
-        self.compact.validate()?;
-        self.plan.validate()?;
-        if self.session.is_empty()
-            || self.session.len() > 128
-            || !self
-                .session
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
-            || self.session.contains("..")
-        {
-            return bad(
-                "session",
-                "must be 1-128 characters of [A-Za-z0-9._-] without \"..\"",
-            );
-        }
-        Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn defaults_and_cap_scale_with_budget() {
-        let c = Config::default();
-        assert_eq!(c.result_cap(), 2_560, "2% of 128,000");
-        let small = Config::from_json(json!({"budget": 4000})).unwrap();
-        assert_eq!(small.result_cap(), 2_000, "the floor");
-        let large = Config::from_json(json!({"budget": 1_000_000})).unwrap();
-        assert_eq!(large.result_cap(), 20_000);
-    }
-
-    #[test]
-    fn unknown_and_mistyped_options_name_the_field() {
-        let e = Config::from_json(json!({"spill": {"fracton": 0.3}})).unwrap_err();
-        assert_eq!(e.code, ErrorCode::InvalidOption);
-        assert!(e.path.starts_with("spill"), "{e}");
-        let e = Config::from_json(json!({"window": "three"})).unwrap_err();
-        assert_eq!(e.path, "window");
-        let e = Config::from_json(json!({"session": "../etc"})).unwrap_err();
-        assert_eq!(e.path, "session");
-        let e = Config::from_json(json!({"provider": "cohere"})).unwrap_err();
-        assert_eq!(e.path, "provider");
     }
 }

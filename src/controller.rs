@@ -1,7 +1,7 @@
 //! [`TraceLite`]: the stateful controller for agents that run in-process.
 //!
-//! The session keeps the raw history (never compressed), a [`SpillStore`] and
-//! the [`SessionState`] caches, and runs the same pure pipeline as
+//! The controller keeps the raw history (never compressed), a [`SpillStore`] and
+//! the [`HostState`] caches, and runs the same pure pipeline as
 //! [`crate::compress`] whenever the agent needs a request. Assembling the same
 //! history twice gives the same bytes; the report says how much of the
 //! previous request's prefix the new one reuses.
@@ -9,7 +9,7 @@
 //! ```
 //! use tracelite::formats::FormatName;
 //! use tracelite::model::{Message, Role, ToolCall};
-//! use tracelite::session::TraceLite;
+//! use tracelite::controller::TraceLite;
 //! use tracelite::Config;
 //!
 //! let mut tl = TraceLite::new(Config::default());
@@ -34,7 +34,7 @@ use crate::model::{
     Conversation, Extra, Layout, Message, Part, PartKind, Role, ToolCall, ToolResult,
 };
 use crate::pipeline::{
-    compress_measured, json_len, Env, Known, Output, PrefixReport, Report, SessionState, StageName,
+    compress_measured, json_len, Env, HostState, Known, Output, PrefixReport, Report, StageName,
 };
 use crate::spill::{MemoryStore, SpillStore};
 use crate::tokens::{CachedCounter, CountCache, Estimator, TokenCounter};
@@ -101,7 +101,7 @@ pub struct TraceLite<S: SpillStore = MemoryStore> {
     config: Config,
     conversation: Conversation,
     store: S,
-    state: SessionState,
+    state: HostState,
     counter: Box<dyn TokenCounter>,
     previous: BTreeMap<&'static str, String>,
     telemetry: Telemetry,
@@ -140,7 +140,7 @@ impl<S: SpillStore> TraceLite<S> {
             config,
             conversation: Conversation::default(),
             store,
-            state: SessionState::default(),
+            state: HostState::default(),
             counter: Box::new(Estimator),
             previous: BTreeMap::new(),
             telemetry: Telemetry::default(),

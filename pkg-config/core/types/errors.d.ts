@@ -1,0 +1,35 @@
+// Generated from the Rust declarations by tests/ts_types.rs: do not edit.
+// `TRACELITE_BLESS=1 cargo test --test ts_types` rewrites it.
+
+/** Stable error codes of `TraceLiteError` (`ErrorCode` in src/error.rs). */
+export type ErrorCode =
+  | 'INVALID_JSON'
+  | 'INVALID_REQUEST'
+  | 'UNKNOWN_FORMAT'
+  | 'INVALID_OPTION'
+  | 'LIMIT_EXCEEDED'
+  | 'SPILL_NOT_FOUND'
+  | 'INVALID_SPILL_KEY'
+  | 'STORE_REFUSED'
+  | 'INVALID_PATTERN'
+  | 'GREP_TOO_COSTLY'
+  | 'INVALID_ARGUMENT'
+  | 'SPILL_CORRUPT'
+  | 'INVALID_TOOL_CALL'
+  | 'COUNTER_FAILED'
+  | 'SUMMARIZER_FAILED'
+  | 'RENDER_FAILED'
+  | 'ORPHAN_TOOL_RESULT'
+  | 'MISSING_TOOL_RESULT'
+  | 'DUPLICATE_TOOL_CALL_ID'
+  | 'DUPLICATE_TOOL_RESULT'
+  | 'MISPLACED_TOOL_RESULT'
+  | 'INVALID_ROLE_ORDER'
+  | 'STORE_FAILED'
+  | 'STORE_WRITE_LIMIT'
+  | 'MISSING_SESSION'
+  | 'INVALID_SESSION_TOKEN'
+  | 'NOT_FOUND'
+  | 'INVALID_IMAGE_SIGNATURE'
+  | 'IMAGE_NOT_FOUND'
+  | 'SERIALIZATION_FAILED';

@@ -1,0 +1,235 @@
+// Generated from the Rust declarations by tests/ts_types.rs: do not edit.
+// `TRACELITE_BLESS=1 cargo test --test ts_types` rewrites it.
+import type { FormatName, Prices } from './options.js';
+
+/** What a compress call did. */
+export interface Report {
+  /** Detected or requested format. */
+  format: FormatName;
+  /** Tokens of the request as received. */
+  tokensBefore: number;
+  /** Tokens of the request as emitted. */
+  tokensAfter: number;
+  /**
+   * Bytes of the request JSON as received (for the stateful session: its
+   * history emitted as is).
+   */
+  bytesBefore: number;
+  /**
+   * Bytes of the request JSON as emitted. Snapshots travel as base64 PNG
+   * (unless `optical.imageUrl` sends them by URL: see `image_urls`), so
+   * bytes may grow while tokens fall.
+   */
+  bytesAfter: number;
+  /**
+   * With `optical.imageUrl`: snapshots sent by URL, the bytes the host
+   * serves for them, and those kept inline (with why).
+   */
+  imageUrls?: ImageUrlReport;
+  /** Per stage, in order. */
+  stages: StageReport[];
+  /** Every change, in order. */
+  changes: Change[];
+  /** Blobs stored during this call. */
+  spills: SpillRecord[];
+  /**
+   * Fixes made in repair mode (`Config::repair`) and snapshot images
+   * replaced to stay within the provider's image limits.
+   */
+  repairs?: Repair[];
+  /** Secrets masked in what reaches the model (counts and kinds, never values). */
+  redactions: Redactions;
+  /** Prefix shared with `previous`, when one was given. */
+  prefix?: PrefixReport;
+  /**
+   * Messages after the system prompt that stay byte-identical until the
+   * next batch leaves the recent window (unless a compaction or a new
+   * edit phase rewrites history first): where a prompt-cache breakpoint pays.
+   */
+  stableMessages: number;
+  /** What the planner committed and deferred, in dollars. */
+  plan: PlanReport;
+  /**
+   * Anthropic Messages: index (after the system prompt) of the message
+   * whose last cacheable block got a `cache_control` breakpoint
+   * (`Config::cache_breakpoint`).
+   */
+  cacheBreakpoint?: number;
+  /**
+   * Anthropic Messages: every message TraceLite gave a breakpoint, in the
+   * order they were placed (at most 4 with the caller's own): the stable
+   * prefix (the next demotion reads it), the end of the request (the next
+   * turn reads all of it) and the end of the leading user messages (a
+   * compaction keeps them and the system prompt first, so it reads them).
+   */
+  cacheBreakpoints?: number[];
+}
+
+/**
+ * The text of a blob stored during this call, so a host can persist it
+ * elsewhere (a KV store) and rehydrate a store later.
+ */
+export interface SpillBlob {
+  /** Session. */
+  session: string;
+  /** Key within the session. */
+  key: string;
+  /** The full text as stored. */
+  text: string;
+}
+
+/** A snapshot sent by URL: what the host must serve at `url`. */
+export interface UrlImage {
+  /** Content id (32 hex digits): the hash part of the content key `image-<id>` of `data`. */
+  id: string;
+  /** The URL the request carries (the template with `{id}` replaced). */
+  url: string;
+  /** MIME type (`image/png`). */
+  mediaType: 'image/png';
+  /** Width in pixels. */
+  width: number;
+  /** Height in pixels. */
+  height: number;
+  /** Decoded size in bytes (what the host sends). */
+  bytes: number;
+  /** The image, base64. */
+  data: string;
+}
+
+/** What [`send_by_url`] did, for the report. */
+export interface ImageUrlReport {
+  /** Snapshot image parts the request carries as URLs. */
+  urls: number;
+  /** Distinct images behind them (the result's `images`). */
+  images: number;
+  /** Decoded bytes of those images: what the host serves instead of sending them inline. */
+  bytes: number;
+  /** Snapshot image parts kept inline (the format does not take URLs). */
+  inline: number;
+  /** Why they were kept inline. */
+  note?: string;
+}
+
+/** Token totals of one stage. */
+export interface StageReport {
+  /** Stage. */
+  stage: StageName;
+  /** Whether it ran. */
+  enabled: boolean;
+  /** Tokens before the stage. */
+  tokensBefore: number;
+  /** Tokens after the stage. */
+  tokensAfter: number;
+  /** Decisions the stage explains (e.g. why it did not compact). */
+  notes?: string[];
+}
+
+/** What a stage changed at one place. */
+export interface Change {
+  /** Stage that made the change. */
+  stage: StageName;
+  /**
+   * Index into the emitted request's own list of messages (`messages`,
+   * Responses `input`, Gemini `contents`), counting the system messages
+   * that list holds and the messages the emitter adds (images moved out
+   * of tool results). A change to a message that compaction later folded
+   * into its summary indexes the summary.
+   */
+  message: number;
+  /** What happened, e.g. `excerpt`, `dedup`, `tombstone`, `snapshot`, `summary`. */
+  kind: string;
+  /** Tokens of the affected content before the change. */
+  tokensBefore: number;
+  /** Tokens after the change. */
+  tokensAfter: number;
+  /** Pointer to the removed original, when it was kept. */
+  pointer?: string;
+  /** Short human-readable detail. */
+  detail?: string;
+}
+
+/**
+ * A blob a stage put in the spill store during this call (metadata only: the
+ * report never carries the removed text, which may hold secrets).
+ */
+export interface SpillRecord {
+  /** Session. */
+  session: string;
+  /** Key within the session. */
+  key: string;
+  /** `spill://<session>/<key>`. */
+  pointer: string;
+  /** Size in bytes. */
+  bytes: number;
+  /** Number of lines. */
+  lines: number;
+}
+
+/** One fix made by [`repair`]. */
+export interface Repair {
+  /** The error code the problem would have raised (e.g. `ORPHAN_TOOL_RESULT`). */
+  code: string;
+  /** JSON path of the offending field in the request as received. */
+  path: string;
+  /** What was done. */
+  action: string;
+}
+
+/** What a redaction pass masked. */
+export interface Redactions {
+  /** Number of secrets masked. */
+  count: number;
+  /** Kinds masked, in order of first appearance (no values). */
+  kinds: string[];
+}
+
+/** Prefix stability against the previous output. */
+export interface PrefixReport {
+  /** Bytes shared at the start of the previous and the new request. */
+  sharedBytes: number;
+  /** Length of the previous request. */
+  previousBytes: number;
+  /** Length of the new request. */
+  currentBytes: number;
+}
+
+/** The planner's decisions on this call. */
+export interface PlanReport {
+  /** Prices used. */
+  prices: Prices;
+  /** Where they come from. */
+  pricesSource: string;
+  /** Observations handed to the rewriting stages so far. */
+  demoted: number;
+  /** Every candidate weighed on this turn. */
+  candidates: PlanCandidate[];
+}
+
+/** The five stages, in the order they run. */
+export type StageName = 'spill' | 'dedup' | 'phase' | 'optical' | 'compact';
+
+/** One rewrite the planner weighed on this turn. */
+export interface PlanCandidate {
+  /** What it rewrites. */
+  kind: CandidateKind;
+  /** Demotion: the observations (oldest first, `[from, to)`) it hands over. */
+  observations?: [number, number];
+  /** Tokens each later request is smaller by (estimate). */
+  tokensSaved: number;
+  /** Tokens of the cached prefix it sends again. */
+  tokensRewritten: number;
+  /** Dollars it adds to this request (negative: it is cheaper already). */
+  costNow: number;
+  /** Dollars it saves over the horizon. */
+  saving: number;
+  /** Turns the saving is counted over. */
+  horizon: number;
+  /** Committed on this turn (else deferred). */
+  committed: boolean;
+  /** Why. */
+  reason: string;
+}
+
+/** What a candidate rewrite is. */
+export type CandidateKind = 'demotion' | 'compaction';
+

@@ -1,0 +1,327 @@
+//! Drafting a compaction: the user's messages kept word for word, the
+//! constraint archive, the five-section summary citing the blob of originals,
+//! the tool-call log and the kept views; and the chunk one call compacts.
+
+use super::adopt::older_note;
+use super::blob::{self, BLOB_KIND};
+use super::calls::{CallLog, CALL_LOG_HEADER};
+use super::extractive::{self, transcript, Range};
+use super::prior::{is_user_authored, Prior};
+use super::summary::{Summary, SUMMARY_MARK};
+use super::trigger::StepActivity;
+use super::{constraints, prompt, text, views};
+use crate::error::Result;
+use crate::model::{Conversation, Message, Role};
+use crate::spill;
+use crate::stage::StageContext;
+
+/// Most user messages dropped from the verbatim ones (`compact.userShare`)
+/// that the Goal cites one by one; the rest get one line.
+const MAX_DROPPED_LISTED: usize = 8;
+
+/// Bytes of the head/tail excerpt quoting each listed dropped user message.
+const DROPPED_EXCERPT_BYTES: usize = 240;
+
+/// A compaction ready to apply: what replaces the compacted messages, and
+/// the blob that keeps them.
+pub(super) struct Draft {
+    /// The user's messages, archive (if any), summary and tool-call log (if any).
+    pub(super) messages: Vec<Message>,
+    /// Index of the summary in `messages`.
+    pub(super) summary_at: usize,
+    /// The blob to keep: the index and every original ([`blob`]).
+    pub(super) blob: String,
+    /// Its pointer, cited in the summary.
+    pub(super) pointer: String,
+    /// Secrets masked in the blob (`redact.store`), counted once it is kept.
+    pub(super) masked: crate::redact::Redactions,
+    /// Summary header.
+    pub(super) header: String,
+    /// Citation of the previous summary (where dropped summary lines stay).
+    pub(super) older: String,
+    /// Prompt for a host summarizer.
+    pub(super) prompt: String,
+    /// Tool calls compacted.
+    pub(super) steps: usize,
+}
+
+impl Draft {
+    pub(super) fn build(
+        conv: &Conversation,
+        cx: &mut StageContext<'_>,
+        prior: &Prior,
+        steps: &[StepActivity],
+        cut: usize,
+        stored: Option<&str>,
+    ) -> Result<Draft> {
+        let config = cx.config;
+        let session = &config.session;
+        let range_msgs = conv.messages.get(prior.start..cut).unwrap_or(&[]);
+        let previous_text = prior
+            .summary_at
+            .and_then(|i| conv.messages.get(i))
+            .map(Message::text_content);
+        // The user's own messages stay word for word (up to `compact.userShare`
+        // of the budget): those kept before, then the new ones of the range
+        // (with their index in the conversation).
+        let mut users: Vec<(Message, Option<usize>)> = conv
+            .messages
+            .get(..prior.users)
+            .unwrap_or(&[])
+            .iter()
+            .map(|m| (m.clone(), None))
+            .collect();
+        for (i, m) in range_msgs.iter().enumerate() {
+            if is_user_authored(m) {
+                users.push((m.clone(), Some(prior.start + i)));
+            }
+        }
+        let dropped = over_share(cx, &mut users)?;
+        // The blob: every compacted message, the previous summary, and the
+        // user messages kept word for word until now that this one drops.
+        let mut sections: Vec<(String, String)> = range_msgs
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                (
+                    format!("message {} ({})", prior.start + i, transcript_role(m)),
+                    transcript(m),
+                )
+            })
+            .collect();
+        let previous_at = previous_text.as_ref().map(|prev| {
+            sections.push(("previous summary".into(), prev.clone()));
+            sections.len() - 1
+        });
+        let mut dropped_at: Vec<Option<usize>> = Vec::with_capacity(dropped.len());
+        for (m, at) in &dropped {
+            dropped_at.push(match at {
+                Some(_) => None,
+                None => {
+                    sections.push((
+                        "user message kept word for word until this compaction".into(),
+                        transcript(m),
+                    ));
+                    Some(sections.len() - 1)
+                }
+            });
+        }
+        // The tool-call log, its oldest calls folded into this blob when it
+        // outgrows `compact.callLogShare` of the budget.
+        let mut log = None;
+        let mut folded_at = None;
+        if config.compact.keep_tool_calls {
+            let mut l = prior.calls.clone().unwrap_or_default();
+            l.extend(range_msgs);
+            let cap = config
+                .budget_share(config.compact.call_log_share)
+                .saturating_sub(cx.meter.text(CALL_LOG_HEADER)?);
+            // Each item is a `- ` line.
+            let folded = l.fold(cap, |item| Ok(cx.meter.text(item)? + 2))?;
+            if !folded.is_empty() {
+                sections.push((
+                    "tool calls folded out of the tool-call log".into(),
+                    folded.join("\n"),
+                ));
+                folded_at = Some((sections.len() - 1, folded));
+            }
+            log = Some(l);
+        }
+        let mut masked = crate::redact::Redactions::default();
+        if config.redact.store {
+            for (_, text) in &mut sections {
+                let (out, found) = crate::redact::redact(text);
+                if let std::borrow::Cow::Owned(out) = out {
+                    *text = out;
+                }
+                masked.merge(&found);
+            }
+        }
+        let laid = blob::lay_out(&sections);
+        drop(sections);
+        let pointer = match stored {
+            Some(p) => p.to_string(),
+            None => spill::pointer(session, &cx.content_key(BLOB_KIND, &laid.text)),
+        };
+        let range_steps: Vec<StepActivity> = steps
+            .iter()
+            .filter(|s| s.call_message < cut)
+            .cloned()
+            .collect();
+        let range = Range {
+            messages: range_msgs,
+            first: prior.start,
+            pointer: &pointer,
+            lines: laid.lines.get(..range_msgs.len()).unwrap_or(&[]),
+            steps: &range_steps,
+        };
+        let fresh = extractive::summarize(&range);
+        let previous = previous_text
+            .as_deref()
+            .and_then(|t| Summary::parse(t.split_once('\n').map_or("", |(_, b)| b)).ok());
+        let mut merged = match &previous {
+            Some(p) => p.merge(&fresh),
+            None => fresh,
+        };
+        let mut goal = vec![format!(
+            "- The task and the user's messages ({}) are kept word for word above this summary.",
+            users.len()
+        )];
+        if users.is_empty() {
+            goal = vec!["- (no user message kept; see the messages below)".into()];
+        }
+        // The newest dropped ones one by one, the others in one line: the
+        // summary must not grow with the number of messages dropped.
+        let listed = dropped.len().saturating_sub(MAX_DROPPED_LISTED);
+        if listed > 0 {
+            let bytes: usize = dropped
+                .iter()
+                .take(listed)
+                .map(|(m, _)| m.text_content().len())
+                .sum();
+            goal.push(format!(
+                "- {listed} earlier user messages ({bytes} bytes) are not repeated here (compact.userShare); they are in {pointer} (its index lists every original)"
+            ));
+        }
+        for ((m, at), section) in dropped.iter().zip(&dropped_at).skip(listed) {
+            let cite = match at {
+                Some(at) => range.cite(*at),
+                None => blob::cite(&pointer, section.and_then(|k| laid.lines.get(k))),
+            };
+            let text = m.text_content();
+            goal.push(format!(
+                "- An earlier user message ({} bytes) is not repeated here (compact.userShare): {cite} — \"{}\"",
+                text.len(),
+                text::head_tail(&text, DROPPED_EXCERPT_BYTES),
+            ));
+        }
+        merged.sections[0] = goal;
+        let header = format!("{SUMMARY_MARK} of earlier turns; originals: {pointer}]");
+        // Bounded: what a long session carries forward must not grow.
+        let cap = config.budget_share(config.compact.summary_share);
+        let older = blob::cite(&pointer, previous_at.and_then(|k| laid.lines.get(k)));
+        merged.fit(
+            &header,
+            cap,
+            |t| cx.meter.text(t),
+            |n| older_note(n, &older),
+        )?;
+        // The archive: previous items, then pinned, then new user constraints.
+        let mut archive = prior.archive.clone().unwrap_or_default();
+        for p in config
+            .compact
+            .pinned
+            .iter()
+            .chain(cx.state.compact.pinned(session))
+        {
+            archive.add(p);
+        }
+        // Constraints of user messages no longer shown word for word.
+        for (m, _) in &dropped {
+            for c in constraints::extract(&m.text_content(), &config.compact.constraint_patterns) {
+                archive.add(&c);
+            }
+        }
+        let summary_text = cx.redact(&merged.render(&header)).into_owned();
+        let mut messages: Vec<Message> = users.into_iter().map(|(m, _)| m).collect();
+        if !archive.items.is_empty() {
+            let text = cx.redact(&archive.render()).into_owned();
+            messages.push(Message::text(Role::User, text));
+        }
+        let summary_at = messages.len();
+        messages.push(Message::text(Role::User, summary_text));
+        if let Some(mut log) = log {
+            if let Some((k, folded)) = &folded_at {
+                let cite = blob::cite(&pointer, laid.lines.get(*k));
+                log.items.insert(0, CallLog::fold_line(folded, &cite));
+            }
+            if !log.items.is_empty() {
+                let text = cx.redact(&log.render()).into_owned();
+                messages.push(Message::text(Role::User, text));
+            }
+        }
+        // Steps are in call order: those from `cut` on are the later turns.
+        let later = steps
+            .get(steps.partition_point(|s| s.call_message < cut)..)
+            .unwrap_or(&[]);
+        messages.extend(views::keep(
+            conv,
+            cx,
+            &prior.views,
+            &range,
+            later,
+            config.compact.live_views,
+        )?);
+        let prompt = prompt::build(&range, &archive.items, previous_text.as_deref(), cap);
+        Ok(Draft {
+            messages,
+            summary_at,
+            blob: laid.text,
+            pointer,
+            masked,
+            header,
+            older,
+            prompt,
+            steps: range_steps.len(),
+        })
+    }
+}
+
+/// Bytes a message adds to the blob besides its transcript (its index line
+/// and header line), at most.
+const BLOB_OVERHEAD: usize = 96;
+
+/// End of the chunk one compaction may take from `messages[start..cut]`:
+/// the first message past `limits.maxCompactMessages` messages or
+/// `limits.maxCompactBytes` bytes of blob (`cut` when all fit). The caller
+/// moves it earlier to keep tool calls with their results.
+pub(super) fn chunk_end(
+    conv: &Conversation,
+    start: usize,
+    cut: usize,
+    limits: &crate::config::Limits,
+) -> usize {
+    let end = cut.min(start.saturating_add(limits.max_compact_messages));
+    let mut bytes = 0usize;
+    for (i, m) in conv.messages.iter().enumerate().take(end).skip(start) {
+        bytes = bytes.saturating_add(extractive::transcript_len(m) + BLOB_OVERHEAD);
+        if bytes > limits.max_compact_bytes {
+            return i;
+        }
+    }
+    end
+}
+
+/// Drops user messages (oldest first, never the first nor the newest) until
+/// the rest fit in `compact.userShare` of the budget; returns the dropped ones.
+fn over_share<T>(
+    cx: &StageContext<'_>,
+    users: &mut Vec<(Message, T)>,
+) -> Result<Vec<(Message, T)>> {
+    let config = cx.config;
+    let share = config.budget_share(config.compact.user_share);
+    let mut tokens = Vec::with_capacity(users.len());
+    for (m, _) in users.iter() {
+        tokens.push(cx.meter.message(m)?);
+    }
+    let mut total: u64 = tokens.iter().sum();
+    // Drop users[1..1 + n], in one drain (not one removal at a time).
+    let mut n = 0;
+    if users.len() <= 2 || total <= share {
+        return Ok(Vec::new());
+    }
+    while total > share && users.len() - n > 2 {
+        total = total.saturating_sub(tokens.get(1 + n).copied().unwrap_or(0));
+        n += 1;
+    }
+    Ok(users.drain(1..1 + n).collect())
+}
+
+fn transcript_role(m: &Message) -> &'static str {
+    match m.role {
+        Role::System | Role::Developer => "system",
+        Role::User => "user",
+        Role::Assistant => "assistant",
+        Role::Tool => "tool",
+    }
+}

@@ -1,0 +1,173 @@
+//! [`Config`]: every setting of the pipeline, with documented defaults.
+//!
+//! Options arrive from JS (or the CLI) as JSON with camelCase names; unknown
+//! names and wrong types are rejected with an `INVALID_OPTION` error naming the field.
+//!
+//! * this file: the top-level settings and how options are parsed;
+//! * [`stages`]: each stage's settings and the planner's (`spill`, `dedup`,
+//!   `phase`, `optical`, `compact`, `plan`, `redact`);
+//! * [`limits`]: resource limits (`limits`);
+//! * [`validate`]: the checks a parsed config must pass, every section's in one place.
+
+mod limits;
+mod stages;
+mod validate;
+
+pub use limits::Limits;
+pub use stages::{
+    CompactConfig, DedupConfig, OpticalConfig, PhaseConfig, PlanConfig, Prices, RedactConfig,
+    SpillConfig,
+};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::{Error, ErrorCode, Result};
+use crate::formats::FormatName;
+
+/// Target model family; decides how images are priced and placed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Provider {
+    /// Anthropic: w·h/750 tokens, 1568 px long edge, ~1.15 MP.
+    Anthropic,
+    /// OpenAI tile models: 85 + 170 per 512-px tile.
+    #[default]
+    Openai,
+    /// OpenAI patch models: 32-px patches × multiplier.
+    OpenaiPatch,
+    /// Gemini: 258 tokens per 768-px tile (or per `media_resolution`).
+    Gemini,
+    /// Qwen-VL: one token per 28×28 px.
+    Qwen,
+}
+
+/// All settings. `Config::default()` is the documented default.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct Config {
+    /// Request format; detected from the request when `None`.
+    pub format: Option<FormatName>,
+    /// Target provider (image pricing and placement).
+    pub provider: Provider,
+    /// The model's context window in tokens.
+    pub budget: u64,
+    /// Recent window: the last `window` tool results stay verbatim text.
+    pub window: usize,
+    /// Session name: namespace of spill keys.
+    pub session: String,
+    /// Host says this request starts a new task stage (compaction trigger).
+    pub stage_boundary: bool,
+    /// Repair mode: fix tool-call pairing problems the request has (orphaned or
+    /// duplicate results, duplicate ids, misplaced or missing results) instead
+    /// of rejecting it; each fix is listed in `Report::repairs`.
+    pub repair: bool,
+    /// Anthropic Messages requests: mark the end of the stable prefix
+    /// (`Report::stable_messages`) with `cache_control`, so the next batch
+    /// reads everything before it from the prompt cache instead of writing
+    /// it again. Skipped when the request already has the 4 breakpoints
+    /// Anthropic allows, and when every stage is off (pass-through).
+    pub cache_breakpoint: bool,
+    /// Stage 1: tool-output spilling.
+    pub spill: SpillConfig,
+    /// Stage 2: cross-observation line dedup.
+    pub dedup: DedupConfig,
+    /// Stage 3: edit-triggered diagnosis clean-up.
+    pub phase: PhaseConfig,
+    /// Stage 4: optical snapshots.
+    pub optical: OpticalConfig,
+    /// Stage 5: compaction.
+    pub compact: CompactConfig,
+    /// The planner: when a rewrite of the cached prefix pays.
+    pub plan: PlanConfig,
+    /// Secret redaction.
+    pub redact: RedactConfig,
+    /// Resource limits.
+    pub limits: Limits,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            format: None,
+            provider: Provider::Openai,
+            budget: 128_000,
+            window: 3,
+            session: "default".into(),
+            stage_boundary: false,
+            repair: false,
+            cache_breakpoint: true,
+            spill: SpillConfig::default(),
+            dedup: DedupConfig::default(),
+            phase: PhaseConfig::default(),
+            optical: OpticalConfig::default(),
+            compact: CompactConfig::default(),
+            plan: PlanConfig::default(),
+            redact: RedactConfig::default(),
+            limits: Limits::default(),
+        }
+    }
+}
+
+impl Config {
+    /// Parses options JSON (camelCase); `null` gives the defaults.
+    pub fn from_json(value: Value) -> Result<Self> {
+        if value.is_null() {
+            return Ok(Self::default());
+        }
+        let config: Self = crate::json::from_value(&value)
+            .map_err(|(path, e)| Error::new(ErrorCode::InvalidOption, path, e.to_string()))?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Parses options from JSON text.
+    pub fn from_json_str(text: &str) -> Result<Self> {
+        if text.trim().is_empty() {
+            return Ok(Self::default());
+        }
+        let value: Value = serde_json::from_str(text)
+            .map_err(|e| Error::new(ErrorCode::InvalidJson, "options", e.to_string()))?;
+        Self::from_json(value)
+    }
+
+    /// The per-tool-result cap in tokens: max(floor, fraction × budget).
+    pub fn result_cap(&self) -> u64 {
+        self.budget_share(self.spill.fraction)
+            .max(self.spill.floor_tokens)
+    }
+
+    /// Tokens that `share` of the budget is (the `…Share` settings).
+    pub fn budget_share(&self, share: f64) -> u64 {
+        (share * self.budget as f64) as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn defaults_and_cap_scale_with_budget() {
+        let c = Config::default();
+        assert_eq!(c.result_cap(), 2_560, "2% of 128,000");
+        let small = Config::from_json(json!({"budget": 4000})).unwrap();
+        assert_eq!(small.result_cap(), 2_000, "the floor");
+        let large = Config::from_json(json!({"budget": 1_000_000})).unwrap();
+        assert_eq!(large.result_cap(), 20_000);
+    }
+
+    #[test]
+    fn unknown_and_mistyped_options_name_the_field() {
+        let e = Config::from_json(json!({"spill": {"fracton": 0.3}})).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidOption);
+        assert!(e.path.starts_with("spill"), "{e}");
+        let e = Config::from_json(json!({"window": "three"})).unwrap_err();
+        assert_eq!(e.path, "window");
+        let e = Config::from_json(json!({"session": "../etc"})).unwrap_err();
+        assert_eq!(e.path, "session");
+        let e = Config::from_json(json!({"provider": "cohere"})).unwrap_err();
+        assert_eq!(e.path, "provider");
+    }
+}
