@@ -2,7 +2,7 @@
 // tracelite CLI: `compress` a request file, or `replay` trajectories as an agent loop would.
 import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { TraceLiteError, compress, replayTrajectory, sessionName, summarizeReplay } from './node.js';
+import { TraceLiteError, compress, replayTrajectory, sessionName, summarizeReplay } from '../entries/node.js';
 
 const USAGE = `usage:
   tracelite compress <request.json | -> [options] [--report]
@@ -117,7 +117,7 @@ function deepMerge(into, from) {
 
 /** The package's version (package.json beside this file), then exit 0. */
 function printVersion() {
-  const { version } = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8'));
+  const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
   process.stdout.write(`${version}\n`);
   process.exit(0);
 }

@@ -3,7 +3,7 @@ import {
   estimateTokens as wasmEstimateTokens,
   trajectoryToRequest as wasmTrajectoryToRequest,
   version as wasmVersion,
-} from './tracelite.js';
+} from '../wasm/tracelite.js';
 import { TraceLiteError, guarded, jsonArg } from './errors.js';
 import { requestText, splitOptions } from './options.js';
 import { sharedStore } from './spill.js';

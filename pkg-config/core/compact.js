@@ -7,7 +7,7 @@
 // Next steps), else it is asked once more; (3) the core swaps the answer in
 // (`adoptSummary`) and re-applies it on later calls. If both attempts fail,
 // the extractive summary stays.
-import { validateSummary as wasmValidateSummary } from './tracelite.js';
+import { validateSummary as wasmValidateSummary } from '../wasm/tracelite.js';
 import { compress } from './api.js';
 import { TraceLiteError, guarded, jsonArg } from './errors.js';
 import { splitOptions } from './options.js';

@@ -1,5 +1,5 @@
 // Default settings, read from the core so hosts never hard-code them.
-import { defaultOptions as wasmDefaultOptions } from './tracelite.js';
+import { defaultOptions as wasmDefaultOptions } from '../wasm/tracelite.js';
 
 /**
  * Every setting at its documented default (src/config.rs `Config::default()`),

@@ -3,7 +3,7 @@ import {
   formatsConvert as wasmConvert,
   formatsDetect as wasmDetect,
   formatsValidate as wasmValidate,
-} from './tracelite.js';
+} from '../wasm/tracelite.js';
 import { TraceLiteError, guarded } from './errors.js';
 import { requestText } from './options.js';
 

@@ -1,5 +1,5 @@
 // Optical snapshots: render a text as the optical stage would (preview, benchmarks).
-import { renderSnapshot as wasmRenderSnapshot } from './tracelite.js';
+import { renderSnapshot as wasmRenderSnapshot } from '../wasm/tracelite.js';
 import { TraceLiteError, guarded, jsonArg } from './errors.js';
 import { splitOptions } from './options.js';
 

@@ -2,7 +2,7 @@
 // for text the pipeline did not take: a request the proxy forwards without
 // compressing it, spilled text served under `redact.store`. Relative imports
 // only; the host entry that initializes the wasm must be loaded first.
-import { redactText as wasmRedactText } from './tracelite.js';
+import { redactText as wasmRedactText } from '../wasm/tracelite.js';
 import { TraceLiteError, guarded } from './errors.js';
 
 /**

@@ -3,6 +3,7 @@
 // so both report the same figures for the same options.
 import { compress, trajectoryToRequest } from './api.js';
 import { SpillStore } from './spill.js';
+import { percentile } from '../internal/stats.js';
 
 /** The spill session a replay uses for a trajectory id (what `replay` uses by default). */
 export function sessionName(id) {
@@ -12,12 +13,6 @@ export function sessionName(id) {
 function round(x, digits = 3) {
   const f = 10 ** digits;
   return Math.round(x * f) / f;
-}
-
-function percentile(sorted, p) {
-  if (sorted.length === 0) return 0;
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[i];
 }
 
 /** Tokens each stage saved in one compress report (negative if it added some): `{ spill, dedup, phase, optical, compact }`. */

@@ -1,7 +1,7 @@
 // The stateful API: `new TraceLite(options)` keeps an agent's raw history, a
 // spill store and the render/state caches inside wasm, and assembles the
 // compressed request on demand with the same pure core as `compress`.
-import { TraceLiteSession } from './tracelite.js';
+import { TraceLiteSession } from '../wasm/tracelite.js';
 import { TraceLiteError, guarded, jsonArg } from './errors.js';
 
 function fail(message, code, path) {

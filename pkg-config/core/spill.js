@@ -1,6 +1,6 @@
 // Spilling in JS: the SpillStore (bounded, inside wasm), the agent tools
 // read_spill / grep_spill (definitions + executor) and spillText.
-import { Session, spillTools as wasmSpillTools } from './tracelite.js';
+import { Session, spillTools as wasmSpillTools } from '../wasm/tracelite.js';
 import { TraceLiteError, guarded, jsonArg } from './errors.js';
 
 /** Names of the agent tools over spilled output. */

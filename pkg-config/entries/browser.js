@@ -1,6 +1,6 @@
 // Browser entry: fetch and instantiate the wasm next to this module.
-import init from './tracelite.js';
+import init from '../wasm/tracelite.js';
 
-await init({ module_or_path: new URL('./tracelite_bg.wasm', import.meta.url) });
+await init({ module_or_path: new URL('../wasm/tracelite_bg.wasm', import.meta.url) });
 
-export * from './api.js';
+export * from '../core/api.js';

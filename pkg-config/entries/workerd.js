@@ -1,7 +1,7 @@
 // Cloudflare Workers (workerd) entry: the wasm is imported as a compiled module.
-import wasm from './tracelite_bg.wasm';
-import { initSync } from './tracelite.js';
+import wasm from '../wasm/tracelite_bg.wasm';
+import { initSync } from '../wasm/tracelite.js';
 
 initSync({ module: wasm });
 
-export * from './api.js';
+export * from '../core/api.js';

@@ -1,7 +1,7 @@
 // Internal: the checks every outside spill store (KV, Durable Objects) makes
 // on a blob: a content key (`<kind>-<32 hex>`, src/spill/key.rs) must be the
 // SHA-256 of its text, checked on write and again on read.
-import { TraceLiteError } from './errors.js';
+import { TraceLiteError } from '../core/errors.js';
 import { grepSpill, readSpill } from './spill-reader.js';
 
 const CONTENT_KEY = /^[a-z-]+-([0-9a-f]{32})$/;

@@ -1,7 +1,7 @@
 // Internal: what the agent-framework adapters (langchain.js, openai-agents.js)
 // share: the core's spill tool definitions, the per-conversation stores and the
 // compress call that keeps a conversation's spills where its tools read them.
-import { spillToolDefinitions } from './spill.js';
+import { spillToolDefinitions } from '../core/spill.js';
 import { SessionStores, compressInto, sessionFromMessages } from './mirror.js';
 import { runSpillTool } from './spill-reader.js';
 

@@ -5,9 +5,9 @@
 // blob from a store outside wasm is copied into a scratch wasm session first.
 // Relative imports only (usable from a module worker without an import map);
 // the host entry that initializes the wasm must be loaded first.
-import { Session } from './tracelite.js';
-import { SpillStore } from './spill.js';
-import { TraceLiteError, guarded } from './errors.js';
+import { Session } from '../wasm/tracelite.js';
+import { SpillStore } from '../core/spill.js';
+import { TraceLiteError, guarded } from '../core/errors.js';
 
 /** Default and largest page sizes (lines) of `readSpill`. */
 export const READ_LIMIT = 200;

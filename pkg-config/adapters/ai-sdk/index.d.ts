@@ -4,9 +4,9 @@
 // `generateText({ tools })` accept them under `tsc --strict` with either.
 // Like `ai`'s own types, these need `@types/node`.
 import type { LanguageModelMiddleware, Tool } from 'ai';
-import type { CompressSettings, Report } from './index.js';
-import type { SpillStoreLike } from './proxy.js';
-import type { GrepSpillArgs, ReadSpillArgs } from './framework.js';
+import type { CompressSettings, Report } from '../../core/index.js';
+import type { SpillStoreLike } from '../proxy/index.js';
+import type { GrepSpillArgs, ReadSpillArgs } from '../../internal/framework.js';
 
 /** Options of `traceliteMiddleware`: compress settings plus host objects. */
 export interface TraceliteMiddlewareOptions extends Omit<CompressSettings, 'format' | 'session'> {

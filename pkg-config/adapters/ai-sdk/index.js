@@ -2,10 +2,10 @@
 // (`transformParams`) and the `read_spill` / `grep_spill` tools that read back
 // what it moved out. Import from 'tracelite/ai-sdk' (needs the `ai` package).
 import * as ai from 'ai';
-import { TraceLiteError } from './errors.js';
-import { spillToolSpecs } from './framework.js';
-import { SessionStores, compressInto, sessionFromMessages } from './mirror.js';
-import { runSpillTool } from './spill-reader.js';
+import { TraceLiteError } from '../../core/errors.js';
+import { spillToolSpecs } from '../../internal/framework.js';
+import { SessionStores, compressInto, sessionFromMessages } from '../../internal/mirror.js';
+import { runSpillTool } from '../../internal/spill-reader.js';
 
 /**
  * The middleware spec of the installed `ai`: ai 6 (LanguageModelV3Middleware)

@@ -1,5 +1,5 @@
 // Types of 'tracelite/do-store': a spill store over Cloudflare Durable Objects.
-import type { OutsideSpillStore } from './kv-store.js';
+import type { OutsideSpillStore } from '../kv-store/index.js';
 
 /** The subset of a Durable Object namespace binding the store uses. */
 export interface DurableObjectNamespaceLike {

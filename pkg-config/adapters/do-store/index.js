@@ -5,9 +5,9 @@
 // client, with the interface of `KvSpillStore` (same keys, never-overwrite and
 // verify-on-read rules). Paging and search run in the core (spill-reader.js).
 import '#entry'; // initializes the wasm that read/grep run in
-import { TraceLiteError } from './errors.js';
-import { FreshKeys, OutsideSpillStore, corrupt, digest, lineCount, matchesKey, notFound, refused, verified } from './blob-keys.js';
-import { checkName } from './spill-reader.js';
+import { TraceLiteError } from '../../core/errors.js';
+import { FreshKeys, OutsideSpillStore, corrupt, digest, lineCount, matchesKey, notFound, refused, verified } from '../../internal/blob-keys.js';
+import { checkName } from '../../internal/spill-reader.js';
 
 /** Default time to live of a stored blob: 7 days (as `KvSpillStore`). */
 export const DEFAULT_TTL_SECONDS = 7 * 24 * 3600;

@@ -1,5 +1,5 @@
 // Types of 'tracelite/kv-store': a spill store over the Workers KV API.
-import type { SpillBlob } from './index.js';
+import type { SpillBlob } from '../../core/index.js';
 
 /** The subset of a Workers KV namespace binding the store uses. */
 export interface KvNamespaceLike {

@@ -2,9 +2,9 @@
 // and the spill tools, in the installed `langchain` package's own types, so
 // `createAgent({ middleware, tools })` accepts them under `tsc --strict`.
 import type { AgentMiddleware, BaseMessage, DynamicStructuredTool, ModelRequest, SystemMessage } from 'langchain';
-import type { CompressSettings, Report } from './index.js';
-import type { SpillStoreLike } from './proxy.js';
-import type { GrepSpillArgs, ReadSpillArgs } from './framework.js';
+import type { CompressSettings, Report } from '../../core/index.js';
+import type { SpillStoreLike } from '../proxy/index.js';
+import type { GrepSpillArgs, ReadSpillArgs } from '../../internal/framework.js';
 
 /** Options of `traceliteMiddleware`: compress settings plus host objects. */
 export interface TraceliteLangChainOptions extends Omit<CompressSettings, 'format' | 'session'> {
@@ -36,7 +36,7 @@ export type TraceliteLangChainMiddleware = AgentMiddleware & {
  */
 export function traceliteMiddleware(options?: TraceliteLangChainOptions): TraceliteLangChainMiddleware;
 
-export type { GrepSpillArgs, ReadSpillArgs } from './framework.js';
+export type { GrepSpillArgs, ReadSpillArgs } from '../../internal/framework.js';
 
 /** A LangChain tool whose `invoke` resolves the reply text. */
 export type SpillTool<Args> = DynamicStructuredTool & {

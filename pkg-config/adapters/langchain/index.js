@@ -10,7 +10,7 @@
 // state keeps every message as it was, and the next call compresses the whole
 // history again (same input, same bytes out: provider prompt caches keep working).
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage, createMiddleware, tool } from 'langchain';
-import { canonicalJson, conversationCompressor, frameworkSpillTools } from './framework.js';
+import { canonicalJson, conversationCompressor, frameworkSpillTools } from '../../internal/framework.js';
 
 /** Content-part type carrying a LangChain content block the chat format has no place for. */
 const REF = 'langchain';

@@ -3,8 +3,8 @@
 // so `run(agent, input, { callModelInputFilter })` and `new Agent({ tools })`
 // accept them under `tsc --strict`.
 import type { AgentInputItem, CallModelInputFilter, CallModelInputFilterArgs, FunctionTool, ModelInputData } from '@openai/agents';
-import type { CompressSettings, Report } from './index.js';
-import type { SpillStoreLike } from './proxy.js';
+import type { CompressSettings, Report } from '../../core/index.js';
+import type { SpillStoreLike } from '../proxy/index.js';
 
 /** Options of `traceliteInputFilter`: compress settings plus host objects. */
 export interface TraceliteInputFilterOptions extends Omit<CompressSettings, 'format' | 'session'> {

@@ -8,7 +8,7 @@
 // the turn's new input only, which TraceLite leaves alone), and the next call
 // compresses the whole history again.
 import { tool } from '@openai/agents';
-import { canonicalJson, conversationCompressor, frameworkSpillTools } from './framework.js';
+import { canonicalJson, conversationCompressor, frameworkSpillTools } from '../../internal/framework.js';
 
 /** Content-part / output type carrying an SDK part the Responses format has no place for. */
 const REF = 'tracelite_agents_ref';

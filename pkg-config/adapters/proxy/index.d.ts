@@ -1,5 +1,5 @@
 // Types of 'tracelite/proxy': a Fetch-API handler that compresses LLM requests.
-import type { CompressSettings, FormatName, Provider, Report } from './index.js';
+import type { CompressSettings, FormatName, Provider, Report } from '../../core/index.js';
 
 /** Any spill store: the in-memory `SpillStore`, a `KvSpillStore`, a `DurableObjectSpillStore`, or yours. */
 export interface SpillStoreLike {

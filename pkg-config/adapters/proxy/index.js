@@ -1,17 +1,17 @@
 // An edge proxy: a Fetch-API handler that compresses LLM requests on their way
 // to the provider and serves the spilled text back to the agent.
 import { TraceLiteError, compress } from '#entry';
-import { STORE_BATCH, SessionStores, compressInto, storeSpills } from './mirror.js';
-import { redactJson, redactText } from './redact.js';
-import { checkName, grepSpill, readSpill } from './spill-reader.js';
+import { STORE_BATCH, SessionStores, compressInto, storeSpills } from '../../internal/mirror.js';
+import { redactJson, redactText } from '../../core/redact.js';
+import { checkName, grepSpill, readSpill } from '../../internal/spill-reader.js';
 import {
   DEFAULT_MAX_SPILL_RESPONSE_BYTES,
   DEFAULT_MAX_SPILL_ROUNDS,
   addSpillTools,
   spillResolver,
-} from './proxy-tools.js';
+} from './tools.js';
 
-export { DEFAULT_MAX_SPILL_RESPONSE_BYTES, DEFAULT_MAX_SPILL_ROUNDS, MAX_SPILL_CALLS } from './proxy-tools.js';
+export { DEFAULT_MAX_SPILL_RESPONSE_BYTES, DEFAULT_MAX_SPILL_ROUNDS, MAX_SPILL_CALLS } from './tools.js';
 
 /** Request paths (suffixes) the proxy compresses, and their format. */
 export const ROUTES = [

@@ -7,7 +7,7 @@
 // only ever sees the final answer. JSON and SSE responses, for openai-chat,
 // openai-responses and anthropic.
 import { isSpillTool, spillToolDefinitions } from '#entry';
-import { runSpillTool } from './spill-reader.js';
+import { runSpillTool } from '../../internal/spill-reader.js';
 
 /** Default most follow-up requests one client request may cause. */
 export const DEFAULT_MAX_SPILL_ROUNDS = 4;
