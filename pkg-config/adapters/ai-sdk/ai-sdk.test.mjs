@@ -10,10 +10,10 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { generateText, stepCountIs, wrapLanguageModel } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
-import { SpillStore, compress } from '../../pkg/node.js';
-import { fromChatRequest, spillTools, toChatRequest, traceliteMiddleware } from '../../pkg/ai-sdk.js';
+import { SpillStore, compress } from '../../../pkg/entries/node.js';
+import { fromChatRequest, spillTools, toChatRequest, traceliteMiddleware } from '../../../pkg/adapters/ai-sdk/index.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
+const root = fileURLToPath(new URL('../../../', import.meta.url));
 
 const LOG = Array.from({ length: 4000 }, (_, i) => (i === 2717
   ? 'FAILED tests/test_price.py::test_discount - KeyError: price'
@@ -307,8 +307,8 @@ test('ai 6 (LanguageModelV3, specificationVersion v3): the same middleware and t
     writeFileSync(join(dir, 'run.mjs'), `
       import { generateText, stepCountIs, wrapLanguageModel } from 'ai';
       import { MockLanguageModelV3 } from 'ai/test';
-      import { SpillStore } from ${JSON.stringify(pathToFileURL(join(root, 'pkg/node.js')).href)};
-      import { traceliteMiddleware, spillTools } from ${JSON.stringify(pathToFileURL(join(root, 'pkg/ai-sdk.js')).href)};
+      import { SpillStore } from ${JSON.stringify(pathToFileURL(join(root, 'pkg/entries/node.js')).href)};
+      import { traceliteMiddleware, spillTools } from ${JSON.stringify(pathToFileURL(join(root, 'pkg/adapters/ai-sdk/index.js')).href)};
       const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } };
       const finishReason = { unified: 'stop', raw: 'stop' };
       const store = new SpillStore();

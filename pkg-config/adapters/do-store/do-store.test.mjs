@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { bundleWorker, projectWithPkg, root, startUpstream, startWorker } from './support/hosts.mjs';
-import { PATHS, POINTER, bigOutput, clientText, conversation, lastToolResult, model } from './support/proxy-tools.mjs';
+import { bundleWorker, projectWithPkg, root, startUpstream, startWorker } from '../../../tests/js/support/hosts.mjs';
+import { PATHS, POINTER, bigOutput, clientText, conversation, lastToolResult, model } from '../../../tests/js/support/proxy-tools.mjs';
 
 const PROXY_SECRET = 'do-store-test-secret-7a6b5c4d3e2f1a0b9c8d';
 const WORKER = readFileSync(join(root, 'pkg-config/examples/cloudflare-worker/worker.js'), 'utf8');

@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SpillStore, TraceLiteError, compress } from '../../pkg/node.js';
-import { KvSpillStore } from '../../pkg/kv-store.js';
-import { bundleWorker, projectWithPkg, startWorker } from './support/hosts.mjs';
+import { SpillStore, TraceLiteError, compress } from '../../../pkg/entries/node.js';
+import { KvSpillStore } from '../../../pkg/adapters/kv-store/index.js';
+import { bundleWorker, projectWithPkg, startWorker } from '../../../tests/js/support/hosts.mjs';
 
 const log = Array.from({ length: 1200 }, (_, i) => (i % 100 === 7 ? `E${i}: assertion failed in test_${i}` : `ok ${i}`)).join('\n');
 

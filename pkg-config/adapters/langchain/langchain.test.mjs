@@ -5,8 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage, createAgent, fakeModel, tool } from 'langchain';
-import { SpillStore, compress } from '../../pkg/node.js';
-import { fromChatMessages, spillTools, toChatMessages, traceliteMiddleware } from '../../pkg/langchain.js';
+import { SpillStore, compress } from '../../../pkg/entries/node.js';
+import { fromChatMessages, spillTools, toChatMessages, traceliteMiddleware } from '../../../pkg/adapters/langchain/index.js';
 
 const LOG = Array.from({ length: 4000 }, (_, i) => (i === 2717
   ? 'FAILED tests/test_price.py::test_discount - KeyError: price'

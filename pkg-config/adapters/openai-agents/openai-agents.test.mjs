@@ -5,8 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Agent, MemorySession, Runner, Usage, run, setTracingDisabled, tool } from '@openai/agents';
-import { SpillStore, compress } from '../../pkg/node.js';
-import { fromResponsesRequest, spillTools, toResponsesRequest, traceliteInputFilter } from '../../pkg/openai-agents.js';
+import { SpillStore, compress } from '../../../pkg/entries/node.js';
+import { fromResponsesRequest, spillTools, toResponsesRequest, traceliteInputFilter } from '../../../pkg/adapters/openai-agents/index.js';
 
 setTracingDisabled(true);
 

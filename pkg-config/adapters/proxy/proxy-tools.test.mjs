@@ -8,12 +8,12 @@ import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SpillStore, compress, trajectoryToRequest } from '../../pkg/node.js';
-import { createProxy } from '../../pkg/proxy.js';
-import { bundleWorker, projectWithPkg, root, startUpstream, startWorker } from './support/hosts.mjs';
+import { SpillStore, compress, trajectoryToRequest } from '../../../pkg/entries/node.js';
+import { createProxy } from '../../../pkg/adapters/proxy/index.js';
+import { bundleWorker, projectWithPkg, root, startUpstream, startWorker } from '../../../tests/js/support/hosts.mjs';
 import {
   PATHS, POINTER, bigOutput, clientText, conversation, lastToolResult, model, parseSse, withSpillTools,
-} from './support/proxy-tools.mjs';
+} from '../../../tests/js/support/proxy-tools.mjs';
 
 const PROXY_SECRET = 'proxy-tools-test-secret-1f9e8d7c6b5a4f3e';
 const KEY_A = 'Bearer sk-tenant-a-tools-000000000000000';

@@ -5,11 +5,11 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { SpillStore, compress, trajectoryToRequest } from '../../pkg/node.js';
-import { KvSpillStore } from '../../pkg/kv-store.js';
-import { createProxy, sessionSigner } from '../../pkg/proxy.js';
-import { bundleWorker, projectWithPkg, root, startUpstream, startWorker } from './support/hosts.mjs';
-import { conversation, withSpillTools } from './support/proxy-tools.mjs';
+import { SpillStore, compress, trajectoryToRequest } from '../../../pkg/entries/node.js';
+import { KvSpillStore } from '../../../pkg/adapters/kv-store/index.js';
+import { createProxy, sessionSigner } from '../../../pkg/adapters/proxy/index.js';
+import { bundleWorker, projectWithPkg, root, startUpstream, startWorker } from '../../../tests/js/support/hosts.mjs';
+import { conversation, withSpillTools } from '../../../tests/js/support/proxy-tools.mjs';
 
 const OPTIONS = { budget: 16000, provider: 'openai' };
 const SECRET = 'sk-test-5f1c0ffee-never-log-me';
