@@ -142,7 +142,7 @@ async function o200kCounter() {
   };
 }
 
-/** Replays one trajectory (pkg-config/replay.js), optionally dumping each compressed request. */
+/** Replays one trajectory (pkg-config/core/replay.js), optionally dumping each compressed request. */
 function replayOne(trajectory, options, { countTokens, dump } = {}) {
   const onStep = dump
     ? ({ t, outputText }) => {

@@ -1,4 +1,4 @@
-// Types of pkg-config/compact.js (compaction: async summarizer flow, pinned constraints, stage ends).
+// Types of pkg-config/core/compact.js (compaction: async summarizer flow, pinned constraints, stage ends).
 import type { CompressOptions, Report, SpillBlob, SpillStore } from './index.js';
 
 /** A host summarizer: answers the prepared prompt with the five-section summary text. */

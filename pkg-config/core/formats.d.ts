@@ -1,4 +1,4 @@
-// Types of pkg-config/formats.js (src/formats/ in the Rust core).
+// Types of pkg-config/core/formats.js (src/formats/ in the Rust core).
 import type { FormatName } from './index.js';
 
 /** Something of the source request the target format cannot carry. */

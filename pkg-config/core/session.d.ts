@@ -1,4 +1,4 @@
-// Types of the stateful API (pkg-config/session.js, src/session.rs).
+// Types of the stateful API (pkg-config/core/session.js, src/session.rs).
 import type { CompressSettings, FormatName, Report, SpillBlob, UrlImage } from './index.js';
 
 /** Settings plus host objects for `new TraceLite(options)`. */

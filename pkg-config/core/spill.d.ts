@@ -1,4 +1,4 @@
-// Types of pkg-config/spill.js (Rust: src/spill/, src/wasm/spill.rs).
+// Types of pkg-config/core/spill.js (Rust: src/spill/, src/wasm/spill.rs).
 import type { SpillBlob } from './index.js';
 
 /** Bounds of a SpillStore (Rust `StoreLimits`). */
