@@ -1,4 +1,4 @@
-// The JS API shared by every host entry (node.js, browser.js, workerd.js).
+// The JS API shared by every host entry (entries/: node.js, browser.js, workerd.js, edge.js, deno.js).
 import {
   estimateTokens as wasmEstimateTokens,
   trajectoryToRequest as wasmTrajectoryToRequest,

@@ -1,4 +1,4 @@
-// Internal: what the agent-framework adapters (langchain.js, openai-agents.js)
+// Internal: what the agent-framework adapters (adapters/langchain/, adapters/openai-agents/)
 // share: the core's spill tool definitions, the per-conversation stores and the
 // compress call that keeps a conversation's spills where its tools read them.
 import { spillToolDefinitions } from '../core/spill.js';

@@ -81,7 +81,7 @@ function jsThrowCodes() {
         add(literal[2], where);
         continue;
       }
-      if (code === 'err.code') continue; // a core error re-thrown (errors.js rethrow): src/error.rs
+      if (code === 'err.code') continue; // a core error re-thrown (core/errors.js rethrow): src/error.rs
       // A helper forwarding its parameter: collect the literals at that position of its calls.
       const helpers = [...src.slice(0, m.index).matchAll(/function (\w+)\(([^)]*)\)/g)];
       const helper = helpers[helpers.length - 1];

@@ -3,7 +3,7 @@
 // runs (Workers KV is eventually consistent across locations). The worker
 // exports `TraceLiteSpillObject` and binds it; `DurableObjectSpillStore` is the
 // client, with the interface of `KvSpillStore` (same keys, never-overwrite and
-// verify-on-read rules). Paging and search run in the core (spill-reader.js).
+// verify-on-read rules). Paging and search run in the core (internal/spill-reader.js).
 import '#entry'; // initializes the wasm that read/grep run in
 import { TraceLiteError } from '../../core/errors.js';
 import { FreshKeys, OutsideSpillStore, corrupt, digest, lineCount, matchesKey, notFound, refused, verified } from '../../internal/blob-keys.js';

@@ -1,7 +1,7 @@
 // A spill store over the Workers KV API, so spills survive across requests and
 // isolates. Works with any object that has KV's `get`/`put`/`delete`/`list`
 // (Cloudflare KV, Miniflare's KV, a Map-backed fake in tests). Paging and search
-// run in the core (see spill-reader.js).
+// run in the core (see internal/spill-reader.js).
 import '#entry'; // initializes the wasm that read/grep run in
 import { TraceLiteError } from '../../core/errors.js';
 import { FreshKeys, OutsideSpillStore, corrupt, digest, lineCount, matchesKey, notFound, refused, verified } from '../../internal/blob-keys.js';

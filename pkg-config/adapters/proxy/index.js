@@ -387,7 +387,7 @@ function redactBody(text) {
  *   definitions (unless it defines those names); a model turn calling only
  *   them is answered here, in the request's own session, and followed up
  *   upstream (`maxSpillRounds`), so the client gets the final answer
- *   (proxy-tools.js). A turn mixing them with the client's tools passes
+ *   (adapters/proxy/tools.js). A turn mixing them with the client's tools passes
  *   unchanged.
  * * `GET /spill/<key>?offset=&limit=` (offset = lines to skip) and
  *   `GET /spill/<key>/grep?q=&context=&max=&skip=&regex=1&i=1`: read spilled text
