@@ -26,26 +26,30 @@ $(WASM_BINDGEN): Cargo.lock
 	@if [ -x "$@" ] && "$@" --version | grep -q " $(WASM_BINDGEN_VERSION)$$"; then touch "$@"; else \
 	  cargo install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION) --root $(TOOLS) --force; fi
 
-node_modules/.installed: pkg-config/package.json pkg-config/package-lock.json
-	cd pkg-config && npm ci --no-audit --no-fund
-	ln -sfn pkg-config/node_modules node_modules
+node_modules/.installed: pkg-config/dev/package.json pkg-config/dev/package-lock.json
+	cd pkg-config/dev && npm ci --no-audit --no-fund
+	ln -sfn pkg-config/dev/node_modules node_modules
 	touch $@
 
-## pkg: the npm package in pkg/ (wasm + bindings + entry files + types + CLI, its own README
-## pkg-config/README.md, LICENSE, examples).
+## pkg: the npm package in pkg/, laid out like pkg-config/ (the published manifest
+## pkg-config/package.json, entries/ per host, core/, adapters/<name>/ without their
+## tests, internal/, cli/, examples/, its own README pkg-config/README.md, LICENSE)
+## plus wasm/ (the wasm-bindgen output). An adapter ships its *.js and *.d.ts, not its *.test.mjs.
+ADAPTERS := ai-sdk langchain openai-agents proxy kv-store do-store
 pkg: deps
 	cargo build --lib --target wasm32-unknown-unknown --release
 	rm -rf pkg && mkdir -p pkg
-	$(WASM_BINDGEN) --target web --remove-name-section --remove-producers-section --out-dir pkg --out-name tracelite $(WASM)
-	cp pkg-config/*.js pkg-config/*.mjs pkg-config/*.d.ts pkg-config/package.json pkg/
-	cp pkg-config/README.md LICENSE pkg/
+	$(WASM_BINDGEN) --target web --remove-name-section --remove-producers-section --out-dir pkg/wasm --out-name tracelite $(WASM)
+	cp -r pkg-config/entries pkg-config/core pkg-config/internal pkg-config/cli pkg/
+	for a in $(ADAPTERS); do mkdir -p pkg/adapters/$$a && cp pkg-config/adapters/$$a/*.js pkg-config/adapters/$$a/*.d.ts pkg/adapters/$$a/; done
+	cp pkg-config/package.json pkg-config/README.md LICENSE pkg/
 	cp -r pkg-config/examples pkg/
-	@ls pkg/tracelite_bg.wasm >/dev/null && printf 'wasm: %s bytes raw, %s bytes gzip\n' \
-	  $$(stat -c %s pkg/tracelite_bg.wasm) $$(gzip -9c pkg/tracelite_bg.wasm | wc -c)
+	@ls pkg/wasm/tracelite_bg.wasm >/dev/null && printf 'wasm: %s bytes raw, %s bytes gzip\n' \
+	  $$(stat -c %s pkg/wasm/tracelite_bg.wasm) $$(gzip -9c pkg/wasm/tracelite_bg.wasm | wc -c)
 
 ## demo: replay the bundled sample trajectory and print the per-step table and totals.
 demo: pkg
-	node pkg/cli.mjs replay $(SAMPLE)
+	node pkg/cli/index.mjs replay $(SAMPLE)
 
 ## test: every Rust and JS test. Without ../shared/traces (or TRACELITE_TRACES) the tests that
 ## read the real trajectories are reported ignored (cargo) or skipped (node:test), with the reason.
@@ -56,7 +60,7 @@ test-rust: system-packages
 	cargo test --doc
 
 test-js: system-packages pkg
-	node --test --test-reporter=spec tests/js/
+	node --test --test-reporter=spec tests/js/ pkg-config/adapters/
 
 ## bench: evaluation on ../shared/traces (not part of `make test`): writes bench/REPORT.md,
 ## bench/report.json and bench/chart.svg. `make bench BENCH_ARGS=--quick` for a fast subset.

@@ -15,7 +15,7 @@ import { cpus, loadavg } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { SpillStore, compress, trajectoryToRequest } from '../pkg/node.js';
+import { SpillStore, compress, trajectoryToRequest } from '../pkg/entries/node.js';
 import { bundleWorker, projectWithPkg, startUpstream, startWorker, PASS_THROUGH_WORKER as PASS_THROUGH } from '../tests/js/support/hosts.mjs';
 import { defaultTracesDir, stats } from './harness.mjs';
 import { onlyStage } from './policies.mjs';

@@ -12,6 +12,7 @@ import { classify, countFact, emptyGrounding, extractFacts, hiddenBy, mergeGroun
 import { ocrReader, tesseractAvailable } from './ocr.mjs';
 import { allPolicies, messageText } from './policies.mjs';
 import { findRenderer } from './render.mjs';
+import { percentile } from '../pkg/internal/stats.js';
 import { MESSAGE_OVERHEAD, PROVIDERS, contentParts, imageBytes, imageTokens, messageShape, o200kCounter, shapeTokens } from './tokens.mjs';
 
 /** Where OCR text of snapshot images is cached across runs (gitignored). */
@@ -95,12 +96,6 @@ export function stepRequests(pkg, trajectory) {
     throw new Error(`${trajectory.id}: request slices differ from trajectoryToRequest`);
   }
   return { requests, full, base };
-}
-
-function percentile(sorted, p) {
-  if (sorted.length === 0) return 0;
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[i];
 }
 
 /** p50/p95/max/mean of numbers. */
@@ -494,7 +489,7 @@ function runWorker(args, log) {
 export async function runBench(opts) {
   const log = opts.log ?? (() => {});
   const started = performance.now();
-  const pkg = opts.pkg ?? (await import('../pkg/node.js'));
+  const pkg = opts.pkg ?? (await import('../pkg/entries/node.js'));
   const prices = loadPrices(opts.prices);
   const { policies, renderer } = selectPolicies(pkg, opts.policies, opts.variants);
   const files = opts.files ?? traceFiles(opts.tracesDir, { quick: opts.quick, quickCount: opts.quickCount });

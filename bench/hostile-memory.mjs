@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Peak memory of the hostile inputs of issue #10 through the npm package
-// (pkg/node.js): each case runs in a fresh child process, which reports the
+// (pkg/entries/node.js): each case runs in a fresh child process, which reports the
 // outcome (a result or a typed TraceLiteError code; anything else is a
 // failure), the process's peak RSS, its RSS right before the call (input
 // built as JSON text), and the wasm linear memory before and after the call
@@ -86,7 +86,7 @@ const CASES = {
 };
 
 async function runCase(name) {
-  const { compress, wasmMemoryBytes, TraceLiteError, SpillStore } = await import('../pkg/node.js');
+  const { compress, wasmMemoryBytes, TraceLiteError, SpillStore } = await import('../pkg/entries/node.js');
   const make = CASES[name];
   if (!make) throw new Error(`unknown case ${name}`);
   const [built, options] = make();

@@ -4,8 +4,9 @@
 // Usage: node bench/latency.mjs TRACE.json... [--rounds N]
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { initSync } from '../pkg/tracelite.js';
-import * as pkg from '../pkg/node.js';
+import { initSync } from '../pkg/wasm/tracelite.js';
+import * as pkg from '../pkg/entries/node.js';
+import { percentile } from '../pkg/internal/stats.js';
 import { onlyStage } from './policies.mjs';
 
 const CONFIGS = [
@@ -13,11 +14,6 @@ const CONFIGS = [
   { label: 'TraceLite, fixed batches (planner off)', options: { plan: { enabled: false } } },
   { label: 'parse + emit only (every stage off)', options: { ...onlyStage('none') } },
 ];
-
-function percentile(sorted, p) {
-  if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
-}
 
 function stats(values) {
   const s = [...values].sort((a, b) => a - b);

@@ -274,7 +274,7 @@ export async function runLongParallel({ files, minSteps = LONG_STEPS.full, polic
 // As a worker: `node bench/long.mjs '{"files":[...],"minSteps":300,"sources":[...]}'` prints the result.
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const { files, minSteps, policies, prices, sources } = JSON.parse(process.argv[2]);
-  const pkg = await import('../pkg/node.js');
+  const pkg = await import('../pkg/entries/node.js');
   const ctx = { pkg, count: o200kCounter(), prices: loadPrices(prices) };
   const r = runLong(ctx, files, { minSteps, policies, sources, log: (m) => process.stderr.write(`${m}\n`) });
   process.stdout.write(JSON.stringify(r) + '\n');

@@ -224,7 +224,7 @@ function defaultEditing(result) {
 /** The whole report. `extra`: { speed, criterion, chartFile, command, commit }. */
 /** The wasm's size and what its code is made of (`bench/size.mjs`). */
 export function sizeSection(w) {
-  const out = [`wasm: **${int(w.rawBytes)} bytes raw, ${int(w.gzipBytes)} bytes gzip** (\`pkg/tracelite_bg.wasm\`, gzip -9; CI ceiling ${int(w.ceilingGzipBytes)}).`, ''];
+  const out = [`wasm: **${int(w.rawBytes)} bytes raw, ${int(w.gzipBytes)} bytes gzip** (\`pkg/wasm/tracelite_bg.wasm\`, gzip -9; CI ceiling ${int(w.ceilingGzipBytes)}).`, ''];
   if (!w.code) return out;
   const kib = (b) => `${(b / 1024).toFixed(1)} KiB`;
   const share = (b) => `${((100 * b) / w.code.codeBytes).toFixed(1)}%`;

@@ -166,7 +166,7 @@ function updateReadme(result, command) {
 async function main() {
   const o = parseArgs(process.argv.slice(2));
   if (!o.traces || !existsSync(o.traces)) fail('no trajectories: set TRACELITE_TRACES or pass --traces DIR');
-  if (!existsSync(join(ROOT, 'pkg/node.js'))) fail('pkg/ is missing: run `make pkg` first');
+  if (!existsSync(join(ROOT, 'pkg/entries/node.js'))) fail('pkg/ is missing: run `make pkg` first');
   const files = statSync(o.traces).isDirectory() ? traceFiles(o.traces, { quick: o.quick || o.sample > 0, quickCount: o.sample || 2 }) : [o.traces];
   log(`${files.length} trajectories${o.quick ? ' (quick)' : ''}`);
   const result = await runBench({

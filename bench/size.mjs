@@ -14,7 +14,7 @@ import { gzipSync } from 'node:zlib';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 /**
- * The largest gzip size (-9, Node's zlib) of `pkg/tracelite_bg.wasm` the
+ * The largest gzip size (-9, Node's zlib) of `pkg/wasm/tracelite_bg.wasm` the
  * tests accept: 556,664 bytes when it was set (stop 26: no name section, no
  * serde_path_to_error, the dynamic-Huffman PNG writer, snapshots by URL) plus
  * about 4%, so an accidental dependency or a monomorphization blow-up fails
@@ -166,11 +166,11 @@ export function breakdown(bytes) {
 }
 
 /**
- * The size report: the shipped wasm (`pkg/tracelite_bg.wasm`) and, when the
+ * The size report: the shipped wasm (`pkg/wasm/tracelite_bg.wasm`) and, when the
  * linked module and the wasm-bindgen CLI are there, its code by crate and module.
  */
 export function wasmReport({ root = ROOT } = {}) {
-  const shipped = readFileSync(join(root, 'pkg/tracelite_bg.wasm'));
+  const shipped = readFileSync(join(root, 'pkg/wasm/tracelite_bg.wasm'));
   const report = {
     rawBytes: shipped.length,
     gzipBytes: gzipSync(shipped, { level: 9 }).length,

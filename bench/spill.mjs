@@ -2,7 +2,7 @@
 // and a whole compress of a request holding that log.
 // Run: make pkg && node bench/spill.mjs   (prints median ms and MB/s)
 import { performance } from 'node:perf_hooks';
-import { SpillStore, compress } from '../pkg/node.js';
+import { SpillStore, compress } from '../pkg/entries/node.js';
 
 /** A deterministic build/test log of about `bytes` bytes with a few error lines (like benches/spill.rs). */
 function log(bytes) {

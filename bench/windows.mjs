@@ -12,7 +12,8 @@ import { loadavg } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import * as pkg from '../pkg/node.js';
+import * as pkg from '../pkg/entries/node.js';
+import { percentile } from '../pkg/internal/stats.js';
 import { defaultTracesDir } from './harness.mjs';
 import { onlyStage } from './policies.mjs';
 
@@ -63,10 +64,6 @@ function replayAll(trajectories, options) {
     fractions.push(...prefixFractions);
   }
   return pkg.summarizeReplay(perStep, fractions);
-}
-
-function percentile(sorted, p) {
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? 0;
 }
 
 /** p50 and p95 in ms of `fn()` over `rounds` calls after a warm-up. */

@@ -1,7 +1,7 @@
 // A bench worker: replays its share of the trajectories and prints one JSON
 // line per trajectory, then a stats line (bench/harness.mjs `runBench`).
 import { performance } from 'node:perf_hooks';
-import * as pkg from '../pkg/node.js';
+import * as pkg from '../pkg/entries/node.js';
 import { loadPrices } from './cost.mjs';
 import { benchTrace, groundingOcr, selectPolicies } from './harness.mjs';
 import { o200kCounter } from './tokens.mjs';

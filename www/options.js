@@ -1,5 +1,5 @@
 // The pipeline controls: one table maps each form control onto a setting of
-// `compress` (pkg-config/index.d.ts). The page sends only what differs from the
+// `compress` (pkg-config/core/index.d.ts). The page sends only what differs from the
 // core's defaults, so its figures equal `replay --options <that JSON>`.
 
 /** Form controls, in display order. `path` is the setting's place in the options. */

@@ -9,8 +9,8 @@ import {
   sessionName,
   summarizeReplay,
   version,
-} from './pkg/browser.js';
-import { grepLines, pageLines } from './pkg/spill-reader.js';
+} from './pkg/entries/browser.js';
+import { grepLines, pageLines } from './pkg/internal/spill-reader.js';
 import { spillOrder, uniqueMatches } from './spill-matches.js';
 // bench/grounding.mjs, served at /grounding.js (www/serve.mjs): the same facts and classes as `make bench`.
 import { classify, extractFacts, hiddenBy, oldStrVisible, pointersOf, taskVerbatim, viewRequest } from './grounding.js';
@@ -183,7 +183,7 @@ const handlers = {
     return { session: r.session, spills: r.store.list(r.session) };
   },
   // Paging and grep as the agent's read_spill / grep_spill tools do them
-  // (pkg-config/spill-reader.js: offset = lines to skip, pages of ≤ 16 KB).
+  // (pkg-config/internal/spill-reader.js: offset = lines to skip, pages of ≤ 16 KB).
   read: ({ key, offset, limit }) => {
     const text = spillText(key);
     return { key, bytes: new TextEncoder().encode(text).length, ...pageLines(text, { offset, limit }) };

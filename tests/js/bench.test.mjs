@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import * as pkg from '../../pkg/node.js';
+import * as pkg from '../../pkg/entries/node.js';
 import { PromptCache } from '../../bench/cost.mjs';
 import { criticalItems, editedPaths, legible, recoverable, toolCallsKept } from '../../bench/fidelity.mjs';
 import { addImageBytes, runBench, sampleLines, snapshotGroups, spreadPerSource } from '../../bench/harness.mjs';

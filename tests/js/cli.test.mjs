@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const root = new URL('../../', import.meta.url).pathname;
-const cli = join(root, 'pkg/cli.mjs');
+const cli = join(root, 'pkg/cli/index.mjs');
 const sample = join(root, 'tests/fixtures/sample-trajectory.json');
 
 function run(...args) {

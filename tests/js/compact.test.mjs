@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import {
   SpillStore, TraceLiteError, compressAsync, finishStage, pinConstraint, pinnedConstraints,
   trajectoryToRequest, validateSummary,
-} from '../../pkg/node.js';
+} from '../../pkg/entries/node.js';
 
 const GOOD = [
   '## Goal', 'Fix `add` in src/calc.py.',

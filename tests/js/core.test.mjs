@@ -8,12 +8,12 @@ import { join } from 'node:path';
 import { getEncoding } from 'js-tiktoken';
 import {
   SpillStore, TraceLiteError, compress, estimateTokens, trajectoryToRequest, version,
-} from '../../pkg/node.js';
+} from '../../pkg/entries/node.js';
 
 const root = new URL('../../', import.meta.url).pathname;
 const traces = process.env.TRACELITE_TRACES ?? join(root, '../shared/traces');
 const sample = join(root, 'tests/fixtures/sample-trajectory.json');
-const cli = join(root, 'pkg/cli.mjs');
+const cli = join(root, 'pkg/cli/index.mjs');
 const sharedTrace = join(traces, 'mini-swe-agent_gemini-3-pro__pallets__flask-5014.json');
 
 function throwsCode(fn, code, path) {
@@ -171,7 +171,7 @@ test('the estimator is within 10% of o200k_base on real observations', {
 });
 
 test('the wasm PNG writer gives the native golden bytes (deterministic across targets)', async () => {
-  const { renderSnapshot } = await import('../../pkg/node.js');
+  const { renderSnapshot } = await import('../../pkg/entries/node.js');
   // PYTHON of tests/optical_golden.rs.
   const text = 'def total(orders, *, tax=0.2):\n    """Sum of order amounts with tax."""\n    s = 0\n    for o in orders:\n' +
     '        if o.amount < 0:\n            raise ValueError(f"negative amount: {o.amount!r}")\n        s += o.amount\n' +

@@ -114,12 +114,12 @@ test('the deno condition picks deno.js (source-phase wasm import); node and bund
   const conditions = Object.keys(manifest.exports['.']);
   // Before `node`, which Deno also matches; after `types`.
   assert.ok(conditions.indexOf('deno') === 1 && conditions.indexOf('deno') < conditions.indexOf('node'), conditions.join(' '));
-  assert.equal(manifest.imports['#entry'].deno, './deno.js');
-  assert.match(readFileSync(join(pkgDir, 'deno.js'), 'utf8'), /^import source wasm from '\.\/tracelite_bg\.wasm';$/m);
+  assert.equal(manifest.imports['#entry'].deno, './entries/deno.js');
+  assert.match(readFileSync(join(pkgDir, 'entries/deno.js'), 'utf8'), /^import source wasm from '\.\.\/wasm\/tracelite_bg\.wasm';$/m);
   const info = runDeno(['info', '--json', 'main.ts']);
   assert.equal(info.status, 0, info.stderr);
   const specifiers = JSON.parse(info.stdout).modules.map((m) => m.specifier);
-  assert.ok(specifiers.some((s) => s.endsWith('/deno.js')), specifiers.join(' '));
+  assert.ok(specifiers.some((s) => s.endsWith('/entries/deno.js')), specifiers.join(' '));
   assert.ok(!specifiers.some((s) => /\/(node|browser)\.js$/.test(s)), specifiers.join(' '));
   // Node still loads node.js.
   const node = execFileSync(process.execPath, ['--input-type=module', '-e', "import('tracelite').then((m) => console.log(typeof m.compress))"], { cwd: project, encoding: 'utf8' });

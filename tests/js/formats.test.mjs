@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   TraceLiteError, compress, convert, detectFormat, trajectoryToRequest, validateRequest,
-} from '../../pkg/node.js';
+} from '../../pkg/entries/node.js';
 
 const root = new URL('../../', import.meta.url).pathname;
 const FORMATS = ['openai-chat', 'openai-responses', 'anthropic', 'gemini'];

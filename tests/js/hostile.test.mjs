@@ -2,7 +2,7 @@
 // result within the limits; never a wasm trap, never silent loss.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SpillStore, TraceLiteError, compress, convert, validateRequest, wasmMemoryBytes } from '../../pkg/node.js';
+import { SpillStore, TraceLiteError, compress, convert, validateRequest, wasmMemoryBytes } from '../../pkg/entries/node.js';
 
 const call = (id, command) => ({ id, type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command }) } });
 const toolTurn = (id, output) => [

@@ -5,9 +5,9 @@
 // and bytes in/out.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { TraceLite, compress } from '../../pkg/node.js';
-import { KvSpillStore } from '../../pkg/kv-store.js';
-import { IMAGE_CACHE_CONTROL, createProxy, sessionSigner } from '../../pkg/proxy.js';
+import { TraceLite, compress } from '../../pkg/entries/node.js';
+import { KvSpillStore } from '../../pkg/adapters/kv-store/index.js';
+import { IMAGE_CACHE_CONTROL, createProxy, sessionSigner } from '../../pkg/adapters/proxy/index.js';
 
 const TEMPLATE = 'https://img.example.com/i/{id}.png';
 // Fixed batches and only the optical stage, so 7 outputs give 3 snapshots.

@@ -56,21 +56,29 @@ after(() => {
 test('the tarball ships the entries, the wasm and the types, and nothing runs at install', (t) => {
   const files = packed.files.map((f) => f.path).sort();
   for (const f of [
-    'package.json', 'README.md', 'tracelite_bg.wasm', 'tracelite.js', 'node.js', 'browser.js', 'workerd.js', 'edge.js',
-    'api.js', 'ai-sdk.js', 'proxy.js', 'kv-store.js', 'spill-reader.js', 'mirror.js', 'cli.mjs',
-    'deno.js', 'langchain.js', 'openai-agents.js', 'framework.js',
-    'do-store.js', 'proxy-tools.js', 'blob-keys.js',
-    'index.d.ts', 'ai-sdk.d.ts', 'proxy.d.ts', 'kv-store.d.ts', 'langchain.d.ts', 'openai-agents.d.ts',
-    'do-store.d.ts',
+    'package.json', 'README.md', 'wasm/tracelite_bg.wasm', 'wasm/tracelite.js',
+    'entries/node.js', 'entries/browser.js', 'entries/workerd.js', 'entries/edge.js', 'entries/deno.js',
+    'core/api.js', 'core/index.d.ts', 'cli/index.mjs',
+    'internal/spill-reader.js', 'internal/mirror.js', 'internal/framework.js', 'internal/blob-keys.js', 'internal/stats.js',
+    ...['ai-sdk', 'proxy', 'kv-store', 'langchain', 'openai-agents', 'do-store'].flatMap((a) => [`adapters/${a}/index.js`, `adapters/${a}/index.d.ts`]),
+    'adapters/proxy/tools.js',
   ]) assert.ok(files.includes(f), `${f} missing from the tarball: ${files.join(' ')}`);
+  // Every file the manifest names (exports, #entry, main, types, bin, sideEffects) is in the tarball.
+  const source = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8'));
+  const named = [source.main, source.types, ...Object.values(source.bin), ...source.sideEffects,
+    ...[...Object.values(source.exports), ...Object.values(source.imports)].flatMap((e) => (typeof e === 'string' ? [e] : Object.values(e)))];
+  for (const f of named) assert.ok(files.includes(f.replace(/^\.\//, '')), `${f} (named in package.json) missing from the tarball`);
   assert.ok(!files.some((f) => f.includes('test')), files.join(' '));
+  // The published manifest only: the dev manifest (pkg-config/dev/) and its lock stay in the repository.
+  assert.ok(!files.some((f) => f.startsWith('dev/') || f.endsWith('package-lock.json')), files.join(' '));
   const manifest = JSON.parse(readFileSync(join(project, 'node_modules/tracelite/package.json'), 'utf8'));
   assert.equal(manifest.scripts, undefined);
   assert.equal(manifest.dependencies, undefined);
+  assert.equal(manifest.devDependencies, undefined);
   assert.deepEqual(Object.keys(manifest.exports['.']), ['types', 'deno', 'workerd', 'edge-light', 'node', 'browser', 'default']);
   // The framework peers are optional: installing the package never pulls them in.
   for (const peer of ['ai', 'langchain', '@openai/agents']) assert.deepEqual(manifest.peerDependenciesMeta[peer], { optional: true }, peer);
-  const wasm = readFileSync(join(pkgDir, 'tracelite_bg.wasm'));
+  const wasm = readFileSync(join(pkgDir, 'wasm/tracelite_bg.wasm'));
   t.diagnostic(`tarball ${packed.size} bytes (unpacked ${packed.unpackedSize}), wasm ${wasm.length} bytes raw, ${gzipSync(wasm, { level: 9 }).length} bytes gzip -9`);
   assert.ok(statSync(join(work, packed.filename)).size === packed.size);
 });
@@ -109,11 +117,11 @@ test('browser: Chromium loads the package as plain ES modules with an import map
   writeFileSync(join(project, 'index.html'), `<!doctype html>
 <script type="importmap">{
   "imports": {
-    "tracelite": "/node_modules/tracelite/browser.js",
-    "tracelite/proxy": "/node_modules/tracelite/proxy.js",
-    "tracelite/kv-store": "/node_modules/tracelite/kv-store.js"
+    "tracelite": "/node_modules/tracelite/entries/browser.js",
+    "tracelite/proxy": "/node_modules/tracelite/adapters/proxy/index.js",
+    "tracelite/kv-store": "/node_modules/tracelite/adapters/kv-store/index.js"
   },
-  "scopes": { "/node_modules/tracelite/": { "#entry": "/node_modules/tracelite/browser.js" } }
+  "scopes": { "/node_modules/tracelite/": { "#entry": "/node_modules/tracelite/entries/browser.js" } }
 }</script>
 <script type="module">
   import { compress, version, estimateTokens } from 'tracelite';
@@ -354,8 +362,8 @@ test('the npm README\'s examples that import only `tracelite` run as written', (
   const blocks = [...npmReadme().matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1])
     .filter((code) => [...code.matchAll(/from\s+'([^']+)'/g)].every((m) => m[1] === 'tracelite'));
   const names = blocks.map((code) => code.match(/import\s*\{([^}]*)\}/)[1].trim());
-  // compress, compressAsync, TraceLite and the spill tools with handleToolCall.
-  assert.equal(blocks.length, 4, names.join(' | '));
+  // compress, compressAsync, TraceLite, the spill tools with handleToolCall and the trajectory replay.
+  assert.equal(blocks.length, 5, names.join(' | '));
   for (const [i, code] of blocks.entries()) {
     const lines = code.split('\n');
     const imports = lines.filter((l) => l.startsWith('import '));

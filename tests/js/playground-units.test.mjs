@@ -128,7 +128,7 @@ test('the static server listens on 127.0.0.1 and serves www/, the sample and pkg
   assert.match(grounding.body, /export function extractFacts/);
   assert.doesNotMatch(grounding.body, /from ['"]node:/);
   assert.equal((await get('/bench/harness.mjs')).status, 404, 'only that one bench file is served');
-  const wasm = await get('/pkg/tracelite_bg.wasm');
+  const wasm = await get('/pkg/wasm/tracelite_bg.wasm');
   assert.equal(wasm.status, 200, 'pkg/ is built (make pkg)');
   assert.equal(wasm.type, 'application/wasm');
 });

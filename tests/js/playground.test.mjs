@@ -47,7 +47,7 @@ async function resetAndLoadSample() {
 
 function cliReplay(options) {
   const out = execFileSync(process.execPath, [
-    `${ROOT}pkg/cli.mjs`, 'replay', '--json', SAMPLE, '--options', JSON.stringify(options),
+    `${ROOT}pkg/cli/index.mjs`, 'replay', '--json', SAMPLE, '--options', JSON.stringify(options),
   ], { encoding: 'utf8', maxBuffer: 64 << 20 });
   return JSON.parse(out);
 }
@@ -62,7 +62,7 @@ async function shownFigures() {
 
 before(async () => {
   assert.ok(existsSync(CHROMIUM), `Chromium not found at ${CHROMIUM}: install it (apt-get install -y chromium) or set CHROMIUM_PATH`);
-  assert.ok(existsSync(`${ROOT}pkg/browser.js`), 'pkg/ is not built: run `make pkg`');
+  assert.ok(existsSync(`${ROOT}pkg/entries/browser.js`), 'pkg/ is not built: run `make pkg`');
   mkdirSync(ARTIFACTS, { recursive: true });
   const { chromium } = await import('playwright-core');
   const { startServer } = await import(`${ROOT}www/serve.mjs`);

@@ -6,9 +6,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { trajectoryToRequest } from '../../pkg/node.js';
-import { createProxy } from '../../pkg/proxy.js';
-import { traceliteMiddleware } from '../../pkg/ai-sdk.js';
+import { trajectoryToRequest } from '../../pkg/entries/node.js';
+import { createProxy } from '../../pkg/adapters/proxy/index.js';
+import { traceliteMiddleware } from '../../pkg/adapters/ai-sdk/index.js';
 
 const root = new URL('../../', import.meta.url).pathname;
 const sample = JSON.parse(readFileSync(join(root, 'tests/fixtures/sample-trajectory.json'), 'utf8'));

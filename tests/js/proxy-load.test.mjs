@@ -8,9 +8,9 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { SpillStore, compress, trajectoryToRequest } from '../../pkg/node.js';
-import { KvSpillStore } from '../../pkg/kv-store.js';
-import { createProxy } from '../../pkg/proxy.js';
+import { SpillStore, compress, trajectoryToRequest } from '../../pkg/entries/node.js';
+import { KvSpillStore } from '../../pkg/adapters/kv-store/index.js';
+import { createProxy } from '../../pkg/adapters/proxy/index.js';
 import { manySpills } from './support/requests.mjs';
 import { withSpillTools } from './support/proxy-tools.mjs';
 

@@ -8,9 +8,9 @@ import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SpillStore, compress, trajectoryToRequest } from '../../pkg/node.js';
-import { KvSpillStore } from '../../pkg/kv-store.js';
-import { createProxy, sessionSigner } from '../../pkg/proxy.js';
+import { SpillStore, compress, trajectoryToRequest } from '../../pkg/entries/node.js';
+import { KvSpillStore } from '../../pkg/adapters/kv-store/index.js';
+import { createProxy, sessionSigner } from '../../pkg/adapters/proxy/index.js';
 import { bundleWorker, projectWithPkg, root, startUpstream, startWorker } from './support/hosts.mjs';
 import { manyMessages, manySpills } from './support/requests.mjs';
 

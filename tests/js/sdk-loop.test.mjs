@@ -11,7 +11,7 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pkgDir, root } from './support/hosts.mjs';
-import { SpillStore, compress } from '../../pkg/node.js';
+import { SpillStore, compress } from '../../pkg/entries/node.js';
 
 const LOG = Array.from({ length: 4000 }, (_, i) => (i === 2717
   ? 'FAILED tests/test_price.py::test_discount - KeyError: price'

@@ -1,12 +1,12 @@
 // Issue 16 through the built package: grep cost, wrong types at the wasm
 // boundary (no trap, no leak), wrapping numbers, lone surrogates, counters
-// and option bombs. Key forging against KV is in kv-store.test.mjs.
+// and option bombs. Key forging against KV is in pkg-config/adapters/kv-store/kv-store.test.mjs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   SpillStore, TraceLite, TraceLiteError, compress, estimateTokens, handleToolCall, wasmMemoryBytes,
-} from '../../pkg/node.js';
-import { grepLines, grepSpill } from '../../pkg/spill-reader.js';
+} from '../../pkg/entries/node.js';
+import { grepLines, grepSpill } from '../../pkg/internal/spill-reader.js';
 
 function assertCode(fn, code, path) {
   assert.throws(fn, (err) => {

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SpillStore, TraceLite, TraceLiteError, compress, trajectoryToRequest } from '../../pkg/node.js';
+import { SpillStore, TraceLite, TraceLiteError, compress, trajectoryToRequest } from '../../pkg/entries/node.js';
 
 const root = new URL('../../', import.meta.url).pathname;
 const sample = join(root, 'tests/fixtures/sample-trajectory.json');

@@ -11,7 +11,7 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 test('the shipped wasm is under its gzip ceiling and carries no name or producers section', () => {
   const r = wasmReport();
-  assert.ok(r.gzipBytes <= GZIP_CEILING, `pkg/tracelite_bg.wasm is ${r.gzipBytes} bytes gzip -9, over the ceiling of ${GZIP_CEILING} (bench/size.mjs)`);
+  assert.ok(r.gzipBytes <= GZIP_CEILING, `pkg/wasm/tracelite_bg.wasm is ${r.gzipBytes} bytes gzip -9, over the ceiling of ${GZIP_CEILING} (bench/size.mjs)`);
   const names = r.sections.map((s) => s.name);
   assert.ok(names.includes('code') && names.includes('data'), names.join(', '));
   assert.ok(!names.includes('custom "name"') && !names.includes('custom "producers"'), names.join(', '));
@@ -48,7 +48,7 @@ test('function names are attributed to their crate and TraceLite module', () => 
 });
 
 test('a module without a name section is read and refused when it is not wasm', () => {
-  const wasm = readFileSync(join(ROOT, 'pkg/tracelite_bg.wasm'));
+  const wasm = readFileSync(join(ROOT, 'pkg/wasm/tracelite_bg.wasm'));
   const b = breakdown(wasm);
   assert.equal(b.namedBytes, 0);
   assert.equal(b.byCrate[0].name, '(unnamed)');

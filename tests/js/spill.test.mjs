@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   SPILL_TOOL_NAMES, SpillStore, TraceLiteError, compress, handleToolCall, isSpillTool, spillToolDefinitions,
-} from '../../pkg/node.js';
+} from '../../pkg/entries/node.js';
 
 function log(n) {
   const lines = [];

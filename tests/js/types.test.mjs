@@ -1,5 +1,5 @@
 // The TypeScript types against the code: every error code the core (src/error.rs)
-// and the JS (pkg-config/*.js) throw is in `ErrorCode`; every README snippet that
+// and the JS (pkg-config/**/*.js) throw is in `ErrorCode`; every README snippet that
 // imports 'tracelite/ai-sdk' type-checks under `tsc --strict` with ai 6 and ai 7
 // and runs there, the provider's model replaced by the `ai` package's own mock
 // (MockLanguageModelV3 / V4) behind a stand-in '@ai-sdk/openai'.
@@ -10,8 +10,8 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, 
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pkgDir, root } from './support/hosts.mjs';
-import { SpillStore } from '../../pkg/node.js';
-import { spillTools, traceliteMiddleware } from '../../pkg/ai-sdk.js';
+import { SpillStore } from '../../pkg/entries/node.js';
+import { spillTools, traceliteMiddleware } from '../../pkg/adapters/ai-sdk/index.js';
 
 const TSC = join(root, 'node_modules/typescript/bin/tsc');
 const AI = { 'ai 7': join(root, 'node_modules/ai'), 'ai 6': join(root, 'node_modules/ai-v6') };
@@ -54,6 +54,14 @@ function callArgs(src, open) {
   throw new Error(`unbalanced call at ${open}`);
 }
 
+/** The package's JS sources (pkg-config/{entries,core,adapters,internal,cli}/, not the tests nor the examples), relative to pkg-config/. */
+function packageSources() {
+  return ['entries', 'core', 'adapters', 'internal', 'cli']
+    .flatMap((dir) => readdirSync(join(root, 'pkg-config', dir), { recursive: true }).map((f) => `${dir}/${f}`))
+    .filter((f) => /\.m?js$/.test(f) && !/\.test\.m?js$/.test(f))
+    .sort();
+}
+
 /**
  * Codes of the JS throw sites: the literal second argument of each
  * `new TraceLiteError(…)`; where it is a parameter of the enclosing helper
@@ -63,7 +71,7 @@ function callArgs(src, open) {
 function jsThrowCodes() {
   const codes = new Map();
   const add = (code, where) => codes.set(code, [...(codes.get(code) ?? []), where]);
-  for (const file of readdirSync(join(root, 'pkg-config')).filter((f) => /\.m?js$/.test(f))) {
+  for (const file of packageSources()) {
     const src = readFileSync(join(root, 'pkg-config', file), 'utf8');
     for (const m of src.matchAll(/new TraceLiteError\(/g)) {
       const code = callArgs(src, m.index + m[0].length - 1)[1];
@@ -73,7 +81,7 @@ function jsThrowCodes() {
         add(literal[2], where);
         continue;
       }
-      if (code === 'err.code') continue; // a core error re-thrown (errors.js rethrow): src/error.rs
+      if (code === 'err.code') continue; // a core error re-thrown (core/errors.js rethrow): src/error.rs
       // A helper forwarding its parameter: collect the literals at that position of its calls.
       const helpers = [...src.slice(0, m.index).matchAll(/function (\w+)\(([^)]*)\)/g)];
       const helper = helpers[helpers.length - 1];
@@ -95,7 +103,7 @@ function jsThrowCodes() {
 }
 
 test('ErrorCode in index.d.ts lists every code src/error.rs and the JS throw', () => {
-  const union = unionLiterals(readFileSync(join(root, 'pkg-config/index.d.ts'), 'utf8'), 'ErrorCode');
+  const union = unionLiterals(readFileSync(join(root, 'pkg-config/core/index.d.ts'), 'utf8'), 'ErrorCode');
   const rust = readFileSync(join(root, 'src/error.rs'), 'utf8');
   const asStr = /pub const fn as_str\(self\)[\s\S]*?\n {4}\}/.exec(rust);
   assert.ok(asStr, 'ErrorCode::as_str not found in src/error.rs');

@@ -2,7 +2,7 @@
 // loop that assembles after every step; prints ms per `assemble` at the given
 // turns (median of the 5 turns ending there), the total, and wasm memory.
 //   node tests/tools/session-turns.mjs [--turns 500] [--at 250,500] [--output-bytes 600] [--counter js]
-import { TraceLite, wasmMemoryBytes } from '../../pkg/node.js';
+import { TraceLite, wasmMemoryBytes } from '../../pkg/entries/node.js';
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);

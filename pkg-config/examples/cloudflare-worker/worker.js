@@ -1,6 +1,6 @@
 // Cloudflare Worker: compress every LLM request on its way to the provider,
 // answer the model's read_spill / grep_spill calls from the spill store, and
-// serve spilled output back at GET /spill/<key> (tests/js/proxy.test.mjs runs this file).
+// serve spilled output back at GET /spill/<key> (pkg-config/adapters/proxy/proxy.test.mjs runs this file).
 import { createProxy } from 'tracelite/proxy';
 import { KvSpillStore } from 'tracelite/kv-store';
 import { DurableObjectSpillStore } from 'tracelite/do-store';

@@ -4,9 +4,9 @@
 // `steady R`: R rounds of 50 concurrent requests through a KvSpillStore; the
 // heap after each round (after a full GC), which must not grow.
 import { readFileSync } from 'node:fs';
-import { trajectoryToRequest } from '../../../pkg/node.js';
-import { KvSpillStore } from '../../../pkg/kv-store.js';
-import { createProxy } from '../../../pkg/proxy.js';
+import { trajectoryToRequest } from '../../../pkg/entries/node.js';
+import { KvSpillStore } from '../../../pkg/adapters/kv-store/index.js';
+import { createProxy } from '../../../pkg/adapters/proxy/index.js';
 
 const mode = process.argv[2];
 const N = Number(process.argv[3] ?? 16);

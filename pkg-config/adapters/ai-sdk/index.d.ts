@@ -1,0 +1,90 @@
+// Types of 'tracelite/ai-sdk': Vercel AI SDK middleware and spill tools, in the
+// installed `ai` package's own types (ai 6: LanguageModelV3Middleware; ai 7:
+// LanguageModelMiddleware of LanguageModelV4), so `wrapLanguageModel` and
+// `generateText({ tools })` accept them under `tsc --strict` with either.
+// Like `ai`'s own types, these need `@types/node`.
+import type { LanguageModelMiddleware, Tool } from 'ai';
+import type { CompressSettings, Report } from '../../core/index.js';
+import type { SpillStoreLike } from '../proxy/index.js';
+import type { GrepSpillArgs, ReadSpillArgs } from '../../internal/framework.js';
+
+/** Options of `traceliteMiddleware`: compress settings plus host objects. */
+export interface TraceliteMiddlewareOptions extends Omit<CompressSettings, 'format' | 'session'> {
+  /**
+   * Where spills go. Default: in memory, one store per conversation (its own
+   * spills, caches and previous request, so `report.prefix` is filled), for the
+   * `maxSessions` most recent conversations; see `middleware.store`.
+   */
+  store?: SpillStoreLike;
+  /**
+   * Conversations the default store keeps (least recently used freed first). With
+   * `store` set, conversations whose caches (rendered snapshots, previous request;
+   * no spilled text) stay in memory between turns. Default 64.
+   */
+  maxSessions?: number;
+  /** Spill session: a name or a function of the call; default: a hash of the conversation's opening. */
+  session?: string | ((params: CallOptions) => string);
+  /** Called after each compression. */
+  onReport?: (info: { session: string; report: Report; type: 'generate' | 'stream' }) => void;
+  /**
+   * Middleware spec: by default the installed `ai`'s ('v3' with ai 6, 'v4' with
+   * ai 7); ai 7 also takes 'v3'. The prompt is always converted to the spec of the
+   * model `transformParams` is given.
+   */
+  specificationVersion?: MiddlewareSpec;
+}
+
+/** The options of a model call, as `transformParams` gets them (`params.prompt` is the prompt). */
+export type CallOptions = Parameters<NonNullable<LanguageModelMiddleware['transformParams']>>[0]['params'];
+
+/** The middleware specs the installed `ai` accepts: 'v3' (ai 6), 'v3' | 'v4' (ai 7). */
+export type MiddlewareSpec = Extract<'v3' | 'v4', NonNullable<LanguageModelMiddleware['specificationVersion']>>;
+
+/**
+ * A language-model middleware for `wrapLanguageModel` (compresses in
+ * `transformParams`): the installed `ai`'s `LanguageModelMiddleware`, plus the store.
+ */
+export type TraceliteMiddleware = LanguageModelMiddleware & {
+  readonly specificationVersion: MiddlewareSpec;
+  /** The store spills go to: pass it to `spillTools`. */
+  readonly store: SpillStoreLike;
+  transformParams: NonNullable<LanguageModelMiddleware['transformParams']>;
+};
+
+/** Middleware that compresses every prompt before it reaches the model. */
+export function traceliteMiddleware(options?: TraceliteMiddlewareOptions): TraceliteMiddleware;
+
+/** An AI SDK tool (made by `tool()` from 'ai') whose `execute` resolves the reply text. */
+export type SpillTool<Input> = {
+  description: string;
+  execute(input: Input, options?: Parameters<NonNullable<Tool<Input, string>['execute']>>[1]): Promise<string>;
+} & Tool<Input, string>;
+
+/** Arguments of `read_spill` (the core's schema). */
+export type ReadSpillInput = ReadSpillArgs;
+
+/**
+ * Arguments of `grep_spill`: the core's schema, snake case, as the model sends
+ * them. A direct `execute` call may also spell `max_matches` and `ignore_case`
+ * in camel case (the snake-case name wins when both are given).
+ */
+export interface GrepSpillInput extends GrepSpillArgs {
+  /** Alias of `max_matches`. */
+  maxMatches?: number;
+  /** Alias of `ignore_case`. */
+  ignoreCase?: boolean;
+}
+
+/**
+ * `read_spill` and `grep_spill` tools over `store`, for `generateText({ tools })`.
+ * With `session`, only that session's spills are readable.
+ */
+export function spillTools(store: SpillStoreLike, options?: { session?: string }): {
+  read_spill: SpillTool<ReadSpillInput>;
+  grep_spill: SpillTool<GrepSpillInput>;
+};
+
+/** The AI SDK prompt as an OpenAI Chat request, plus what restores untouched parts. */
+export function toChatRequest(prompt: unknown[]): { request: { messages: unknown[] }; side: unknown };
+/** A (compressed) Chat request made by `toChatRequest` back into an AI SDK prompt. */
+export function fromChatRequest(request: { messages: unknown[] }, side: unknown, version?: 'v4' | 'v3'): unknown[];

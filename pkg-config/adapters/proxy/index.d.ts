@@ -1,0 +1,178 @@
+// Types of 'tracelite/proxy': a Fetch-API handler that compresses LLM requests.
+import type { CompressSettings, FormatName, Provider, Report } from '../../core/index.js';
+
+/** Any spill store: the in-memory `SpillStore`, a `KvSpillStore`, a `DurableObjectSpillStore`, or yours. */
+export interface SpillStoreLike {
+  get(session: string, key: string): string | Promise<string>;
+  put(session: string, key: string, text: string): unknown;
+}
+
+/** Options of `createProxy`. */
+export interface ProxyOptions {
+  /** Base URL of the provider, e.g. `https://api.openai.com`; the request path is appended. */
+  upstream: string | URL;
+  /** Force one format for every POST (default: from the path). */
+  format?: FormatName;
+  /**
+   * Compress settings (budget, stages, limits…). `options.provider`, when set,
+   * applies to every route without its own `providers` entry.
+   */
+  options?: CompressSettings;
+  /**
+   * Provider (prices, image sizes) per route, by its format: `providers[format]`,
+   * else `options.provider`, else `DEFAULT_PROVIDERS` (anthropic for
+   * `/v1/messages`, openai for the OpenAI routes).
+   */
+  providers?: Partial<Record<FormatName, Provider>>;
+  /**
+   * Define `read_spill` / `grep_spill` in a forwarded request that carries a
+   * `spill://` pointer of its session (and defines no tool of those names),
+   * and answer the model's calls to them: when every call of the model's turn
+   * is one of them, the proxy runs them against the session's spills, appends
+   * the call and the results to the conversation and asks again (JSON and SSE),
+   * so the client only sees the final answer. A turn that also calls the
+   * client's tools reaches the client unchanged. Default true.
+   */
+  spillTools?: boolean;
+  /**
+   * Most follow-up requests one client request may cause (spill tool rounds).
+   * Over it the client gets the model's last response as it came (spill calls
+   * included). At least 1 (`spillTools: false` turns the tools off). Default 4.
+   */
+  maxSpillRounds?: number;
+  /**
+   * Most bytes of an upstream response held to look for spill calls (a JSON
+   * body, or a streamed turn from its first spill call on); a longer one passes
+   * on as it came. Default 4 MiB.
+   */
+  maxSpillResponseBytes?: number;
+  /**
+   * Where spills go. Default: in memory (per isolate), one store per session for
+   * the `maxSessions` most recent sessions. Use a `KvSpillStore` or a
+   * `DurableObjectSpillStore` (strongly consistent per session) on Workers.
+   */
+  store?: SpillStoreLike;
+  /**
+   * Sessions the default in-memory store keeps. With `store` set, sessions whose
+   * caches (rendered snapshots, previous request; no spilled text) stay in memory
+   * between turns. Default 64.
+   */
+  maxSessions?: number;
+  /** The fetch used to reach the upstream. Default `globalThis.fetch`. */
+  fetch?: (request: Request) => Promise<Response>;
+  /** Larger request bodies get 413. Default 8 MiB. */
+  maxBodyBytes?: number;
+  /**
+   * Most blobs one request may write to an outside `store`, written
+   * `STORE_BATCH` (16) at a time; a put the store skips (already stored) does
+   * not count. Over it: `STORE_WRITE_LIMIT` (413 with `onError: 'reject'`,
+   * else the request is forwarded uncompressed). Default 200.
+   */
+  maxStoreWrites?: number;
+  /**
+   * A request the proxy cannot compress (the core cannot read it,
+   * `STORE_FAILED`, `STORE_WRITE_LIMIT`): `'forward'` (default) sends it
+   * upstream uncompressed with the secrets in its string values masked
+   * (unless `options.redact.enabled` is false), marked
+   * `x-tracelite-skipped: <code>` and `x-tracelite-redacted: <n>`; `'reject'`
+   * answers with the typed JSON error (400, 413 or 503) and sends nothing.
+   * Bad JSON and `LIMIT_EXCEEDED` are always rejected.
+   */
+  onError?: 'forward' | 'reject';
+  /**
+   * Key (at least 32 characters) of the HMAC that derives sessions (from the
+   * caller's identity and its session name or the conversation's opening) and
+   * signs the session tokens the spill routes require. Required with an
+   * outside `store`; with the in-memory store it defaults to 32 random bytes
+   * per instance. Whoever knows it can read every session: keep it a secret
+   * (`wrangler secret put TRACELITE_SECRET`).
+   */
+  secret?: string;
+  /**
+   * The caller's identity, an HMAC input scoping its sessions (never logged or
+   * stored). Default `defaultIdentity`: the Authorization, x-api-key and
+   * x-goog-api-key headers and Gemini's `?key=`. Return e.g. the user id your
+   * own auth established when clients do not send provider keys.
+   */
+  identify?: (request: Request) => string | Promise<string>;
+  /**
+   * Public base URL of this proxy as the provider reaches it (`https`; `http` only for localhost), e.g.
+   * `https://tracelite.example.workers.dev`. Set, snapshots go to OpenAI (chat, responses) and Anthropic
+   * by URL instead of inline base64: each PNG is stored in `store` as `image-<id>` of the request's
+   * session (counted against `maxStoreWrites` and the store's own per-session limits) and served at
+   * `GET <imageBaseUrl>/image/<session>/<id>.png?sig=<HMAC of session and id>`, without a session header
+   * (the provider fetches it): wrong or missing `sig` → 403 `INVALID_IMAGE_SIGNATURE`, signed but not
+   * stored → 404 `IMAGE_NOT_FOUND`, anything else under the route → 404 `NOT_FOUND`. When the images
+   * cannot be stored, the request goes with its snapshots inline (`x-tracelite-images: inline; <code>`).
+   * Default: off (inline).
+   */
+  imageBaseUrl?: string | URL;
+  /** Called after each compression (never with headers); `bytes`: the body received and the body sent upstream. */
+  onReport?: (info: {
+    session: string;
+    format: FormatName;
+    path: string;
+    report: Report;
+    bytes: { received: number; sent: number };
+  }) => void;
+}
+
+/** Paths (suffixes) the proxy compresses, with their format. */
+export const ROUTES: [string, FormatName][];
+/** Provider of each route's format when neither `providers` nor `options.provider` names one. */
+export const DEFAULT_PROVIDERS: Readonly<Record<'openai-chat' | 'openai-responses' | 'anthropic', Provider>>;
+/** Default `maxSpillRounds` (4). */
+export const DEFAULT_MAX_SPILL_ROUNDS: number;
+/** Spill calls answered per model turn (16); the others get an error result. */
+export const MAX_SPILL_CALLS: number;
+/** Default `maxSpillResponseBytes` (4 MiB). */
+export const DEFAULT_MAX_SPILL_RESPONSE_BYTES: number;
+/** Default `maxBodyBytes`. */
+export const DEFAULT_MAX_BODY_BYTES: number;
+/** `x-tracelite-session`: names the spill session of a request; carries the session token in responses. */
+export const SESSION_HEADER: string;
+/** Default `maxStoreWrites` (200). */
+export const DEFAULT_MAX_STORE_WRITES: number;
+/** The image route under `imageBaseUrl`'s path: `/image/`. */
+export const IMAGE_ROUTE: string;
+/** `cache-control` of a served image. */
+export const IMAGE_CACHE_CONTROL: string;
+/** Shortest `secret` accepted (32 characters). */
+export const MIN_SECRET_LENGTH: number;
+/** The `onError` choices. */
+export const ON_ERROR: readonly ['forward', 'reject'];
+/** The default `identify`: the request's provider credentials, as one string (an HMAC input only). */
+export function defaultIdentity(request: Request): string;
+
+/** Session derivation and tokens with one key (what `createProxy` uses). */
+export interface SessionSigner {
+  /** `<name (≤ 95 chars)>-<32 hex>` for a named session, `conv-<32 hex>` from a conversation opening (JSON text). */
+  session(identity: string, from: { name: string } | { opening: string }): Promise<string>;
+  /** `<session>.<43 base64url chars of HMAC-SHA256>`. */
+  token(session: string): Promise<string>;
+  /** Whether a value has the shape of a token. */
+  isToken(value: string): boolean;
+  /** The session of a genuine token, else `undefined` (constant-time check). */
+  verify(token: string): Promise<string | undefined>;
+  /** The `sig` of an image URL: 43 base64url chars of an HMAC of the session and the image id. */
+  imageSignature(session: string, id: string): Promise<string>;
+  /** Whether `signature` is the one of (session, id) (constant-time check). */
+  verifyImage(session: string, id: string, signature: string | null): Promise<boolean>;
+}
+/** A signer keyed with `secret` (or 32 random bytes when `undefined`). */
+export function sessionSigner(secret?: string): SessionSigner;
+
+/**
+ * A Fetch-API handler: compresses `POST …/v1/chat/completions`, `…/v1/responses`
+ * and `…/v1/messages`, forwards to `upstream` with the headers intact, streams
+ * the response back (unchanged, unless the model's turn only calls the spill
+ * tools the proxy defined: see `spillTools`) with `x-tracelite-session: <token>`, and serves
+ * `GET /spill/<key>?offset=&limit=` and `GET /spill/<key>/grep?q=&context=&max=&regex=1`
+ * for the session whose token is in the `x-tracelite-session` header (401
+ * `MISSING_SESSION` without, 403 `INVALID_SESSION_TOKEN` for a forged one).
+ * With `imageBaseUrl`, snapshots go upstream as signed URLs it serves at
+ * `GET <imageBaseUrl path>/image/<session>/<id>.png?sig=…` (see `imageBaseUrl`).
+ * Bad JSON → 400, too large → 413. Throws `INVALID_OPTION` (path `secret`)
+ * when an outside `store` is given without `secret`.
+ */
+export function createProxy(options: ProxyOptions): (request: Request) => Promise<Response>;

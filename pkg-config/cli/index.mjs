@@ -1,0 +1,310 @@
+#!/usr/bin/env node
+// tracelite CLI: `compress` a request file, or `replay` trajectories as an agent loop would.
+import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { TraceLiteError, compress, replayTrajectory, sessionName, summarizeReplay } from '../entries/node.js';
+
+const USAGE = `usage:
+  tracelite compress <request.json | -> [options] [--report]
+  tracelite replay <trajectory.json | dir | -> [--json] [--dump DIR] [--progress] [options]
+  tracelite --version
+
+  -                   read the request or trajectory from stdin
+
+options:
+  --format F          openai-chat | openai-responses | anthropic | gemini (default: detect)
+  --provider P        anthropic | openai | openai-patch | gemini | qwen (default: openai)
+  --budget N          context window in tokens (default 128000)
+  --window N          tool results kept verbatim (default 3)
+  --ratio K           optical: render only if image tokens <= text tokens / K (default 2)
+  --session NAME      spill namespace
+  --no-spill --no-dedup --no-phase --no-optical --no-compact   turn a stage off
+  --only STAGE        run only this stage
+  --tokenizer T       estimate (built-in, default) | o200k (exact, js-tiktoken)
+  --options JSON      any other settings as JSON (merged)
+  --progress          a progress line on stderr while a directory replays (default: when stderr is a TTY)`;
+
+const STAGES = ['spill', 'dedup', 'phase', 'optical', 'compact'];
+
+function fail(message, code = 2) {
+  process.stderr.write(`tracelite: ${message}\n`);
+  process.exit(code);
+}
+
+function parseArgs(argv) {
+  const args = { positional: [], options: {}, flags: {} };
+  const number = (name, v) => {
+    const n = Number(v);
+    if (v === undefined || !Number.isFinite(n)) fail(`--${name} needs a number`);
+    return n;
+  };
+  const value = (name, v) => (v === undefined ? fail(`--${name} needs a value`) : v);
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const next = () => argv[++i];
+    switch (a) {
+      case '--json': case '--report': case '--progress': args.flags[a.slice(2)] = true; break;
+      case '--dump': args.flags.dump = value('dump', next()); break;
+      case '--tokenizer': args.flags.tokenizer = value('tokenizer', next()); break;
+      case '--format': args.options.format = value('format', next()); break;
+      case '--provider': args.options.provider = value('provider', next()); break;
+      case '--session': args.options.session = value('session', next()); break;
+      case '--budget': args.options.budget = number('budget', next()); break;
+      case '--window': args.options.window = number('window', next()); break;
+      case '--ratio': (args.options.optical ??= {}).ratio = number('ratio', next()); break;
+      case '--only': {
+        const only = value('only', next());
+        if (!STAGES.includes(only)) fail(`--only takes one of ${STAGES.join(', ')}`);
+        for (const s of STAGES) (args.options[s] ??= {}).enabled = s === only;
+        break;
+      }
+      case '--options': {
+        const extra = parseOptions(value('options', next()));
+        deepMerge(args.options, extra);
+        break;
+      }
+      case '-h': case '--help': process.stdout.write(USAGE + '\n'); process.exit(0); break;
+      case '-v': case '--version': printVersion(); break;
+      default:
+        if (a.startsWith('--no-') && STAGES.includes(a.slice(5))) {
+          (args.options[a.slice(5)] ??= {}).enabled = false;
+        } else if (a.startsWith('--')) {
+          fail(`unknown option ${a}\n${USAGE}`);
+        } else {
+          args.positional.push(a);
+        }
+    }
+  }
+  const tokenizer = args.flags.tokenizer ?? 'estimate';
+  if (!['estimate', 'o200k'].includes(tokenizer)) fail('--tokenizer is estimate or o200k');
+  args.flags.tokenizer = tokenizer;
+  return args;
+}
+
+/** Keys that reach an object's prototype when assigned: never settings. */
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+/**
+ * `--options` JSON: an object, without `__proto__`, `constructor` or
+ * `prototype` keys at any depth (merged into the settings they would reach
+ * Object.prototype); what is merged is exactly what the core validates.
+ */
+function parseOptions(text) {
+  let bad;
+  let parsed;
+  try {
+    parsed = JSON.parse(text, (key, v) => {
+      if (FORBIDDEN_KEYS.has(key)) bad ??= key;
+      return v;
+    });
+  } catch (e) {
+    fail(`--options must be JSON: ${e.message}`);
+  }
+  if (bad !== undefined) fail(`--options: "${bad}" is not a setting`);
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) fail('--options must be a JSON object');
+  return parsed;
+}
+
+function deepMerge(into, from) {
+  for (const [k, v] of Object.entries(from ?? {})) {
+    if (FORBIDDEN_KEYS.has(k)) continue;
+    const own = Object.hasOwn(into, k) ? into[k] : undefined;
+    if (v && typeof v === 'object' && !Array.isArray(v) && own && typeof own === 'object') deepMerge(own, v);
+    else into[k] = v;
+  }
+  return into;
+}
+
+/** The package's version (package.json beside this file), then exit 0. */
+function printVersion() {
+  const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+  process.stdout.write(`${version}\n`);
+  process.exit(0);
+}
+
+/** An exact o200k counter with a cache (histories repeat the same texts every turn). */
+async function o200kCounter() {
+  let getEncoding;
+  try {
+    ({ getEncoding } = await import('js-tiktoken'));
+  } catch {
+    return fail('--tokenizer o200k needs the js-tiktoken package: npm install js-tiktoken (or use --tokenizer estimate)');
+  }
+  const enc = getEncoding('o200k_base');
+  const cache = new Map();
+  return (text) => {
+    let n = cache.get(text);
+    if (n === undefined) {
+      n = enc.encode(text, 'all').length;
+      cache.set(text, n);
+    }
+    return n;
+  };
+}
+
+/** Replays one trajectory (pkg-config/core/replay.js), optionally dumping each compressed request. */
+function replayOne(trajectory, options, { countTokens, dump } = {}) {
+  const onStep = dump
+    ? ({ t, outputText }) => {
+      const dir = join(dump, sessionName(trajectory.id));
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, `${t}.json`), outputText);
+    }
+    : undefined;
+  return replayTrajectory(trajectory, options, { countTokens, onStep });
+}
+
+function table(id, result) {
+  const lines = [`${id}`, '   t   baseline  compressed   saved   bytes in  bytes out     ms'];
+  for (const p of result.per_step) {
+    const saved = p.baseline === 0 ? 0 : 1 - p.compressed / p.baseline;
+    lines.push(`${String(p.t).padStart(4)} ${String(p.baseline).padStart(10)} ${String(p.compressed).padStart(11)} ${(saved * 100).toFixed(1).padStart(6)}% ` +
+      `${String(p.bytes_before).padStart(10)} ${String(p.bytes_after).padStart(10)} ${p.ms.toFixed(2).padStart(6)}`);
+  }
+  lines.push(totalsLine(result));
+  return lines.join('\n');
+}
+
+function totalsLine(r) {
+  return `total: ${r.steps} steps, baseline ${r.baseline_tokens} tokens (${r.baseline_bytes} bytes), ` +
+    `compressed ${r.compressed_tokens} tokens (${r.compressed_bytes} bytes), ` +
+    `reduction ${(r.reduction * 100).toFixed(1)}%, prefix reuse ${(r.prefix_reuse * 100).toFixed(1)}%, ` +
+    `latency p50 ${r.latency_ms.p50} ms p95 ${r.latency_ms.p95} ms\n` +
+    `saved by stage: ${Object.entries(r.saved_by_stage)
+      .map(([stage, s]) => `${stage} ${s.tokens} (${(s.share * 100).toFixed(1)}%)`).join(', ')}`;
+}
+
+/** Why a file could not be read, without a stack: `no such file or directory`, …. */
+function fsReason(e) {
+  switch (e?.code) {
+    case 'ENOENT': return 'no such file or directory';
+    case 'EACCES': case 'EPERM': return 'permission denied';
+    case 'EISDIR': return 'is a directory';
+    case 'ENOTDIR': return 'a part of the path is not a directory';
+    default: return e?.code ?? String(e?.message ?? e);
+  }
+}
+
+/** `-` is stdin. */
+const STDIN = '-';
+const shown = (path) => (path === STDIN ? 'stdin' : path);
+
+function readText(path) {
+  try {
+    return readFileSync(path === STDIN ? 0 : path, 'utf8');
+  } catch (e) {
+    return fail(`cannot read ${shown(path)}: ${fsReason(e)}`);
+  }
+}
+
+function isDirectory(path) {
+  if (path === STDIN) return false;
+  try {
+    return statSync(path).isDirectory();
+  } catch (e) {
+    return fail(`cannot read ${path}: ${fsReason(e)}`);
+  }
+}
+
+function readJson(path) {
+  const text = readText(path);
+  try { return JSON.parse(text); } catch (e) { return fail(`${shown(path)} is not JSON: ${e.message}`); }
+}
+
+const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+/** A provider request of any format: chat/messages, responses `input`, Gemini `contents`. */
+const looksLikeRequest = (v) => isObject(v) && ['messages', 'input', 'contents'].some((k) => k in v) && !('steps' in v);
+const looksLikeTrajectory = (v) => isObject(v) && Array.isArray(v.steps);
+
+/**
+ * The progress line of a directory replay: rewritten in place on a TTY, one line per
+ * trajectory otherwise (`--progress` into a pipe or file); cleared at the end on a TTY.
+ */
+function progress(enabled) {
+  const tty = Boolean(process.stderr.isTTY);
+  if (!enabled) return { clear() {}, step() {}, done() {} };
+  return {
+    // Before anything goes to stdout (which may be the same terminal).
+    clear() {
+      if (tty) process.stderr.write('\r\x1b[2K');
+    },
+    step(i, n, name) {
+      const line = `tracelite: replaying ${i}/${n} ${name}`;
+      process.stderr.write(tty ? `\r\x1b[2K${line}` : `${line}\n`);
+    },
+    done() {
+      if (tty) process.stderr.write('\r\x1b[2K');
+    },
+  };
+}
+
+async function main(argv) {
+  const [command, ...rest] = argv;
+  if (!command || command === '-h' || command === '--help') {
+    process.stdout.write(USAGE + '\n');
+    return;
+  }
+  if (command === '-v' || command === '--version') printVersion();
+  const args = parseArgs(rest);
+  const countTokens = args.flags.tokenizer === 'o200k' ? await o200kCounter() : undefined;
+  if (command === 'compress') {
+    if (args.positional.length !== 1) fail(USAGE);
+    const path = args.positional[0];
+    const request = readText(path);
+    let parsed;
+    try { parsed = JSON.parse(request); } catch { /* the core reports bad JSON (INVALID_JSON) */ }
+    if (looksLikeTrajectory(parsed) && !looksLikeRequest(parsed)) {
+      fail(`${shown(path)} is a trajectory, not a provider request: use \`tracelite replay ${path}\``);
+    }
+    const out = compress(request, { ...args.options, countTokens });
+    process.stdout.write(JSON.stringify(out.request) + '\n');
+    if (args.flags.report) process.stderr.write(JSON.stringify(out.report, null, 2) + '\n');
+    return;
+  }
+  if (command === 'replay') {
+    if (args.positional.length !== 1) fail(USAGE);
+    const path = args.positional[0];
+    const directory = isDirectory(path);
+    const files = directory
+      ? readdirSync(path).filter((f) => f.endsWith('.json') && f !== 'package.json').sort().map((f) => join(path, f))
+      : [path];
+    const runs = [];
+    const fractions = [];
+    const bar = progress(directory && (args.flags.progress || Boolean(process.stderr.isTTY)));
+    for (const [i, file] of files.entries()) {
+      bar.step(i + 1, files.length, basename(file));
+      const trajectory = readJson(file);
+      if (!looksLikeTrajectory(trajectory)) {
+        // In a directory other JSON files are skipped; a file named alone must be a trajectory.
+        if (directory) continue;
+        if (looksLikeRequest(trajectory)) {
+          fail(`${shown(file)} is a provider request, not a trajectory: use \`tracelite compress ${file}\``);
+        }
+        fail(`${shown(file)} is not a trajectory: it has no "steps" array`);
+      }
+      const id = trajectory.id || (file === STDIN ? 'stdin' : basename(file, '.json'));
+      const { result, prefixFractions } = replayOne(trajectory, args.options, { countTokens, dump: args.flags.dump });
+      fractions.push(...prefixFractions);
+      runs.push({ id, ...result });
+      bar.clear();
+      if (!args.flags.json) process.stdout.write(table(id, result) + '\n\n');
+    }
+    bar.done();
+    if (directory) {
+      const perStep = runs.flatMap((r) => r.per_step.map((p) => ({ id: r.id, ...p })));
+      const total = summarizeReplay(perStep, fractions);
+      if (args.flags.json) process.stdout.write(JSON.stringify({ runs, total }) + '\n');
+      else process.stdout.write(`${runs.length} trajectories\n${totalsLine(total)}\n`);
+    } else if (args.flags.json) {
+      const { id, ...result } = runs[0];
+      process.stdout.write(JSON.stringify(result) + '\n');
+    }
+    return;
+  }
+  fail(`unknown command ${command}\n${USAGE}`);
+}
+
+main(process.argv.slice(2)).catch((err) => {
+  if (err instanceof TraceLiteError) fail(`${err.code}${err.path ? ` at ${err.path}` : ''}: ${err.message}`, 1);
+  fail(err?.stack ?? String(err), 1);
+});

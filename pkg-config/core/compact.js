@@ -1,0 +1,130 @@
+// Compaction in JS: the async summarizer flow (`compressAsync`), pinned
+// constraints and stage ends. The core is synchronous; a host summarizer is
+// async. So: (1) `compress` runs the pipeline; when it compacts, the core puts
+// an extractive summary in the request and keeps the prepared summarization
+// prompt in the session state; (2) the summarizer answers that prompt; the
+// answer must have the five sections (Goal, Progress, Key facts, Decisions,
+// Next steps), else it is asked once more; (3) the core swaps the answer in
+// (`adoptSummary`) and re-applies it on later calls. If both attempts fail,
+// the extractive summary stays.
+import { validateSummary as wasmValidateSummary } from '../wasm/tracelite.js';
+import { compress } from './api.js';
+import { TraceLiteError, guarded, jsonArg } from './errors.js';
+import { splitOptions } from './options.js';
+import { SpillStore } from './spill.js';
+
+let defaultStore;
+
+function storeOf(store, what = 'store') {
+  if (!(store instanceof SpillStore)) {
+    throw new TraceLiteError(`${what} must be a SpillStore`, 'INVALID_OPTION', what);
+  }
+  return store;
+}
+
+function sessionOf(session) {
+  if (session === undefined || session === null) return 'default';
+  if (typeof session !== 'string') {
+    throw new TraceLiteError('session must be a string', 'INVALID_OPTION', 'session');
+  }
+  return session;
+}
+
+/**
+ * Checks a summary text. Returns `{ ok: true }` or `{ ok: false, problem }`
+ * naming the missing, empty or repeated sections.
+ */
+export function validateSummary(text) {
+  if (typeof text !== 'string') return { ok: false, problem: 'the summary must be a string' };
+  const problem = wasmValidateSummary(text);
+  return problem ? { ok: false, problem } : { ok: true };
+}
+
+/**
+ * Like `compress`, but when the call compacts and `options.summarizer` is
+ * given, the summary comes from `await summarizer(prompt, { attempt, problem })`.
+ * An answer that throws or lacks one of the five sections is retried once
+ * (the retry prompt says what was wrong); then the extractive summary stays.
+ * Resolves to `{ request, report, spills, summary }` where `summary` is
+ * `{ source: 'none' | 'reapplied' | 'extractive' | 'summarizer', attempts }`.
+ * Spills and compaction state live in `options.store` (a module-wide store
+ * of this function by default); pass the same store on every turn.
+ */
+export async function compressAsync(request, options = {}) {
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new TraceLiteError('options must be an object', 'INVALID_OPTION', 'options');
+  }
+  const { summarizer, ...rest } = options;
+  if (summarizer !== undefined && typeof summarizer !== 'function') {
+    throw new TraceLiteError(
+      'options.summarizer must be a function (prompt) => Promise<string>',
+      'INVALID_OPTION',
+      'summarizer',
+    );
+  }
+  const store = rest.store === undefined ? (defaultStore ??= new SpillStore()) : storeOf(rest.store);
+  const out = compress(request, { ...rest, store });
+  const changes = out.report.changes.filter((c) => c.stage === 'compact' && c.kind === 'summary');
+  // A new compaction cites the blob of its originals; a re-applied one does not.
+  const compacted = changes.some((c) => c.pointer);
+  if (!compacted) {
+    return { ...out, summary: { source: changes.length ? 'reapplied' : 'none', attempts: [] } };
+  }
+  const session = sessionOf(rest.session);
+  const prompt = summarizer ? guarded(() => store.wasmSession.pendingSummaryPrompt(session)) : undefined;
+  if (!prompt) return { ...out, summary: { source: 'extractive', attempts: [] } };
+  const { settings } = splitOptions(rest);
+  const attempts = [];
+  let problem;
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const asked = problem === undefined
+      ? prompt
+      : `${prompt}\nYour previous answer was rejected (${problem}). Answer again with exactly the five sections, each non-empty.\n`;
+    let text;
+    try {
+      text = await summarizer(asked, { attempt, problem });
+    } catch (err) {
+      problem = `the summarizer threw: ${err?.message ?? String(err)}`;
+      attempts.push({ ok: false, problem });
+      continue;
+    }
+    const check = validateSummary(text);
+    if (!check.ok) {
+      problem = check.problem;
+      attempts.push({ ok: false, problem });
+      continue;
+    }
+    const json = guarded(() =>
+      store.wasmSession.adoptSummary(JSON.stringify(out.request), jsonArg(settings, 'options'), text),
+    );
+    attempts.push({ ok: true });
+    return { ...out, request: JSON.parse(json), summary: { source: 'summarizer', attempts } };
+  }
+  return { ...out, summary: { source: 'extractive', attempts } };
+}
+
+/**
+ * Pins a constraint for `session` in `store`: archived word for word at the
+ * next compaction (and added to an existing archive on the next call).
+ * Returns whether it was new. (`TraceLite#pinConstraint(text)` calls this.)
+ */
+export function pinConstraint(store, session, text) {
+  if (typeof text !== 'string') {
+    throw new TraceLiteError('text must be a string', 'INVALID_OPTION', 'text');
+  }
+  return guarded(() => storeOf(store).wasmSession.pinConstraint(sessionOf(session), text));
+}
+
+/** Constraints pinned for `session` in `store`. */
+export function pinnedConstraints(store, session) {
+  return JSON.parse(guarded(() => storeOf(store).wasmSession.pinnedConstraints(sessionOf(session))));
+}
+
+/**
+ * Marks the end of a task stage: the next compress call of `session` with
+ * `store` is a stage boundary (it compacts if the planner agrees, or always
+ * with `compact.planner: false`). (`TraceLite#finishStage()` calls this.)
+ */
+export function finishStage(store, session) {
+  guarded(() => storeOf(store).wasmSession.finishStage(sessionOf(session)));
+}

@@ -1,0 +1,44 @@
+// Types of pkg-config/core/formats.js (src/formats/ in the Rust core).
+import type { FormatName } from './index.js';
+
+/** Something of the source request the target format cannot carry. */
+export interface Lossy {
+  /** JSON path in the source request. */
+  path: string;
+  /** What was dropped or changed. */
+  what: string;
+}
+
+/** A fix made in repair mode (also listed in `Report.repairs` of `compress`). */
+export interface Repair {
+  /** The error code the problem would have raised, e.g. `ORPHAN_TOOL_RESULT`. */
+  code: string;
+  /** JSON path of the offending field in the request as received. */
+  path: string;
+  /** What was done. */
+  action: string;
+}
+
+/** Error codes of request validation (beside `INVALID_REQUEST` for wrong types). */
+export type ValidationErrorCode =
+  | 'ORPHAN_TOOL_RESULT' | 'MISSING_TOOL_RESULT' | 'DUPLICATE_TOOL_CALL_ID'
+  | 'DUPLICATE_TOOL_RESULT' | 'MISPLACED_TOOL_RESULT' | 'INVALID_ROLE_ORDER';
+
+/** The format of a request body. Throws `UNKNOWN_FORMAT` when it cannot tell. */
+export function detectFormat(request: object | string): FormatName;
+
+/** Converts a request body to format `to` (the source format is detected unless `from`). */
+export function convert<T extends object = Record<string, unknown>>(
+  request: object | string,
+  to: FormatName,
+  options?: { from?: FormatName },
+): { from: FormatName; to: FormatName; request: T; lossy: Lossy[] };
+
+/**
+ * Checks tool-call pairing and role order; throws a `TraceLiteError` with a
+ * `ValidationErrorCode` and the JSON path unless `repair` is true.
+ */
+export function validateRequest<T extends object = Record<string, unknown>>(
+  request: object | string,
+  options?: { format?: FormatName; repair?: boolean },
+): { format: FormatName; request: T; repairs: Repair[] };

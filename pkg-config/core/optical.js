@@ -1,0 +1,17 @@
+// Optical snapshots: render a text as the optical stage would (preview, benchmarks).
+import { renderSnapshot as wasmRenderSnapshot } from '../wasm/tracelite.js';
+import { TraceLiteError, guarded, jsonArg } from './errors.js';
+import { splitOptions } from './options.js';
+
+/**
+ * Renders `text` to PNG images for `options.provider` with `options.optical`.
+ * Returns `null` when there is nothing to draw, else
+ * `{ fontPx, columns, rows, lines, missing, imageTokens, images: [{ width, height, mediaType, data }] }`.
+ */
+export function renderSnapshot(text, options = {}) {
+  if (typeof text !== 'string') {
+    throw new TraceLiteError('text must be a string', 'INVALID_REQUEST', 'text');
+  }
+  const { settings } = splitOptions(options);
+  return JSON.parse(guarded(() => wasmRenderSnapshot(text, jsonArg(settings, 'options'))));
+}

@@ -1,0 +1,139 @@
+// The stateful API: `new TraceLite(options)` keeps an agent's raw history, a
+// spill store and the render/state caches inside wasm, and assembles the
+// compressed request on demand with the same pure core as `compress`.
+import { TraceLiteSession } from '../wasm/tracelite.js';
+import { TraceLiteError, guarded, jsonArg } from './errors.js';
+
+function fail(message, code, path) {
+  throw new TraceLiteError(message, code, path);
+}
+
+function isObject(v) {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/**
+ * Accepts `{ id?, name, arguments }`, an OpenAI tool call
+ * `{ id, type: 'function', function: { name, arguments } }` or an AI SDK tool
+ * call `{ toolCallId, toolName, input }`; arguments may be JSON text or a value.
+ */
+function normalizeCall(call) {
+  if (!isObject(call)) fail('toolCall must be an object', 'INVALID_TOOL_CALL', 'toolCall');
+  const fn = isObject(call.function) ? call.function : undefined;
+  const id = call.id ?? call.toolCallId ?? '';
+  const name = fn?.name ?? call.name ?? call.toolName;
+  const args = fn ? fn.arguments : (call.arguments ?? call.args ?? call.input);
+  if (typeof id !== 'string') fail('toolCall.id must be a string', 'INVALID_TOOL_CALL', 'toolCall.id');
+  if (typeof name !== 'string' || name === '') {
+    fail('toolCall.name must be a non-empty string', 'INVALID_TOOL_CALL', 'toolCall.name');
+  }
+  const text = typeof args === 'string' ? args : jsonArg(args ?? {}, 'toolCall.arguments');
+  return { id, name, arguments: text };
+}
+
+function outputText(output) {
+  if (typeof output === 'string') return output;
+  if (output === undefined || output === null) return '';
+  return jsonArg(output, 'output');
+}
+
+/**
+ * An in-process context controller. Feed it the agent's steps with
+ * `processStep(toolCall, output)` and other turns with `addMessage(message)`;
+ * `assemble(format)` returns the request to send now. Call `free()` (or use
+ * `using`) when the agent is done.
+ */
+export class TraceLite {
+  #session;
+  #format;
+
+  constructor(options = {}) {
+    if (options === null || options === undefined) options = {};
+    if (!isObject(options)) fail('options must be an object', 'INVALID_OPTION', 'options');
+    const { countTokens, ...settings } = options;
+    if (countTokens !== undefined && typeof countTokens !== 'function') {
+      fail('options.countTokens must be a function (text) => number', 'INVALID_OPTION', 'countTokens');
+    }
+    this.#format = settings.format ?? 'openai-chat';
+    this.#session = guarded(() => new TraceLiteSession(jsonArg(settings, 'options'), countTokens));
+  }
+
+  get #wasm() {
+    if (!this.#session) throw new TraceLiteError('TraceLite was freed', 'INVALID_OPTION', 'session');
+    return this.#session;
+  }
+
+  /** Records one step (tool call + its output). Returns `{ step, callId, outputTokens, edit? }`. */
+  processStep(toolCall, output) {
+    const call = jsonArg(normalizeCall(toolCall), 'toolCall');
+    const text = outputText(output);
+    return JSON.parse(guarded(() => this.#wasm.processStep(call, text)));
+  }
+
+  /** Appends a system, user or assistant turn (an OpenAI Chat message: `{ role, content }`). */
+  addMessage(message) {
+    if (!isObject(message)) fail('message must be an object', 'INVALID_REQUEST', 'message');
+    const text = jsonArg(message, 'message');
+    guarded(() => this.#wasm.addMessage(text));
+  }
+
+  /**
+   * The request to send now, in `format` (default: `options.format` or
+   * `openai-chat`). `base` holds the request's other members (`model`, `tools`, …).
+   */
+  assemble(format = this.#format, base = {}) {
+    if (!isObject(base)) fail('base must be an object', 'INVALID_REQUEST', 'base');
+    const json = guarded(() => this.#wasm.assemble(String(format), jsonArg(base, 'base')));
+    const out = JSON.parse(json);
+    this.lastSpills = out.spills;
+    this.lastImages = out.images;
+    return out.request;
+  }
+
+  /** Ends a task stage: the next `assemble` compacts (a stage boundary). */
+  finishStage() {
+    this.#wasm.finishStage();
+  }
+
+  /** Pins a constraint compaction keeps word for word; returns whether it was new. */
+  pinConstraint(text) {
+    if (typeof text !== 'string') fail('text must be a string', 'INVALID_OPTION', 'text');
+    return guarded(() => this.#wasm.pinConstraint(text));
+  }
+
+  /** Constraints pinned so far. */
+  pinnedConstraints() {
+    return JSON.parse(guarded(() => this.#wasm.pinnedConstraints()));
+  }
+
+  /** What the last `assemble` did (per stage, every change), or `null`. */
+  report() {
+    return JSON.parse(guarded(() => this.#wasm.report()));
+  }
+
+  /** Counters: steps, tokens raw/sent, savings per stage, edits, spill use, prefix reuse. */
+  telemetry() {
+    return JSON.parse(guarded(() => this.#wasm.telemetry()));
+  }
+
+  /** The full text behind a `spill://<session>/<key>` pointer from a marker or tombstone. */
+  readSpill(pointer) {
+    if (typeof pointer !== 'string') fail('pointer must be a string', 'INVALID_SPILL_KEY', 'pointer');
+    return guarded(() => this.#wasm.readSpill(pointer));
+  }
+
+  /** Blobs this session has kept: `[{ key, bytes, lines }]`. */
+  listSpills() {
+    return JSON.parse(guarded(() => this.#wasm.listSpills()));
+  }
+
+  /** Releases the wasm memory. */
+  free() {
+    this.#session?.free();
+    this.#session = null;
+  }
+
+  [Symbol.dispose]() {
+    this.free();
+  }
+}

@@ -1,0 +1,194 @@
+// Spilling in JS: the SpillStore (bounded, inside wasm), the agent tools
+// read_spill / grep_spill (definitions + executor) and spillText.
+import { Session, spillTools as wasmSpillTools } from '../wasm/tracelite.js';
+import { TraceLiteError, guarded, jsonArg } from './errors.js';
+
+/** Names of the agent tools over spilled output. */
+export const SPILL_TOOL_NAMES = Object.freeze(['read_spill', 'grep_spill']);
+
+/** Whether a tool call is one the spill executor answers. */
+export function isSpillTool(name) {
+  return SPILL_TOOL_NAMES.includes(name);
+}
+
+const encoder = new TextEncoder();
+
+const LIMIT_KEYS = ['maxBytes', 'maxSessionBytes', 'ttlSeconds', 'maxGrepCost'];
+
+function limitsJson(options) {
+  const limits = {};
+  for (const k of LIMIT_KEYS) if (options[k] !== undefined) limits[k] = options[k];
+  for (const k of Object.keys(options)) {
+    if (!LIMIT_KEYS.includes(k) && k !== 'now') {
+      throw new TraceLiteError(`unknown SpillStore option ${k}`, 'INVALID_OPTION', k);
+    }
+  }
+  return jsonArg(limits, 'options');
+}
+
+function text(value, what) {
+  if (typeof value !== 'string') {
+    throw new TraceLiteError(`${what} must be a string`, 'INVALID_REQUEST', what);
+  }
+  return value;
+}
+
+/**
+ * The in-memory spill store (inside wasm), bounded by total and per-session
+ * bytes, evicting least-recently-used sessions and sweeping sessions unused
+ * for `ttlSeconds`. Pass it as `options.store` to `compress`; call `free()`
+ * when done.
+ *
+ * Options: `maxBytes` (64 MiB), `maxSessionBytes` (16 MiB), `ttlSeconds`
+ * (7 days, 0 = none), `now` (a function returning the time in seconds;
+ * `Date.now() / 1000` by default — the core has no clock of its own).
+ */
+export class SpillStore {
+  #session;
+  #now;
+
+  constructor(options = {}) {
+    if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+      throw new TraceLiteError('SpillStore options must be an object', 'INVALID_OPTION', 'options');
+    }
+    const { now = () => Date.now() / 1000 } = options;
+    if (typeof now !== 'function') {
+      throw new TraceLiteError('options.now must be a function returning seconds', 'INVALID_OPTION', 'now');
+    }
+    this.#now = now;
+    this.#session = guarded(() => Session.withLimits(limitsJson(options)));
+  }
+
+  /** The wasm session backing this store, told the current time (internal). */
+  get wasmSession() {
+    if (!this.#session) throw new TraceLiteError('SpillStore was freed', 'INVALID_OPTION', 'store');
+    guarded(() => this.#session.setNow(this.#now()));
+    return this.#session;
+  }
+
+  /** Full text of a spilled blob (`SPILL_NOT_FOUND` when absent or in another session). */
+  get(session, key) {
+    return guarded(() => this.wasmSession.get(session, key));
+  }
+
+  /** Stores a blob (e.g. rehydrating from the `spills` a compress call returned); `STORE_REFUSED` when full. */
+  put(session, key, value) {
+    text(value, 'text');
+    // Long texts cross as bytes: a Uint8Array copy beats passing a JS string.
+    if (value.length > 4096) guarded(() => this.wasmSession.putBytes(session, key, encoder.encode(value)));
+    else guarded(() => this.wasmSession.put(session, key, value));
+  }
+
+  /** Whether a blob exists. */
+  contains(session, key) {
+    return guarded(() => this.wasmSession.contains(session, key));
+  }
+
+  /** Blobs of a session: `[{ key, bytes, lines }]`. */
+  list(session) {
+    return JSON.parse(guarded(() => this.wasmSession.list(session)));
+  }
+
+  /** Removes a blob; returns whether it existed. */
+  delete(session, key) {
+    return guarded(() => this.wasmSession.delete(session, key));
+  }
+
+  /** Lines `offset+1 … offset+limit`: `{ offset, count, totalLines, totalBytes, text }`. */
+  read(session, key, offset = 0, limit = 200) {
+    return JSON.parse(guarded(() => this.wasmSession.read(session, key, offset, limit)));
+  }
+
+  /**
+   * Lines matching `pattern` (small regex dialect, or plain text with `literal`):
+   * `{ totalLines, totalMatches, skipped, returned, lines: [{ number, isMatch, text, column, lineBytes }] }`.
+   * Options: `literal`, `ignoreCase`, `context` (2), `maxMatches` (50), `skip`.
+   */
+  grep(session, key, pattern, options = {}) {
+    text(pattern, 'pattern');
+    return JSON.parse(guarded(() => this.wasmSession.grep(session, key, pattern, jsonArg(options ?? {}, 'options'))));
+  }
+
+  /** Removes a whole session; returns the bytes freed. */
+  evict(session) {
+    return guarded(() => this.wasmSession.evict(session));
+  }
+
+  /** Removes sessions unused for `ttlSeconds` at `now`; returns how many. */
+  sweep(now = this.#now()) {
+    return guarded(() => this.wasmSession.sweep(now));
+  }
+
+  /** `{ totalBytes, sessions, limits }`. */
+  usage() {
+    return JSON.parse(guarded(() => this.wasmSession.usage()));
+  }
+
+  /** Puts back the `spills` a compress call returned (e.g. loaded from a KV store); returns how many. */
+  rehydrate(spills) {
+    if (!Array.isArray(spills)) {
+      throw new TraceLiteError('spills must be an array of { session, key, text }', 'INVALID_REQUEST', 'spills');
+    }
+    for (const s of spills) this.put(s.session, s.key, s.text);
+    return spills.length;
+  }
+
+  /**
+   * Runs a `read_spill` / `grep_spill` call the model made in `session`;
+   * `args` is the call's arguments (object or JSON text). Returns
+   * `{ text, isError }` to send back as the tool result.
+   */
+  handleToolCall(name, args, session) {
+    const json = typeof args === 'string' ? args : jsonArg(args ?? {}, 'args');
+    return JSON.parse(guarded(() => this.wasmSession.handleToolCall(text(name, 'name'), json, text(session, 'session'))));
+  }
+
+  /**
+   * Caps one text (e.g. a tool output before it enters the history): over
+   * the cap of `options` (`budget`, `session`, `spill`, …) it is kept and
+   * replaced by its excerpt. Returns `{ text, spilled, pointer?, refused?, tokensBefore, tokensAfter }`.
+   */
+  spill(value, options = {}) {
+    if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+      throw new TraceLiteError('options must be an object', 'INVALID_OPTION', 'options');
+    }
+    const { countTokens, ...settings } = options;
+    return JSON.parse(guarded(() => this.wasmSession.spillText(encoder.encode(text(value, 'text')), jsonArg(settings, 'options'), countTokens)));
+  }
+
+  /** Releases the wasm memory. */
+  free() {
+    this.#session?.free();
+    this.#session = null;
+  }
+
+  [Symbol.dispose]() {
+    this.free();
+  }
+}
+
+/** Definitions of `read_spill` and `grep_spill` for `format`: `openai-chat` (default), `openai-responses` or `anthropic`. */
+export function spillToolDefinitions(format = 'openai-chat') {
+  return JSON.parse(guarded(() => wasmSpillTools(format)));
+}
+
+/**
+ * Runs a `read_spill` / `grep_spill` call: `handleToolCall(name, args, { store, session })`
+ * (or `session` as a string, with `store` the default one used by `compress`).
+ */
+export function handleToolCall(name, args, where) {
+  const { store, session } = typeof where === 'string' ? { session: where } : (where ?? {});
+  const target = store ?? sharedStore();
+  if (!(target instanceof SpillStore)) {
+    throw new TraceLiteError('store must be a SpillStore', 'INVALID_OPTION', 'store');
+  }
+  return target.handleToolCall(name, args, session ?? 'default');
+}
+
+let shared;
+
+/** The store `compress` uses when no `options.store` is given. */
+export function sharedStore() {
+  shared ??= new SpillStore();
+  return shared;
+}

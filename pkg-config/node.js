@@ -1,7 +1,0 @@
-// Node entry: instantiate the wasm synchronously from the file next to this one.
-import { readFileSync } from 'node:fs';
-import { initSync } from './tracelite.js';
-
-initSync({ module: readFileSync(new URL('./tracelite_bg.wasm', import.meta.url)) });
-
-export * from './api.js';
