@@ -12,7 +12,9 @@ use crate::redact::Redactions;
 use crate::spill::SpillStore;
 use crate::tokens::{CachedCounter, Estimator, TokenCounter};
 
-pub use crate::stage::{Change, HostState, SpillBlob, SpillRecord, Stage, StageContext, StageName};
+pub use crate::stage::{
+    Change, CompactionOutcome, HostState, SpillBlob, SpillRecord, Stage, StageContext, StageName,
+};
 
 /// Token totals of one stage.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -97,6 +99,9 @@ pub struct Report {
     /// compaction keeps them and the system prompt first, so it reads them).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub cache_breakpoints: Vec<usize>,
+    /// What compaction did on this call: absent when it did nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compaction: Option<CompactionOutcome>,
 }
 
 /// The result of [`compress`].
@@ -410,6 +415,7 @@ fn run_stages(
         plan,
         cache_breakpoint: None,
         cache_breakpoints: Vec::new(),
+        compaction: cx.compaction,
     };
     Ok((report, cx.blobs))
 }

@@ -130,6 +130,29 @@ pub struct SpillBlob {
     pub text: String,
 }
 
+/// What the compact stage did on a call (`Report::compaction`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionOutcome {
+    /// `compacted` (a new compaction) or `reapplied` (the previous one, byte for byte).
+    pub outcome: CompactionKind,
+    /// Incoming messages the compaction stands for.
+    pub covered: usize,
+    /// A new compaction: the blob of its originals, cited by its summary.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pointer: Option<String>,
+}
+
+/// Whether a compaction is new or re-applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CompactionKind {
+    /// Compacted on this call (a host summarizer may replace its summary).
+    Compacted,
+    /// The session's previous compaction, re-applied while the history matches.
+    Reapplied,
+}
+
 /// Everything a stage may use while it runs.
 pub struct StageContext<'a> {
     /// Settings.
@@ -158,6 +181,8 @@ pub struct StageContext<'a> {
     pub plan: Option<Schedule>,
     /// Rewrites the planner weighed on this call.
     pub candidates: Vec<Candidate>,
+    /// What the compact stage did, if anything.
+    pub compaction: Option<CompactionOutcome>,
     /// Tokens of each message, system prompt first, as the last stage left
     /// them (the pipeline keeps it; empty outside the pipeline).
     pub message_tokens: Vec<u64>,
@@ -188,6 +213,7 @@ impl<'a> StageContext<'a> {
             redactions: Redactions::default(),
             plan: None,
             candidates: Vec::new(),
+            compaction: None,
             message_tokens: Vec::new(),
         }
     }

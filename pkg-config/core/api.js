@@ -7,6 +7,7 @@ import {
 import { TraceLiteError, guarded, jsonArg } from './errors.js';
 import { requestText, splitOptions } from './options.js';
 import { sharedStore } from './spill.js';
+import { defaultOptions } from './config.js';
 
 export { TraceLiteError } from './errors.js';
 export * from './spill.js';
@@ -29,13 +30,17 @@ export function compress(request, options = {}) {
   refuseOversized(text, settings);
   const target = store ?? sharedStore();
   const json = guarded(() =>
-    target.wasmSession.compress(text, jsonArg(settings, 'options'), countTokens, previous),
+    target.wasmStore.compress(text, jsonArg(settings, 'options'), countTokens, previous),
   );
   return JSON.parse(json);
 }
 
-/** Default of `limits.maxRequestBytes` (src/config.rs). */
-const DEFAULT_MAX_REQUEST_BYTES = 64 << 20;
+let defaultMaxRequestBytes;
+/** The core's default of `limits.maxRequestBytes`, read once. */
+function maxRequestBytesDefault() {
+  defaultMaxRequestBytes ??= defaultOptions().limits.maxRequestBytes;
+  return defaultMaxRequestBytes;
+}
 
 /**
  * A request over `limits.maxRequestBytes` is refused before it is copied into
@@ -44,7 +49,7 @@ const DEFAULT_MAX_REQUEST_BYTES = 64 << 20;
  * it in units but over it in bytes are refused by the core.
  */
 function refuseOversized(text, settings) {
-  const limit = settings.limits?.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES;
+  const limit = settings.limits?.maxRequestBytes ?? maxRequestBytesDefault();
   if (!Number.isSafeInteger(limit) || limit < 0) {
     throw new TraceLiteError('limits.maxRequestBytes must be a non-negative integer', 'INVALID_OPTION', 'limits.maxRequestBytes');
   }
@@ -84,6 +89,6 @@ export function trajectoryToRequest(trajectory, t, format = 'openai-chat') {
 export * from './config.js';
 export * from './replay.js';
 
-export * from './session.js';
+export * from './controller.js';
 export * from './memory.js';
 export * from './redact.js';

@@ -64,14 +64,13 @@ export async function compressAsync(request, options = {}) {
   }
   const store = rest.store === undefined ? (defaultStore ??= new SpillStore()) : storeOf(rest.store);
   const out = compress(request, { ...rest, store });
-  const changes = out.report.changes.filter((c) => c.stage === 'compact' && c.kind === 'summary');
-  // A new compaction cites the blob of its originals; a re-applied one does not.
-  const compacted = changes.some((c) => c.pointer);
-  if (!compacted) {
-    return { ...out, summary: { source: changes.length ? 'reapplied' : 'none', attempts: [] } };
+  // The core says what compaction did (`report.compaction`).
+  const outcome = out.report.compaction?.outcome;
+  if (outcome !== 'compacted') {
+    return { ...out, summary: { source: outcome ?? 'none', attempts: [] } };
   }
   const session = sessionOf(rest.session);
-  const prompt = summarizer ? guarded(() => store.wasmSession.pendingSummaryPrompt(session)) : undefined;
+  const prompt = summarizer ? guarded(() => store.wasmStore.pendingSummaryPrompt(session)) : undefined;
   if (!prompt) return { ...out, summary: { source: 'extractive', attempts: [] } };
   const { settings } = splitOptions(rest);
   const attempts = [];
@@ -95,7 +94,7 @@ export async function compressAsync(request, options = {}) {
       continue;
     }
     const json = guarded(() =>
-      store.wasmSession.adoptSummary(JSON.stringify(out.request), jsonArg(settings, 'options'), text),
+      store.wasmStore.adoptSummary(JSON.stringify(out.request), jsonArg(settings, 'options'), text),
     );
     attempts.push({ ok: true });
     return { ...out, request: JSON.parse(json), summary: { source: 'summarizer', attempts } };
@@ -112,12 +111,12 @@ export function pinConstraint(store, session, text) {
   if (typeof text !== 'string') {
     throw new TraceLiteError('text must be a string', 'INVALID_OPTION', 'text');
   }
-  return guarded(() => storeOf(store).wasmSession.pinConstraint(sessionOf(session), text));
+  return guarded(() => storeOf(store).wasmStore.pinConstraint(sessionOf(session), text));
 }
 
 /** Constraints pinned for `session` in `store`. */
 export function pinnedConstraints(store, session) {
-  return JSON.parse(guarded(() => storeOf(store).wasmSession.pinnedConstraints(sessionOf(session))));
+  return JSON.parse(guarded(() => storeOf(store).wasmStore.pinnedConstraints(sessionOf(session))));
 }
 
 /**
@@ -126,5 +125,5 @@ export function pinnedConstraints(store, session) {
  * with `compact.planner: false`). (`TraceLite#finishStage()` calls this.)
  */
 export function finishStage(store, session) {
-  guarded(() => storeOf(store).wasmSession.finishStage(sessionOf(session)));
+  guarded(() => storeOf(store).wasmStore.finishStage(sessionOf(session)));
 }

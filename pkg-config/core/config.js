@@ -2,7 +2,7 @@
 import { defaultOptions as wasmDefaultOptions } from '../wasm/tracelite.js';
 
 /**
- * Every setting at its documented default (src/config.rs `Config::default()`),
+ * Every setting at its documented default (src/config/ `Config::default()`),
  * in the shape `compress` accepts. A fresh object on every call.
  */
 export function defaultOptions() {

@@ -10,14 +10,8 @@ export interface Lossy {
 }
 
 /** A fix made in repair mode (also listed in `Report.repairs` of `compress`). */
-export interface Repair {
-  /** The error code the problem would have raised, e.g. `ORPHAN_TOOL_RESULT`. */
-  code: string;
-  /** JSON path of the offending field in the request as received. */
-  path: string;
-  /** What was done. */
-  action: string;
-}
+export type { Repair } from './types/report.js';
+import type { Repair } from './types/report.js';
 
 /** Error codes of request validation (beside `INVALID_REQUEST` for wrong types). */
 export type ValidationErrorCode =

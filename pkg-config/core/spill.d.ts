@@ -27,6 +27,8 @@ export interface SpillPage {
   count: number;
   totalLines: number;
   totalBytes: number;
+  /** The `offset` of the next page; null after the last line. */
+  nextOffset: number | null;
   text: string;
 }
 
@@ -64,6 +66,10 @@ export interface GrepResult {
   skipped: number;
   returned: number;
   lines: GrepLine[];
+  /** The `skip` of the next page of matches; null after the last one. */
+  nextSkip: number | null;
+  /** The lines `grep -n` style (`12:match`, `11-context`, `--` between groups, `…` where a long line was cut). */
+  text: string;
 }
 
 /** The result of a `read_spill` / `grep_spill` call, to send back as the tool result. */

@@ -1,6 +1,6 @@
 // Spilling in JS: the SpillStore (bounded, inside wasm), the agent tools
 // read_spill / grep_spill (definitions + executor) and spillText.
-import { Session, spillTools as wasmSpillTools } from '../wasm/tracelite.js';
+import { Store, spillTools as wasmSpillTools } from '../wasm/tracelite.js';
 import { TraceLiteError, guarded, jsonArg } from './errors.js';
 
 /** Names of the agent tools over spilled output. */
@@ -44,7 +44,7 @@ function text(value, what) {
  * `Date.now() / 1000` by default — the core has no clock of its own).
  */
 export class SpillStore {
-  #session;
+  #wasm;
   #now;
 
   constructor(options = {}) {
@@ -56,47 +56,47 @@ export class SpillStore {
       throw new TraceLiteError('options.now must be a function returning seconds', 'INVALID_OPTION', 'now');
     }
     this.#now = now;
-    this.#session = guarded(() => Session.withLimits(limitsJson(options)));
+    this.#wasm = guarded(() => Store.withLimits(limitsJson(options)));
   }
 
-  /** The wasm session backing this store, told the current time (internal). */
-  get wasmSession() {
-    if (!this.#session) throw new TraceLiteError('SpillStore was freed', 'INVALID_OPTION', 'store');
-    guarded(() => this.#session.setNow(this.#now()));
-    return this.#session;
+  /** The wasm store backing this store, told the current time (internal). */
+  get wasmStore() {
+    if (!this.#wasm) throw new TraceLiteError('SpillStore was freed', 'INVALID_OPTION', 'store');
+    guarded(() => this.#wasm.setNow(this.#now()));
+    return this.#wasm;
   }
 
   /** Full text of a spilled blob (`SPILL_NOT_FOUND` when absent or in another session). */
   get(session, key) {
-    return guarded(() => this.wasmSession.get(session, key));
+    return guarded(() => this.wasmStore.get(session, key));
   }
 
   /** Stores a blob (e.g. rehydrating from the `spills` a compress call returned); `STORE_REFUSED` when full. */
   put(session, key, value) {
     text(value, 'text');
     // Long texts cross as bytes: a Uint8Array copy beats passing a JS string.
-    if (value.length > 4096) guarded(() => this.wasmSession.putBytes(session, key, encoder.encode(value)));
-    else guarded(() => this.wasmSession.put(session, key, value));
+    if (value.length > 4096) guarded(() => this.wasmStore.putBytes(session, key, encoder.encode(value)));
+    else guarded(() => this.wasmStore.put(session, key, value));
   }
 
   /** Whether a blob exists. */
   contains(session, key) {
-    return guarded(() => this.wasmSession.contains(session, key));
+    return guarded(() => this.wasmStore.contains(session, key));
   }
 
   /** Blobs of a session: `[{ key, bytes, lines }]`. */
   list(session) {
-    return JSON.parse(guarded(() => this.wasmSession.list(session)));
+    return JSON.parse(guarded(() => this.wasmStore.list(session)));
   }
 
   /** Removes a blob; returns whether it existed. */
   delete(session, key) {
-    return guarded(() => this.wasmSession.delete(session, key));
+    return guarded(() => this.wasmStore.delete(session, key));
   }
 
   /** Lines `offset+1 … offset+limit`: `{ offset, count, totalLines, totalBytes, text }`. */
   read(session, key, offset = 0, limit = 200) {
-    return JSON.parse(guarded(() => this.wasmSession.read(session, key, offset, limit)));
+    return JSON.parse(guarded(() => this.wasmStore.read(session, key, offset, limit)));
   }
 
   /**
@@ -106,22 +106,22 @@ export class SpillStore {
    */
   grep(session, key, pattern, options = {}) {
     text(pattern, 'pattern');
-    return JSON.parse(guarded(() => this.wasmSession.grep(session, key, pattern, jsonArg(options ?? {}, 'options'))));
+    return JSON.parse(guarded(() => this.wasmStore.grep(session, key, pattern, jsonArg(options ?? {}, 'options'))));
   }
 
   /** Removes a whole session; returns the bytes freed. */
   evict(session) {
-    return guarded(() => this.wasmSession.evict(session));
+    return guarded(() => this.wasmStore.evict(session));
   }
 
   /** Removes sessions unused for `ttlSeconds` at `now`; returns how many. */
   sweep(now = this.#now()) {
-    return guarded(() => this.wasmSession.sweep(now));
+    return guarded(() => this.wasmStore.sweep(now));
   }
 
   /** `{ totalBytes, sessions, limits }`. */
   usage() {
-    return JSON.parse(guarded(() => this.wasmSession.usage()));
+    return JSON.parse(guarded(() => this.wasmStore.usage()));
   }
 
   /** Puts back the `spills` a compress call returned (e.g. loaded from a KV store); returns how many. */
@@ -140,7 +140,7 @@ export class SpillStore {
    */
   handleToolCall(name, args, session) {
     const json = typeof args === 'string' ? args : jsonArg(args ?? {}, 'args');
-    return JSON.parse(guarded(() => this.wasmSession.handleToolCall(text(name, 'name'), json, text(session, 'session'))));
+    return JSON.parse(guarded(() => this.wasmStore.handleToolCall(text(name, 'name'), json, text(session, 'session'))));
   }
 
   /**
@@ -153,13 +153,13 @@ export class SpillStore {
       throw new TraceLiteError('options must be an object', 'INVALID_OPTION', 'options');
     }
     const { countTokens, ...settings } = options;
-    return JSON.parse(guarded(() => this.wasmSession.spillText(encoder.encode(text(value, 'text')), jsonArg(settings, 'options'), countTokens)));
+    return JSON.parse(guarded(() => this.wasmStore.spillText(encoder.encode(text(value, 'text')), jsonArg(settings, 'options'), countTokens)));
   }
 
   /** Releases the wasm memory. */
   free() {
-    this.#session?.free();
-    this.#session = null;
+    this.#wasm?.free();
+    this.#wasm = null;
   }
 
   [Symbol.dispose]() {

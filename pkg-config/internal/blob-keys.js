@@ -1,22 +1,21 @@
 // Internal: the checks every outside spill store (KV, Durable Objects) makes
 // on a blob: a content key (`<kind>-<32 hex>`, src/spill/key.rs) must be the
 // SHA-256 of its text, checked on write and again on read.
-import { TraceLiteError } from '../core/errors.js';
+import { TraceLiteError, guarded } from '../core/errors.js';
+import { blobFacts, isContentKey as coreIsContentKey } from '../wasm/tracelite.js';
 import { grepSpill, readSpill } from './spill-reader.js';
 
-const CONTENT_KEY = /^[a-z-]+-([0-9a-f]{32})$/;
-
-/** Whether `key` is a content key (its text must hash to it). */
-export function isContentKey(key) {
-  return CONTENT_KEY.test(key);
+/**
+ * A blob's UTF-8 size, line count (as the core's stores count it) and content
+ * hash (the 32 hex digits of a content key), by the core: `{ bytes, lines, hash }`.
+ */
+export function facts(text) {
+  return JSON.parse(guarded(() => blobFacts(text)));
 }
 
-/** The first 128 bits of the SHA-256 of `text`, in hex (the hash part of a content key). */
-export async function digest(text) {
-  const bytes = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text)));
-  let hex = '';
-  for (let i = 0; i < 16; i++) hex += bytes[i].toString(16).padStart(2, '0');
-  return hex;
+/** Whether `key` is a content key (`<kind>-<32 hex>`: its text must hash to it). */
+export function isContentKey(key) {
+  return coreIsContentKey(key);
 }
 
 /**
@@ -24,8 +23,7 @@ export async function digest(text) {
  * must be the hash of its text; names the host chose are not checked.
  */
 export function matchesKey(key, hash) {
-  const m = CONTENT_KEY.exec(key);
-  return !m || m[1] === hash;
+  return !isContentKey(key) || key.endsWith(`-${hash}`);
 }
 
 export function corrupt(session, key) {
@@ -42,15 +40,8 @@ export function refused(name) {
 
 /** Checks a text read back under `key` (`SPILL_CORRUPT` when a content key's text does not hash to it). */
 export async function verified(session, key, text) {
-  if (isContentKey(key) && !matchesKey(key, await digest(text))) throw corrupt(session, key);
+  if (isContentKey(key) && !matchesKey(key, facts(text).hash)) throw corrupt(session, key);
   return text;
-}
-
-export function lineCount(text) {
-  if (text === '') return 0;
-  let n = 1;
-  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) n++;
-  return text.endsWith('\n') ? n - 1 : n;
 }
 
 /**

@@ -2,6 +2,7 @@
 // directly; any other store (KV, yours) gets the call's new blobs (the `spills`
 // compress returns) copied into it, since compress itself is synchronous.
 import { SpillStore, TraceLiteError, compress } from '#entry';
+import { fnv1a } from '../wasm/tracelite.js';
 
 /** Default number of conversations `SessionStores` keeps in memory. */
 export const DEFAULT_MAX_SESSIONS = 64;
@@ -73,9 +74,9 @@ export class SessionStores {
     return [...this.#entries.keys()];
   }
 
-  /** The wasm session holding a session's blobs, if it is held (internal). */
-  wasmSessionFor(session) {
-    return this.#entries.get(session)?.store.wasmSession;
+  /** The wasm store holding a session's blobs, if it is held (internal). */
+  wasmStoreFor(session) {
+    return this.#entries.get(session)?.store.wasmStore;
   }
 
   get(session, key) {
@@ -195,20 +196,6 @@ export async function storeSpills(store, spills, { maxWrites = Infinity, batch =
     i += n;
   }
   return written;
-}
-
-/**
- * 64-bit FNV-1a of a string, as 16 hex digits. Only names sessions; not the
- * core's spill keys (SHA-256, src/spill/key.rs) and not a secret.
- */
-export function fnv1a(text) {
-  let hash = 0xcbf29ce484222325n;
-  const bytes = new TextEncoder().encode(text);
-  for (const b of bytes) {
-    hash ^= BigInt(b);
-    hash = (hash * 0x100000001b3n) & 0xffffffffffffffffn;
-  }
-  return hash.toString(16).padStart(16, '0');
 }
 
 /**

@@ -2,51 +2,39 @@
 // with `get(session, key)` (sync or async): the wasm SpillStore, the KV store,
 // yours. Paging, search (a linear-time regex dialect, no catastrophic
 // backtracking) and the agent tools' replies are the core's (src/spill/): a
-// blob from a store outside wasm is copied into a scratch wasm session first.
+// blob from a store outside wasm is copied into a scratch wasm store first.
 // Relative imports only (usable from a module worker without an import map);
 // the host entry that initializes the wasm must be loaded first.
-import { Session } from '../wasm/tracelite.js';
+import { Store, checkSpillName, parseSpillPointer, spillLimits } from '../wasm/tracelite.js';
 import { SpillStore } from '../core/spill.js';
 import { TraceLiteError, guarded } from '../core/errors.js';
 
-/** Default and largest page sizes (lines) of `readSpill`. */
-export const READ_LIMIT = 200;
-export const MAX_READ_LIMIT = 2000;
-/** `grepSpill` defaults and limits (as the core's grep_spill tool). */
-export const GREP_CONTEXT = 2;
-export const MAX_GREP_CONTEXT = 10;
-export const GREP_MAX_MATCHES = 50;
-export const MAX_GREP_MATCHES = 200;
-
-/** Limits of a scratch session: room for any blob a store hands back. */
+/** Limits of a scratch store: room for any blob a store hands back. */
 const SCRATCH_LIMITS = JSON.stringify({ maxBytes: 2 ** 31 - 1, maxSessionBytes: 2 ** 31 - 1, ttlSeconds: 0 });
 
-const NAME = /^[A-Za-z0-9._-]{1,128}$/;
+let limits;
+/**
+ * The spill tools' default and largest page sizes and grep settings, the
+ * core's (`{ readLimit, maxReadLimit, grepContext, maxGrepContext,
+ * grepMaxMatches, maxGrepMatches }`); read once, after the wasm is initialized.
+ */
+export function readerLimits() {
+  limits ??= JSON.parse(guarded(() => spillLimits()));
+  return limits;
+}
 
-/** Checks a session name or key the way the core does. */
+/** Checks a session name or key the way the core does (`INVALID_SPILL_KEY` naming `what`). */
 export function checkName(what, name) {
-  if (typeof name !== 'string' || !NAME.test(name) || name.includes('..')) {
-    throw new TraceLiteError(
-      `${what} must be 1-128 characters of [A-Za-z0-9._-] without ".."`,
-      'INVALID_SPILL_KEY',
-      what,
-    );
-  }
+  guarded(() => checkSpillName(what, name));
   return name;
 }
 
 /**
- * Splits a `spill://<session>/<key>` pointer. A bare key is accepted when
- * `session` is given.
+ * Splits a `spill://<session>/<key>` pointer, both checked by the core. A bare
+ * key is accepted when `session` is given.
  */
 export function parsePointer(pointer, session) {
-  if (typeof pointer !== 'string') {
-    throw new TraceLiteError('pointer must be a string', 'INVALID_SPILL_KEY', 'pointer');
-  }
-  const m = /^spill:\/\/([^/]+)\/(.+)$/.exec(pointer.trim());
-  if (m) return { session: checkName('session', m[1]), key: checkName('key', m[2]) };
-  if (session !== undefined) return { session: checkName('session', session), key: checkName('key', pointer.trim()) };
-  throw new TraceLiteError('pointer must look like spill://<session>/<key>', 'INVALID_SPILL_KEY', 'pointer');
+  return JSON.parse(guarded(() => parseSpillPointer(pointer, session)));
 }
 
 function intOption(value, name, fallback, min, max) {
@@ -70,14 +58,14 @@ export async function loadBlob(store, session, key) {
 }
 
 /**
- * Runs `fn(wasmSession)` on a wasm session holding `session`/`key`: the
+ * Runs `fn(wasmStore)` on a wasm store holding `session`/`key`: the
  * store's own when it lives in wasm, else a scratch copy (freed after). With
  * `missingOk`, a blob the store lacks gives an empty scratch session.
  */
 async function onBlob(store, session, key, fn, missingOk = false) {
   const own = store instanceof SpillStore
-    ? store.wasmSession
-    : (typeof store.wasmSessionFor === 'function' ? store.wasmSessionFor(session) : undefined);
+    ? store.wasmStore
+    : (typeof store.wasmStoreFor === 'function' ? store.wasmStoreFor(session) : undefined);
   if (own) return guarded(() => fn(own));
   let text;
   try {
@@ -86,7 +74,7 @@ async function onBlob(store, session, key, fn, missingOk = false) {
     const missing = err?.code === 'SPILL_NOT_FOUND' || err?.code === 'INVALID_SPILL_KEY';
     if (!(missingOk && missing)) throw err;
   }
-  const scratch = guarded(() => Session.withLimits(SCRATCH_LIMITS));
+  const scratch = guarded(() => Store.withLimits(SCRATCH_LIMITS));
   try {
     if (text !== undefined) guarded(() => scratch.put(session, key, text));
     return guarded(() => fn(scratch));
@@ -96,9 +84,10 @@ async function onBlob(store, session, key, fn, missingOk = false) {
 }
 
 function readArgs(options) {
+  const { readLimit, maxReadLimit } = readerLimits();
   return {
     offset: intOption(options.offset, 'offset', 0, 0, 2 ** 31 - 1),
-    limit: intOption(options.limit, 'limit', READ_LIMIT, 1, MAX_READ_LIMIT),
+    limit: intOption(options.limit, 'limit', readLimit, 1, maxReadLimit),
   };
 }
 
@@ -106,41 +95,27 @@ function grepArgs(pattern, options) {
   if (typeof pattern !== 'string') {
     throw new TraceLiteError('pattern must be a string', 'INVALID_PATTERN', 'pattern');
   }
+  const { grepContext, maxGrepContext, grepMaxMatches, maxGrepMatches } = readerLimits();
   return JSON.stringify({
     literal: Boolean(options.literal),
     ignoreCase: Boolean(options.ignoreCase),
-    context: intOption(options.context, 'context', GREP_CONTEXT, 0, MAX_GREP_CONTEXT),
-    maxMatches: intOption(options.maxMatches, 'maxMatches', GREP_MAX_MATCHES, 1, MAX_GREP_MATCHES),
+    context: intOption(options.context, 'context', grepContext, 0, maxGrepContext),
+    maxMatches: intOption(options.maxMatches, 'maxMatches', grepMaxMatches, 1, maxGrepMatches),
     skip: intOption(options.skip, 'skip', 0, 0, 2 ** 31 - 1),
     // Work budget (program bytes × bytes searched); the core's default when absent.
     maxCost: intOption(options.maxCost, 'maxCost', undefined, 0, Number.MAX_SAFE_INTEGER),
   });
 }
 
+/** A page as the core read it (`nextOffset` is null after the last line). */
 function shapePage(json, limit) {
-  const page = JSON.parse(json);
-  const end = page.offset + page.count;
-  return {
-    offset: page.offset,
-    limit,
-    count: page.count,
-    totalLines: page.totalLines,
-    totalBytes: page.totalBytes,
-    nextOffset: end < page.totalLines ? end : null,
-    text: page.text,
-  };
+  const { offset, count, totalLines, totalBytes, nextOffset, text } = JSON.parse(json);
+  return { offset, limit, count, totalLines, totalBytes, nextOffset, text };
 }
 
+/** Matches as the core found and rendered them (`text` grep -n style). */
 function shapeMatches(json, pattern) {
   const found = JSON.parse(json);
-  const out = [];
-  let previous;
-  for (const line of found.lines) {
-    if (previous !== undefined && line.number !== previous + 1) out.push('--');
-    previous = line.number;
-    out.push(`${line.number}${line.isMatch ? ':' : '-'}${line.text}`);
-  }
-  const next = found.skipped + found.returned;
   return {
     pattern,
     totalLines: found.totalLines,
@@ -148,15 +123,15 @@ function shapeMatches(json, pattern) {
     skipped: found.skipped,
     matches: found.lines.filter((l) => l.isMatch).map((l) => ({ line: l.number, text: l.text })),
     lines: found.lines,
-    nextSkip: next < found.totalMatches ? next : null,
-    text: out.join('\n'),
+    nextSkip: found.nextSkip,
+    text: found.text,
   };
 }
 
-/** Runs `fn(wasmSession)` on a scratch session holding `text` as `t/t`. */
+/** Runs `fn(wasmStore)` on a scratch session holding `text` as `t/t`. */
 function onText(text, fn) {
   if (typeof text !== 'string') throw new TraceLiteError('text must be a string', 'INVALID_REQUEST', 'text');
-  const scratch = guarded(() => Session.withLimits(SCRATCH_LIMITS));
+  const scratch = guarded(() => Store.withLimits(SCRATCH_LIMITS));
   try {
     guarded(() => scratch.put('t', 't', text));
     return guarded(() => fn(scratch));
@@ -222,7 +197,7 @@ export async function runSpillTool(store, name, args, session) {
   const m = /^\s*spill:\/\/([^/]+)\/(.*)$/.exec(String(parsed?.pointer ?? ''));
   const scope = session ?? m?.[1] ?? 'default';
   const key = (m ? m[2] : String(parsed?.pointer ?? '')).trim();
-  const readable = (!m || m[1] === scope) && NAME.test(key) && NAME.test(scope) && !key.includes('..');
+  const readable = (!m || m[1] === scope) && isName(key) && isName(scope);
   const reply = await onBlob(
     readable ? store : { get: () => undefined },
     scope,
@@ -231,6 +206,15 @@ export async function runSpillTool(store, name, args, session) {
     true,
   );
   return JSON.parse(reply);
+}
+
+function isName(name) {
+  try {
+    checkSpillName('key', name);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function safeJson(text) {

@@ -53,7 +53,7 @@ use trigger::{stage_boundaries, turns_after, StepActivity, Thresholds};
 use crate::error::Result;
 use crate::hash::Fnv1a;
 use crate::model::{Conversation, Message, Role};
-use crate::stage::{Stage, StageContext, StageName};
+use crate::stage::{CompactionKind, CompactionOutcome, Stage, StageContext, StageName};
 
 /// The compact stage.
 #[derive(Debug, Default)]
@@ -228,6 +228,11 @@ impl Stage for Compact {
             format!("compacted {n} messages ({} tool calls); {why}", plan.steps),
         );
         cx.notes.push(format!("compacted: {why}"));
+        cx.compaction = Some(CompactionOutcome {
+            outcome: CompactionKind::Compacted,
+            covered,
+            pointer: Some(plan.pointer.clone()),
+        });
         let s = cx.state.compact.sessions.entry(session).or_default();
         s.record = Some(CompactionRecord {
             covered,
@@ -328,6 +333,11 @@ fn reapply(conv: &mut Conversation, cx: &mut StageContext<'_>) -> Result<Option<
     let added = sum_tokens(cx, &replacement)?;
     conv.messages.splice(..base.covered, replacement);
     cx.replaced_prefix(base.covered, base.replaced, base.replaced - 1);
+    cx.compaction = Some(CompactionOutcome {
+        outcome: CompactionKind::Reapplied,
+        covered: base.covered,
+        pointer: None,
+    });
     cx.record(
         base.replaced - 1,
         "summary",

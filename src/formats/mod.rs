@@ -215,6 +215,21 @@ pub fn message_path(format: FormatName, conv: &Conversation, index: usize) -> St
     }
 }
 
+/// The opening of a conversation: its system messages and the messages up to
+/// and including the first user message. It stays the same on every later
+/// turn, so a host can name a conversation that has no name by its hash.
+pub fn opening(conv: &Conversation) -> Vec<&crate::model::Message> {
+    let first_user = conv
+        .messages
+        .iter()
+        .position(|m| m.role == crate::model::Role::User)
+        .map_or(conv.messages.len(), |i| i + 1);
+    conv.system
+        .iter()
+        .chain(conv.messages.iter().take(first_user))
+        .collect()
+}
+
 /// What [`part_path`] points at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Field {
@@ -347,4 +362,39 @@ pub(crate) fn split_data_url(url: &str) -> Option<(&str, &str)> {
     let rest = url.strip_prefix("data:")?;
     let (media_type, data) = rest.rsplit_once(";base64,")?;
     Some((media_type, data))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_opening_is_the_system_prompt_and_the_first_user_turn_in_every_format() {
+        let chat = json!({"messages": [
+            {"role": "system", "content": "be brief"},
+            {"role": "user", "content": "fix it"},
+            {"role": "assistant", "content": "ok"},
+            {"role": "user", "content": "later"}
+        ]});
+        let claude = json!({"system": "be brief", "messages": [
+            {"role": "user", "content": "fix it"},
+            {"role": "assistant", "content": "ok"}
+        ]});
+        let texts = |request: &Value| {
+            let conv = parse(detect(request).unwrap(), request).unwrap();
+            opening(&conv)
+                .iter()
+                .map(|m| m.text_content())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(texts(&chat), ["be brief", "fix it"]);
+        assert_eq!(texts(&claude), ["be brief", "fix it"]);
+        let mut longer = chat.clone();
+        longer["messages"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"role": "assistant", "content": "more"}));
+        assert_eq!(texts(&longer), texts(&chat));
+    }
 }

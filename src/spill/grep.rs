@@ -451,6 +451,36 @@ pub struct GrepResult {
     pub lines: Vec<GrepLine>,
 }
 
+impl GrepResult {
+    /// The `skip` of the next page of matches, or `None` after the last one.
+    pub fn next_skip(&self) -> Option<usize> {
+        let next = self.skipped + self.returned;
+        (next < self.total_matches).then_some(next)
+    }
+
+    /// The lines `grep -n` style, each ending in `\n`: `12:match`,
+    /// `11-context`, `--` between groups, `…` where a long line was cut.
+    pub fn grep_n(&self) -> String {
+        let mut out = String::new();
+        let mut previous: Option<usize> = None;
+        for line in &self.lines {
+            if previous.is_some_and(|p| p + 1 != line.number) {
+                out.push_str("--\n");
+            }
+            previous = Some(line.number);
+            let sep = if line.is_match { ':' } else { '-' };
+            let open = if line.column > 0 { "…" } else { "" };
+            let close = if line.column + line.text.len() < line.line_bytes {
+                "…"
+            } else {
+                ""
+            };
+            out.push_str(&format!("{}{sep}{open}{}{close}\n", line.number, line.text));
+        }
+        out
+    }
+}
+
 /// Searches `text` line by line; `GREP_TOO_COSTLY` when the search would
 /// cost more than `options.max_cost`.
 pub fn grep(

@@ -369,23 +369,8 @@ fn grep(store: &mut dyn SpillStore, session: &str, a: &GrepArgs) -> ToolReply {
         r.skipped + 1,
         r.skipped + r.returned
     ));
-    let mut previous: Option<usize> = None;
-    for line in &r.lines {
-        if previous.is_some_and(|p| p + 1 != line.number) {
-            out.push_str("--\n");
-        }
-        previous = Some(line.number);
-        let sep = if line.is_match { ':' } else { '-' };
-        let open = if line.column > 0 { "…" } else { "" };
-        let close = if line.column + line.text.len() < line.line_bytes {
-            "…"
-        } else {
-            ""
-        };
-        out.push_str(&format!("{}{sep}{open}{}{close}\n", line.number, line.text));
-    }
-    let next = r.skipped + r.returned;
-    if next < r.total_matches {
+    out.push_str(&r.grep_n());
+    if let Some(next) = r.next_skip() {
         out.push_str(&format!(
             "[{} more matches: {GREP_SPILL} with skip={next}; read a line whole with {READ_SPILL}]",
             r.total_matches - next

@@ -4,13 +4,13 @@
 
 use wasm_bindgen::prelude::*;
 
-use super::{args, to_js, Session};
+use super::{args, to_js, WasmStore};
 use crate::compact;
 use crate::config::Config;
 use crate::formats;
 
-#[wasm_bindgen]
-impl Session {
+#[wasm_bindgen(js_class = Store)]
+impl WasmStore {
     /// Pins a constraint for `session` (archived word for word at the next
     /// compaction); returns whether it was new.
     #[wasm_bindgen(js_name = pinConstraint)]

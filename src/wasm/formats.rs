@@ -26,6 +26,18 @@ fn format_of(name: Option<String>, request: &Value) -> Result<FormatName, JsValu
     }
 }
 
+/// The opening of `request` (JSON text, any format): its system messages and
+/// the messages up to and including the first user message
+/// ([`formats::opening`]), as JSON text of the neutral model; the same on every
+/// later turn of the conversation.
+#[wasm_bindgen(js_name = requestOpening)]
+pub fn request_opening(request: &str) -> Result<String, JsValue> {
+    let value = parse_json(request)?;
+    let format = formats::detect(&value).map_err(to_js)?;
+    let conv = formats::parse(format, &value).map_err(to_js)?;
+    super::json_text(&formats::opening(&conv), "opening")
+}
+
 /// The format of `request` (JSON text), e.g. `"anthropic"`.
 #[wasm_bindgen(js_name = formatsDetect)]
 pub fn formats_detect(request: &JsValue) -> Result<String, JsValue> {

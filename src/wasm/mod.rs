@@ -5,11 +5,12 @@
 //! an `INVALID_ARGUMENT` error, never a trap.
 
 mod args;
+mod blobs;
+mod controller;
 mod formats;
 mod memory;
 mod optical;
 mod redact;
-mod session;
 mod spill;
 
 use wasm_bindgen::prelude::*;
@@ -99,19 +100,20 @@ pub(crate) fn output_json(out: &crate::pipeline::Output) -> Result<String, JsVal
     Ok(json)
 }
 
-/// A spill store plus per-session caches, owned by JS (`free()` releases it).
-#[wasm_bindgen]
-pub struct Session {
+/// A spill store plus the host state of every session it holds, owned by JS
+/// (`free()` releases it); `Store` in JS, behind the package's `SpillStore`.
+#[wasm_bindgen(js_name = Store)]
+pub struct WasmStore {
     store: MemoryStore,
     state: HostState,
 }
 
-#[wasm_bindgen]
-impl Session {
-    /// A new, empty session.
+#[wasm_bindgen(js_class = Store)]
+impl WasmStore {
+    /// A new, empty store.
     #[wasm_bindgen(constructor)]
-    pub fn new() -> Session {
-        Session {
+    pub fn new() -> WasmStore {
+        WasmStore {
             store: MemoryStore::new(),
             state: HostState::default(),
         }
@@ -177,7 +179,7 @@ impl Session {
     }
 }
 
-impl Default for Session {
+impl Default for WasmStore {
     fn default() -> Self {
         Self::new()
     }

@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use wasm_bindgen::prelude::*;
 
-use super::{args, to_js, JsCounter, Session};
+use super::{args, to_js, JsCounter, WasmStore};
 use crate::config::Config;
 use crate::error::{Error, ErrorCode};
 use crate::pipeline::HostState;
@@ -13,6 +13,26 @@ use crate::spill::{
     StoreLimits, ToolFormat,
 };
 use crate::tokens::{Estimator, TokenCounter};
+
+/// A page of `read`, with the offset of the next one (`null` after the last line).
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PageReply {
+    #[serde(flatten)]
+    page: crate::spill::Page,
+    next_offset: Option<usize>,
+}
+
+/// What `grep` found, with the skip of the next page (`null` after the last
+/// match) and the lines `grep -n` style.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct GrepReply<'a> {
+    #[serde(flatten)]
+    found: crate::spill::GrepResult,
+    next_skip: Option<usize>,
+    text: &'a str,
+}
 
 fn parse<T: for<'de> Deserialize<'de> + Default>(text: &str, what: &str) -> Result<T, JsValue> {
     if text.trim().is_empty() {
@@ -30,7 +50,7 @@ fn parse<T: for<'de> Deserialize<'de> + Default>(text: &str, what: &str) -> Resu
     })
 }
 
-/// Options of `Session.grep` (JSON, camelCase).
+/// Options of `Store.grep` (JSON, camelCase).
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 struct GrepArgs {
@@ -42,14 +62,14 @@ struct GrepArgs {
     max_cost: Option<u64>,
 }
 
-#[wasm_bindgen]
-impl Session {
+#[wasm_bindgen(js_class = Store)]
+impl WasmStore {
     /// A new, empty session whose store has the given limits (JSON text:
     /// `{maxBytes, maxSessionBytes, ttlSeconds}`, each optional).
     #[wasm_bindgen(js_name = withLimits)]
-    pub fn with_limits(limits: &JsValue) -> Result<Session, JsValue> {
+    pub fn with_limits(limits: &JsValue) -> Result<WasmStore, JsValue> {
         let limits: StoreLimits = parse(&args::text(limits, "limits")?, "limits")?;
-        Ok(Session {
+        Ok(WasmStore {
             store: MemoryStore::with_limits(limits),
             state: HostState::default(),
         })
@@ -73,7 +93,8 @@ impl Session {
             .store
             .read(&session, &key, offset, limit)
             .map_err(to_js)?;
-        super::json_text(&page, "read")
+        let next_offset = page.next_offset();
+        super::json_text(&PageReply { page, next_offset }, "read")
     }
 
     /// Matching lines of a blob as JSON text (see `GrepResult`); `options` is
@@ -102,7 +123,15 @@ impl Session {
             .store
             .grep(&session, &key, &pattern, &options)
             .map_err(to_js)?;
-        super::json_text(&found, "grep")
+        let text = found.grep_n();
+        super::json_text(
+            &GrepReply {
+                next_skip: found.next_skip(),
+                text: text.strip_suffix('\n').unwrap_or(&text),
+                found,
+            },
+            "grep",
+        )
     }
 
     /// Stores a blob given as UTF-8 bytes (faster than `put` for long texts).

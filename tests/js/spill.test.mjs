@@ -73,7 +73,7 @@ test('compress spills a long tool output and the agent reads it back', () => {
   assert.ok(grep.text.includes('\n10003:ValueError: boom\n'));
 
   const page = store.read('s1', key, 9999, 2);
-  assert.deepEqual(page, { offset: 9999, count: 2, totalLines: 20001, totalBytes: output.length, text: 'Traceback (most recent call last):\nline 10001: collected item test_10001 passed in 0.10001s\n' });
+  assert.deepEqual(page, { offset: 9999, count: 2, totalLines: 20001, totalBytes: output.length, nextOffset: 10001, text: 'Traceback (most recent call last):\nline 10001: collected item test_10001 passed in 0.10001s\n' });
   const found = store.grep('s1', key, 'test_1000\\d passed', { context: 0 });
   // Lines 10000 and 10003 are the traceback and the error.
   assert.equal(found.totalMatches, 8);

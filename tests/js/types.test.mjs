@@ -102,8 +102,8 @@ function jsThrowCodes() {
   return codes;
 }
 
-test('ErrorCode in index.d.ts lists every code src/error.rs and the JS throw', () => {
-  const union = unionLiterals(readFileSync(join(root, 'pkg-config/core/index.d.ts'), 'utf8'), 'ErrorCode');
+test('ErrorCode (generated in core/types/errors.d.ts) lists every code src/error.rs and the JS throw', () => {
+  const union = unionLiterals(readFileSync(join(root, 'pkg-config/core/types/errors.d.ts'), 'utf8'), 'ErrorCode');
   const rust = readFileSync(join(root, 'src/error.rs'), 'utf8');
   const asStr = /pub const fn as_str\(self\)[\s\S]*?\n {4}\}/.exec(rust);
   assert.ok(asStr, 'ErrorCode::as_str not found in src/error.rs');

@@ -6,7 +6,7 @@
 // verify-on-read rules). Paging and search run in the core (internal/spill-reader.js).
 import '#entry'; // initializes the wasm that read/grep run in
 import { TraceLiteError } from '../../core/errors.js';
-import { FreshKeys, OutsideSpillStore, corrupt, digest, lineCount, matchesKey, notFound, refused, verified } from '../../internal/blob-keys.js';
+import { FreshKeys, OutsideSpillStore, corrupt, facts, matchesKey, notFound, refused, verified } from '../../internal/blob-keys.js';
 import { checkName } from '../../internal/spill-reader.js';
 
 /** Default time to live of a stored blob: 7 days (as `KvSpillStore`). */
@@ -110,7 +110,7 @@ export class TraceLiteSpillObject {
   async #put({ key, text, ttlSeconds, maxSessionBytes }, now) {
     checkName('key', key);
     if (typeof text !== 'string') throw new TraceLiteError('text must be a string', 'INVALID_REQUEST', 'text');
-    const hash = await digest(text);
+    const { hash, bytes, lines } = facts(text);
     if (!matchesKey(key, hash)) throw corrupt('this session', key);
     const held = await this.#storage.get(META + key);
     const live = held !== undefined && held.expires > now;
@@ -124,7 +124,6 @@ export class TraceLiteSpillObject {
       return { written: true, expires };
     }
     if (held !== undefined) await this.#remove(key, held);
-    const bytes = new TextEncoder().encode(text).length;
     const total = (await this.#storage.get('total')) ?? 0;
     if (total + bytes > maxSessionBytes) {
       throw new TraceLiteError(
@@ -143,7 +142,7 @@ export class TraceLiteSpillObject {
       entries[chunkName(key, chunks++)] = text.slice(at, end);
       at = end;
     } while (at < text.length);
-    entries[META + key] = { hash, bytes, lines: lineCount(text), chunks, expires };
+    entries[META + key] = { hash, bytes, lines, chunks, expires };
     // Puts without an await between them are written together (atomically).
     const names = Object.keys(entries);
     await Promise.all(batches(names).map((batch) => this.#storage.put(Object.fromEntries(batch.map((n) => [n, entries[n]])))));
@@ -269,7 +268,7 @@ export class DurableObjectSpillStore extends OutsideSpillStore {
     }
     checkName('session', session);
     checkName('key', key);
-    const hash = await digest(text);
+    const { hash } = facts(text);
     if (!matchesKey(key, hash)) throw corrupt(session, key);
     const name = `${session}/${key}`;
     if (this.#fresh.has(name, hash, this.#seconds(), this.#ttl / 2)) return false;

@@ -4,7 +4,7 @@
 // run in the core (see internal/spill-reader.js).
 import '#entry'; // initializes the wasm that read/grep run in
 import { TraceLiteError } from '../../core/errors.js';
-import { FreshKeys, OutsideSpillStore, corrupt, digest, lineCount, matchesKey, notFound, refused, verified } from '../../internal/blob-keys.js';
+import { FreshKeys, OutsideSpillStore, corrupt, facts, matchesKey, notFound, refused, verified } from '../../internal/blob-keys.js';
 import { checkName } from '../../internal/spill-reader.js';
 
 /** Default time to live of a stored blob: 7 days (OpenCode keeps spills as long). */
@@ -87,12 +87,13 @@ export class KvSpillStore extends OutsideSpillStore {
       throw new TraceLiteError('text must be a string', 'INVALID_REQUEST', 'text');
     }
     const name = this.#name(session, key);
-    const hash = await digest(text);
+    const blob = facts(text);
+    const hash = blob.hash;
     if (!matchesKey(key, hash)) throw corrupt(session, key);
     const inflight = this.#inflight.get(name);
     if (inflight?.text === text) return inflight.done.then(() => false);
     // A different text under the same name waits for the write before it.
-    const done = (inflight ? inflight.done.catch(() => {}) : Promise.resolve()).then(() => this.#write(name, text, hash));
+    const done = (inflight ? inflight.done.catch(() => {}) : Promise.resolve()).then(() => this.#write(name, text, blob));
     const entry = { text, done };
     this.#inflight.set(name, entry);
     const settle = () => {
@@ -102,7 +103,7 @@ export class KvSpillStore extends OutsideSpillStore {
     return done;
   }
 
-  async #write(name, text, hash) {
+  async #write(name, text, { bytes, lines, hash }) {
     const now = this.#seconds();
     if (this.#fresh.has(name, hash, now, this.#ttl / 2)) return false;
     // What KV holds decides: another text under the name is never replaced.
@@ -120,7 +121,7 @@ export class KvSpillStore extends OutsideSpillStore {
     const expires = now + this.#ttl;
     await this.#kv.put(name, text, {
       expirationTtl: this.#ttl,
-      metadata: { expires, bytes: new TextEncoder().encode(text).length, lines: lineCount(text) },
+      metadata: { expires, bytes, lines },
     });
     this.#fresh.remember(name, expires, hash);
     return true;

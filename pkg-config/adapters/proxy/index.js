@@ -1,6 +1,7 @@
 // An edge proxy: a Fetch-API handler that compresses LLM requests on their way
 // to the provider and serves the spilled text back to the agent.
 import { TraceLiteError, compress } from '#entry';
+import { requestOpening } from '../../wasm/tracelite.js';
 import { STORE_BATCH, SessionStores, compressInto, storeSpills } from '../../internal/mirror.js';
 import { redactJson, redactText } from '../../core/redact.js';
 import { checkName, grepSpill, readSpill } from '../../internal/spill-reader.js';
@@ -303,29 +304,19 @@ async function readLimited(request, max) {
   return { text: new TextDecoder().decode(bytes), size };
 }
 
-/** The messages up to and including the first user message, as JSON text. */
-function openingText(messages) {
-  const opening = [];
-  for (const m of Array.isArray(messages) ? messages : []) {
-    opening.push(m);
-    if (m && m.role === 'user') break;
-  }
-  return JSON.stringify(opening);
-}
-
-/** The opening of a request in any supported format (the same on every later turn). */
+/**
+ * The opening of a request in any supported format (its system messages and
+ * the messages up to the first user message, read by the core; the same on
+ * every later turn). A body the core cannot read is its own opening: compress
+ * refuses it later with the reason.
+ */
 function openingOf(body) {
-  if (Array.isArray(body.messages)) {
-    return openingText(body.system === undefined ? body.messages : [{ role: 'system', content: body.system }, ...body.messages]);
+  const text = JSON.stringify(body);
+  try {
+    return requestOpening(text);
+  } catch {
+    return text;
   }
-  if (body.input !== undefined) {
-    const input = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
-    return openingText(body.instructions === undefined ? input : [{ role: 'system', content: body.instructions }, ...input]);
-  }
-  if (Array.isArray(body.contents)) {
-    return openingText([{ role: 'system', content: body.systemInstruction ?? null }, ...body.contents]);
-  }
-  return JSON.stringify(body);
 }
 
 function upstreamUrl(base, url) {

@@ -63,6 +63,8 @@ export interface Report {
    * compaction keeps them and the system prompt first, so it reads them).
    */
   cacheBreakpoints?: number[];
+  /** What compaction did on this call: absent when it did nothing. */
+  compaction?: CompactionOutcome;
 }
 
 /**
@@ -205,6 +207,16 @@ export interface PlanReport {
   candidates: PlanCandidate[];
 }
 
+/** What the compact stage did on a call (`Report::compaction`). */
+export interface CompactionOutcome {
+  /** `compacted` (a new compaction) or `reapplied` (the previous one, byte for byte). */
+  outcome: CompactionKind;
+  /** Incoming messages the compaction stands for. */
+  covered: number;
+  /** A new compaction: the blob of its originals, cited by its summary. */
+  pointer?: string;
+}
+
 /** The five stages, in the order they run. */
 export type StageName = 'spill' | 'dedup' | 'phase' | 'optical' | 'compact';
 
@@ -229,6 +241,9 @@ export interface PlanCandidate {
   /** Why. */
   reason: string;
 }
+
+/** Whether a compaction is new or re-applied. */
+export type CompactionKind = 'compacted' | 'reapplied';
 
 /** What a candidate rewrite is. */
 export type CandidateKind = 'demotion' | 'compaction';

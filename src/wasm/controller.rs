@@ -1,4 +1,4 @@
-//! The stateful session for JS: `TraceLiteSession` wraps [`TraceLite`] (the
+//! The stateful session for JS: `TraceLiteController` wraps [`TraceLite`] (the
 //! JS class `TraceLite` in `pkg-config/session.js` wraps this). Values cross
 //! as JSON text.
 
@@ -20,17 +20,17 @@ fn parse(text: &str, what: &str) -> Result<Value, JsValue> {
 }
 
 /// Raw history + spill store + caches of one in-process agent (`free()` releases it).
-#[wasm_bindgen(js_name = TraceLiteSession)]
-pub struct TraceLiteSession {
+#[wasm_bindgen(js_name = TraceLiteController)]
+pub struct TraceLiteController {
     inner: TraceLite,
 }
 
-#[wasm_bindgen(js_class = TraceLiteSession)]
-impl TraceLiteSession {
+#[wasm_bindgen(js_class = TraceLiteController)]
+impl TraceLiteController {
     /// A session with `options` (JSON text of the settings) and an optional
     /// token counter `(text) => number`.
     #[wasm_bindgen(constructor)]
-    pub fn new(options: &JsValue, counter: &JsValue) -> Result<TraceLiteSession, JsValue> {
+    pub fn new(options: &JsValue, counter: &JsValue) -> Result<TraceLiteController, JsValue> {
         let options = args::optional_text(options, "options")?.unwrap_or_default();
         let counter = args::function(counter, "countTokens")?;
         let config = Config::from_json_str(&options).map_err(to_js)?;
@@ -38,7 +38,7 @@ impl TraceLiteSession {
         if let Some(f) = counter {
             inner = inner.with_counter(Box::new(JsCounter(f)));
         }
-        Ok(TraceLiteSession { inner })
+        Ok(TraceLiteController { inner })
     }
 
     /// Records a step: `call` is JSON `{"id", "name", "arguments"}` (arguments

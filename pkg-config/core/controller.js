@@ -1,7 +1,7 @@
 // The stateful API: `new TraceLite(options)` keeps an agent's raw history, a
 // spill store and the render/state caches inside wasm, and assembles the
 // compressed request on demand with the same pure core as `compress`.
-import { TraceLiteSession } from '../wasm/tracelite.js';
+import { TraceLiteController } from '../wasm/tracelite.js';
 import { TraceLiteError, guarded, jsonArg } from './errors.js';
 
 function fail(message, code, path) {
@@ -44,7 +44,7 @@ function outputText(output) {
  * `using`) when the agent is done.
  */
 export class TraceLite {
-  #session;
+  #controller;
   #format;
 
   constructor(options = {}) {
@@ -55,12 +55,12 @@ export class TraceLite {
       fail('options.countTokens must be a function (text) => number', 'INVALID_OPTION', 'countTokens');
     }
     this.#format = settings.format ?? 'openai-chat';
-    this.#session = guarded(() => new TraceLiteSession(jsonArg(settings, 'options'), countTokens));
+    this.#controller = guarded(() => new TraceLiteController(jsonArg(settings, 'options'), countTokens));
   }
 
   get #wasm() {
-    if (!this.#session) throw new TraceLiteError('TraceLite was freed', 'INVALID_OPTION', 'session');
-    return this.#session;
+    if (!this.#controller) throw new TraceLiteError('TraceLite was freed', 'INVALID_OPTION', 'session');
+    return this.#controller;
   }
 
   /** Records one step (tool call + its output). Returns `{ step, callId, outputTokens, edit? }`. */
@@ -129,8 +129,8 @@ export class TraceLite {
 
   /** Releases the wasm memory. */
   free() {
-    this.#session?.free();
-    this.#session = null;
+    this.#controller?.free();
+    this.#controller = null;
   }
 
   [Symbol.dispose]() {

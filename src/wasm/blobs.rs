@@ -1,0 +1,124 @@
+//! What hosts need to know about spill names and blobs, from the core rather
+//! than copied into JS: name and pointer checks, the paging and search limits
+//! of the spill tools, a blob's size, line count and content hash, and the
+//! FNV-1a the proxy names unnamed conversations with.
+
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+
+use super::{args, json_text, to_js};
+use crate::error::{Error, ErrorCode};
+use crate::spill::{self, key, tools, GrepOptions};
+
+/// Checks a session name or key as the core does (`INVALID_SPILL_KEY` naming `what`).
+#[wasm_bindgen(js_name = checkSpillName)]
+pub fn check_spill_name(what: &JsValue, name: &JsValue) -> Result<(), JsValue> {
+    let what = args::text(what, "what")?;
+    let Some(name) = name.as_string() else {
+        return Err(to_js(Error::new(
+            ErrorCode::InvalidSpillKey,
+            what,
+            "must be 1-128 characters of [A-Za-z0-9._-] without \"..\"",
+        )));
+    };
+    spill::validate_name(&what, &name).map_err(to_js)
+}
+
+#[derive(Serialize)]
+struct Pointer<'a> {
+    session: &'a str,
+    key: &'a str,
+}
+
+/// Splits a `spill://<session>/<key>` pointer (a bare key when `session` is
+/// given) into JSON text `{session, key}`, both checked.
+#[wasm_bindgen(js_name = parseSpillPointer)]
+pub fn parse_spill_pointer(pointer: &JsValue, session: &JsValue) -> Result<String, JsValue> {
+    let Some(pointer) = pointer.as_string() else {
+        return Err(to_js(Error::new(
+            ErrorCode::InvalidSpillKey,
+            "pointer",
+            "pointer must be a string",
+        )));
+    };
+    let fallback = args::optional_text(session, "session")?;
+    let (named, key) = spill::parse_pointer(&pointer);
+    let session = match (named, fallback.as_deref()) {
+        (Some(s), _) if !key.is_empty() => s,
+        (None, Some(s)) => s,
+        _ => {
+            return Err(to_js(Error::new(
+                ErrorCode::InvalidSpillKey,
+                "pointer",
+                "pointer must look like spill://<session>/<key>",
+            )))
+        }
+    };
+    spill::validate_name("session", session).map_err(to_js)?;
+    spill::validate_name("key", key).map_err(to_js)?;
+    json_text(&Pointer { session, key }, "pointer")
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SpillLimits {
+    read_limit: usize,
+    max_read_limit: usize,
+    grep_context: usize,
+    max_grep_context: usize,
+    grep_max_matches: usize,
+    max_grep_matches: usize,
+}
+
+/// Default and largest page sizes and grep settings of the spill tools, as JSON text.
+#[wasm_bindgen(js_name = spillLimits)]
+pub fn spill_limits() -> Result<String, JsValue> {
+    let grep = GrepOptions::default();
+    json_text(
+        &SpillLimits {
+            read_limit: tools::DEFAULT_LIMIT,
+            max_read_limit: tools::MAX_LIMIT,
+            grep_context: grep.context,
+            max_grep_context: tools::MAX_CONTEXT,
+            grep_max_matches: grep.max_matches,
+            max_grep_matches: tools::MAX_MATCHES,
+        },
+        "spillLimits",
+    )
+}
+
+#[derive(Serialize)]
+struct Facts {
+    bytes: usize,
+    lines: usize,
+    hash: String,
+}
+
+/// A blob's UTF-8 size, line count (as the core's stores count it) and
+/// content hash (the 32 hex digits of a content key), as JSON text.
+#[wasm_bindgen(js_name = blobFacts)]
+pub fn blob_facts(text: &JsValue) -> Result<String, JsValue> {
+    let text = args::text(text, "text")?;
+    let key = key::content_key("x", &text);
+    let hash = key.get(2..).unwrap_or_default().to_string();
+    json_text(
+        &Facts {
+            bytes: text.len(),
+            lines: spill::lines::count(&text),
+            hash,
+        },
+        "blobFacts",
+    )
+}
+
+/// Whether `key` is shaped like a content key (`<kind>-<32 hex>`): its text must hash to it.
+#[wasm_bindgen(js_name = isContentKey)]
+pub fn is_content_key(key: &str) -> bool {
+    key::content_kind(key).is_some()
+}
+
+/// 64-bit FNV-1a of a text (its UTF-8 bytes), as 16 hex digits.
+#[wasm_bindgen]
+pub fn fnv1a(text: &str) -> String {
+    crate::hash::fnv1a_hex(text)
+}
