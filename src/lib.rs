@@ -18,7 +18,6 @@
 pub mod activity;
 pub mod compact;
 pub mod config;
-pub mod controller;
 pub mod dedup;
 pub mod error;
 pub mod formats;
@@ -30,6 +29,7 @@ pub mod phase;
 pub mod pipeline;
 pub mod plan;
 pub mod redact;
+pub mod session;
 pub mod spill;
 pub mod stage;
 pub mod tokens;
@@ -38,8 +38,8 @@ pub mod trajectory;
 mod wasm;
 
 pub use config::Config;
-pub use controller::TraceLite;
 pub use error::{Error, ErrorCode, Result};
 pub use pipeline::{compress, compress_with, Env, HostState, Output, Report};
+pub use session::TraceLite;
 pub use spill::{MemoryStore, SpillStore};
 pub use trajectory::{trajectory_to_request, Trajectory};

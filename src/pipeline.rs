@@ -175,7 +175,7 @@ pub fn compress_with(request: &str, config: &Config, env: Env<'_>) -> Result<Out
 }
 
 /// Runs the stages over a conversation already in the neutral model (the
-/// stateful [`crate::controller::TraceLite`] keeps one) and emits it as `format`.
+/// stateful [`crate::session::TraceLite`] keeps one) and emits it as `format`.
 pub fn compress_conversation(
     conv: Conversation,
     format: FormatName,

@@ -42,9 +42,8 @@ pub trait Stage {
 }
 
 /// State a host keeps across calls (caches, compaction records), for every
-/// spill session it serves: "session" is always the spill namespace
-/// (`config.session`). Stateless callers pass a fresh one; results are
-/// identical, only slower.
+/// session (spill namespace, `config.session`) it serves. Stateless callers
+/// pass a fresh one; results are identical, only slower.
 #[derive(Debug, Default)]
 pub struct HostState {
     /// Number of compress calls made with this state.

@@ -89,6 +89,6 @@ export function trajectoryToRequest(trajectory, t, format = 'openai-chat') {
 export * from './config.js';
 export * from './replay.js';
 
-export * from './controller.js';
+export * from './session.js';
 export * from './memory.js';
 export * from './redact.js';

@@ -68,7 +68,7 @@ export function trajectoryToRequest(trajectory: Trajectory | string, t: number, 
 export * from './compact.js';
 export * from './config.js';
 export * from './replay.js';
-export * from './controller.js';
+export * from './session.js';
 export * from './optical.js';
 export * from './formats.js';
 export * from './memory.js';

@@ -6,11 +6,11 @@
 
 mod args;
 mod blobs;
-mod controller;
 mod formats;
 mod memory;
 mod optical;
 mod redact;
+mod session;
 mod spill;
 
 use wasm_bindgen::prelude::*;

@@ -1,4 +1,4 @@
-// Types of the stateful API (pkg-config/core/controller.js, src/controller.rs).
+// Types of the stateful API (pkg-config/core/session.js, src/session.rs).
 import type { CompressSettings, FormatName, Report, SpillBlob, UrlImage } from './index.js';
 
 /** Settings plus host objects for `new TraceLite(options)`. */
@@ -35,7 +35,7 @@ export interface StepSummary {
   changesExisting: boolean;
 }
 
-/** Session counters (src/controller.rs `Telemetry`). */
+/** Session counters (src/session.rs `Telemetry`). */
 export interface Telemetry {
   steps: number;
   messages: number;

@@ -9,7 +9,7 @@
 //! ```
 //! use tracelite::formats::FormatName;
 //! use tracelite::model::{Message, Role, ToolCall};
-//! use tracelite::controller::TraceLite;
+//! use tracelite::session::TraceLite;
 //! use tracelite::Config;
 //!
 //! let mut tl = TraceLite::new(Config::default());
