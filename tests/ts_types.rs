@@ -52,7 +52,7 @@ const NARROWED: &[(&str, &str, &str)] = &[
 /// Literal unions the narrowed fields name.
 const ALIASES: &[(&str, &str, &str)] = &[(
     "PhaseClear",
-    "What `phase.clear` may list (`crate::phase::Reason`).",
+    "What `phase.clear` may list (`Reason` in src/phase).",
     "'searches' | 'listings' | 'reruns' | 'editedViews'",
 )];
 
@@ -156,12 +156,46 @@ fn docs(attrs: &[Attribute]) -> Vec<String> {
                 syn::Expr::Lit(syn::ExprLit {
                     lit: syn::Lit::Str(s),
                     ..
-                }) => Some(s.value().trim().to_string()),
+                }) => Some(for_js(s.value().trim())),
                 _ => None,
             },
             _ => None,
         })
         .collect()
+}
+
+/// A Rust doc line as a JS reader reads it: intra-doc links become code,
+/// `crate::` paths lose the prefix, `None` is `null`, and a field named as
+/// `Report::stable_messages` or `Config::repair` is `report.stableMessages`
+/// or `options.repair`.
+fn for_js(line: &str) -> String {
+    let mut out = line.replace("[`", "`").replace("`]", "`");
+    out = out.replace("`crate::", "`").replace("`None`", "`null`");
+    for (rust, js) in [("Report::", "report."), ("Config::", "options.")] {
+        let mut rest = out.as_str();
+        let mut done = String::new();
+        while let Some(at) = rest.find(rust) {
+            done.push_str(&rest[..at]);
+            let after = &rest[at + rust.len()..];
+            let end = after
+                .find(|c: char| !(c.is_ascii_lowercase() || c == '_'))
+                .unwrap_or(after.len());
+            let field = &after[..end];
+            // `Config::default()` and other calls stay as written.
+            if field.is_empty() || after[end..].starts_with('(') {
+                done.push_str(rust);
+            } else {
+                done.push_str(js);
+                done.push_str(&rename(field, "camelCase"));
+                rest = &after[end..];
+                continue;
+            }
+            rest = after;
+        }
+        done.push_str(rest);
+        out = done;
+    }
+    out
 }
 
 fn rename(name: &str, rule: &str) -> String {

@@ -1,13 +1,13 @@
 // Generated from the Rust declarations by tests/ts_types.rs: do not edit.
 // `TRACELITE_BLESS=1 cargo test --test ts_types` rewrites it.
 
-/** What `phase.clear` may list (`crate::phase::Reason`). */
+/** What `phase.clear` may list (`Reason` in src/phase). */
 export type PhaseClear = 'searches' | 'listings' | 'reruns' | 'editedViews';
 
 /** All settings. `Config::default()` is the documented default. */
 export interface CompressSettings {
   /**
-   * Request format; detected from the request when `None`.
+   * Request format; detected from the request when `null`.
    * Default: `null`.
    */
   format?: FormatName;
@@ -39,13 +39,13 @@ export interface CompressSettings {
   /**
    * Repair mode: fix tool-call pairing problems the request has (orphaned or
    * duplicate results, duplicate ids, misplaced or missing results) instead
-   * of rejecting it; each fix is listed in `Report::repairs`.
+   * of rejecting it; each fix is listed in `report.repairs`.
    * Default: `false`.
    */
   repair?: boolean;
   /**
    * Anthropic Messages requests: mark the end of the stable prefix
-   * (`Report::stable_messages`) with `cache_control`, so the next batch
+   * (`report.stableMessages`) with `cache_control`, so the next batch
    * reads everything before it from the prompt cache instead of writing
    * it again. Skipped when the request already has the 4 breakpoints
    * Anthropic allows, and when every stage is off (pass-through).
@@ -297,7 +297,7 @@ export interface OpticalOptions {
    * and Responses, Anthropic; Gemini stays inline): an `https` URL
    * template (`http` for localhost) holding `{id}`, which each snapshot's
    * content id replaces; the result's `images` holds the PNGs the host
-   * must serve there ([`crate::formats::image_urls`]). Empty: inline
+   * must serve there (`formats::image_urls`). Empty: inline
    * base64 (default).
    * Default: `""`.
    */
@@ -342,7 +342,7 @@ export interface CompactOptions {
   pinned?: string[];
   /**
    * Compact only when the cache-aware cost estimate (prices and horizon
-   * of [`crate::plan`]) says it pays, or the budget forces it; `false`
+   * of `plan`) says it pays, or the budget forces it; `false`
    * compacts whenever a trigger fires.
    * Default: `true`.
    */
@@ -376,7 +376,7 @@ export interface CompactOptions {
   /**
    * Tokens of file views a compaction keeps as they were shown: the
    * newest output showing each file the compacted turns read or edited,
-   * unless a later turn shows it again ([`crate::compact::views`]);
+   * unless a later turn shows it again (`compact::views`);
    * 0 keeps none.
    * Default: `4000`.
    */
@@ -427,7 +427,7 @@ export interface PlanOptions {
   maxHorizon?: number;
   /**
    * Prices (USD per million input tokens); the dated table of
-   * [`crate::plan::prices::default_prices`] for the provider when absent.
+   * `plan::prices::default_prices` for the provider when absent.
    * Default: `null`.
    */
   prices?: Prices;
@@ -469,7 +469,7 @@ export interface LimitOptions {
    * PNG, JPEG, GIF or WebP header in the base64 payload); over it the request
    * is refused with `LIMIT_EXCEEDED` naming the image's JSON path. Images by
    * URL and payloads whose size cannot be read pass (see
-   * [`crate::formats::images::check_pixels`]).
+   * `formats::images::check_pixels`).
    * Default: `50000000`.
    */
   maxImagePixels?: number;

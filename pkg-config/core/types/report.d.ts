@@ -33,7 +33,7 @@ export interface Report {
   /** Blobs stored during this call. */
   spills: SpillRecord[];
   /**
-   * Fixes made in repair mode (`Config::repair`) and snapshot images
+   * Fixes made in repair mode (`options.repair`) and snapshot images
    * replaced to stay within the provider's image limits.
    */
   repairs?: Repair[];
@@ -52,7 +52,7 @@ export interface Report {
   /**
    * Anthropic Messages: index (after the system prompt) of the message
    * whose last cacheable block got a `cache_control` breakpoint
-   * (`Config::cache_breakpoint`).
+   * (`options.cacheBreakpoint`).
    */
   cacheBreakpoint?: number;
   /**
@@ -98,7 +98,7 @@ export interface UrlImage {
   data: string;
 }
 
-/** What [`send_by_url`] did, for the report. */
+/** What `send_by_url` did, for the report. */
 export interface ImageUrlReport {
   /** Snapshot image parts the request carries as URLs. */
   urls: number;
@@ -167,7 +167,7 @@ export interface SpillRecord {
   lines: number;
 }
 
-/** One fix made by [`repair`]. */
+/** One fix made by `repair`. */
 export interface Repair {
   /** The error code the problem would have raised (e.g. `ORPHAN_TOOL_RESULT`). */
   code: string;
@@ -207,7 +207,7 @@ export interface PlanReport {
   candidates: PlanCandidate[];
 }
 
-/** What the compact stage did on a call (`Report::compaction`). */
+/** What the compact stage did on a call (`report.compaction`). */
 export interface CompactionOutcome {
   /** `compacted` (a new compaction) or `reapplied` (the previous one, byte for byte). */
   outcome: CompactionKind;
