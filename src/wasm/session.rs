@@ -1,5 +1,5 @@
-//! The stateful session for JS: `TraceLiteController` wraps [`TraceLite`] (the
-//! JS class `TraceLite` in `pkg-config/session.js` wraps this). Values cross
+//! The stateful controller for JS: `TraceLiteController` wraps [`TraceLite`] (the
+//! JS class `TraceLite` in `pkg-config/core/session.js` wraps this). Values cross
 //! as JSON text.
 
 use serde_json::Value;
