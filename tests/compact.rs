@@ -20,6 +20,7 @@ use tracelite::compact::trigger::{stage_boundaries, step_activities};
 use tracelite::compact::{adopt_summary, validate_summary};
 use tracelite::formats::{self, emit, FormatName};
 use tracelite::model::{Conversation, Message, PartKind, Role};
+use tracelite::stage::CompactionKind;
 use tracelite::tokens::Estimator;
 use tracelite::{
     compress_with, Config, Env, HostState, MemoryStore, Output, SpillStore, Trajectory,
@@ -376,20 +377,31 @@ fn host_boundaries_and_finish_stage() {
     let cfg = config(base.clone());
     let mut store = MemoryStore::new();
     let mut state = HostState::default();
-    assert!(!compacted(&run(
-        &request(&conv),
-        &cfg,
-        &mut store,
-        &mut state
-    )));
+    let before = run(&request(&conv), &cfg, &mut store, &mut state);
+    assert!(!compacted(&before));
+    assert_eq!(before.report.compaction, None, "no compaction, no outcome");
     state.compact.finish_stage("fs");
     let out = run(&request(&conv), &cfg, &mut store, &mut state);
     assert!(compacted(&out), "{:?}", compact_notes(&out));
     assert!(compact_notes(&out)[0].contains("stage boundary (host)"));
+    // The report says what compaction did, with the blob its summary cites.
+    let outcome = out.report.compaction.clone().unwrap();
+    assert_eq!(outcome.outcome, CompactionKind::Compacted);
+    let pointer = outcome.pointer.unwrap();
+    assert!(summary_of(&out).contains(&pointer));
+    assert!(outcome.covered > 0 && outcome.covered < conv.messages.len());
     // Consumed: the next call re-applies but does not compact again.
     let again = run(&request(&conv), &cfg, &mut store, &mut state);
     assert!(!compacted(&again));
     assert_eq!(again.request, out.request, "re-applied byte for byte");
+    let reapplied = again.report.compaction.clone().unwrap();
+    assert_eq!(reapplied.outcome, CompactionKind::Reapplied);
+    assert_eq!(
+        (reapplied.covered, reapplied.pointer),
+        (outcome.covered, None)
+    );
+    let json = serde_json::to_value(&again.report).unwrap();
+    assert_eq!(json["compaction"]["outcome"], "reapplied");
     let mut with_option = base;
     with_option["stageBoundary"] = json!(true);
     with_option["session"] = json!("fs2");
