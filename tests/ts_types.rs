@@ -274,6 +274,8 @@ struct Generator<'a> {
     defaults: Option<&'a Value>,
     /// Types emitted by another file: referenced, not emitted again.
     external: BTreeSet<String>,
+    /// The external types referenced, to import.
+    imported: BTreeSet<String>,
 }
 
 impl Generator<'_> {
@@ -297,7 +299,9 @@ impl Generator<'_> {
                 near.display()
             );
         }
-        if !self.external.contains(name) && self.seen.insert(name.to_string()) {
+        if self.external.contains(name) {
+            self.imported.insert(ts_name(name));
+        } else if self.seen.insert(name.to_string()) {
             self.queue.push_back((name.to_string(), near.to_path_buf()));
         }
         ts_name(name)
@@ -488,6 +492,7 @@ fn options(decls: &BTreeMap<String, Vec<Decl>>, root: &Path) -> (String, BTreeSe
         out: String::from(HEADER),
         defaults: Some(&defaults),
         external: BTreeSet::new(),
+        imported: BTreeSet::new(),
     };
     g.out.push('\n');
     for (name, doc, ts) in ALIASES {
@@ -507,27 +512,16 @@ fn report(decls: &BTreeMap<String, Vec<Decl>>, root: &Path, options: &BTreeSet<S
         out: String::from(HEADER),
         defaults: None,
         external: options.clone(),
+        imported: BTreeSet::new(),
     };
-    let imported: Vec<String> = options.iter().map(|n| ts_name(n)).collect();
     g.out.push('\n');
     g.emit("Report", &root.join("src/pipeline.rs"), &[]);
     g.emit("SpillBlob", &root.join("src/stage.rs"), &[]);
     g.emit("UrlImage", &root.join("src/formats/image_urls.rs"), &[]);
     g.drain();
-    let used: Vec<&String> = imported
-        .iter()
-        .filter(|n| {
-            g.out.contains(&format!(": {n}"))
-                || g.out.contains(&format!("{n}[]"))
-                || g.out.contains(&format!("{n};"))
-        })
-        .collect();
     let import = format!(
         "import type {{ {} }} from './options.js';\n",
-        used.iter()
-            .map(|s| s.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
+        g.imported.iter().cloned().collect::<Vec<_>>().join(", ")
     );
     g.out.replacen(HEADER, &format!("{HEADER}{import}"), 1)
 }

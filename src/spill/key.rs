@@ -107,16 +107,28 @@ pub fn sha256(bytes: &[u8]) -> [u8; 32] {
 /// The key of `text`: `<kind>-` and the first 128 bits of its SHA-256 in
 /// lowercase hex (e.g. `tool-9f86d081884c7d659a2feaa0c55ad015`).
 pub fn content_key(kind: &str, text: &str) -> String {
-    let hash = sha256(text.as_bytes());
     let mut key = String::with_capacity(kind.len() + 1 + KEY_HASH_HEX);
     key.push_str(kind);
     key.push('-');
+    push_hash(&mut key, text);
+    key
+}
+
+/// The hash part of a content key of `text`: the first 128 bits of its
+/// SHA-256 in lowercase hex.
+pub fn content_hash(text: &str) -> String {
+    let mut hash = String::with_capacity(KEY_HASH_HEX);
+    push_hash(&mut hash, text);
+    hash
+}
+
+fn push_hash(out: &mut String, text: &str) {
+    let hash = sha256(text.as_bytes());
     for b in hash.iter().take(KEY_HASH_HEX / 2) {
         for nibble in [b >> 4, b & 15] {
-            key.push(char::from_digit(u32::from(nibble), 16).unwrap_or('0'));
+            out.push(char::from_digit(u32::from(nibble), 16).unwrap_or('0'));
         }
     }
-    key
 }
 
 /// Content keys of texts hashed before, by a fast 64-bit hash and length:

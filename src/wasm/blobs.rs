@@ -14,13 +14,8 @@ use crate::spill::{self, key, tools, GrepOptions};
 #[wasm_bindgen(js_name = checkSpillName)]
 pub fn check_spill_name(what: &JsValue, name: &JsValue) -> Result<(), JsValue> {
     let what = args::text(what, "what")?;
-    let Some(name) = name.as_string() else {
-        return Err(to_js(Error::new(
-            ErrorCode::InvalidSpillKey,
-            what,
-            "must be 1-128 characters of [A-Za-z0-9._-] without \"..\"",
-        )));
-    };
+    // A name that is not a string is refused like an empty one.
+    let name = name.as_string().unwrap_or_default();
     spill::validate_name(&what, &name).map_err(to_js)
 }
 
@@ -99,13 +94,11 @@ struct Facts {
 #[wasm_bindgen(js_name = blobFacts)]
 pub fn blob_facts(text: &JsValue) -> Result<String, JsValue> {
     let text = args::text(text, "text")?;
-    let key = key::content_key("x", &text);
-    let hash = key.get(2..).unwrap_or_default().to_string();
     json_text(
         &Facts {
             bytes: text.len(),
             lines: spill::lines::count(&text),
-            hash,
+            hash: key::content_hash(&text),
         },
         "blobFacts",
     )
