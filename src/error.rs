@@ -70,6 +70,9 @@ pub enum ErrorCode {
     /// A value TraceLite built could not be written as JSON (an internal fault,
     /// never the caller's input).
     SerializationFailed,
+    /// A persisted cache segment (`Store.importCache`) is malformed or
+    /// inconsistent (altered, truncated, or not one TraceLite wrote).
+    InvalidCache,
 }
 
 impl ErrorCode {
@@ -106,11 +109,12 @@ impl ErrorCode {
             Self::InvalidImageSignature => "INVALID_IMAGE_SIGNATURE",
             Self::ImageNotFound => "IMAGE_NOT_FOUND",
             Self::SerializationFailed => "SERIALIZATION_FAILED",
+            Self::InvalidCache => "INVALID_CACHE",
         }
     }
 
     /// Every code, in declaration order (what the TypeScript `ErrorCode` lists).
-    pub const ALL: [ErrorCode; 30] = [
+    pub const ALL: [ErrorCode; 31] = [
         Self::InvalidJson,
         Self::InvalidRequest,
         Self::UnknownFormat,
@@ -141,6 +145,7 @@ impl ErrorCode {
         Self::InvalidImageSignature,
         Self::ImageNotFound,
         Self::SerializationFailed,
+        Self::InvalidCache,
     ];
 
     /// The code of a stable string form.

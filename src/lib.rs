@@ -25,6 +25,7 @@ pub mod hash;
 pub mod json;
 pub mod model;
 pub mod optical;
+pub mod persist;
 pub mod phase;
 pub mod pipeline;
 pub mod plan;

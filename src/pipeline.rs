@@ -262,6 +262,8 @@ fn compress_sized(
     let client_images = formats::images::fingerprints(&conv);
     let observed = conv.observations().len();
     // The session's token counts serve every stage (taken out while the stages hold the state).
+    // Counts are reused only by the counter that made them.
+    env.state.counts.use_counter(env.counter.name());
     let counts = std::mem::take(&mut env.state.counts);
     let counter = CachedCounter {
         inner: env.counter,

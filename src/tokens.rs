@@ -2,6 +2,9 @@
 //! [`TokenCounter`] trait a host can implement with its own tokenizer, and the
 //! per-provider image-token formulas.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+
 use crate::config::{OpticalConfig, Provider};
 use crate::error::Result;
 use crate::model::{Conversation, Image, Message, Part, PartKind};
@@ -10,6 +13,13 @@ use crate::model::{Conversation, Image, Message, Part, PartKind};
 pub trait TokenCounter {
     /// Number of tokens in `text`.
     fn count(&self, text: &str) -> Result<u64>;
+
+    /// Which counter this is, so that cached counts are only reused by the
+    /// counter that made them ([`CountCache`]): `"estimate"` for the built-in
+    /// [`Estimator`], `"host"` for any other.
+    fn name(&self) -> &str {
+        "host"
+    }
 }
 
 /// Counts of texts already priced, for a session that prices its whole
@@ -21,14 +31,87 @@ pub trait TokenCounter {
 /// boundary: keys are not secret) can only misprice a text.
 #[derive(Debug, Default)]
 pub struct CountCache {
-    counts: std::cell::RefCell<std::collections::HashMap<(u64, usize), u64>>,
+    counts: RefCell<HashMap<(u64, usize), u64>>,
     counted: std::cell::Cell<u64>,
+    /// Counts made since the last [`CountCache::take_fresh`] (what a host has
+    /// not persisted yet); `None` until the first call (nothing is logged for
+    /// a host that never exports).
+    fresh: RefCell<Option<Vec<CachedCount>>>,
+    /// The [`TokenCounter::name`] of the counter these counts come from (empty: none yet).
+    counter: String,
 }
+
+/// One cached count: the text's [`text_hash`], its length in bytes, its tokens.
+pub type CachedCount = (u64, usize, u64);
 
 impl CountCache {
     /// Bytes of text the inner counter priced (texts not found in the cache).
     pub fn counted_bytes(&self) -> u64 {
         self.counted.get()
+    }
+
+    /// Number of counts held.
+    pub fn len(&self) -> usize {
+        self.counts.borrow().len()
+    }
+
+    /// Whether no count is held.
+    pub fn is_empty(&self) -> bool {
+        self.counts.borrow().is_empty()
+    }
+
+    /// The name of the counter the counts come from (empty before any count).
+    pub fn counter(&self) -> &str {
+        &self.counter
+    }
+
+    /// Makes the cache `counter`'s: counts of another counter are dropped.
+    pub fn use_counter(&mut self, counter: &str) {
+        if self.counter != counter {
+            self.counts.get_mut().clear();
+            if let Some(fresh) = self.fresh.get_mut() {
+                fresh.clear();
+            }
+            self.counter = counter.to_string();
+        }
+    }
+
+    /// The counts made since the last call, oldest first; on the first call,
+    /// or with `all`, every count held ([`CountCache::all`]). From the first
+    /// call on, new counts are logged.
+    pub fn take_fresh(&mut self, all: bool) -> Vec<CachedCount> {
+        match self.fresh.get_mut().replace(Vec::new()) {
+            Some(fresh) if !all => fresh,
+            _ => self.all(),
+        }
+    }
+
+    /// Every count held, ordered by key (a deterministic full export).
+    pub fn all(&self) -> Vec<CachedCount> {
+        let mut all: Vec<CachedCount> = self
+            .counts
+            .borrow()
+            .iter()
+            .map(|(&(hash, len), &n)| (hash, len, n))
+            .collect();
+        all.sort_unstable();
+        all
+    }
+
+    /// Adds counts another host made with the same counter (not logged as
+    /// fresh); stops at `MAX_CACHED_COUNTS`. Returns how many were added.
+    pub fn import(&mut self, counts: &[CachedCount]) -> usize {
+        let map = self.counts.get_mut();
+        let mut added = 0;
+        for &(hash, len, n) in counts {
+            if map.len() >= MAX_CACHED_COUNTS {
+                break;
+            }
+            if map.insert((hash, len), n).is_none() {
+                added += 1;
+            }
+        }
+        added
     }
 }
 
@@ -82,7 +165,17 @@ impl TokenCounter for CachedCounter<'_> {
             counts.clear();
         }
         counts.insert(key, n);
+        if let Some(fresh) = self.cache.fresh.borrow_mut().as_mut() {
+            if fresh.len() >= MAX_CACHED_COUNTS {
+                fresh.clear();
+            }
+            fresh.push((key.0, key.1, n));
+        }
         Ok(n)
+    }
+
+    fn name(&self) -> &str {
+        self.inner.name()
     }
 }
 
@@ -93,6 +186,10 @@ pub struct Estimator;
 impl TokenCounter for Estimator {
     fn count(&self, text: &str) -> Result<u64> {
         Ok(estimate(text))
+    }
+
+    fn name(&self) -> &str {
+        "estimate"
     }
 }
 

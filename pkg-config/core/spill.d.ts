@@ -95,6 +95,30 @@ export interface SpilledText {
 export type ToolFormat = 'openai-chat' | 'openai' | 'openai-responses' | 'anthropic';
 
 /** In-memory spill store inside wasm. */
+/** What `SpillStore.importCache` added. */
+export interface CacheImport {
+  /** Snapshots added to the render cache. */
+  snapshots: number;
+  /** Token counts added. */
+  counts: number;
+  /** Written by another TraceLite version: nothing was added. */
+  stale: boolean;
+}
+
+/** What a store's caches hold (`SpillStore.cacheStats`). */
+export interface CacheStats {
+  /** Snapshots held (layouts, rendered or not). */
+  snapshots: number;
+  /** Bytes they hold. */
+  snapshotBytes: number;
+  /** Snapshots rendered by this store (not imported). */
+  rendered: number;
+  /** Token counts held. */
+  counts: number;
+  /** Bytes of text the counter priced (not found in the cache). */
+  countedBytes: number;
+}
+
 export class SpillStore {
   constructor(options?: SpillStoreOptions);
   get(session: string, key: string): string;
@@ -110,6 +134,16 @@ export class SpillStore {
   rehydrate(spills: SpillBlob[]): number;
   handleToolCall(name: string, args: string | Record<string, unknown>, session: string): ToolReply;
   spill(text: string, options?: Record<string, unknown> & { countTokens?: (text: string) => number }): SpilledText;
+  /**
+   * New cache entries (snapshots, token counts) since the last call as a segment to keep
+   * outside; everything with `all`; `undefined` when nothing is new (with `renderedOnly`:
+   * no new rendered snapshot).
+   */
+  exportCache(options?: { all?: boolean; renderedOnly?: boolean }): string | undefined;
+  /** Adds a segment `exportCache` wrote; `INVALID_CACHE` when malformed. */
+  importCache(segment: string, options?: Record<string, unknown>): CacheImport;
+  /** What the caches hold and rendered here. */
+  cacheStats(): CacheStats;
   free(): void;
   [Symbol.dispose](): void;
 }

@@ -156,6 +156,44 @@ export class SpillStore {
     return JSON.parse(guarded(() => this.wasmStore.spillText(encoder.encode(text(value, 'text')), jsonArg(settings, 'options'), countTokens)));
   }
 
+  /**
+   * The caches' new entries (rendered snapshots, token counts) since the last
+   * call as a segment (text) to keep outside, e.g. in KV beside the spills;
+   * on the first call, or with `{ all: true }`, everything held. `undefined` when there
+   * is nothing new, or with `renderedOnly` when no new snapshot was rendered
+   * (the counts then wait for the next call). A segment holds one store's
+   * sessions: never hand it to a store serving another tenant.
+   */
+  exportCache(options = {}) {
+    if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+      throw new TraceLiteError('options must be an object { all, renderedOnly }', 'INVALID_OPTION', 'options');
+    }
+    const { all = false, renderedOnly = false } = options;
+    return guarded(() => this.wasmStore.exportCache(all, renderedOnly)) ?? undefined;
+  }
+
+  /**
+   * Adds a segment `exportCache` wrote (on a fresh isolate, say), so that
+   * what it rendered and counted is not done again; outputs are the same as
+   * without it. `options` are compress options (`optical.cacheBytes` bounds
+   * what is kept). Returns `{ snapshots, counts, stale }` (`stale`: written
+   * by another TraceLite version, ignored); `INVALID_CACHE` when malformed.
+   */
+  importCache(segment, options = {}) {
+    text(segment, 'segment');
+    if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+      throw new TraceLiteError('options must be an object', 'INVALID_OPTION', 'options');
+    }
+    // Host-only options (store, countTokens, previous) do not apply to a cache.
+    const { store: _store, countTokens: _count, previous: _previous, ...settings } = options;
+    return JSON.parse(guarded(() => this.wasmStore.importCache(segment, jsonArg(settings, 'options'))));
+  }
+
+  /** `{ snapshots, snapshotBytes, rendered, counts, countedBytes }`: what the caches hold and rendered here. */
+  cacheStats() {
+    return JSON.parse(guarded(() => this.wasmStore.cacheStats()));
+  }
+
   /** Releases the wasm memory. */
   free() {
     this.#wasm?.free();

@@ -3,6 +3,7 @@
 // compress returns) copied into it, since compress itself is synchronous.
 import { SpillStore, TraceLiteError, compress } from '#entry';
 import { fnv1a } from '../wasm/tracelite.js';
+import { facts, isContentKey } from './blob-keys.js';
 
 /** Default number of conversations `SessionStores` keeps in memory. */
 export const DEFAULT_MAX_SESSIONS = 64;
@@ -118,8 +119,13 @@ export function isWasmStore(store) {
  * snapshots, compaction state) and the previous request (prefix reuse); the
  * spilled texts themselves are dropped from it once `store` has them, so the
  * cache holds caches, not conversations. Without `cache`, every call starts
- * cold. `writes` (`{ maxWrites, batch }`) bounds the copy to `store`: see
- * `storeSpills`; `out.written` says how many blobs were written.
+ * cold. `writes` (`{ maxWrites, batch, persistCache }`) bounds the copy to
+ * `store`: see `storeSpills`; `out.written` says how many blobs were written.
+ * With `cache` and `persistCache` (default), the caches also go to `store`
+ * (`loadCache`): a segment after the spills, within `maxWrites`, or left in
+ * `out.cacheSegment` for the caller with `deferCache` (`saveCache`).
+ * `out.cache` is `{ rendered, loaded? }`: snapshots this call rendered, and
+ * what the session's first call here imported.
  */
 export async function compressInto(request, options, store, cache, writes = {}) {
   if (store instanceof SessionStores) {
@@ -134,7 +140,16 @@ export async function compressInto(request, options, store, cache, writes = {}) 
   const entry = cache?.entry(options.session);
   if (entry) cache.hold(entry);
   try {
-    const pending = compressAndStore(request, options, store, cache, entry, writes);
+    // A session new to this isolate starts from what earlier isolates kept.
+    let loaded;
+    // Only a store that can list a session's blobs can find its segments again.
+    if (entry && writes.persistCache !== false && typeof store.list === 'function') {
+      const first = entry.loaded === undefined;
+      entry.loaded ??= loadCache(store, options.session, entry.store, options);
+      loaded = await entry.loaded;
+      if (!first) loaded = undefined;
+    }
+    const pending = compressAndStore(request, options, store, cache, entry, writes, loaded);
     request = undefined; // compressed: not kept alive while the spills are stored
     return await pending;
   } finally {
@@ -142,18 +157,27 @@ export async function compressInto(request, options, store, cache, writes = {}) 
   }
 }
 
-async function compressAndStore(request, options, store, cache, entry, writes) {
+async function compressAndStore(request, options, store, cache, entry, writes, loaded) {
   const scratch = entry?.store ?? new SpillStore();
   let out;
   try {
+    const rendered = entry ? scratch.cacheStats().rendered : 0;
     out = compress(request, { ...options, store: scratch, previous: options.previous ?? entry?.previous });
-    if (entry) entry.previous = out.request;
+    if (entry) {
+      entry.previous = out.request;
+      out.cache = { rendered: scratch.cacheStats().rendered - rendered, ...(loaded ? { loaded } : {}) };
+    }
   } finally {
     if (!entry) scratch.free();
   }
   // Not needed while the spills are stored: a proxy may have many requests here at once.
   request = undefined;
   const spills = out.spills ?? [];
+  // What this call rendered and counted, for the next isolate (taken now:
+  // another call of the session may run while the spills are stored).
+  // With the built-in estimator counts alone are cheap to make again: a
+  // segment is written when a snapshot was rendered (the counts ride along).
+  const segment = entry && entry.loaded ? scratch.exportCache({ renderedOnly: options.countTokens === undefined }) : undefined;
   try {
     out.written = await storeSpills(store, spills, writes);
   } catch (err) {
@@ -168,7 +192,87 @@ async function compressAndStore(request, options, store, cache, entry, writes) {
   }
   // `store` has them: the cache keeps no texts.
   if (entry) for (const s of spills) scratch.delete(s.session, s.key);
+  if (segment !== undefined) {
+    if (writes.deferCache) {
+      out.cacheSegment = segment;
+    } else if (out.written < (writes.maxWrites ?? Infinity)) {
+      // After the spills (a request never has more than `batch` puts in
+      // flight) and within the request's writes.
+      if (await saveCache(store, options.session, segment)) out.written++;
+    }
+  }
   return out;
+}
+
+/** Key kind of a cache segment in a session's store: `cache-<SHA-256 of its text>`. */
+export const CACHE_SEGMENT_KIND = 'cache';
+/** Segments a session keeps before a load merges them into one. */
+export const MAX_CACHE_SEGMENTS = 16;
+/** Most segments one load reads (a session with more is read from scratch). */
+const MAX_LOADED_SEGMENTS = 64;
+
+/** Whether a session's blob is a cache segment (not a spill). */
+export function isCacheSegment(key) {
+  return typeof key === 'string' && key.startsWith(`${CACHE_SEGMENT_KIND}-`) && isContentKey(key);
+}
+
+/**
+ * Imports into `target` (the session's wasm store in this isolate) the cache
+ * segments earlier isolates kept in `store` for `session` (rendered
+ * snapshots, token counts), so that a first request here renders nothing
+ * they rendered (`store` must have `list`). A segment that fails to load or
+ * does not check out is skipped: outputs never depend on the cache. Past
+ * `MAX_CACHE_SEGMENTS` segments they are merged into one (the old ones
+ * deleted when the store can). Returns `{ segments, snapshots, counts }`.
+ */
+export async function loadCache(store, session, target, options = {}) {
+  const loaded = { segments: 0, snapshots: 0, counts: 0 };
+  let keys = [];
+  try {
+    keys = (await store.list(session)).map((b) => b.key).filter(isCacheSegment).sort();
+  } catch {
+    keys = [];
+  }
+  if (keys.length > MAX_LOADED_SEGMENTS) keys = [];
+  const { store: _store, countTokens: _count, previous: _previous, ...settings } = options;
+  for (let i = 0; i < keys.length; i += STORE_BATCH) {
+    const texts = await Promise.all(keys.slice(i, i + STORE_BATCH).map((k) => Promise.resolve().then(() => store.get(session, k)).catch(() => undefined)));
+    for (const text of texts) {
+      if (typeof text !== 'string') continue;
+      try {
+        const r = target.importCache(text, settings);
+        loaded.segments++;
+        loaded.snapshots += r.snapshots;
+        loaded.counts += r.counts;
+      } catch {
+        // Malformed or not ours: skipped (a cache only saves work).
+      }
+    }
+  }
+  // From here on, exportCache gives only what this isolate adds.
+  const merged = target.exportCache({ all: true });
+  if (keys.length > MAX_CACHE_SEGMENTS && merged !== undefined) {
+    const key = await saveCache(store, session, merged);
+    if (key !== undefined && typeof store.delete === 'function') {
+      await Promise.all(keys.filter((k) => k !== key).map((k) => Promise.resolve().then(() => store.delete(session, k)).catch(() => {})));
+    }
+  }
+  return loaded;
+}
+
+/**
+ * Stores a cache segment (`out.cacheSegment` of a `compressInto` call with
+ * `deferCache`) under its content key; resolves to the key, or `undefined`
+ * when the store refused or failed (the cache is only lost).
+ */
+export async function saveCache(store, session, segment) {
+  const key = `${CACHE_SEGMENT_KIND}-${facts(segment).hash}`;
+  try {
+    await store.put(session, key, segment);
+    return key;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Puts in flight at once when a call's spills are copied to an outside store. */

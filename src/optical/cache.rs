@@ -16,6 +16,11 @@ pub struct SnapshotCache {
     pub hits: u64,
     /// Lookups that did not.
     pub misses: u64,
+    /// Snapshots rendered into this cache (images drawn and encoded), not imported.
+    pub rendered: u64,
+    /// Keys inserted since the last [`SnapshotCache::take_fresh`]; `None` until
+    /// the first call (nothing is logged for a host that never exports).
+    fresh: Option<Vec<u64>>,
 }
 
 fn size(s: &Snapshot) -> usize {
@@ -37,6 +42,52 @@ impl SnapshotCache {
     /// Caches `snapshot` under `key` (replacing an earlier entry), then evicts
     /// the oldest entries until at most `limit` bytes are held.
     pub fn insert(&mut self, key: u64, snapshot: Snapshot, limit: usize) {
+        if !snapshot.images.is_empty() {
+            self.rendered += 1;
+        }
+        if let Some(fresh) = &mut self.fresh {
+            fresh.push(key);
+        }
+        self.hold(key, snapshot, limit);
+    }
+
+    /// Adds a snapshot another host rendered (not logged as fresh, not
+    /// counted as rendered), unless one is held under `key` already.
+    pub fn import(&mut self, key: u64, snapshot: Snapshot, limit: usize) -> bool {
+        let held = self.entries.get(&key).is_some_and(|s| !s.images.is_empty());
+        if held || (self.entries.contains_key(&key) && snapshot.images.is_empty()) {
+            return false;
+        }
+        self.hold(key, snapshot, limit);
+        self.entries.contains_key(&key)
+    }
+
+    /// The snapshots inserted since the last call that are still held, in
+    /// insertion order; on the first call, or with `all`, every snapshot held
+    /// (oldest first). From the first call on, insertions are logged.
+    pub fn take_fresh(&mut self, all: bool) -> Vec<(u64, &Snapshot)> {
+        let keys = match self.fresh.replace(Vec::new()) {
+            Some(keys) if !all => keys,
+            _ => self.order.iter().copied().collect(),
+        };
+        // Each key once, where it was last inserted (a turn inserts a few).
+        keys.iter()
+            .enumerate()
+            .filter(|&(i, k)| !keys.get(i + 1..).is_some_and(|later| later.contains(k)))
+            .filter_map(|(_, &k)| self.entries.get(&k).map(|s| (k, s)))
+            .collect()
+    }
+
+    /// Whether [`SnapshotCache::take_fresh`] would give a rendered snapshot.
+    pub fn has_fresh_render(&self, all: bool) -> bool {
+        let rendered = |k: &u64| self.entries.get(k).is_some_and(|s| !s.images.is_empty());
+        match &self.fresh {
+            Some(keys) if !all => keys.iter().any(rendered),
+            _ => self.order.iter().any(rendered),
+        }
+    }
+
+    fn hold(&mut self, key: u64, snapshot: Snapshot, limit: usize) {
         let added = size(&snapshot);
         if let Some(old) = self.entries.insert(key, snapshot) {
             self.bytes -= size(&old);

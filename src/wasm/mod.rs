@@ -9,6 +9,7 @@ mod blobs;
 mod formats;
 mod memory;
 mod optical;
+mod persist;
 mod redact;
 mod session;
 mod spill;

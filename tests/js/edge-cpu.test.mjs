@@ -39,7 +39,7 @@ test('edge CPU: warm and cold compress times in Node and workerd, against parse 
       assert.ok(Number.isFinite(host.warm.p95Ratio) && host.warm.p95Ratio > 0);
     }
     assert.equal(r.workerd.warm.passThrough.n, r.steps);
-    for (const k of ['defaults', 'parseEmit', 'passThrough']) assert.ok(r.workerd.firstRequest[k] > 0);
+    for (const k of ['defaults', 'parseEmit', 'passThrough', 'persisted']) assert.ok(r.workerd.firstRequest[k] > 0);
     assert.equal(r.loadBefore.length, 3);
     assert.equal(stdout.trim(), edgeCpuMarkdown(r).trim());
     assert.match(stdout, /\| workerd proxy, TraceLite defaults \|/);

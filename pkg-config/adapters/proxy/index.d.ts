@@ -107,6 +107,13 @@ export interface ProxyOptions {
    * Default: off (inline).
    */
   imageBaseUrl?: string | URL;
+  /**
+   * With an outside `store`: keep each request's rendered snapshots and token
+   * counts in the session (a `cache-<hash>` segment beside its spills) and
+   * import them on an isolate new to the session, so it does not render or
+   * count them again. Default: true.
+   */
+  persistCache?: boolean;
   /** Called after each compression (never with headers); `bytes`: the body received and the body sent upstream. */
   onReport?: (info: {
     session: string;
@@ -114,6 +121,11 @@ export interface ProxyOptions {
     path: string;
     report: Report;
     bytes: { received: number; sent: number };
+    /**
+     * With an outside store: snapshots this request rendered, and (on the
+     * session's first request in this isolate) what `persistCache` imported.
+     */
+    cache?: { rendered: number; loaded?: { segments: number; snapshots: number; counts: number } };
   }) => void;
 }
 

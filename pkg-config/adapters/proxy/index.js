@@ -2,7 +2,7 @@
 // to the provider and serves the spilled text back to the agent.
 import { TraceLiteError, compress } from '#entry';
 import { requestOpening } from '../../wasm/tracelite.js';
-import { STORE_BATCH, SessionStores, compressInto, storeSpills } from '../../internal/mirror.js';
+import { STORE_BATCH, SessionStores, compressInto, saveCache, storeSpills } from '../../internal/mirror.js';
 import { redactJson, redactText } from '../../core/redact.js';
 import { checkName, grepSpill, readSpill } from '../../internal/spill-reader.js';
 import {
@@ -396,6 +396,15 @@ function redactBody(text) {
  * * Anything else is forwarded untouched.
  * * Responses to compressed POSTs carry `x-tracelite-bytes: received->sent`.
  *
+ * Caches between isolates (`persistCache`, default true, with an outside
+ * `store` that has `list`): after a request that rendered snapshots, they and
+ * the token counts it made are stored in the session beside its spills as
+ * one segment `cache-<SHA-256>`, last, and only when the request's writes
+ * (spills, images) leave room within `maxStoreWrites` (a failed write only
+ * loses the cache). An isolate seeing the session for the first time imports
+ * them, so it does not render or count them again; outputs are the same with
+ * or without them. `onReport` gets `cache: { rendered, loaded? }`.
+ *
  * Sessions: an HMAC keyed with `secret` of the caller's identity (`identify`,
  * by default its provider credentials) and the session name it sent (or
  * `options.session`), else the conversation's opening. `secret` is required
@@ -430,6 +439,7 @@ export function createProxy({
   maxSpillRounds = DEFAULT_MAX_SPILL_ROUNDS,
   maxSpillResponseBytes = DEFAULT_MAX_SPILL_RESPONSE_BYTES,
   imageBaseUrl,
+  persistCache = true,
 } = {}) {
   let base;
   try {
@@ -474,6 +484,9 @@ export function createProxy({
   }
   if (providers === null || typeof providers !== 'object' || Array.isArray(providers)) {
     throw new TraceLiteError('providers must be an object { [format]: provider }', 'INVALID_OPTION', 'providers');
+  }
+  if (typeof persistCache !== 'boolean') {
+    throw new TraceLiteError('persistCache must be a boolean', 'INVALID_OPTION', 'persistCache');
   }
   if (typeof spillTools !== 'boolean') {
     throw new TraceLiteError('spillTools must be a boolean', 'INVALID_OPTION', 'spillTools');
@@ -615,7 +628,7 @@ export function createProxy({
       // The in-memory store: synchronous, its per-session quota applies.
       for (const b of blobs) spills.put(b.session, b.key, b.text);
     } else {
-      await storeSpills(store, blobs, { maxWrites: maxStoreWrites - (out.written ?? 0), batch: STORE_BATCH });
+      out.written = (out.written ?? 0) + await storeSpills(store, blobs, { maxWrites: maxStoreWrites - (out.written ?? 0), batch: STORE_BATCH });
     }
     const signed = new Map();
     for (const img of list) signed.set(img.url, `${img.url}?sig=${await signer.imageSignature(session, img.id)}`);
@@ -672,6 +685,9 @@ export function createProxy({
     const run = (req, opts) => compressInto(req, { ...opts, format: fmt, ...(provider ? { provider } : {}), session }, store ?? spills, caches, {
       maxWrites: maxStoreWrites,
       batch: STORE_BATCH,
+      persistCache,
+      // Written last (below), with what the request's writes leave.
+      deferCache: true,
     });
     try {
       const pending = run(body, optionsFor(session));
@@ -679,6 +695,7 @@ export function createProxy({
       let out = await pending;
       let imagesInline;
       let signed;
+      let cacheSegment = out.cacheSegment;
       try {
         signed = await storeImages(out, session);
       } catch (err) {
@@ -687,14 +704,19 @@ export function createProxy({
         // never a URL that leads nowhere.
         imagesInline = err?.code === 'STORE_WRITE_LIMIT' || err?.code === 'STORE_REFUSED' ? err.code : 'STORE_FAILED';
         out = await run(JSON.parse(text), options);
+        // Its writes (and its cache's) count with the first run's.
+        cacheSegment = undefined;
+        out.written = maxStoreWrites;
       }
+      // The caches for the next isolate, when the request's writes leave room for them.
+      if (cacheSegment !== undefined && (out.written ?? 0) < maxStoreWrites) await saveCache(store, session, cacheSegment);
       let forwarded = JSON.stringify(out.request);
       // Pointers lead somewhere: the proxy defines read_spill / grep_spill and answers them.
       const tools = spillTools && addSpillTools(out.request, fmt, session, forwarded);
       if (tools) forwarded = JSON.stringify(out.request);
       // Last, on the text: the session's cache keeps the request as the core made it.
       if (signed) forwarded = signUrls(forwarded, `${imagesAt}${IMAGE_ROUTE}${session}/`, signed);
-      return { session, forwarded, received, report: out.report, tools: tools ? fmt : undefined, images: signed?.size ?? 0, imagesInline };
+      return { session, forwarded, received, report: out.report, cache: out.cache, tools: tools ? fmt : undefined, images: signed?.size ?? 0, imagesInline };
     } catch (err) {
       if (err?.name !== 'TraceLiteError') throw err;
       if (err.code === 'LIMIT_EXCEEDED' || err.code === 'INVALID_JSON' || onError === 'reject') {
@@ -711,14 +733,14 @@ export function createProxy({
   }
 
   async function compressAndForward(request, url, routeFormat) {
-    const { error, session, forwarded, received, report, skipped, redacted, tools, images: byUrl, imagesInline } =
+    const { error, session, forwarded, received, report, cache, skipped, redacted, tools, images: byUrl, imagesInline } =
       await prepare(request, routeFormat);
     if (error) return error;
     const headers = forwardHeaders(request.headers);
     const bytes = { received, sent: utf8Length(forwarded) };
     if (report) {
       headers.set('content-type', 'application/json');
-      onReport?.({ session, format: report.format, path: url.pathname, report, bytes });
+      onReport?.({ session, format: report.format, path: url.pathname, report, bytes, ...(cache ? { cache } : {}) });
     }
     const target = upstreamUrl(base, url);
     const forward = (body) => send(new Request(target, { method: request.method, headers, body, redirect: 'manual' }));

@@ -24,3 +24,19 @@ export function manySpills(n, bytes) {
   messages.push({ role: 'user', content: 'Go on.' });
   return { model: 'gpt-test', messages };
 }
+
+/**
+ * An agent conversation of `turns` tool calls, each reading a different
+ * 70-line source file: dense text whose older outputs the optical stage
+ * renders at the defaults (a request that costs renders when nothing is cached).
+ */
+export function renderingConversation(turns) {
+  const messages = [{ role: 'system', content: 'You are a coding agent.' }, { role: 'user', content: 'Fix the failing parser tests in src/parse.py.' }];
+  for (let i = 0; i < turns; i++) {
+    const id = `call_${i}`;
+    messages.push({ role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command: `cat src/module_${i}.py` }) } }] });
+    const lines = Array.from({ length: 70 }, (_, l) => `def handler_${i}_${l}(request, response, timeout=${(l * 7) % 60}):  # line ${l} of module ${i}: return response.status_code == ${200 + (l % 5)}`);
+    messages.push({ role: 'tool', tool_call_id: id, content: lines.join('\n') });
+  }
+  return { model: 'gpt-test', messages };
+}

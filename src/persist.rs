@@ -1,0 +1,323 @@
+//! The caches a host keeps between isolates (Workers KV, a Durable Object):
+//! rendered snapshots and token counts, written as text segments that a host
+//! stores like any blob ([`export`]) and hands to a fresh [`HostState`]
+//! ([`import`]), so that a warm request on a new isolate never re-renders
+//! nor re-counts what an earlier one did.
+//!
+//! A cache only saves work: a request compressed with imported entries is
+//! byte-identical to one compressed cold. So an import checks every entry for
+//! consistency (an image is a PNG of the size its layout says), ignores a
+//! segment another TraceLite version wrote (its renders may differ), and
+//! keeps counts only for the counter that made them. Segments are the
+//! caller's session's own: a snapshot key is a 64-bit content hash, not a
+//! secret, so a host must never share one session's segments with another.
+
+use std::fmt::Write;
+
+use serde_json::{Map, Value};
+
+use crate::error::{Error, ErrorCode, Result};
+use crate::formats::image_header::{read_header, Base64Bytes, ImageFormat};
+use crate::model::Image;
+use crate::optical::budget::Rendering;
+use crate::optical::raster::CellMetrics;
+use crate::optical::{Flow, Snapshot};
+use crate::stage::HostState;
+use crate::tokens::CachedCount;
+
+/// What the `format` member of a segment says.
+pub const FORMAT: &str = "tracelite-cache/1";
+
+/// The TraceLite version that writes (and reads) segments.
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// What an [`import`] added.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Imported {
+    /// Snapshots added to the render cache.
+    pub snapshots: usize,
+    /// Token counts added.
+    pub counts: usize,
+    /// The segment was written by another TraceLite version: nothing was added.
+    pub stale: bool,
+}
+
+/// The entries `state` made since the last export (on the first export, or
+/// with `all`, every entry it holds) as a segment; `None` when there are none,
+/// or, with `rendered_only`, when none of them is a rendered snapshot (then
+/// they wait for the next export: counts alone are cheap to make again).
+pub fn export(state: &mut HostState, all: bool, rendered_only: bool) -> Option<String> {
+    if rendered_only && !state.snapshots.has_fresh_render(all) {
+        return None;
+    }
+    let counts = state.counts.take_fresh(all);
+    let snapshots = state.snapshots.take_fresh(all);
+    if snapshots.is_empty() && counts.is_empty() {
+        return None;
+    }
+    // Written by hand, not through `serde_json::Value`: a segment is mostly
+    // base64 and numbers, and this is far less code in the wasm.
+    let mut out = String::with_capacity(
+        128 + counts.len() * 40
+            + snapshots
+                .iter()
+                .map(|(_, s)| 256 + s.images.iter().map(|i| i.data.len() + 3).sum::<usize>())
+                .sum::<usize>(),
+    );
+    out.push_str("{\"format\":\"");
+    out.push_str(FORMAT);
+    out.push_str("\",\"version\":\"");
+    out.push_str(VERSION);
+    out.push_str("\",\"counter\":");
+    out.push_str(&Value::from(state.counts.counter()).to_string());
+    out.push_str(",\"snapshots\":[");
+    for (i, (key, s)) in snapshots.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write_snapshot(&mut out, *key, s);
+    }
+    out.push_str("],\"counts\":[");
+    for (i, (hash, len, n)) in counts.iter().enumerate() {
+        let comma = if i > 0 { "," } else { "" };
+        let _ = write!(out, "{comma}[\"{hash:016x}\",{len},{n}]");
+    }
+    out.push_str("]}");
+    Some(out)
+}
+
+/// Adds the entries of `segment` (what [`export`] wrote) to `state`, the
+/// snapshots within `cache_bytes` (`optical.cacheBytes`). `INVALID_CACHE`,
+/// naming the offending member, when it is malformed or inconsistent; then
+/// nothing is added.
+pub fn import(state: &mut HostState, segment: &str, cache_bytes: usize) -> Result<Imported> {
+    let value: Value =
+        serde_json::from_str(segment).map_err(|e| invalid("cache", format!("not JSON: {e}")))?;
+    let root = object(&value, "cache")?;
+    if root.get("format").and_then(Value::as_str) != Some(FORMAT) {
+        return Err(invalid("cache.format", format!("must be {FORMAT:?}")));
+    }
+    let version = text(root, "version", "cache")?;
+    if version != VERSION {
+        return Ok(Imported {
+            stale: true,
+            ..Imported::default()
+        });
+    }
+    let counter = text(root, "counter", "cache")?;
+    let mut snapshots = Vec::new();
+    for (i, item) in array(root, "snapshots", "cache")?.iter().enumerate() {
+        snapshots.push(read_snapshot(item, &format!("cache.snapshots[{i}]"))?);
+    }
+    let mut counts = Vec::new();
+    for (i, item) in array(root, "counts", "cache")?.iter().enumerate() {
+        counts.push(read_count(item, &format!("cache.counts[{i}]"))?);
+    }
+    let mut imported = Imported::default();
+    for (key, snapshot) in snapshots {
+        if state.snapshots.import(key, snapshot, cache_bytes) {
+            imported.snapshots += 1;
+        }
+    }
+    // Counts of another counter would misprice: they are left out.
+    if state.counts.is_empty() {
+        state.counts.use_counter(counter);
+    }
+    if state.counts.counter() == counter {
+        imported.counts = state.counts.import(&counts);
+    }
+    Ok(imported)
+}
+
+fn write_snapshot(out: &mut String, key: u64, s: &Snapshot) {
+    let r = &s.rendering;
+    let flow = match s.flow {
+        Flow::Lines => "lines",
+        Flow::Reflow => "reflow",
+    };
+    let c = r.cell;
+    let _ = write!(
+        out,
+        "{{\"key\":\"{key:016x}\",\"flow\":\"{flow}\",\"fontPx\":{},\"cell\":[{},{},{}],\"columns\":{},\"rows\":{},\"imageRows\":[",
+        r.font_px, c.width, c.height, c.baseline, r.columns, r.rows
+    );
+    for (i, n) in r.image_rows.iter().enumerate() {
+        let comma = if i > 0 { "," } else { "" };
+        let _ = write!(out, "{comma}{n}");
+    }
+    out.push_str("],\"imageSizes\":[");
+    for (i, (w, h)) in r.image_sizes.iter().enumerate() {
+        let comma = if i > 0 { "," } else { "" };
+        let _ = write!(out, "{comma}[{w},{h}]");
+    }
+    let _ = write!(
+        out,
+        "],\"tokens\":{},\"lines\":{},\"ink\":{},\"missing\":{},\"images\":[",
+        r.tokens, s.lines, s.ink, s.missing
+    );
+    // Base64 needs no escaping.
+    for (i, image) in s.images.iter().enumerate() {
+        out.push_str(if i > 0 { ",\"" } else { "\"" });
+        out.push_str(&image.data);
+        out.push('"');
+    }
+    out.push_str("]}");
+}
+
+fn read_snapshot(value: &Value, at: &str) -> Result<(u64, Snapshot)> {
+    let o = object(value, at)?;
+    let key = parse_hex(o.get("key"), &format!("{at}.key"))?;
+    let flow = match o.get("flow").and_then(Value::as_str) {
+        Some("lines") => Flow::Lines,
+        Some("reflow") => Flow::Reflow,
+        _ => {
+            return Err(invalid(
+                format!("{at}.flow"),
+                "must be \"lines\" or \"reflow\"",
+            ))
+        }
+    };
+    let cell = array(o, "cell", at)?;
+    let [width, height, baseline] = match cell.as_slice() {
+        [w, h, b] => [w, h, b].map(Value::as_u64),
+        _ => [None; 3],
+    };
+    let (Some(width), Some(height), Some(baseline)) = (width, height, baseline) else {
+        return Err(invalid(
+            format!("{at}.cell"),
+            "must be [width, height, baseline]",
+        ));
+    };
+    let mut image_rows = Vec::new();
+    for (i, v) in array(o, "imageRows", at)?.iter().enumerate() {
+        image_rows.push(count(v, &format!("{at}.imageRows[{i}]"))?);
+    }
+    let mut image_sizes = Vec::new();
+    for (i, v) in array(o, "imageSizes", at)?.iter().enumerate() {
+        let pair = v.as_array().map(Vec::as_slice);
+        let Some([Some(w), Some(h)]) = pair.map(|p| match p {
+            [w, h] => [small(w), small(h)],
+            _ => [None, None],
+        }) else {
+            return Err(invalid(
+                format!("{at}.imageSizes[{i}]"),
+                "must be [width, height]",
+            ));
+        };
+        image_sizes.push((w, h));
+    }
+    if image_rows.len() != image_sizes.len() {
+        return Err(invalid(
+            format!("{at}.imageRows"),
+            "must have one entry per image size",
+        ));
+    }
+    let mut images = Vec::new();
+    for (i, v) in array(o, "images", at)?.iter().enumerate() {
+        let path = format!("{at}.images[{i}]");
+        let Some(data) = v.as_str() else {
+            return Err(invalid(path, "must be a base64 PNG"));
+        };
+        let png = Base64Bytes::new(data).map_err(|p| invalid(path.clone(), p.describe()))?;
+        let expected = image_sizes.get(i).copied();
+        match (read_header(&png), expected) {
+            (Some((ImageFormat::Png, w, h)), Some(size)) if (w, h) == size => {}
+            _ => return Err(invalid(path, "must be a PNG of the size imageSizes gives")),
+        }
+        images.push(Image {
+            media_type: "image/png".into(),
+            data: data.to_string(),
+            url: None,
+            width: expected.map_or(0, |s| s.0),
+            height: expected.map_or(0, |s| s.1),
+        });
+    }
+    if !images.is_empty() && images.len() != image_sizes.len() {
+        return Err(invalid(
+            format!("{at}.images"),
+            "must be empty or one per image size",
+        ));
+    }
+    let field = |name: &str| count(o.get(name).unwrap_or(&Value::Null), &format!("{at}.{name}"));
+    let snapshot = Snapshot {
+        flow,
+        rendering: Rendering {
+            font_px: small(o.get("fontPx").unwrap_or(&Value::Null))
+                .filter(|&px| px > 0)
+                .ok_or_else(|| invalid(format!("{at}.fontPx"), "must be a positive integer"))?,
+            cell: CellMetrics {
+                width: narrow(width, &format!("{at}.cell"))?,
+                height: narrow(height, &format!("{at}.cell"))?,
+                baseline: narrow(baseline, &format!("{at}.cell"))?,
+            },
+            columns: field("columns")?,
+            rows: field("rows")?,
+            image_rows,
+            image_sizes,
+            tokens: field("tokens")? as u64,
+        },
+        lines: field("lines")?,
+        ink: field("ink")?,
+        missing: field("missing")?,
+        images,
+    };
+    Ok((key, snapshot))
+}
+
+fn read_count(value: &Value, at: &str) -> Result<CachedCount> {
+    let Some([hash, len, n]) = value.as_array().map(Vec::as_slice).and_then(|a| match a {
+        [h, l, n] => Some([h, l, n]),
+        _ => None,
+    }) else {
+        return Err(invalid(at, "must be [hash, length, tokens]"));
+    };
+    Ok((
+        parse_hex(Some(hash), &format!("{at}[0]"))?,
+        count(len, &format!("{at}[1]"))?,
+        count(n, &format!("{at}[2]"))? as u64,
+    ))
+}
+
+fn invalid(path: impl Into<String>, msg: impl Into<String>) -> Error {
+    Error::new(ErrorCode::InvalidCache, path, msg)
+}
+
+fn parse_hex(v: Option<&Value>, at: &str) -> Result<u64> {
+    v.and_then(Value::as_str)
+        .filter(|s| s.len() == 16)
+        .and_then(|s| u64::from_str_radix(s, 16).ok())
+        .ok_or_else(|| invalid(at, "must be 16 hex digits"))
+}
+
+fn object<'v>(v: &'v Value, at: &str) -> Result<&'v Map<String, Value>> {
+    v.as_object()
+        .ok_or_else(|| invalid(at, "must be an object"))
+}
+
+fn array<'v>(o: &'v Map<String, Value>, name: &str, at: &str) -> Result<&'v Vec<Value>> {
+    o.get(name)
+        .and_then(Value::as_array)
+        .ok_or_else(|| invalid(format!("{at}.{name}"), "must be an array"))
+}
+
+fn text<'v>(o: &'v Map<String, Value>, name: &str, at: &str) -> Result<&'v str> {
+    o.get(name)
+        .and_then(Value::as_str)
+        .ok_or_else(|| invalid(format!("{at}.{name}"), "must be a string"))
+}
+
+/// A non-negative integer that fits a `usize` on every target (2^32 − 1).
+fn count(v: &Value, at: &str) -> Result<usize> {
+    v.as_u64()
+        .filter(|&n| n <= u64::from(u32::MAX))
+        .map(|n| n as usize)
+        .ok_or_else(|| invalid(at, "must be an integer from 0 to 4294967295"))
+}
+
+fn small(v: &Value) -> Option<u32> {
+    v.as_u64().and_then(|n| u32::try_from(n).ok())
+}
+
+fn narrow(v: u64, at: &str) -> Result<u32> {
+    u32::try_from(v).map_err(|_| invalid(at, "must be an integer from 0 to 4294967295"))
+}

@@ -1,0 +1,85 @@
+//! wasm exports of the persisted caches (`src/persist.rs`): a store's
+//! `exportCache`, `importCache` and `cacheStats`.
+
+use wasm_bindgen::prelude::*;
+
+use super::{args, json_text, to_js, WasmStore};
+use crate::config::Config;
+use crate::error::{Error, ErrorCode};
+use crate::persist;
+
+/// What a store's caches hold and did (`cacheStats`).
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CacheStats {
+    snapshots: usize,
+    snapshot_bytes: usize,
+    rendered: u64,
+    counts: usize,
+    counted_bytes: u64,
+}
+
+#[wasm_bindgen(js_class = Store)]
+impl WasmStore {
+    /// The rendered snapshots and token counts made since the last call (on
+    /// the first call, or with `all`, everything held) as a segment for a host
+    /// to keep; `undefined` when there is nothing new (with `renderedOnly`:
+    /// no new rendered snapshot; the rest waits for the next call).
+    #[wasm_bindgen(js_name = exportCache)]
+    pub fn export_cache(
+        &mut self,
+        all: &JsValue,
+        rendered_only: &JsValue,
+    ) -> Result<Option<String>, JsValue> {
+        let all = args::flag(all, "all")?;
+        let rendered_only = args::flag(rendered_only, "renderedOnly")?;
+        Ok(persist::export(&mut self.state, all, rendered_only))
+    }
+
+    /// Adds a segment `exportCache` wrote; `options` (JSON text, as for
+    /// `compress`) bound the snapshots by `optical.cacheBytes` and the
+    /// segment by `limits.maxRequestBytes`. Returns JSON text `{snapshots,
+    /// counts, stale}`; `INVALID_CACHE` for a malformed segment.
+    #[wasm_bindgen(js_name = importCache)]
+    pub fn import_cache(
+        &mut self,
+        segment: &JsValue,
+        options: &JsValue,
+    ) -> Result<String, JsValue> {
+        let options = args::optional_text(options, "options")?.unwrap_or_default();
+        let config = Config::from_json_str(&options).map_err(to_js)?;
+        let segment = args::text(segment, "segment")?;
+        if segment.len() > config.limits.max_request_bytes {
+            return Err(to_js(Error::new(
+                ErrorCode::LimitExceeded,
+                "limits.maxRequestBytes",
+                format!(
+                    "cache segment is {} bytes, limit is {}",
+                    segment.len(),
+                    config.limits.max_request_bytes
+                ),
+            )));
+        }
+        let imported = persist::import(&mut self.state, &segment, config.optical.cache_bytes)
+            .map_err(to_js)?;
+        json_text(&imported, "importCache")
+    }
+
+    /// What the caches hold: JSON text `{snapshots, snapshotBytes, rendered,
+    /// counts, countedBytes}` (`rendered`: snapshots drawn here, not imported;
+    /// `countedBytes`: text the counter priced, not found in the cache).
+    #[wasm_bindgen(js_name = cacheStats)]
+    pub fn cache_stats(&self) -> Result<String, JsValue> {
+        let state = &self.state;
+        json_text(
+            &CacheStats {
+                snapshots: state.snapshots.len(),
+                snapshot_bytes: state.snapshots.bytes(),
+                rendered: state.snapshots.rendered,
+                counts: state.counts.len(),
+                counted_bytes: state.counts.counted_bytes(),
+            },
+            "cacheStats",
+        )
+    }
+}
