@@ -64,6 +64,8 @@ pub struct HostState {
     pub dedup: crate::dedup::DedupCache,
     /// Token counts of texts already counted, so a warm turn counts only what is new.
     pub counts: crate::tokens::CountCache,
+    /// Spill excerpts already laid out, so a warm turn lays out only new outputs.
+    pub excerpts: crate::spill::ExcerptCache,
 }
 
 /// What a stage changed at one place.

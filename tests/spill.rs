@@ -646,3 +646,83 @@ fn critical_lines_are_listed_before_lines_that_only_mention_errors() {
         "{excerpt}"
     );
 }
+
+/// The excerpt cache (`HostState::excerpts`) only saves work: a state that
+/// laid out an output under other settings (cap, head share, error patterns,
+/// session, counter) gives what a fresh state gives under the new ones.
+#[test]
+fn excerpts_laid_out_before_never_serve_other_settings() {
+    use tracelite::tokens::{Estimator, TokenCounter};
+    use tracelite::{compress_with, Env, HostState};
+    struct Doubled;
+    impl TokenCounter for Doubled {
+        fn count(&self, text: &str) -> tracelite::Result<u64> {
+            Ok(2 * tracelite::tokens::estimate(text))
+        }
+    }
+    let log: String = (0..3000)
+        .map(|i| {
+            if i == 1700 {
+                "FAILED test_x - KeyError: 'price'\n".to_string()
+            } else {
+                format!("line {i} ok value {}\n", i * 37 % 1000)
+            }
+        })
+        .collect();
+    let req = request(&log);
+    let run = |state: &mut HostState,
+               store: &mut MemoryStore,
+               options: &str,
+               counter: &dyn TokenCounter| {
+        let config = Config::from_json_str(options).unwrap();
+        let out = compress_with(
+            &req,
+            &config,
+            Env {
+                store,
+                counter,
+                state,
+                previous: None,
+            },
+        )
+        .unwrap();
+        (out.request, serde_json::to_string(&out.report).unwrap())
+    };
+    let settings = [
+        r#"{"session":"a"}"#,
+        r#"{"session":"a","budget":64000}"#,
+        r#"{"session":"a","spill":{"headShare":0.3}}"#,
+        r#"{"session":"a","spill":{"errorPatterns":["value 99"]}}"#,
+        r#"{"session":"b"}"#,
+    ];
+    // The state carries over; the store starts empty each time (what it holds
+    // changes the report, not what is laid out).
+    let mut state = HostState::default();
+    let mut outputs = Vec::new();
+    for options in settings {
+        let warm = run(&mut state, &mut MemoryStore::new(), options, &Estimator);
+        let cold = run(
+            &mut HostState::default(),
+            &mut MemoryStore::new(),
+            options,
+            &Estimator,
+        );
+        assert_eq!(warm, cold, "{options}");
+        outputs.push(warm.0);
+    }
+    // Each setting changes the excerpt, so a stale entry would have shown.
+    for (i, a) in outputs.iter().enumerate() {
+        assert!(
+            outputs.iter().skip(i + 1).all(|b| b != a),
+            "settings {i} gave the same request as a later one"
+        );
+    }
+    let warm = run(&mut state, &mut MemoryStore::new(), settings[0], &Doubled);
+    let cold = run(
+        &mut HostState::default(),
+        &mut MemoryStore::new(),
+        settings[0],
+        &Doubled,
+    );
+    assert_eq!(warm, cold, "another counter");
+}

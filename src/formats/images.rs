@@ -12,7 +12,6 @@
 //!   (Vertex AI image understanding, Firebase input file requirements).
 
 use std::collections::HashSet;
-use std::hash::{Hash, Hasher};
 
 use serde_json::Value;
 
@@ -75,13 +74,16 @@ fn decoded_bytes(image: &Image) -> usize {
 }
 
 pub(super) fn fingerprint(image: &Image) -> u64 {
-    // SipHash with fixed keys: deterministic across runs and hosts.
-    #[allow(deprecated)]
-    let mut h = std::hash::SipHasher::new();
-    image.media_type.hash(&mut h);
-    image.data.hash(&mut h);
-    image.url.hash(&mut h);
-    h.finish()
+    // The fast text hash (8 bytes a step; deterministic across runs and
+    // hosts): every image of every turn's history is fingerprinted.
+    let hash = |s: &str| crate::tokens::text_hash(s.as_bytes());
+    hash(&image.data)
+        ^ hash(&image.media_type).rotate_left(21)
+        ^ image
+            .url
+            .as_deref()
+            .map_or(0x5bd1_e995, hash)
+            .rotate_left(42)
 }
 
 /// Fingerprints of every image in `conv` (take them before the stages run, so

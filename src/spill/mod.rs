@@ -79,6 +79,7 @@ impl Stage for Spill {
         let config: &crate::Config = cx.config;
         let signals =
             ErrorSignals::new(&config.spill.error_patterns, config.spill.max_error_lines)?;
+        let settings = excerpt_settings(cx);
         for at in conv.observations() {
             let Some(result) = conv.tool_result(at) else {
                 continue;
@@ -89,7 +90,7 @@ impl Stage for Spill {
                 (Some(only), None) => std::borrow::Cow::Borrowed(only),
                 _ => std::borrow::Cow::Owned(result.text()),
             };
-            let Some(spilled) = spill_one(&text, &signals, cx)? else {
+            let Some(spilled) = spill_one(&text, &signals, cx, Some(settings))? else {
                 continue;
             };
             if let Some(result) = conv.tool_result_mut(at) {
@@ -131,51 +132,191 @@ pub struct Spilled {
     pub detail: String,
 }
 
+/// What laying out one text's excerpt came to, remembered by
+/// [`ExcerptCache`]: a history resent on every turn is laid out once.
+#[derive(Debug, Clone)]
+enum Laid {
+    /// Under the cap.
+    Under,
+    /// Over it, but the excerpt would cost at least the text.
+    NotCheaper,
+    /// The excerpt with the expected pointer, before masking, and its figures.
+    Built {
+        before: u64,
+        exact: bool,
+        rendered: String,
+        figures: Figures,
+    },
+}
+
+/// An excerpt's figures, for the change's detail.
+#[derive(Debug, Clone, Copy)]
+struct Figures {
+    total_lines: usize,
+    total_bytes: usize,
+    head: usize,
+    tail: usize,
+    hidden: usize,
+}
+
+impl Figures {
+    fn of(e: &Excerpt<'_>) -> Self {
+        Figures {
+            total_lines: e.total_lines,
+            total_bytes: e.total_bytes,
+            head: e.head.len(),
+            tail: e.tail.len(),
+            hidden: e.hidden_lines,
+        }
+    }
+}
+
+/// Excerpts laid out before, by the text's hash and length and a fingerprint
+/// of everything else the layout depends on: a cache only (the text is still
+/// kept and its excerpt masked and counted on every call, so the store, the
+/// report and the output are what they would be without it). Bounded by the
+/// bytes of the excerpts it holds (8 MiB): past that it starts over.
+#[derive(Debug, Default)]
+pub struct ExcerptCache {
+    entries: std::collections::HashMap<(u64, usize, u64), Laid>,
+    bytes: usize,
+}
+
+const MAX_EXCERPT_CACHE_BYTES: usize = 8 << 20;
+
+impl ExcerptCache {
+    fn get(&self, id: &(u64, usize, u64)) -> Option<Laid> {
+        self.entries.get(id).cloned()
+    }
+
+    fn insert(&mut self, id: (u64, usize, u64), laid: Laid) {
+        let size = 64
+            + match &laid {
+                Laid::Built { rendered, .. } => rendered.len(),
+                _ => 0,
+            };
+        if self.bytes + size > MAX_EXCERPT_CACHE_BYTES {
+            self.entries.clear();
+            self.bytes = 0;
+        }
+        self.bytes += size;
+        self.entries.insert(id, laid);
+    }
+}
+
+/// A fingerprint of what an excerpt's layout depends on besides its text:
+/// the cap, the head share, the error signals, the session (its pointer),
+/// the counter and whether stored texts are masked.
+fn excerpt_settings(cx: &StageContext<'_>) -> u64 {
+    let config = cx.config;
+    let spill = &config.spill;
+    crate::tokens::text_hash(
+        format!(
+            "{}|{}|{:?}|{}|{}|{}|{}",
+            config.result_cap(),
+            spill.head_share,
+            spill.error_patterns,
+            spill.max_error_lines,
+            config.session,
+            cx.meter.counter.name(),
+            config.redact.store
+        )
+        .as_bytes(),
+    )
+}
+
+/// Lays out the excerpt of `text` with the pointer it will get (see [`Laid`]).
+fn lay_out(text: &str, signals: &ErrorSignals, cx: &mut StageContext<'_>) -> Result<Laid> {
+    let cap = cx.config.result_cap();
+    let (before, exact) = measure(text, cap, &|s| cx.meter.text(s))?;
+    if before <= cap {
+        return Ok(Laid::Under);
+    }
+    // Keep the text only when the excerpt is cheaper than the text (a tiny
+    // cap can make the header alone cost more: then the text stays as it is).
+    let key = cx.content_key("tool", text);
+    let expected = Kept::Pointer(pointer(&cx.config.session, &key));
+    let meter = &cx.meter;
+    let head_share = cx.config.spill.head_share;
+    let (excerpt, rendered) = Excerpt::build(
+        text,
+        cap,
+        head_share,
+        signals,
+        &|s| meter.text(s),
+        &expected,
+    )?;
+    if cx.meter.text(&rendered)? >= before {
+        return Ok(Laid::NotCheaper);
+    }
+    let figures = Figures::of(&excerpt);
+    Ok(Laid::Built {
+        before,
+        exact,
+        rendered,
+        figures,
+    })
+}
+
 /// Spills one text if it is over the cap: keeps it through `cx.keep` and
-/// returns the excerpt; `None` when it is under the cap.
+/// returns the excerpt; `None` when it is under the cap. With `settings`
+/// ([`excerpt_settings`]), layouts are remembered in the session's [`ExcerptCache`].
 fn spill_one(
     text: &str,
     signals: &ErrorSignals,
     cx: &mut StageContext<'_>,
+    settings: Option<u64>,
 ) -> Result<Option<Spilled>> {
     let cap = cx.config.result_cap();
     // A token covers at least one byte: short texts are under the cap.
     if (text.len() as u64) <= cap {
         return Ok(None);
     }
-    let (before, exact) = measure(text, cap, &|s| cx.meter.text(s))?;
-    if before <= cap {
-        return Ok(None);
-    }
-    // Lay out with the pointer the text will get; keep the text only when the
-    // excerpt is cheaper than the text (a tiny cap can make the header alone
-    // cost more: then the text stays as it is).
-    let expected = if cx.config.redact.store {
-        None
-    } else {
-        let key = cx.content_key("tool", text);
-        Some(Kept::Pointer(pointer(&cx.config.session, &key)))
-    };
-    let head_share = cx.config.spill.head_share;
-    let mut built = None;
-    if let Some(expected) = &expected {
-        let meter = &cx.meter;
-        let (excerpt, rendered) =
-            Excerpt::build(text, cap, head_share, signals, &|s| meter.text(s), expected)?;
-        if cx.meter.text(&rendered)? >= before {
+    let id = settings.map(|s| (crate::tokens::text_hash(text.as_bytes()), text.len(), s));
+    let (before, exact, built) = if cx.config.redact.store {
+        // Kept masked: its pointer is known once it is kept.
+        let (before, exact) = measure(text, cap, &|s| cx.meter.text(s))?;
+        if before <= cap {
             return Ok(None);
         }
-        built = Some((excerpt, rendered));
-    }
+        (before, exact, None)
+    } else {
+        let cached = id.and_then(|id| cx.state.excerpts.get(&id));
+        let laid = match cached {
+            Some(laid) => laid,
+            None => {
+                let laid = lay_out(text, signals, cx)?;
+                if let Some(id) = id {
+                    cx.state.excerpts.insert(id, laid.clone());
+                }
+                laid
+            }
+        };
+        match laid {
+            Laid::Under | Laid::NotCheaper => return Ok(None),
+            Laid::Built {
+                before,
+                exact,
+                rendered,
+                figures,
+            } => (before, exact, Some((rendered, figures))),
+        }
+    };
+    let expected = built
+        .as_ref()
+        .map(|_| Kept::Pointer(pointer(&cx.config.session, &cx.content_key("tool", text))));
     let kept = match cx.keep("tool", text) {
         Ok(pointer) => Kept::Pointer(pointer),
         Err(e) => Kept::Refused(e.message),
     };
-    let (excerpt, rendered) = match built {
-        Some(b) if expected.as_ref() == Some(&kept) => b,
+    let head_share = cx.config.spill.head_share;
+    let (figures, rendered) = match built {
+        Some((rendered, figures)) if expected.as_ref() == Some(&kept) => (figures, rendered),
         _ => {
             let meter = &cx.meter;
-            Excerpt::build(text, cap, head_share, signals, &|s| meter.text(s), &kept)?
+            let (excerpt, rendered) =
+                Excerpt::build(text, cap, head_share, signals, &|s| meter.text(s), &kept)?;
+            (Figures::of(&excerpt), rendered)
         }
     };
     // The excerpt reaches the model: mask secrets (the store keeps the original).
@@ -183,16 +324,16 @@ fn spill_one(
     let after = cx.meter.text(&rendered)?;
     let detail = format!(
         "{} lines, {} bytes{}: {} head + {} tail lines shown, {} hidden{}",
-        excerpt.total_lines,
-        excerpt.total_bytes,
+        figures.total_lines,
+        figures.total_bytes,
         if exact {
             ""
         } else {
             " (tokens before estimated from the first part)"
         },
-        excerpt.head.len(),
-        excerpt.tail.len(),
-        excerpt.hidden_lines,
+        figures.head,
+        figures.tail,
+        figures.hidden,
         match &kept {
             Kept::Pointer(_) => String::new(),
             Kept::Refused(reason) => format!("; not kept: {reason}"),
@@ -250,7 +391,7 @@ pub fn spill_text(
     let signals = ErrorSignals::new(&config.spill.error_patterns, config.spill.max_error_lines)?;
     let mut state = crate::stage::HostState::default();
     let mut cx = StageContext::new(config, counter, store, &mut state);
-    match spill_one(text, &signals, &mut cx)? {
+    match spill_one(text, &signals, &mut cx, None)? {
         Some(spilled) => Ok(spilled),
         None => {
             let tokens = cx.meter.text(text)?;
