@@ -27,33 +27,38 @@ const H0: [u32; 8] = [
     0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
 ];
 
+/// One SHA-256 block, the message schedule kept as a rolling window of 16
+/// words (`w[t & 15]`: the mask keeps every index in bounds, so the
+/// compiler emits no checks and nothing can panic).
+#[allow(clippy::indexing_slicing)]
 fn compress(state: &mut [u32; 8], block: &[u8; 64]) {
-    let mut w = [0u32; 64];
+    let mut w = [0u32; 16];
     for (word, bytes) in w.iter_mut().zip(block.chunks_exact(4)) {
-        *word = u32::from_be_bytes(bytes.try_into().unwrap_or([0; 4]));
-    }
-    for i in 16..64 {
-        let at = |j: usize| w.get(j).copied().unwrap_or(0);
-        let (w15, w2) = (at(i - 15), at(i - 2));
-        let s0 = w15.rotate_right(7) ^ w15.rotate_right(18) ^ (w15 >> 3);
-        let s1 = w2.rotate_right(17) ^ w2.rotate_right(19) ^ (w2 >> 10);
-        let next = at(i - 16)
-            .wrapping_add(s0)
-            .wrapping_add(at(i - 7))
-            .wrapping_add(s1);
-        if let Some(slot) = w.get_mut(i) {
-            *slot = next;
-        }
+        *word = u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
     }
     let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut h] = *state;
-    for (k, w) in K.iter().zip(w.iter()) {
+    for (t, k) in K.iter().enumerate() {
+        let wt = if t < 16 {
+            w[t & 15]
+        } else {
+            let w15 = w[(t + 1) & 15];
+            let w2 = w[(t + 14) & 15];
+            let s0 = w15.rotate_right(7) ^ w15.rotate_right(18) ^ (w15 >> 3);
+            let s1 = w2.rotate_right(17) ^ w2.rotate_right(19) ^ (w2 >> 10);
+            let next = w[t & 15]
+                .wrapping_add(s0)
+                .wrapping_add(w[(t + 9) & 15])
+                .wrapping_add(s1);
+            w[t & 15] = next;
+            next
+        };
         let s1 = e.rotate_right(6) ^ e.rotate_right(11) ^ e.rotate_right(25);
         let ch = (e & f) ^ (!e & g);
         let t1 = h
             .wrapping_add(s1)
             .wrapping_add(ch)
             .wrapping_add(*k)
-            .wrapping_add(*w);
+            .wrapping_add(wt);
         let s0 = a.rotate_right(2) ^ a.rotate_right(13) ^ a.rotate_right(22);
         let maj = (a & b) ^ (a & c) ^ (b & c);
         let t2 = s0.wrapping_add(maj);
