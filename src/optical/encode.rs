@@ -217,7 +217,7 @@ fn code_lengths(freq: &[u32], limit: u32) -> Vec<u8> {
             leaves.push((1, s));
         }
     }
-    leaves.sort_unstable();
+    crate::sort::ascending(&mut leaves);
     let n = leaves.len();
     // Two-queue Huffman: nodes 0..n are leaves, n.. are merged pairs (in
     // order of weight, as they are made); `parent` links each to its pair.
