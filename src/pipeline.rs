@@ -430,13 +430,15 @@ fn recount(conv: &Conversation, cx: &mut StageContext<'_>, recorded: usize) -> R
         cx.message_tokens = cx.meter.messages(conv)?;
         return Ok(());
     }
-    let changed: std::collections::BTreeSet<usize> = cx
+    let mut changed: Vec<usize> = cx
         .changes
         .get(recorded..)
         .unwrap_or(&[])
         .iter()
         .map(|c| c.message)
         .collect();
+    changed.sort_unstable();
+    changed.dedup();
     for m in changed {
         if let (Some(msg), Some(slot)) =
             (conv.messages.get(m), cx.message_tokens.get_mut(system + m))

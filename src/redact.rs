@@ -237,7 +237,7 @@ fn find_secrets(text: &str, found: &mut Redactions) -> Vec<(usize, usize, &'stat
         }
         i += 1;
     }
-    spans.sort_by_key(|s| s.0);
+    crate::sort::by_key(&mut spans, |s| s.0);
     // Keep spans on char boundaries and non-overlapping.
     let mut clean: Vec<(usize, usize, &'static str)> = Vec::with_capacity(spans.len());
     for (s, e, k) in spans {

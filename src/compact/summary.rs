@@ -196,13 +196,13 @@ impl Summary {
             dropped += 1;
         }
         for q in &queues {
-            let gone: std::collections::BTreeSet<usize> =
-                q.items.iter().take(q.next).map(|it| it.0).collect();
+            let mut gone: Vec<usize> = q.items.iter().take(q.next).map(|it| it.0).collect();
+            gone.sort_unstable();
             if let Some(lines) = self.sections.get_mut(q.section) {
                 let mut i = 0;
                 lines.retain(|_| {
                     i += 1;
-                    !gone.contains(&(i - 1))
+                    gone.binary_search(&(i - 1)).is_err()
                 });
             }
         }

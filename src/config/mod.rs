@@ -7,9 +7,11 @@
 //! * [`stages`]: each stage's settings and the planner's (`spill`, `dedup`,
 //!   `phase`, `optical`, `compact`, `plan`, `redact`);
 //! * [`limits`]: resource limits (`limits`);
-//! * [`validate`]: the checks a parsed config must pass, every section's in one place.
+//! * [`validate`]: the checks a parsed config must pass, every section's in one place;
+//! * [`read`]: how options are read, section by section.
 
 mod limits;
+mod read;
 mod stages;
 mod validate;
 
@@ -115,7 +117,8 @@ impl Config {
         if value.is_null() {
             return Ok(Self::default());
         }
-        let config: Self = crate::json::from_value(&value)
+        let mut config = Self::default();
+        crate::json::read_into(&mut config, &value)
             .map_err(|(path, e)| Error::new(ErrorCode::InvalidOption, path, e.to_string()))?;
         config.validate()?;
         Ok(config)

@@ -215,7 +215,7 @@ fn find_issues(conv: &Conversation, format: FormatName) -> Vec<Issue> {
             }
         }
     }
-    issues.sort_by_key(|i| (i.message, i.part));
+    crate::sort::by_key(&mut issues, |i| (i.message, i.part));
     issues
 }
 

@@ -67,10 +67,141 @@ pub fn from_value<T: DeserializeOwned>(value: &Value) -> Result<T, (String, Erro
     T::deserialize(At { value, path: &path }).map_err(|e| (path.to_string(), e))
 }
 
+/// Reads `target` in place out of `value` (the settings keep their values
+/// where `value` has none); on failure, the path and error [`from_value`]
+/// would give for the same type deserialized with serde.
+pub fn read_into<T: ReadInto>(target: &mut T, value: &Value) -> Result<(), (String, Error)> {
+    let path = Path::default();
+    target
+        .read_into(At { value, path: &path })
+        .map_err(|e| (path.to_string(), e))
+}
+
+/// A value read in place by [`read_into`]: a leaf through its `Deserialize`
+/// ([`At::read_leaf`]), a struct member by member ([`At::read_struct`]), so
+/// each struct costs a table instead of a serde visitor.
+pub trait ReadInto {
+    /// Reads `self` from the value `at` points to.
+    fn read_into(&mut self, at: At<'_, '_>) -> Result<(), Error>;
+}
+
+/// Leaves: read through their `Deserialize`.
+macro_rules! read_leaves {
+    ($($ty:ty),*) => {$(
+        impl ReadInto for $ty {
+            fn read_into(&mut self, at: At<'_, '_>) -> Result<(), Error> {
+                at.read_leaf(self)
+            }
+        }
+    )*};
+}
+read_leaves!(bool, u8, u32, u64, usize, f64, String, Vec<String>);
+
 /// A value being read at a place of the [`Path`].
-struct At<'v, 'p> {
+pub struct At<'v, 'p> {
     value: &'v Value,
     path: &'p Path,
+}
+
+impl At<'_, '_> {
+    /// The value read.
+    pub fn value(&self) -> &Value {
+        self.value
+    }
+
+    /// Replaces `slot` with the value deserialized.
+    pub fn read_leaf<T: DeserializeOwned>(self, slot: &mut T) -> Result<(), Error> {
+        *slot = T::deserialize(self)?;
+        Ok(())
+    }
+
+    /// Reads struct `name` (`struct Name` in errors) of the members `fields`
+    /// into `slots` (in the same order), as a serde-derived
+    /// `deny_unknown_fields` struct reads: an object member by member, an
+    /// array element by element; a member the value lacks keeps its slot's
+    /// value unless `required`, when it is an error.
+    pub fn read_struct(
+        self,
+        name: &'static str,
+        fields: &'static [&'static str],
+        slots: &mut [&mut dyn ReadInto],
+        required: bool,
+    ) -> Result<(), Error> {
+        match self.value {
+            Value::Object(map) => {
+                let mut seen = vec![false; slots.len()];
+                for (key, value) in map {
+                    self.path.push_key(key.clone());
+                    let i = fields
+                        .iter()
+                        .position(|f| f == key)
+                        .ok_or_else(|| de::Error::unknown_field(key, fields))?;
+                    if let (Some(slot), Some(seen)) = (slots.get_mut(i), seen.get_mut(i)) {
+                        slot.read_into(At {
+                            value,
+                            path: self.path,
+                        })?;
+                        *seen = true;
+                    }
+                    self.path.pop();
+                }
+                match seen
+                    .iter()
+                    .zip(fields)
+                    .find(|(seen, _)| required && !**seen)
+                {
+                    Some((_, field)) => Err(de::Error::missing_field(field)),
+                    None => Ok(()),
+                }
+            }
+            Value::Array(items) => {
+                for (i, slot) in slots.iter_mut().enumerate() {
+                    match items.get(i) {
+                        Some(value) => {
+                            self.path.push_index(i);
+                            slot.read_into(At {
+                                value,
+                                path: self.path,
+                            })?;
+                            self.path.pop();
+                        }
+                        None if required => {
+                            return Err(de::Error::invalid_length(
+                                i,
+                                &format!("struct {name} with {} elements", fields.len()).as_str(),
+                            ))
+                        }
+                        None => {}
+                    }
+                }
+                Ok(())
+            }
+            other => de::Deserializer::deserialize_any(other, NotAStruct { name, fields }),
+        }
+    }
+}
+
+/// What serde's derived visitor of struct `name` does with a value that is
+/// neither object nor array: refuses it by type, or (a number
+/// `arbitrary_precision` keeps as text, read as a map) by its first key.
+struct NotAStruct {
+    name: &'static str,
+    fields: &'static [&'static str],
+}
+
+impl<'de> Visitor<'de> for NotAStruct {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "struct {}", self.name)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        match map.next_key::<String>()? {
+            Some(key) => Err(de::Error::unknown_field(&key, self.fields)),
+            None => Ok(()),
+        }
+    }
 }
 
 impl<'de, 'p> de::Deserializer<'de> for At<'de, 'p> {
