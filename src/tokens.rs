@@ -94,7 +94,7 @@ impl CountCache {
             .iter()
             .map(|(&(hash, len), &n)| (hash, len, n))
             .collect();
-        all.sort_unstable();
+        crate::sort::ascending(&mut all);
         all
     }
 
