@@ -111,7 +111,7 @@ pub fn import(state: &mut HostState, segment: &str, cache_bytes: usize) -> Resul
     }
     let mut counts = Vec::new();
     for (i, item) in array(root, "counts", "cache")?.iter().enumerate() {
-        counts.push(read_count(item, &format!("cache.counts[{i}]"))?);
+        counts.push(read_count(item, i)?);
     }
     let mut imported = Imported::default();
     for (key, snapshot) in snapshots {
@@ -166,7 +166,7 @@ fn write_snapshot(out: &mut String, key: u64, s: &Snapshot) {
 
 fn read_snapshot(value: &Value, at: &str) -> Result<(u64, Snapshot)> {
     let o = object(value, at)?;
-    let key = parse_hex(o.get("key"), &format!("{at}.key"))?;
+    let key = parse_hex(o.get("key"), || format!("{at}.key"))?;
     let flow = match o.get("flow").and_then(Value::as_str) {
         Some("lines") => Flow::Lines,
         Some("reflow") => Flow::Reflow,
@@ -190,7 +190,7 @@ fn read_snapshot(value: &Value, at: &str) -> Result<(u64, Snapshot)> {
     };
     let mut image_rows = Vec::new();
     for (i, v) in array(o, "imageRows", at)?.iter().enumerate() {
-        image_rows.push(count(v, &format!("{at}.imageRows[{i}]"))?);
+        image_rows.push(count(v, || format!("{at}.imageRows[{i}]"))?);
     }
     let mut image_sizes = Vec::new();
     for (i, v) in array(o, "imageSizes", at)?.iter().enumerate() {
@@ -238,7 +238,11 @@ fn read_snapshot(value: &Value, at: &str) -> Result<(u64, Snapshot)> {
             "must be empty or one per image size",
         ));
     }
-    let field = |name: &str| count(o.get(name).unwrap_or(&Value::Null), &format!("{at}.{name}"));
+    let field = |name: &str| {
+        count(o.get(name).unwrap_or(&Value::Null), || {
+            format!("{at}.{name}")
+        })
+    };
     let snapshot = Snapshot {
         flow,
         rendering: Rendering {
@@ -246,9 +250,9 @@ fn read_snapshot(value: &Value, at: &str) -> Result<(u64, Snapshot)> {
                 .filter(|&px| px > 0)
                 .ok_or_else(|| invalid(format!("{at}.fontPx"), "must be a positive integer"))?,
             cell: CellMetrics {
-                width: narrow(width, &format!("{at}.cell"))?,
-                height: narrow(height, &format!("{at}.cell"))?,
-                baseline: narrow(baseline, &format!("{at}.cell"))?,
+                width: narrow(width, || format!("{at}.cell"))?,
+                height: narrow(height, || format!("{at}.cell"))?,
+                baseline: narrow(baseline, || format!("{at}.cell"))?,
             },
             columns: field("columns")?,
             rows: field("rows")?,
@@ -264,17 +268,21 @@ fn read_snapshot(value: &Value, at: &str) -> Result<(u64, Snapshot)> {
     Ok((key, snapshot))
 }
 
-fn read_count(value: &Value, at: &str) -> Result<CachedCount> {
+/// Count `i` of a segment: `[hash, length, tokens]` (paths built only on error).
+fn read_count(value: &Value, i: usize) -> Result<CachedCount> {
     let Some([hash, len, n]) = value.as_array().map(Vec::as_slice).and_then(|a| match a {
         [h, l, n] => Some([h, l, n]),
         _ => None,
     }) else {
-        return Err(invalid(at, "must be [hash, length, tokens]"));
+        return Err(invalid(
+            format!("cache.counts[{i}]"),
+            "must be [hash, length, tokens]",
+        ));
     };
     Ok((
-        parse_hex(Some(hash), &format!("{at}[0]"))?,
-        count(len, &format!("{at}[1]"))?,
-        count(n, &format!("{at}[2]"))? as u64,
+        parse_hex(Some(hash), || format!("cache.counts[{i}][0]"))?,
+        count(len, || format!("cache.counts[{i}][1]"))?,
+        count(n, || format!("cache.counts[{i}][2]"))? as u64,
     ))
 }
 
@@ -282,11 +290,11 @@ fn invalid(path: impl Into<String>, msg: impl Into<String>) -> Error {
     Error::new(ErrorCode::InvalidCache, path, msg)
 }
 
-fn parse_hex(v: Option<&Value>, at: &str) -> Result<u64> {
+fn parse_hex(v: Option<&Value>, at: impl FnOnce() -> String) -> Result<u64> {
     v.and_then(Value::as_str)
         .filter(|s| s.len() == 16)
         .and_then(|s| u64::from_str_radix(s, 16).ok())
-        .ok_or_else(|| invalid(at, "must be 16 hex digits"))
+        .ok_or_else(|| invalid(at(), "must be 16 hex digits"))
 }
 
 fn object<'v>(v: &'v Value, at: &str) -> Result<&'v Map<String, Value>> {
@@ -306,18 +314,19 @@ fn text<'v>(o: &'v Map<String, Value>, name: &str, at: &str) -> Result<&'v str> 
         .ok_or_else(|| invalid(format!("{at}.{name}"), "must be a string"))
 }
 
-/// A non-negative integer that fits a `usize` on every target (2^32 − 1).
-fn count(v: &Value, at: &str) -> Result<usize> {
+/// A non-negative integer that fits a `usize` on every target (2^32 − 1);
+/// the path `at` is built only on error.
+fn count(v: &Value, at: impl FnOnce() -> String) -> Result<usize> {
     v.as_u64()
         .filter(|&n| n <= u64::from(u32::MAX))
         .map(|n| n as usize)
-        .ok_or_else(|| invalid(at, "must be an integer from 0 to 4294967295"))
+        .ok_or_else(|| invalid(at(), "must be an integer from 0 to 4294967295"))
 }
 
 fn small(v: &Value) -> Option<u32> {
     v.as_u64().and_then(|n| u32::try_from(n).ok())
 }
 
-fn narrow(v: u64, at: &str) -> Result<u32> {
-    u32::try_from(v).map_err(|_| invalid(at, "must be an integer from 0 to 4294967295"))
+fn narrow(v: u64, at: impl FnOnce() -> String) -> Result<u32> {
+    u32::try_from(v).map_err(|_| invalid(at(), "must be an integer from 0 to 4294967295"))
 }

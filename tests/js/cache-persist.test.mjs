@@ -12,6 +12,7 @@ import { createProxy } from '../../pkg/adapters/proxy/index.js';
 import { MAX_CACHE_SEGMENTS, saveCache } from '../../pkg/internal/mirror.js';
 import { bundleWorker, projectWithPkg, startUpstream, startWorker } from './support/hosts.mjs';
 import { renderingConversation } from './support/requests.mjs';
+import { mapStore } from './support/stores.mjs';
 
 const TURNS = 14;
 /** The conversation as it stands before turn `t` (t tool calls so far). */
@@ -141,26 +142,7 @@ test('a segment of another version is ignored; counts of another counter are not
   for (const s of [a, b, cold]) s.free();
 });
 
-/** A map-backed outside store with list/delete (as KvSpillStore and the Durable Object store have). */
-function listingStore() {
-  const data = new Map();
-  return {
-    data,
-    async get(session, key) {
-      if (!data.has(`${session}/${key}`)) throw new Error(`missing ${session}/${key}`);
-      return data.get(`${session}/${key}`);
-    },
-    async put(session, key, text) {
-      data.set(`${session}/${key}`, text);
-    },
-    async list(session) {
-      return [...data.keys()].filter((k) => k.startsWith(`${session}/`)).map((k) => ({ key: k.slice(session.length + 1), bytes: data.get(k).length, lines: 1 }));
-    },
-    async delete(session, key) {
-      data.delete(`${session}/${key}`);
-    },
-  };
-}
+const listingStore = () => mapStore({ listing: true });
 
 const SECRET = 'persist-test-secret-0123456789abcdef0123';
 

@@ -9,25 +9,11 @@ import { join } from 'node:path';
 import { trajectoryToRequest } from '../../pkg/entries/node.js';
 import { createProxy } from '../../pkg/adapters/proxy/index.js';
 import { traceliteMiddleware } from '../../pkg/adapters/ai-sdk/index.js';
+import { mapStore } from './support/stores.mjs';
 
 const root = new URL('../../', import.meta.url).pathname;
 const sample = JSON.parse(readFileSync(join(root, 'tests/fixtures/sample-trajectory.json'), 'utf8'));
 const OPTIONS = { budget: 16000, provider: 'openai' };
-
-/** A store outside wasm: a Map with the get/put interface. */
-function mapStore() {
-  const data = new Map();
-  return {
-    data,
-    async get(session, key) {
-      if (!data.has(`${session}/${key}`)) throw new Error(`missing ${session}/${key}`);
-      return data.get(`${session}/${key}`);
-    },
-    async put(session, key, text) {
-      data.set(`${session}/${key}`, text);
-    },
-  };
-}
 
 test('proxy with an outside store: the second turn of a session reuses its caches', async () => {
   const store = mapStore();
