@@ -16,6 +16,7 @@ use std::fmt::Write;
 
 use serde_json::{Map, Value};
 
+use crate::config::Config;
 use crate::error::{Error, ErrorCode, Result};
 use crate::formats::image_header::{read_header, Base64Bytes, ImageFormat};
 use crate::model::Image;
@@ -87,10 +88,19 @@ pub fn export(state: &mut HostState, all: bool, rendered_only: bool) -> Option<S
 }
 
 /// Adds the entries of `segment` (what [`export`] wrote) to `state`, the
-/// snapshots within `cache_bytes` (`optical.cacheBytes`). `INVALID_CACHE`,
-/// naming the offending member, when it is malformed or inconsistent; then
-/// nothing is added.
-pub fn import(state: &mut HostState, segment: &str, cache_bytes: usize) -> Result<Imported> {
+/// snapshots within `optical.cacheBytes` of `config`. `LIMIT_EXCEEDED` for a
+/// segment over `limits.maxRequestBytes`; `INVALID_CACHE`, naming the
+/// offending member, when it is malformed or inconsistent. Then nothing is added.
+pub fn import(state: &mut HostState, segment: &str, config: &Config) -> Result<Imported> {
+    let limit = config.limits.max_request_bytes;
+    if segment.len() > limit {
+        return Err(Error::new(
+            ErrorCode::LimitExceeded,
+            "limits.maxRequestBytes",
+            format!("cache segment is {} bytes, limit is {limit}", segment.len()),
+        ));
+    }
+    let cache_bytes = config.optical.cache_bytes;
     let value: Value =
         serde_json::from_str(segment).map_err(|e| invalid("cache", format!("not JSON: {e}")))?;
     let root = object(&value, "cache")?;

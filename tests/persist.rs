@@ -86,13 +86,13 @@ fn imported_caches_give_the_same_output_without_rendering() {
     let mut warm = Host::new();
     let mut added = Imported::default();
     for s in &segments {
-        let r = import(&mut warm.state, s, config().optical.cache_bytes).unwrap();
+        let r = import(&mut warm.state, s, &config()).unwrap();
         added.snapshots += r.snapshots;
         added.counts += r.counts;
     }
     assert!(added.snapshots > 0 && added.counts > 0);
     // Importing again adds nothing.
-    let again = import(&mut warm.state, &segments[segments.len() - 1], usize::MAX).unwrap();
+    let again = import(&mut warm.state, &segments[segments.len() - 1], &config()).unwrap();
     assert_eq!(again.snapshots + again.counts, 0);
     let mut cold = Host::new();
     let (w, c) = (warm.compress(12), cold.compress(12));
@@ -155,7 +155,7 @@ fn a_segment_that_does_not_check_out_adds_nothing() {
         let mut v = good.clone();
         tamper(&mut v);
         let mut fresh = HostState::default();
-        let err = import(&mut fresh, &v.to_string(), usize::MAX).unwrap_err();
+        let err = import(&mut fresh, &v.to_string(), &config()).unwrap_err();
         assert_eq!(
             (err.code, err.path.as_str()),
             (ErrorCode::InvalidCache, path.as_str())
@@ -165,7 +165,7 @@ fn a_segment_that_does_not_check_out_adds_nothing() {
     let mut v = good.clone();
     v["version"] = json!("0.0.0");
     let mut fresh = HostState::default();
-    let r = import(&mut fresh, &v.to_string(), usize::MAX).unwrap();
+    let r = import(&mut fresh, &v.to_string(), &config()).unwrap();
     assert!(r.stale && r.snapshots == 0 && fresh.snapshots.is_empty());
 }
 
@@ -190,7 +190,7 @@ fn counts_serve_only_the_counter_that_made_them() {
     let segment = export(&mut other.state, false, false).unwrap();
     let mut fresh = Host::new();
     assert!(
-        import(&mut fresh.state, &segment, usize::MAX)
+        import(&mut fresh.state, &segment, &config())
             .unwrap()
             .counts
             > 0

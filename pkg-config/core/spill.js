@@ -2,6 +2,7 @@
 // read_spill / grep_spill (definitions + executor) and spillText.
 import { Store, spillTools as wasmSpillTools } from '../wasm/tracelite.js';
 import { TraceLiteError, guarded, jsonArg } from './errors.js';
+import { splitOptions } from './options.js';
 
 /** Names of the agent tools over spilled output. */
 export const SPILL_TOOL_NAMES = Object.freeze(['read_spill', 'grep_spill']);
@@ -181,11 +182,8 @@ export class SpillStore {
    */
   importCache(segment, options = {}) {
     text(segment, 'segment');
-    if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-      throw new TraceLiteError('options must be an object', 'INVALID_OPTION', 'options');
-    }
     // Host-only options (store, countTokens, previous) do not apply to a cache.
-    const { store: _store, countTokens: _count, previous: _previous, ...settings } = options;
+    const { settings } = splitOptions(options);
     return JSON.parse(guarded(() => this.wasmStore.importCache(segment, jsonArg(settings, 'options'))));
   }
 

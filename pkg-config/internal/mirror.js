@@ -141,13 +141,16 @@ export async function compressInto(request, options, store, cache, writes = {}) 
   if (entry) cache.hold(entry);
   try {
     // A session new to this isolate starts from what earlier isolates kept.
+    // Only a store that can list a session's blobs can find its segments
+    // again. `loaded` is reported by the call that loaded them only.
     let loaded;
-    // Only a store that can list a session's blobs can find its segments again.
     if (entry && writes.persistCache !== false && typeof store.list === 'function') {
-      const first = entry.loaded === undefined;
-      entry.loaded ??= loadCache(store, options.session, entry.store, options);
-      loaded = await entry.loaded;
-      if (!first) loaded = undefined;
+      if (entry.loaded === undefined) {
+        entry.loaded = loadCache(store, options.session, entry.store, options);
+        loaded = await entry.loaded;
+      } else {
+        await entry.loaded;
+      }
     }
     const pending = compressAndStore(request, options, store, cache, entry, writes, loaded);
     request = undefined; // compressed: not kept alive while the spills are stored
@@ -208,8 +211,8 @@ async function compressAndStore(request, options, store, cache, entry, writes, l
 export const CACHE_SEGMENT_KIND = 'cache';
 /** Segments a session keeps before a load merges them into one. */
 export const MAX_CACHE_SEGMENTS = 16;
-/** Most segments one load reads (a session with more is read from scratch). */
-const MAX_LOADED_SEGMENTS = 64;
+/** Most segments one load reads (the rest are dropped when they are merged). */
+export const MAX_LOADED_SEGMENTS = 64;
 
 /** Whether a session's blob is a cache segment (not a spill). */
 export function isCacheSegment(key) {
@@ -222,8 +225,9 @@ export function isCacheSegment(key) {
  * snapshots, token counts), so that a first request here renders nothing
  * they rendered (`store` must have `list`). A segment that fails to load or
  * does not check out is skipped: outputs never depend on the cache. Past
- * `MAX_CACHE_SEGMENTS` segments they are merged into one (the old ones
- * deleted when the store can). Returns `{ segments, snapshots, counts }`.
+ * `MAX_CACHE_SEGMENTS` segments they are merged into one (the first
+ * `MAX_LOADED_SEGMENTS` read, all deleted when the store can). Returns
+ * `{ segments, snapshots, counts }`.
  */
 export async function loadCache(store, session, target, options = {}) {
   const loaded = { segments: 0, snapshots: 0, counts: 0 };
@@ -233,14 +237,13 @@ export async function loadCache(store, session, target, options = {}) {
   } catch {
     keys = [];
   }
-  if (keys.length > MAX_LOADED_SEGMENTS) keys = [];
-  const { store: _store, countTokens: _count, previous: _previous, ...settings } = options;
-  for (let i = 0; i < keys.length; i += STORE_BATCH) {
-    const texts = await Promise.all(keys.slice(i, i + STORE_BATCH).map((k) => Promise.resolve().then(() => store.get(session, k)).catch(() => undefined)));
+  const reading = keys.slice(0, MAX_LOADED_SEGMENTS);
+  for (let i = 0; i < reading.length; i += STORE_BATCH) {
+    const texts = await Promise.all(reading.slice(i, i + STORE_BATCH).map((k) => Promise.resolve().then(() => store.get(session, k)).catch(() => undefined)));
     for (const text of texts) {
       if (typeof text !== 'string') continue;
       try {
-        const r = target.importCache(text, settings);
+        const r = target.importCache(text, options);
         loaded.segments++;
         loaded.snapshots += r.snapshots;
         loaded.counts += r.counts;

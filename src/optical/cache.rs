@@ -23,6 +23,9 @@ pub struct SnapshotCache {
     fresh: Option<Vec<u64>>,
 }
 
+/// Most insertions logged between two exports.
+const MAX_LOGGED: usize = 100_000;
+
 fn size(s: &Snapshot) -> usize {
     256 + s.images.iter().map(|i| i.data.len()).sum::<usize>()
 }
@@ -46,6 +49,10 @@ impl SnapshotCache {
             self.rendered += 1;
         }
         if let Some(fresh) = &mut self.fresh {
+            // A host that stopped exporting: the log starts over, bounded.
+            if fresh.len() >= MAX_LOGGED {
+                fresh.clear();
+            }
             fresh.push(key);
         }
         self.hold(key, snapshot, limit);
@@ -62,29 +69,37 @@ impl SnapshotCache {
         self.entries.contains_key(&key)
     }
 
+    /// The keys [`SnapshotCache::take_fresh`] looks at: those logged since
+    /// the last call or, before the first call or with `all`, every key held
+    /// (oldest first, each once).
+    fn pending(&self, all: bool) -> impl Iterator<Item = u64> + '_ {
+        let (logged, held) = match &self.fresh {
+            Some(keys) if !all => (keys.as_slice(), None),
+            _ => (&[][..], Some(&self.order)),
+        };
+        logged.iter().chain(held.into_iter().flatten()).copied()
+    }
+
     /// The snapshots inserted since the last call that are still held, in
     /// insertion order; on the first call, or with `all`, every snapshot held
     /// (oldest first). From the first call on, insertions are logged.
     pub fn take_fresh(&mut self, all: bool) -> Vec<(u64, &Snapshot)> {
-        let keys = match self.fresh.replace(Vec::new()) {
-            Some(keys) if !all => keys,
-            _ => self.order.iter().copied().collect(),
-        };
-        // Each key once, where it was last inserted (a turn inserts a few).
-        keys.iter()
-            .enumerate()
-            .filter(|&(i, k)| !keys.get(i + 1..).is_some_and(|later| later.contains(k)))
-            .filter_map(|(_, &k)| self.entries.get(&k).map(|s| (k, s)))
+        let mut keys: Vec<u64> = self.pending(all).collect();
+        self.fresh = Some(Vec::new());
+        // Each key once, where it was last inserted.
+        let mut seen = std::collections::HashSet::new();
+        keys.reverse();
+        keys.retain(|k| seen.insert(*k));
+        keys.reverse();
+        keys.into_iter()
+            .filter_map(|k| self.entries.get(&k).map(|s| (k, s)))
             .collect()
     }
 
     /// Whether [`SnapshotCache::take_fresh`] would give a rendered snapshot.
     pub fn has_fresh_render(&self, all: bool) -> bool {
-        let rendered = |k: &u64| self.entries.get(k).is_some_and(|s| !s.images.is_empty());
-        match &self.fresh {
-            Some(keys) if !all => keys.iter().any(rendered),
-            _ => self.order.iter().any(rendered),
-        }
+        self.pending(all)
+            .any(|k| self.entries.get(&k).is_some_and(|s| !s.images.is_empty()))
     }
 
     fn hold(&mut self, key: u64, snapshot: Snapshot, limit: usize) {

@@ -144,6 +144,7 @@ enum Laid {
     Built {
         before: u64,
         exact: bool,
+        expected: Kept,
         rendered: String,
         figures: Figures,
     },
@@ -253,6 +254,7 @@ fn lay_out(text: &str, signals: &ErrorSignals, cx: &mut StageContext<'_>) -> Res
     Ok(Laid::Built {
         before,
         exact,
+        expected,
         rendered,
         figures,
     })
@@ -297,21 +299,19 @@ fn spill_one(
             Laid::Built {
                 before,
                 exact,
+                expected,
                 rendered,
                 figures,
-            } => (before, exact, Some((rendered, figures))),
+            } => (before, exact, Some((expected, rendered, figures))),
         }
     };
-    let expected = built
-        .as_ref()
-        .map(|_| Kept::Pointer(pointer(&cx.config.session, &cx.content_key("tool", text))));
     let kept = match cx.keep("tool", text) {
         Ok(pointer) => Kept::Pointer(pointer),
         Err(e) => Kept::Refused(e.message),
     };
     let head_share = cx.config.spill.head_share;
     let (figures, rendered) = match built {
-        Some((rendered, figures)) if expected.as_ref() == Some(&kept) => (figures, rendered),
+        Some((expected, rendered, figures)) if expected == kept => (figures, rendered),
         _ => {
             let meter = &cx.meter;
             let (excerpt, rendered) =

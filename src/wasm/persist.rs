@@ -5,7 +5,6 @@ use wasm_bindgen::prelude::*;
 
 use super::{args, json_text, to_js, WasmStore};
 use crate::config::Config;
-use crate::error::{Error, ErrorCode};
 use crate::persist;
 
 /// What a store's caches hold and did (`cacheStats`).
@@ -49,19 +48,7 @@ impl WasmStore {
         let options = args::optional_text(options, "options")?.unwrap_or_default();
         let config = Config::from_json_str(&options).map_err(to_js)?;
         let segment = args::text(segment, "segment")?;
-        if segment.len() > config.limits.max_request_bytes {
-            return Err(to_js(Error::new(
-                ErrorCode::LimitExceeded,
-                "limits.maxRequestBytes",
-                format!(
-                    "cache segment is {} bytes, limit is {}",
-                    segment.len(),
-                    config.limits.max_request_bytes
-                ),
-            )));
-        }
-        let imported = persist::import(&mut self.state, &segment, config.optical.cache_bytes)
-            .map_err(to_js)?;
+        let imported = persist::import(&mut self.state, &segment, &config).map_err(to_js)?;
         json_text(&imported, "importCache")
     }
 

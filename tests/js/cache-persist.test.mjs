@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SpillStore, compress, estimateTokens } from '../../pkg/entries/node.js';
 import { createProxy } from '../../pkg/adapters/proxy/index.js';
-import { MAX_CACHE_SEGMENTS, saveCache } from '../../pkg/internal/mirror.js';
+import { MAX_CACHE_SEGMENTS, MAX_LOADED_SEGMENTS, saveCache } from '../../pkg/internal/mirror.js';
 import { bundleWorker, projectWithPkg, startUpstream, startWorker } from './support/hosts.mjs';
 import { renderingConversation } from './support/requests.mjs';
 import { mapStore } from './support/stores.mjs';
@@ -225,6 +225,27 @@ test('proxy: segments past the limit are merged into one on load; a corrupt one 
   assert.ok(keys().length <= 2 && !keys().some((k) => before.includes(k) && k !== before[0]), keys().join());
   const cold = await post(proxyOver(listingStore(), []), upTo(MAX_CACHE_SEGMENTS + 5));
   assert.equal(warm, cold);
+});
+
+test('proxy: a session with more segments than one load reads is merged all the same', async () => {
+  const store = listingStore();
+  const res = await proxyOver(store, [])(new Request('http://proxy.test/v1/chat/completions', {
+    method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer tenant-a' }, body: JSON.stringify(upTo(1)),
+  }));
+  await res.text();
+  const session = res.headers.get('x-tracelite-session').replace(/\.[^.]*$/, '');
+  const earlier = new SpillStore();
+  for (let t = 1; t <= MAX_LOADED_SEGMENTS + 6; t++) {
+    compress(upTo(t), { session, store: earlier });
+    await saveCache(store, session, earlier.exportCache());
+  }
+  earlier.free();
+  const keys = () => [...store.data.keys()].filter((k) => /\/cache-[0-9a-f]{32}$/.test(k));
+  assert.ok(keys().length > MAX_LOADED_SEGMENTS);
+  const reports = [];
+  await post(proxyOver(store, reports), upTo(MAX_LOADED_SEGMENTS + 7));
+  assert.equal(reports[0].cache.loaded.segments, MAX_LOADED_SEGMENTS);
+  assert.ok(keys().length <= 2, `${keys().length} segments left`);
 });
 
 const WORKER = `

@@ -704,9 +704,8 @@ export function createProxy({
         // never a URL that leads nowhere.
         imagesInline = err?.code === 'STORE_WRITE_LIMIT' || err?.code === 'STORE_REFUSED' ? err.code : 'STORE_FAILED';
         out = await run(JSON.parse(text), options);
-        // Its writes (and its cache's) count with the first run's.
+        // The request's writes are spent: no cache segment.
         cacheSegment = undefined;
-        out.written = maxStoreWrites;
       }
       // The caches for the next isolate, when the request's writes leave room for them.
       if (cacheSegment !== undefined && (out.written ?? 0) < maxStoreWrites) await saveCache(store, session, cacheSegment);
