@@ -24,6 +24,8 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /** The size of the conversation the issue's cold target names. */
 const COLD_BYTES = 400_000;
 const PARSE_EMIT = onlyStage('none');
+/** Replays through each worker: one to warm it, then the measured ones. */
+const WORKERD_ROUNDS = 4;
 
 /** The trajectory whose last OpenAI chat request is closest to 400 KB, and its requests. */
 export function pickTrajectory(tracesDir, file) {
@@ -42,25 +44,39 @@ export function pickTrajectory(tracesDir, file) {
   return { file: best.file, requests };
 }
 
-/** Node: warm per-step times (defaults and parse + emit, interleaved) and cold times. */
-export function nodeRun(requests, { rounds = 2 } = {}) {
-  const warm = { defaults: [], parseEmit: [] };
+/** The median of each step's times over the measured replays. */
+export function perStepMedians(byStep) {
+  return byStep.map((times) => {
+    const s = [...times].sort((a, b) => a - b);
+    return s[(s.length - 1) >> 1];
+  });
+}
+
+/**
+ * Node: warm per-step times (defaults and parse + emit, interleaved) and cold
+ * times. The conversation is replayed `rounds` times, each in a fresh session
+ * (so each replay's turns find only that replay's earlier turns cached); the
+ * first replay warms the JIT, and a step's time is its median over the others,
+ * so one GC pause or load spike does not decide a percentile of 40 steps.
+ */
+export function nodeRun(requests, { rounds = 6 } = {}) {
+  const byStep = { defaults: requests.map(() => []), parseEmit: requests.map(() => []) };
   for (let round = 0; round < rounds; round++) {
     const stores = { defaults: new SpillStore(), parseEmit: new SpillStore() };
     try {
-      for (const request of requests) {
+      requests.forEach((request, step) => {
         for (const [key, options] of [['defaults', {}], ['parseEmit', PARSE_EMIT]]) {
           const started = performance.now();
           compress(request, { ...options, session: `warm-${round}`, store: stores[key] });
-          // The first round warms the JIT; the last one is measured.
-          if (round === rounds - 1) warm[key].push(performance.now() - started);
+          if (round > 0) byStep[key][step].push(performance.now() - started);
         }
-      }
+      });
     } finally {
       stores.defaults.free();
       stores.parseEmit.free();
     }
   }
+  const warm = { defaults: perStepMedians(byStep.defaults), parseEmit: perStepMedians(byStep.parseEmit) };
   const last = requests.at(-1);
   const cold = { defaults: [], parseEmit: [] };
   for (let i = 0; i < 5; i++) {
@@ -135,15 +151,18 @@ export async function workerdRun(requests) {
     // Cold: the first request each fresh worker sees (its isolate just started), nothing cached.
     const first = {};
     for (const key of Object.keys(hosts)) first[key] = await post(hosts[key], last, 'cold-first');
-    const warm = { defaults: [], parseEmit: [], passThrough: [] };
-    for (const round of [0, 1]) {
-      for (const request of requests) {
+    // As in Node: a first replay warms the isolates, a step's time is its
+    // median over the next replays (each in its own session).
+    const byStep = Object.fromEntries(Object.keys(hosts).map((key) => [key, requests.map(() => [])]));
+    for (let round = 0; round < WORKERD_ROUNDS; round++) {
+      for (const [step, request] of requests.entries()) {
         for (const key of Object.keys(hosts)) {
           const ms = await post(hosts[key], request, `warm-${round}`);
-          if (round === 1) warm[key].push(ms);
+          if (round > 0) byStep[key][step].push(ms);
         }
       }
     }
+    const warm = Object.fromEntries(Object.entries(byStep).map(([key, steps]) => [key, perStepMedians(steps)]));
     // Cold in a running isolate: the last request in a session never seen.
     const cold = { defaults: [], parseEmit: [], passThrough: [] };
     for (let i = 0; i < 5; i++) {
@@ -159,7 +178,7 @@ export async function workerdRun(requests) {
     delete hosts.defaults;
     const next = await host('defaults-next', EXAMPLE, upstream.url, {}, kv);
     try {
-      s.firstRequest.persisted = await post(next, last, 'warm-1');
+      s.firstRequest.persisted = await post(next, last, `warm-${WORKERD_ROUNDS - 1}`);
     } finally {
       await next.close();
     }
@@ -179,7 +198,7 @@ export function edgeCpuMarkdown(r) {
     '## Compress CPU per request, warm and cold',
     '',
     `\`node bench/edge-cpu.mjs\` at commit ${r.commit ?? '?'}, ${r.generated}. Machine: ${r.cores} cores, load average ${r.loadBefore.join(' ')} before, ${r.loadAfter.join(' ')} after (shared: absolute times are noisy, ratios within one run less so).`,
-    `Conversation: \`${r.trajectory}\`, ${r.steps} turns replayed in order in one session (warm: the session's caches hold the earlier turns), the last request ${r.lastBytes.toLocaleString('en-US')} bytes. Cold: that last request in a session never seen (nothing cached), 5 times.`,
+    `Conversation: \`${r.trajectory}\`, ${r.steps} turns replayed in order, each replay in its own session (warm: the session's caches hold that replay's earlier turns), the last request ${r.lastBytes.toLocaleString('en-US')} bytes. A step's warm time is its median over the measured replays (5 in Node, ${WORKERD_ROUNDS - 1} in workerd; one more replay first warms the JIT); p50 and p95 are over the steps. Cold: that last request in a session never seen (nothing cached), 5 times.`,
     '',
     '| host / configuration | warm p50 ms | warm p95 ms | cold p50 ms | cold max ms |',
     '|---|---:|---:|---:|---:|',

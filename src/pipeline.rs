@@ -393,6 +393,7 @@ fn run_stages(
         });
     }
     cx.state.turns += 1;
+    cx.state.keys.end_call();
     let (prices, prices_source) = crate::plan::prices::for_config(config);
     let plan = crate::plan::PlanReport {
         prices,

@@ -264,6 +264,14 @@ fn run_end(b: &[u8], mut i: usize, ok: impl Fn(u8) -> bool) -> usize {
 
 fn prefixed_token(b: &[u8], i: usize) -> Option<(usize, usize, &'static str)> {
     let rest = b.get(i..)?;
+    let first = *rest.first()?;
+    // Most words start with no prefix's first byte: one test, not one per prefix.
+    if !PREFIXED
+        .iter()
+        .any(|&(prefix, _, _)| prefix.as_bytes().first() == Some(&first))
+    {
+        return None;
+    }
     for &(prefix, kind, min) in PREFIXED {
         if rest.starts_with(prefix.as_bytes()) {
             let start = i + prefix.len();
@@ -302,6 +310,11 @@ fn is_base64(c: u8) -> bool {
 /// SHA), at the start of a line or right after `=`, `:`, `,` or a quote.
 fn aws_secret_key(b: &[u8], i: usize) -> Option<(usize, usize, &'static str)> {
     if i > 0 && b.get(i - 1).is_some_and(|&c| is_base64(c) || c == b'=') {
+        return None;
+    }
+    // A run of exactly 40 ends at `i + 40`: most words fail this at once.
+    if !b.get(i + 39).is_some_and(|&c| is_base64(c)) || b.get(i + 40).is_some_and(|&c| is_base64(c))
+    {
         return None;
     }
     let end = run_end(b, i, is_base64);

@@ -197,6 +197,8 @@ impl<'a> StageContext<'a> {
         store: &'a mut dyn SpillStore,
         state: &'a mut HostState,
     ) -> Self {
+        // A new call: what the last one hashed is not vouched for in this one.
+        state.keys.end_call();
         Self {
             config,
             meter: Meter {
@@ -297,7 +299,8 @@ impl<'a> StageContext<'a> {
     pub fn keep_as_is(&mut self, kind: &str, text: &str) -> std::result::Result<String, Error> {
         let session = self.config.session.clone();
         let session = session.as_str();
-        let key = self.state.keys.key(kind, text);
+        let (key, hashed) = self.state.keys.key_hashed(kind, text);
+        let hashed = hashed || self.state.keys.vouches(&key, text);
         let existed = self.store.contains(session, &key);
         if !existed {
             let held = self.store.session_bytes(session);
@@ -313,7 +316,11 @@ impl<'a> StageContext<'a> {
                 ));
             }
         }
-        self.store.put(session, &key, text)?;
+        if hashed {
+            self.store.put_hashed(session, &key, text)?;
+        } else {
+            self.store.put(session, &key, text)?;
+        }
         let pointer = spill::pointer(session, &key);
         if !existed && !self.spills.iter().any(|s| s.key == key) {
             self.spills.push(SpillRecord {

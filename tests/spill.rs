@@ -312,6 +312,53 @@ fn the_store_is_bounded_and_evicts_least_recently_used_sessions() {
 }
 
 #[test]
+fn a_put_of_a_key_hashed_from_its_text_keeps_every_other_check() {
+    use tracelite::spill::key::content_key;
+    let mut store = MemoryStore::with_limits(StoreLimits {
+        max_bytes: 1_000,
+        max_session_bytes: 100,
+        ..StoreLimits::default()
+    });
+    let key = content_key("tool", "hello\n");
+    store.put_hashed("s", &key, "hello\n").unwrap();
+    assert_eq!(store.get("s", &key).unwrap(), "hello\n");
+    // The same text again is a no-op; another text under the key is refused.
+    store.put_hashed("s", &key, "hello\n").unwrap();
+    assert_eq!(
+        store.put_hashed("s", &key, "other\n").unwrap_err().code,
+        ErrorCode::StoreRefused
+    );
+    // Names and quotas are checked as for `put`.
+    assert_eq!(
+        store.put_hashed("../s", &key, "hello\n").unwrap_err().code,
+        ErrorCode::InvalidSpillKey
+    );
+    let big = "x".repeat(101);
+    assert_eq!(
+        store
+            .put_hashed("s", &content_key("tool", &big), &big)
+            .unwrap_err()
+            .code,
+        ErrorCode::StoreRefused
+    );
+    // A plain put still checks the hash.
+    assert_eq!(
+        store
+            .put("s", &content_key("tool", "a"), "b")
+            .unwrap_err()
+            .code,
+        ErrorCode::SpillCorrupt
+    );
+}
+
+/// Hosts keep one state per session, possibly on a worker thread.
+#[test]
+fn host_state_can_move_between_threads() {
+    fn sendable<T: Send>() {}
+    sendable::<tracelite::HostState>();
+}
+
+#[test]
 fn ttl_sweeps_sessions_unused_since_the_host_time() {
     let mut store = MemoryStore::with_limits(StoreLimits {
         ttl_seconds: 100,

@@ -363,28 +363,40 @@ pub fn keep_newest(items: &[(usize, bool)], max_bytes: usize) -> Vec<bool> {
 /// The last exit code the output reports (`<returncode>N</returncode>`,
 /// `[Command finished with exit code N]`, `exit code N`, `Exit code: N`).
 pub fn exit_code(output: &str) -> Option<i64> {
-    let lower_markers = ["<returncode>", "exit code ", "exit code: ", "exit status "];
-    let lower = output.to_ascii_lowercase();
-    let mut best: Option<(usize, i64)> = None;
-    for marker in lower_markers {
-        let mut from = 0;
-        while let Some(i) = lower.get(from..).and_then(|s| s.find(marker)) {
-            let at = from + i + marker.len();
-            let digits: String = lower
-                .get(at..)
-                .unwrap_or("")
-                .chars()
-                .take_while(|c| c.is_ascii_digit() || *c == '-')
-                .collect();
-            if let Ok(n) = digits.parse::<i64>() {
-                if best.map_or(true, |(pos, _)| at > pos) {
-                    best = Some((at, n));
-                }
+    const MARKERS: [&[u8]; 4] = [
+        b"<returncode>",
+        b"exit code ",
+        b"exit code: ",
+        b"exit status ",
+    ];
+    let bytes = output.as_bytes();
+    // The last marker (ASCII case ignored) followed by a number: searched
+    // from the end, in one pass without a lowercased copy.
+    let mut end = bytes.len();
+    while let Some(start) = memchr::memrchr3(b'<', b'e', b'E', bytes.get(..end)?) {
+        end = start;
+        let rest = bytes.get(start..).unwrap_or(&[]);
+        for marker in MARKERS {
+            let Some(after) = rest
+                .get(..marker.len())
+                .filter(|head| head.eq_ignore_ascii_case(marker))
+                .and_then(|_| rest.get(marker.len()..))
+            else {
+                continue;
+            };
+            let digits = after
+                .iter()
+                .position(|b| !(b.is_ascii_digit() || *b == b'-'))
+                .map_or(after, |n| after.get(..n).unwrap_or(&[]));
+            if let Some(n) = std::str::from_utf8(digits)
+                .ok()
+                .and_then(|d| d.parse::<i64>().ok())
+            {
+                return Some(n);
             }
-            from = at;
         }
     }
-    best.map(|(_, n)| n)
+    None
 }
 
 /// What a test or run output says: a test summary first, then the exit code,
@@ -534,6 +546,84 @@ mod tests {
         assert!(!tight.lines.iter().any(|l| l.contains("assert 1 == 2")));
         assert!(tight.lines.contains(&"NotImplementedError".to_string()));
         assert!(tight.omitted >= 1);
+    }
+
+    /// The first implementation (four searches of a lowercased copy): the
+    /// one-pass search must agree with it.
+    fn exit_code_reference(output: &str) -> Option<i64> {
+        let lower = output.to_ascii_lowercase();
+        let mut best: Option<(usize, i64)> = None;
+        for marker in ["<returncode>", "exit code ", "exit code: ", "exit status "] {
+            let mut from = 0;
+            while let Some(i) = lower.get(from..).and_then(|s| s.find(marker)) {
+                let at = from + i + marker.len();
+                let digits: String = lower
+                    .get(at..)
+                    .unwrap_or("")
+                    .chars()
+                    .take_while(|c| c.is_ascii_digit() || *c == '-')
+                    .collect();
+                if let Ok(n) = digits.parse::<i64>() {
+                    if best.map_or(true, |(pos, _)| at > pos) {
+                        best = Some((at, n));
+                    }
+                }
+                from = at;
+            }
+        }
+        best.map(|(_, n)| n)
+    }
+
+    #[test]
+    fn exit_code_agrees_with_the_reference() {
+        let pieces = [
+            "<returncode>",
+            "<ReturnCode>",
+            "exit code ",
+            "Exit Code: ",
+            "EXIT STATUS ",
+            "exit code",
+            "exit ",
+            "0",
+            "17",
+            "-3",
+            "-",
+            "1-2",
+            "99999999999999999999",
+            "\n",
+            " ",
+            "é",
+            "e",
+            "<",
+            "</returncode>",
+            "x",
+        ];
+        // Every sequence of up to 4 pieces, and longer ones by a fixed LCG.
+        let mut cases: Vec<String> = vec![String::new()];
+        for _ in 0..3 {
+            let mut next = Vec::new();
+            for c in &cases {
+                for p in pieces {
+                    next.push(format!("{c}{p}"));
+                }
+            }
+            cases.extend(next.into_iter().filter(|c| c.len() < 40));
+            cases.dedup();
+        }
+        let mut seed: u64 = 7;
+        for _ in 0..2000 {
+            let mut c = String::new();
+            for _ in 0..12 {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                c.push_str(pieces[(seed >> 33) as usize % pieces.len()]);
+            }
+            cases.push(c);
+        }
+        for c in &cases {
+            assert_eq!(exit_code(c), exit_code_reference(c), "{c:?}");
+        }
     }
 
     #[test]

@@ -277,6 +277,10 @@ pub struct ActivityCache {
     mentioned: std::collections::HashMap<(u64, String), bool>,
     /// Classifications computed (not found in the cache).
     pub classified: u64,
+    /// [`check::critical_lines`] of outputs scanned before, by the hash and
+    /// length of the output and the byte budget; and the bytes of lines held.
+    critical: std::collections::HashMap<(u64, usize, usize), check::Critical>,
+    critical_bytes: usize,
 }
 
 impl ActivityCache {
@@ -319,6 +323,28 @@ impl ActivityCache {
             self.entries.insert(key, activity.clone());
         }
         activity
+    }
+
+    /// [`check::critical_lines`], remembered (a session clears and cites the
+    /// same outputs every turn). Starts over past 4 MiB of lines.
+    pub fn critical_lines(&mut self, output: &str, max_bytes: usize) -> check::Critical {
+        let id = (
+            crate::tokens::text_hash(output.as_bytes()),
+            output.len(),
+            max_bytes,
+        );
+        if let Some(found) = self.critical.get(&id) {
+            return found.clone();
+        }
+        let found = check::critical_lines(output, max_bytes);
+        let size = 32 + found.lines.iter().map(|l| l.len() + 24).sum::<usize>();
+        if self.critical_bytes + size > 4 << 20 {
+            self.critical.clear();
+            self.critical_bytes = 0;
+        }
+        self.critical_bytes += size;
+        self.critical.insert(id, found.clone());
+        found
     }
 
     fn key(call: &ToolCall, result: Option<&ToolResult>) -> Option<(u64, usize)> {
@@ -699,6 +725,28 @@ mod tests {
 
     fn config() -> PhaseConfig {
         PhaseConfig::default()
+    }
+
+    #[test]
+    fn critical_lines_are_remembered_per_output_and_budget() {
+        let mut cache = ActivityCache::default();
+        let out =
+            "ok\nFAILED tests/t.py::test_a - assert 1\nValueError: bad\n<returncode>1</returncode>";
+        for budget in [check::CRITICAL_BYTES, 30, check::CRITICAL_BYTES] {
+            assert_eq!(
+                cache.critical_lines(out, budget),
+                check::critical_lines(out, budget)
+            );
+        }
+        assert_ne!(
+            cache.critical_lines(out, 30),
+            cache.critical_lines(out, check::CRITICAL_BYTES)
+        );
+        let other = "Traceback (most recent call last):\n  x\nKeyError: 'k'";
+        assert_eq!(
+            cache.critical_lines(other, 30),
+            check::critical_lines(other, 30)
+        );
     }
 
     /// The index answers exactly what scanning every earlier text with

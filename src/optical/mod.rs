@@ -353,11 +353,27 @@ struct Proposal {
     count: usize,
 }
 
-/// Tokens the optical stage would save on the observation at `at` if it
+/// Tokens the optical stage would save on each observation of `at` if it
 /// were handed over now (0 when it would keep the text): the planner's
 /// estimate for a demotion ([`crate::plan::demotion`]).
-pub fn proposed_saving(conv: &Conversation, at: PartRef, cx: &mut StageContext<'_>) -> Result<u64> {
+pub fn proposed_savings(
+    conv: &Conversation,
+    at: &[PartRef],
+    cx: &mut StageContext<'_>,
+) -> Result<Vec<u64>> {
     let settings = cache::settings(cx.config);
+    at.iter()
+        .map(|&at| proposed_saving(conv, at, cx, settings))
+        .collect()
+}
+
+/// [`proposed_savings`] of one observation, `settings` its [`cache::settings`].
+fn proposed_saving(
+    conv: &Conversation,
+    at: PartRef,
+    cx: &mut StageContext<'_>,
+    settings: u64,
+) -> Result<u64> {
     // Weighed before (images rendered or not): the figures are remembered.
     if let Some(result) = conv.tool_result(at) {
         if let Some(memo) = cx

@@ -402,7 +402,10 @@ fn clear(
         .part(&Part::from(PartKind::ToolResult(result.clone())))?;
     let lines = text.lines().count();
     let predicted = spill::pointer(&cx.config.session, &cx.content_key("phase", &text));
-    let found = check::critical_lines(&text, check::CRITICAL_BYTES);
+    let found = cx
+        .state
+        .activities
+        .critical_lines(&text, check::CRITICAL_BYTES);
     let critical: Vec<String> = found
         .lines
         .iter()

@@ -71,16 +71,12 @@ pub fn for_conversation(
     }
     requests.push(conv.messages.len());
     let outside = at.len().saturating_sub(config.window);
+    // Only what may leave the window is priced (the optical stage
+    // remembers what it weighed).
+    let savings = crate::optical::proposed_savings(conv, at.get(..outside).unwrap_or(&[]), cx)?;
     let mut observations = Vec::with_capacity(at.len());
     for (i, &at) in at.iter().enumerate() {
-        // Only what may leave the window is priced (the optical stage
-        // remembers what it weighed).
-        let saving = if i < outside {
-            crate::optical::proposed_saving(conv, at, cx)?
-        } else {
-            0
-        };
-        observations.push((at.message, saving));
+        observations.push((at.message, savings.get(i).copied().unwrap_or(0)));
     }
     let (prices, _) = prices::for_config(config);
     Ok(plan(

@@ -141,28 +141,60 @@ fn push_hash(out: &mut String, text: &str) {
 /// non-cryptographic index because stores check every new blob against its
 /// key ([`verify`]): a colliding entry can only get a put refused, never
 /// store a text under another's key. Starts over past 50,000 entries.
+///
+/// A stage often names a text's pointer before it keeps the text: the texts
+/// hashed during one call are held (up to 16 MiB) until it ends
+/// ([`end_call`](Self::end_call)), so that a put of one of them is checked by
+/// comparing bytes ([`vouches`](Self::vouches)) rather than by hashing it again.
 #[derive(Debug, Default)]
 pub struct KeyCache {
     keys: std::collections::HashMap<(u64, usize, String), String>,
+    hashed: std::collections::HashMap<String, String>,
+    hashed_bytes: usize,
 }
+
+/// Bytes of the texts hashed during one call that a [`KeyCache`] holds.
+const MAX_HASHED_BYTES: usize = 16 << 20;
 
 impl KeyCache {
     /// [`content_key`], remembered.
     pub fn key(&mut self, kind: &str, text: &str) -> String {
+        self.key_hashed(kind, text).0
+    }
+
+    /// [`key`](Self::key), and whether it was just hashed from `text` (not
+    /// found under its fast hash): such a key needs no [`verify`] before a put.
+    pub fn key_hashed(&mut self, kind: &str, text: &str) -> (String, bool) {
         let id = (
             crate::tokens::text_hash(text.as_bytes()),
             text.len(),
             kind.to_string(),
         );
         if let Some(key) = self.keys.get(&id) {
-            return key.clone();
+            return (key.clone(), false);
         }
         let key = content_key(kind, text);
         if self.keys.len() >= 50_000 {
             self.keys.clear();
         }
         self.keys.insert(id, key.clone());
-        key
+        if self.hashed_bytes + text.len() <= MAX_HASHED_BYTES {
+            self.hashed_bytes += text.len();
+            self.hashed.insert(key.clone(), text.to_string());
+        }
+        (key, true)
+    }
+
+    /// Whether `key` was hashed from exactly `text` during this call (so a
+    /// put needs no [`verify`]).
+    pub fn vouches(&self, key: &str, text: &str) -> bool {
+        self.hashed.get(key).is_some_and(|t| t == text)
+    }
+
+    /// Forgets the texts held for [`vouches`](Self::vouches): a call ends.
+    pub fn end_call(&mut self) {
+        self.hashed = std::collections::HashMap::new();
+        self.hashed_bytes = 0;
     }
 }
 
@@ -253,5 +285,37 @@ mod tests {
             ErrorCode::SpillCorrupt
         );
         assert!(verify("my-key", "anything").is_ok());
+    }
+
+    #[test]
+    fn a_text_hashed_during_the_call_is_vouched_for_until_it_ends() {
+        let mut keys = KeyCache::default();
+        let (k, _) = keys.key_hashed("tool", "hello");
+        assert!(keys.vouches(&k, "hello"));
+        assert!(!keys.vouches(&k, "hellO"));
+        assert!(!keys.vouches(&content_key("tool", "x"), "x"));
+        keys.end_call();
+        assert!(!keys.vouches(&k, "hello"));
+        // The key is still cached, but the next call has not hashed it.
+        assert_eq!(keys.key_hashed("tool", "hello"), (k.clone(), false));
+        assert!(!keys.vouches(&k, "hello"));
+        // A text past the byte budget is not held.
+        let big = "y".repeat(MAX_HASHED_BYTES + 1);
+        let (kb, fresh) = keys.key_hashed("tool", &big);
+        assert!(fresh && !keys.vouches(&kb, &big));
+    }
+
+    #[test]
+    fn a_key_is_hashed_once_and_says_so() {
+        let mut keys = KeyCache::default();
+        let first = keys.key_hashed("tool", "hello");
+        assert_eq!(first, (content_key("tool", "hello"), true));
+        assert_eq!(keys.key_hashed("tool", "hello"), (first.0.clone(), false));
+        assert_eq!(keys.key("tool", "hello"), first.0);
+        // Another kind of the same text is hashed again.
+        assert_eq!(
+            keys.key_hashed("phase", "hello"),
+            (content_key("phase", "hello"), true)
+        );
     }
 }

@@ -77,8 +77,7 @@ impl Stage for Spill {
 
     fn apply(&self, conv: &mut Conversation, cx: &mut StageContext<'_>) -> Result<()> {
         let config: &crate::Config = cx.config;
-        let signals =
-            ErrorSignals::new(&config.spill.error_patterns, config.spill.max_error_lines)?;
+        let signals = cx.state.excerpts.signals(&config.spill)?;
         let settings = excerpt_settings(cx);
         for at in conv.observations() {
             let Some(result) = conv.tool_result(at) else {
@@ -181,11 +180,37 @@ impl Figures {
 pub struct ExcerptCache {
     entries: std::collections::HashMap<(u64, usize, u64), Laid>,
     bytes: usize,
+    /// The error signals last compiled, with the patterns and line limit they
+    /// were compiled from: a session's turns share them.
+    signals: Option<(Vec<String>, usize, std::sync::Arc<ErrorSignals>)>,
 }
 
 const MAX_EXCERPT_CACHE_BYTES: usize = 8 << 20;
 
 impl ExcerptCache {
+    /// The error signals of `spill.errorPatterns` and `spill.maxErrorLines`,
+    /// compiled once while they stay the same.
+    fn signals(
+        &mut self,
+        spill: &crate::config::SpillConfig,
+    ) -> Result<std::sync::Arc<ErrorSignals>> {
+        if let Some((patterns, max, signals)) = &self.signals {
+            if *patterns == spill.error_patterns && *max == spill.max_error_lines {
+                return Ok(signals.clone());
+            }
+        }
+        let signals = std::sync::Arc::new(ErrorSignals::new(
+            &spill.error_patterns,
+            spill.max_error_lines,
+        )?);
+        self.signals = Some((
+            spill.error_patterns.clone(),
+            spill.max_error_lines,
+            signals.clone(),
+        ));
+        Ok(signals)
+    }
+
     fn get(&self, id: &(u64, usize, u64)) -> Option<Laid> {
         self.entries.get(id).cloned()
     }

@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { edgeCpuMarkdown } from '../../bench/edge-cpu.mjs';
+import { edgeCpuMarkdown, perStepMedians } from '../../bench/edge-cpu.mjs';
 import { stats } from '../../bench/harness.mjs';
 
 const root = new URL('../../', import.meta.url).pathname;
@@ -18,6 +18,10 @@ test('stats: percentiles of a sample (the ones edge-cpu reports)', () => {
   const s = stats([5, 1, 4, 2, 3, 10, 6, 7, 8, 9]);
   assert.deepEqual([s.n, s.p50, s.p95, s.max, s.mean], [10, 5, 10, 10, 5.5]);
   assert.deepEqual(stats([]).n, 0);
+});
+
+test('perStepMedians: each step its median over the replays (the lower of two middles)', () => {
+  assert.deepEqual(perStepMedians([[3, 1, 2], [5, 4], [9], [8, 100, 7, 6, 1]]), [2, 4, 9, 7]);
 });
 
 test('edge CPU: warm and cold compress times in Node and workerd, against parse + emit only', { timeout: 180000 }, async () => {
