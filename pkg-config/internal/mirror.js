@@ -7,6 +7,19 @@ import { facts, isContentKey } from './blob-keys.js';
 
 /** Default number of conversations `SessionStores` keeps in memory. */
 export const DEFAULT_MAX_SESSIONS = 64;
+/**
+ * Default bytes (UTF-16 code units) of spilled texts that the caches of a
+ * `SessionStores` keep, over all sessions, once an outside store has them.
+ */
+export const DEFAULT_MAX_HELD_BYTES = 32 << 20;
+/** Of those, what one session keeps at most (its oldest texts go first). */
+export const MAX_HELD_SESSION_BYTES = 4 << 20;
+/**
+ * A text kept that long is handed to the outside store again on the
+ * session's next call (which refreshes its expiry there, as every call did
+ * before texts were kept).
+ */
+export const REASSERT_MS = 60 * 60 * 1000;
 
 /**
  * In-memory spill stores, one wasm `SpillStore` per session (conversation), so
@@ -16,13 +29,19 @@ export const DEFAULT_MAX_SESSIONS = 64;
  */
 export class SessionStores {
   #max;
+  #maxHeld;
+  #held = 0;
   #entries = new Map();
 
-  constructor({ maxSessions = DEFAULT_MAX_SESSIONS } = {}) {
+  constructor({ maxSessions = DEFAULT_MAX_SESSIONS, maxHeldBytes = DEFAULT_MAX_HELD_BYTES } = {}) {
     if (!Number.isInteger(maxSessions) || maxSessions < 1) {
       throw new TraceLiteError('maxSessions must be a positive integer', 'INVALID_OPTION', 'maxSessions');
     }
+    if (!Number.isInteger(maxHeldBytes) || maxHeldBytes < 0) {
+      throw new TraceLiteError('maxHeldBytes must be a non-negative integer', 'INVALID_OPTION', 'maxHeldBytes');
+    }
     this.#max = maxSessions;
+    this.#maxHeld = maxHeldBytes;
   }
 
   /** The entry `{ store, previous }` of a session, created on first use (internal). */
@@ -31,7 +50,7 @@ export class SessionStores {
     if (e) {
       this.#entries.delete(session);
     } else {
-      e = { store: new SpillStore(), previous: undefined };
+      e = { store: new SpillStore(), previous: undefined, held: new Map(), heldBytes: 0 };
     }
     this.#entries.set(session, e);
     while (this.#entries.size > this.#max) {
@@ -44,8 +63,57 @@ export class SessionStores {
 
   /** Frees an entry's store now, or when the last call using it ends (`hold`/`release`). */
   #retire(e) {
+    this.#held -= e.heldBytes ?? 0;
+    e.heldBytes = 0;
+    e.held?.clear();
     if (e.users) e.retired = true;
     else e.store.free();
+  }
+
+  /**
+   * Keeps in a session's in-wasm store the texts of `spills` an outside
+   * store now has (internal): the next call finds them there, so it neither
+   * hashes them again nor hands them to the outside store again (a call costs
+   * what it adds, not the history). Within `MAX_HELD_SESSION_BYTES` per
+   * session and `maxHeldBytes` in all; texts beyond are dropped (the least
+   * recently used session's first) and handed over again when cited.
+   */
+  keepHeld(e, session, spills, now = Date.now()) {
+    for (const s of spills) {
+      if (s.session !== session || e.held.has(s.key)) continue;
+      e.held.set(s.key, { bytes: s.text.length, at: now });
+      e.heldBytes += s.text.length;
+      this.#held += s.text.length;
+    }
+    for (const [key] of e.held) {
+      if (e.heldBytes <= MAX_HELD_SESSION_BYTES) break;
+      this.#drop(e, session, key);
+    }
+    for (const [name, other] of this.#entries) {
+      if (this.#held <= this.#maxHeld) break;
+      for (const [key] of other.held) this.#drop(other, name, key);
+    }
+  }
+
+  /** Drops the kept texts of a session handed to the outside store over `REASSERT_MS` ago (internal). */
+  reassert(e, session, now = Date.now()) {
+    for (const [key, h] of e.held) {
+      if (now - h.at > REASSERT_MS) this.#drop(e, session, key);
+    }
+  }
+
+  /** Bytes of spilled texts kept (UTF-16 code units), over all sessions. */
+  heldBytes() {
+    return this.#held;
+  }
+
+  #drop(e, session, key) {
+    const h = e.held.get(key);
+    if (!h) return;
+    e.held.delete(key);
+    e.heldBytes -= h.bytes;
+    this.#held -= h.bytes;
+    e.store.delete(session, key);
   }
 
   /** Marks an entry in use across an await (internal): it is not freed until `release`. */
@@ -116,9 +184,12 @@ export function isWasmStore(store) {
  *
  * With a store outside wasm (KV, yours), `cache` (a `SessionStores`) keeps
  * one in-wasm store per session between calls for its caches (rendered
- * snapshots, compaction state) and the previous request (prefix reuse); the
- * spilled texts themselves are dropped from it once `store` has them, so the
- * cache holds caches, not conversations. Without `cache`, every call starts
+ * snapshots, compaction state) and the previous request (prefix reuse); of
+ * the spilled texts `store` now has, it keeps only what its byte budget allows
+ * (`SessionStores.keepHeld`), so the cache holds caches, not conversations,
+ * and a later call neither hashes nor writes again the texts it kept. A call
+ * hands over only what it adds (and a text kept over `REASSERT_MS`, whose
+ * expiry in `store` that refreshes). Without `cache`, every call starts
  * cold. `writes` (`{ maxWrites, batch, persistCache }`) bounds the copy to
  * `store`: see `storeSpills`; `out.written` says how many blobs were written.
  * With `cache` and `persistCache` (default), the caches also go to `store`
@@ -162,6 +233,7 @@ export async function compressInto(request, options, store, cache, writes = {}) 
 
 async function compressAndStore(request, options, store, cache, entry, writes, loaded) {
   const scratch = entry?.store ?? new SpillStore();
+  if (entry) cache.reassert(entry, options.session);
   let out;
   try {
     const rendered = entry ? scratch.cacheStats().rendered : 0;
@@ -193,8 +265,8 @@ async function compressAndStore(request, options, store, cache, entry, writes, l
     failed.cause = err;
     throw failed;
   }
-  // `store` has them: the cache keeps no texts.
-  if (entry) for (const s of spills) scratch.delete(s.session, s.key);
+  // `store` has them: the cache keeps what its byte budget allows.
+  if (entry) cache.keepHeld(entry, options.session, spills);
   if (segment !== undefined) {
     if (writes.deferCache) {
       out.cacheSegment = segment;

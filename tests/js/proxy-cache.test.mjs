@@ -1,7 +1,7 @@
 // With an outside spill store (KV), the proxy and the AI SDK middleware keep
 // each session's caches in memory between turns: the previous request (so
-// report.prefix measures prefix reuse) and rendered snapshots, but not the
-// spilled texts, which live in the outside store only.
+// report.prefix measures prefix reuse) and rendered snapshots; of the spilled
+// texts, only what `maxHeldBytes` allows (held-spills.test.mjs).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

@@ -18,10 +18,17 @@ export interface TraceliteMiddlewareOptions extends Omit<CompressSettings, 'form
   store?: SpillStoreLike;
   /**
    * Conversations the default store keeps (least recently used freed first). With
-   * `store` set, conversations whose caches (rendered snapshots, previous request;
-   * no spilled text) stay in memory between turns. Default 64.
+   * `store` set, conversations whose caches (rendered snapshots, previous request)
+   * stay in memory between turns. Default 64.
    */
   maxSessions?: number;
+  /**
+   * With `store` set: bytes (UTF-16 code units) of spilled texts the in-memory
+   * caches keep once `store` has them (at most 4 MiB per conversation), so a
+   * turn neither hashes nor writes the history's spills again. 0 keeps none.
+   * Default 32 MiB.
+   */
+  maxHeldBytes?: number;
   /** Spill session: a name or a function of the call; default: a hash of the conversation's opening. */
   session?: string | ((params: CallOptions) => string);
   /** Called after each compression. */

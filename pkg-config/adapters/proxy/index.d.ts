@@ -54,10 +54,18 @@ export interface ProxyOptions {
   store?: SpillStoreLike;
   /**
    * Sessions the default in-memory store keeps. With `store` set, sessions whose
-   * caches (rendered snapshots, previous request; no spilled text) stay in memory
-   * between turns. Default 64.
+   * caches (rendered snapshots, previous request) stay in memory between turns.
+   * Default 64.
    */
   maxSessions?: number;
+  /**
+   * With `store` set: bytes (UTF-16 code units) of spilled texts the in-memory
+   * caches keep once `store` has them (at most 4 MiB per session, the least
+   * recently used session's dropped first), so a turn neither hashes nor
+   * writes the history's spills again, only what it adds. 0 keeps none.
+   * Default 32 MiB.
+   */
+  maxHeldBytes?: number;
   /** The fetch used to reach the upstream. Default `globalThis.fetch`. */
   fetch?: (request: Request) => Promise<Response>;
   /** Larger request bodies get 413. Default 8 MiB. */

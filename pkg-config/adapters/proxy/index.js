@@ -429,6 +429,7 @@ export function createProxy({
   fetch: fetchImpl,
   maxBodyBytes = DEFAULT_MAX_BODY_BYTES,
   maxSessions,
+  maxHeldBytes,
   maxStoreWrites = DEFAULT_MAX_STORE_WRITES,
   onError = 'forward',
   secret,
@@ -528,7 +529,7 @@ export function createProxy({
   const signer = sessionSigner(secret);
   const spills = store ?? new SessionStores({ maxSessions });
   // With an outside store (KV), per-session caches still live here between turns.
-  const caches = store === undefined ? undefined : new SessionStores({ maxSessions });
+  const caches = store === undefined ? undefined : new SessionStores({ maxSessions, maxHeldBytes });
   const send = fetchImpl ?? ((req) => globalThis.fetch(req));
   const redacting = options.redact?.enabled !== false;
   // `redact.store`: stored text is masked, and so is what the spill routes serve
