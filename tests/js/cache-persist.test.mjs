@@ -197,7 +197,12 @@ test('proxy: a new instance over the same store imports the session caches and r
   assert.throws(() => proxyOver(off, [], { persistCache: 'yes' }), { code: 'INVALID_OPTION', path: 'persistCache' });
 });
 
-test('proxy: segments past the limit are merged into one on load; a corrupt one is skipped', async () => {
+/**
+ * A listing store holding `turns` cache segments of tenant-a's conversation,
+ * one per turn, as earlier isolates would have left them; and `keys()`, the
+ * segments it holds.
+ */
+async function seededSegments(turns) {
   const store = listingStore();
   // The session the proxy gives this tenant's conversation.
   const res = await proxyOver(store, [])(new Request('http://proxy.test/v1/chat/completions', {
@@ -205,14 +210,19 @@ test('proxy: segments past the limit are merged into one on load; a corrupt one 
   }));
   await res.text();
   const session = res.headers.get('x-tracelite-session').replace(/\.[^.]*$/, '');
-  // Earlier isolates' segments, one per turn (more than MAX_CACHE_SEGMENTS).
   const earlier = new SpillStore();
-  for (let t = 1; t <= MAX_CACHE_SEGMENTS + 4; t++) {
+  for (let t = 1; t <= turns; t++) {
     compress(upTo(t), { session, store: earlier });
     await saveCache(store, session, earlier.exportCache());
   }
   earlier.free();
   const keys = () => [...store.data.keys()].filter((k) => /\/cache-[0-9a-f]{32}$/.test(k));
+  return { store, keys };
+}
+
+test('proxy: segments past the limit are merged into one on load; a corrupt one is skipped', async () => {
+  // Earlier isolates' segments, one per turn (more than MAX_CACHE_SEGMENTS).
+  const { store, keys } = await seededSegments(MAX_CACHE_SEGMENTS + 4);
   const before = keys();
   assert.ok(before.length > MAX_CACHE_SEGMENTS, `${before.length} segments`);
   // One segment altered behind the store's back: skipped.
@@ -228,19 +238,7 @@ test('proxy: segments past the limit are merged into one on load; a corrupt one 
 });
 
 test('proxy: a session with more segments than one load reads is merged all the same', async () => {
-  const store = listingStore();
-  const res = await proxyOver(store, [])(new Request('http://proxy.test/v1/chat/completions', {
-    method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer tenant-a' }, body: JSON.stringify(upTo(1)),
-  }));
-  await res.text();
-  const session = res.headers.get('x-tracelite-session').replace(/\.[^.]*$/, '');
-  const earlier = new SpillStore();
-  for (let t = 1; t <= MAX_LOADED_SEGMENTS + 6; t++) {
-    compress(upTo(t), { session, store: earlier });
-    await saveCache(store, session, earlier.exportCache());
-  }
-  earlier.free();
-  const keys = () => [...store.data.keys()].filter((k) => /\/cache-[0-9a-f]{32}$/.test(k));
+  const { store, keys } = await seededSegments(MAX_LOADED_SEGMENTS + 6);
   assert.ok(keys().length > MAX_LOADED_SEGMENTS);
   const reports = [];
   await post(proxyOver(store, reports), upTo(MAX_LOADED_SEGMENTS + 7));
