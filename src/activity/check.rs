@@ -220,10 +220,9 @@ pub fn is_error_line(line: &str) -> bool {
 /// `SomeError: message`, `pkg.mod.SomeException: message`, or the bare name.
 fn names_exception(t: &str) -> bool {
     let head = t.split(':').next().unwrap_or("");
+    // The suffix first: it rejects almost every line without a scan.
     let named = |h: &str| {
-        !h.is_empty()
-            && !h.contains(char::is_whitespace)
-            && (h.ends_with("Error") || h.ends_with("Exception"))
+        (h.ends_with("Error") || h.ends_with("Exception")) && !h.contains(char::is_whitespace)
     };
     (head.len() < t.len() && named(head)) || named(t)
 }

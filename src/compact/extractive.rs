@@ -385,9 +385,15 @@ struct Recent {
 }
 
 impl Recent {
-    fn see(&mut self, item: String) {
+    fn see(&mut self, item: &str) {
         self.clock += 1;
-        self.last.insert(item, self.clock);
+        // Seen before (most symbols are): no copy of the text.
+        match self.last.get_mut(item) {
+            Some(at) => *at = self.clock,
+            None => {
+                self.last.insert(item.to_string(), self.clock);
+            }
+        }
     }
 
     fn newest(self, n: usize) -> Vec<String> {
@@ -413,14 +419,14 @@ fn found_in_outputs(range: &Range<'_>) -> Found {
                     c.is_whitespace() || matches!(c, '"' | '\'' | '(' | ')' | ',' | '[' | ']')
                 }) {
                     if let Some(p) = path_token(token) {
-                        paths.see(p);
+                        paths.see(&p);
                     }
                 }
                 if let Some(d) = definition(line) {
-                    definitions.see(d);
+                    definitions.see(&d);
                 }
                 for sym in code_symbols(line) {
-                    symbols.see(sym.to_string());
+                    symbols.see(sym);
                 }
             }
         }
@@ -481,6 +487,10 @@ pub(super) fn newest_distinct<T>(items: Vec<(String, T)>, keep: usize) -> Vec<(S
 /// A file path in an output token: `dir/name.ext`, optionally `:line`
 /// (the `:line:` of grep output); URLs and bare names are not paths.
 fn path_token(token: &str) -> Option<String> {
+    // A path has a `/` (most tokens do not: one search rejects them).
+    if !token.as_bytes().contains(&b'/') {
+        return None;
+    }
     let t = token.trim_end_matches([':', '.', ';']);
     if t.contains("://") || t.len() > 160 {
         return None;
@@ -685,7 +695,7 @@ mod tests {
         );
         let mut r = Recent::default();
         for s in ["a", "b", "a", "c"] {
-            r.see(s.into());
+            r.see(s);
         }
         assert_eq!(r.newest(2), vec!["a", "c"]);
     }
