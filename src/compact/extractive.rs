@@ -112,8 +112,9 @@ pub fn summarize(range: &Range<'_>) -> Summary {
     s.sections[0] = goal(range);
     s.sections[1] = progress(range);
     s.sections[2] = key_facts(range);
-    s.sections[3] = decisions(range);
-    s.sections[4] = next_steps(range);
+    let sentences = assistant_sentences(range);
+    s.sections[3] = decisions(range, &sentences);
+    s.sections[4] = next_steps(range, &sentences);
     s
 }
 
@@ -445,23 +446,44 @@ fn found_in_outputs(range: &Range<'_>) -> Found {
 /// underscore, a capital after a lowercase letter, or a dot between names
 /// (4–60 bytes, not inside a path).
 fn code_symbols(line: &str) -> Vec<&str> {
-    line.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.' || c == '/'))
-        .filter(|w| !w.contains('/'))
-        .map(|w| w.trim_matches('.'))
-        .filter(|w| {
-            (4..=60).contains(&w.len())
-                && w.chars()
-                    .next()
-                    .is_some_and(|c| c.is_alphabetic() || c == '_')
-                && !w.ends_with(".py")
-                && (w.contains('_')
-                    || w.contains('.')
-                    || w.as_bytes().windows(2).any(
-                        |p| matches!(p, [a, b] if a.is_ascii_lowercase() && b.is_ascii_uppercase()),
-                    ))
-                && w.trim_matches('_').len() >= 3
-        })
-        .collect()
+    let mut out = Vec::new();
+    if line.is_ascii() {
+        // The same words as the split by chars below, found byte by byte.
+        let is_word = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'/');
+        let mut start = 0;
+        for (i, &b) in line.as_bytes().iter().enumerate() {
+            if !is_word(b) {
+                out.extend(code_symbol(line.get(start..i).unwrap_or("")));
+                start = i + 1;
+            }
+        }
+        out.extend(code_symbol(line.get(start..).unwrap_or("")));
+    } else {
+        let words =
+            line.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.' || c == '/'));
+        out.extend(words.filter_map(code_symbol));
+    }
+    out
+}
+
+/// The code symbol a word of a line is, if any (see [`code_symbols`]).
+fn code_symbol(w: &str) -> Option<&str> {
+    if w.contains('/') {
+        return None;
+    }
+    let w = w.trim_matches('.');
+    let code = (4..=60).contains(&w.len())
+        && w.chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_')
+        && !w.ends_with(".py")
+        && (w.contains('_')
+            || w.contains('.')
+            || w.as_bytes()
+                .windows(2)
+                .any(|p| matches!(p, [a, b] if a.is_ascii_lowercase() && b.is_ascii_uppercase())))
+        && w.trim_matches('_').len() >= 3;
+    code.then_some(w)
 }
 
 /// The distinct texts of `items`, each with the value of its last
@@ -616,11 +638,11 @@ fn is_decision(sentence: &str) -> bool {
     !l.trim_end().ends_with(':') && DECISION_CUES.iter().any(|c| l.contains(c))
 }
 
-fn decisions(range: &Range<'_>) -> Vec<String> {
+fn decisions(range: &Range<'_>, sentences: &[(String, usize)]) -> Vec<String> {
     let mut found: Vec<(String, usize)> = Vec::new();
-    for (s, at) in assistant_sentences(range) {
-        if is_decision(&s) {
-            found.push((one_line(&s, 240), at));
+    for (s, at) in sentences {
+        if is_decision(s) {
+            found.push((one_line(s, 240), *at));
         }
     }
     let out: Vec<String> = newest_distinct(found, 8)
@@ -636,8 +658,7 @@ fn decisions(range: &Range<'_>) -> Vec<String> {
     out
 }
 
-fn next_steps(range: &Range<'_>) -> Vec<String> {
-    let all = assistant_sentences(range);
+fn next_steps(range: &Range<'_>, all: &[(String, usize)]) -> Vec<String> {
     let Some(last_at) = all.last().map(|(_, at)| *at) else {
         return vec!["- Continue from the messages kept below.".into()];
     };
@@ -669,6 +690,65 @@ fn next_steps(range: &Range<'_>) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn code_symbols_agree_with_the_split_by_chars() {
+        let reference = |line: &str| -> Vec<String> {
+            line.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.' || c == '/'))
+                .filter(|w| !w.contains('/'))
+                .map(|w| w.trim_matches('.'))
+                .filter(|w| {
+                    (4..=60).contains(&w.len())
+                        && w.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
+                        && !w.ends_with(".py")
+                        && (w.contains('_')
+                            || w.contains('.')
+                            || w.as_bytes().windows(2).any(|p| {
+                                matches!(p, [a, b] if a.is_ascii_lowercase() && b.is_ascii_uppercase())
+                            }))
+                        && w.trim_matches('_').len() >= 3
+                })
+                .map(str::to_string)
+                .collect()
+        };
+        let pieces = [
+            "self",
+            ".",
+            "_",
+            "query",
+            "Where",
+            "x",
+            "/",
+            "py",
+            ".py",
+            " ",
+            "(",
+            ")",
+            "'",
+            ":",
+            "9",
+            "AttributeError",
+            "__init__",
+            "-",
+            "é",
+            "—",
+            "│",
+            "ß_x",
+            "fooBar",
+            "\t",
+        ];
+        let mut seed: u64 = 3;
+        for _ in 0..6000 {
+            let mut line = String::new();
+            for _ in 0..10 {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                line.push_str(pieces[(seed >> 33) as usize % pieces.len()]);
+            }
+            assert_eq!(code_symbols(&line), reference(&line), "{line:?}");
+        }
+    }
 
     #[test]
     fn paths_and_definitions_from_outputs() {
