@@ -254,6 +254,16 @@ fn find_secrets(text: &str, found: &mut Redactions) -> Vec<(usize, usize, &'stat
             i + 1
         };
     }
+    clean_spans(text, spans, found)
+}
+
+/// `spans` sorted, without those off char boundaries, overlapping an
+/// earlier one or already masked; each kept one counted in `found`.
+fn clean_spans(
+    text: &str,
+    mut spans: Vec<(usize, usize, &'static str)>,
+    found: &mut Redactions,
+) -> Vec<(usize, usize, &'static str)> {
     crate::sort::by_key(&mut spans, |s| s.0);
     // Keep spans on char boundaries and non-overlapping.
     let mut clean: Vec<(usize, usize, &'static str)> = Vec::with_capacity(spans.len());
@@ -626,21 +636,7 @@ mod tests {
             }
             i += 1;
         }
-        crate::sort::by_key(&mut spans, |s| s.0);
-        let mut clean: Vec<(usize, usize, &'static str)> = Vec::with_capacity(spans.len());
-        for (s, e, k) in spans {
-            if !text.is_char_boundary(s) || !text.is_char_boundary(e) {
-                continue;
-            }
-            if clean.last().is_some_and(|&(_, le, _)| s < le)
-                || text.get(s..e).is_some_and(|v| v.starts_with("[REDACTED:"))
-            {
-                continue;
-            }
-            found.add(k);
-            clean.push((s, e, k));
-        }
-        clean
+        clean_spans(text, spans, found)
     }
 
     #[test]
