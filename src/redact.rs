@@ -220,15 +220,7 @@ fn find_secrets(text: &str, found: &mut Redactions) -> Vec<(usize, usize, &'stat
         }
         let at_boundary = i == 0 || !is_token_byte(b.get(i - 1).copied().unwrap_or(b' '));
         if at_boundary && (c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'-')) {
-            if let Some(span) = prefixed_token(b, i)
-                .or_else(|| aws_key_id(b, i))
-                .or_else(|| aws_secret_key(b, i))
-                .or_else(|| sendgrid_key(b, i))
-                .or_else(|| slack_webhook(b, i))
-                .or_else(|| authorization(b, i))
-                .or_else(|| mysql_password(b, i))
-                .or_else(|| jwt(b, i))
-            {
+            if let Some(span) = word_secret(b, i) {
                 i = span.1;
                 spans.push(span);
                 continue;
@@ -255,6 +247,18 @@ fn find_secrets(text: &str, found: &mut Redactions) -> Vec<(usize, usize, &'stat
         };
     }
     clean_spans(text, spans, found)
+}
+
+/// A secret starting at the word boundary `i`, by the first detector that finds one.
+fn word_secret(b: &[u8], i: usize) -> Option<(usize, usize, &'static str)> {
+    prefixed_token(b, i)
+        .or_else(|| aws_key_id(b, i))
+        .or_else(|| aws_secret_key(b, i))
+        .or_else(|| sendgrid_key(b, i))
+        .or_else(|| slack_webhook(b, i))
+        .or_else(|| authorization(b, i))
+        .or_else(|| mysql_password(b, i))
+        .or_else(|| jwt(b, i))
 }
 
 /// `spans` sorted, without those off char boundaries, overlapping an
@@ -605,15 +609,7 @@ mod tests {
             }
             let at_boundary = i == 0 || !is_token_byte(b.get(i - 1).copied().unwrap_or(b' '));
             if at_boundary {
-                if let Some(span) = prefixed_token(b, i)
-                    .or_else(|| aws_key_id(b, i))
-                    .or_else(|| aws_secret_key(b, i))
-                    .or_else(|| sendgrid_key(b, i))
-                    .or_else(|| slack_webhook(b, i))
-                    .or_else(|| authorization(b, i))
-                    .or_else(|| mysql_password(b, i))
-                    .or_else(|| jwt(b, i))
-                {
+                if let Some(span) = word_secret(b, i) {
                     i = span.1;
                     spans.push(span);
                     continue;
