@@ -5,7 +5,7 @@
 use crate::config::{OpticalConfig, Provider};
 use crate::tokens::image_tokens;
 
-use super::layout::{rows_from_histogram, Lines};
+use super::layout::{Lines, RowCounts};
 use super::raster::CellMetrics;
 
 /// Blank pixels around the text of each image.
@@ -131,7 +131,7 @@ pub fn choose(
         return None;
     }
     let rules = SizeRules::new(provider, optical);
-    let histogram = lines.length_histogram();
+    let counts = RowCounts::new(lines.length_histogram());
     let longest = lines.max_len().max(1);
     let mut best: Option<(u64, u32, CellMetrics, usize)> = None;
     // Rows at each column count (0: not yet counted; a line takes one row or
@@ -153,10 +153,10 @@ pub fn choose(
             let rows = match rows_at.get_mut(columns) {
                 Some(known) if *known > 0 => *known,
                 Some(slot) => {
-                    *slot = rows_from_histogram(&histogram, columns);
+                    *slot = counts.rows(columns);
                     *slot
                 }
-                None => rows_from_histogram(&histogram, columns),
+                None => counts.rows(columns),
             };
             let Some(tokens) = price(&rules, optical, cell, columns, rows) else {
                 continue;
@@ -167,7 +167,7 @@ pub fn choose(
         }
     }
     let (tokens, font_px, cell, columns) = best?;
-    let rows = rows_from_histogram(&histogram, columns);
+    let rows = counts.rows(columns);
     let (width, per_image) = geometry(&rules, cell, columns)?;
     let mut image_rows = Vec::new();
     let mut image_sizes = Vec::new();

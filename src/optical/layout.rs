@@ -102,20 +102,71 @@ pub fn rows_from_histogram(histogram: &[(usize, usize)], columns: usize) -> usiz
         .sum()
 }
 
+/// [`rows_from_histogram`] at many widths: a line no longer than the width
+/// takes one row, so only the longer lines are divided (a binary search
+/// finds them; a snapshot's search tries hundreds of widths).
+#[derive(Debug)]
+pub struct RowCounts {
+    histogram: Vec<(usize, usize)>,
+    /// Lines in `histogram[..i]`.
+    below: Vec<usize>,
+}
+
+impl RowCounts {
+    /// The row counter of a length histogram sorted by length.
+    pub fn new(histogram: Vec<(usize, usize)>) -> Self {
+        let mut below = Vec::with_capacity(histogram.len() + 1);
+        let mut lines = 0;
+        below.push(0);
+        for &(_, n) in &histogram {
+            lines += n;
+            below.push(lines);
+        }
+        Self { histogram, below }
+    }
+
+    /// Rows at `columns` (at least 1).
+    pub fn rows(&self, columns: usize) -> usize {
+        let c = columns.max(1);
+        let split = self.histogram.partition_point(|&(len, _)| len <= c);
+        let short = self.below.get(split).copied().unwrap_or(0);
+        let long = self.histogram.get(split..).unwrap_or(&[]);
+        short
+            + long
+                .iter()
+                .map(|&(len, n)| len.div_ceil(c) * n)
+                .sum::<usize>()
+    }
+}
+
 /// Normalizes `text` into drawable lines.
 pub fn lay_out(text: &str) -> Lines {
     let mut lines: Vec<Vec<char>> = Vec::new();
     let mut line: Vec<char> = Vec::new();
     let mut col = 0usize;
-    let mut chars = text.chars().peekable();
-    while let Some(ch) = chars.next() {
+    let mut chars = text.chars();
+    loop {
+        // A run of printable ASCII written at the end of the line (most of
+        // any output) is appended at once; the rest goes char by char.
+        let rest = chars.as_str().as_bytes();
+        let run = rest
+            .iter()
+            .take_while(|b| (0x20..0x7f).contains(*b))
+            .count();
+        if run > 0 && col == line.len() {
+            line.extend(rest.iter().take(run).map(|&b| char::from(b)));
+            col += run;
+            chars = chars.as_str().get(run..).unwrap_or("").chars();
+            continue;
+        }
+        let Some(ch) = chars.next() else { break };
         match ch {
             '\n' => {
                 lines.push(finish(std::mem::take(&mut line)));
                 col = 0;
             }
             '\r' => {
-                if chars.peek() == Some(&'\n') {
+                if chars.as_str().starts_with('\n') {
                     continue;
                 }
                 col = 0;
@@ -140,6 +191,11 @@ pub fn lay_out(text: &str) -> Lines {
         }
     }
     lines.push(finish(line));
+    trimmed(lines)
+}
+
+/// `lines` without blank lines at both ends, runs of blank lines kept as one.
+fn trimmed(lines: Vec<Vec<char>>) -> Lines {
     // Trim blank lines at both ends and collapse runs of blank lines.
     let mut out: Vec<Vec<char>> = Vec::with_capacity(lines.len());
     for l in lines {
@@ -178,7 +234,7 @@ fn finish(mut line: Vec<char>) -> Vec<char> {
 /// Skips one escape sequence after `ESC`: CSI (`ESC [ … final`), OSC/DCS/PM/APC
 /// strings (terminated by BEL or `ESC \`), charset designations (`ESC ( B`) and
 /// two-character escapes.
-fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+fn skip_escape(chars: &mut std::str::Chars<'_>) {
     match chars.next() {
         Some('[') => {
             for c in chars.by_ref() {
@@ -192,7 +248,7 @@ fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
                 if c == '\u{7}' {
                     break;
                 }
-                if c == '\u{1b}' && chars.peek() == Some(&'\\') {
+                if c == '\u{1b}' && chars.as_str().starts_with('\\') {
                     chars.next();
                     break;
                 }
@@ -208,6 +264,159 @@ fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The char-by-char layout before ASCII runs were appended at once
+    /// (lines before trimming): what [`lay_out`] must keep giving.
+    fn lay_out_reference(text: &str) -> Vec<Vec<char>> {
+        let mut lines: Vec<Vec<char>> = Vec::new();
+        let mut line: Vec<char> = Vec::new();
+        let mut col = 0usize;
+        let mut chars = text.chars().peekable();
+        while let Some(ch) = chars.next() {
+            match ch {
+                '\n' => {
+                    lines.push(finish(std::mem::take(&mut line)));
+                    col = 0;
+                }
+                '\r' => {
+                    if chars.peek() == Some(&'\n') {
+                        continue;
+                    }
+                    col = 0;
+                }
+                '\t' => {
+                    let next = (col / TAB_STOP + 1) * TAB_STOP;
+                    while col < next {
+                        put(&mut line, &mut col, ' ');
+                    }
+                }
+                '\u{8}' => col = col.saturating_sub(1),
+                '\u{1b}' => skip_escape_reference(&mut chars),
+                c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                    put(&mut line, &mut col, '^');
+                    let shown = char::from_u32((c as u32) ^ 0x40).unwrap_or('?');
+                    put(&mut line, &mut col, shown);
+                }
+                c if ('\u{80}'..='\u{9f}').contains(&c) => put(&mut line, &mut col, MISSING),
+                // Zero-width characters take no cell.
+                '\u{200b}'..='\u{200f}' | '\u{feff}' => {}
+                c => put(&mut line, &mut col, c),
+            }
+        }
+        lines.push(finish(line));
+        lines
+    }
+
+    fn skip_escape_reference(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+        match chars.next() {
+            Some('[') => {
+                for c in chars.by_ref() {
+                    if ('\u{40}'..='\u{7e}').contains(&c) {
+                        break;
+                    }
+                }
+            }
+            Some(']' | 'P' | '^' | '_' | 'X') => {
+                while let Some(c) = chars.next() {
+                    if c == '\u{7}' {
+                        break;
+                    }
+                    if c == '\u{1b}' && chars.peek() == Some(&'\\') {
+                        chars.next();
+                        break;
+                    }
+                }
+            }
+            Some('(' | ')' | '*' | '+' | '-' | '.' | '/' | '#' | '%' | ' ') => {
+                chars.next();
+            }
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn lay_out_agrees_with_the_char_by_char_reference() {
+        let pieces = [
+            "abc",
+            "x",
+            " ",
+            "  ",
+            "\n",
+            "\r",
+            "\r\n",
+            "\t",
+            "\u{8}",
+            "\u{1b}[31m",
+            "\u{1b}]0;t\u{7}",
+            "\u{1b}]x\u{1b}\\",
+            "\u{1b}(B",
+            "\u{1b}",
+            "\u{1}",
+            "\u{7f}",
+            "\u{85}",
+            "\u{200b}",
+            "é",
+            "日本",
+            "»",
+            "0123456789",
+            "~",
+            "\u{feff}",
+        ];
+        let mut seed: u64 = 9;
+        for len in [1, 2, 3, 6, 12, 30] {
+            for _ in 0..2000 {
+                let mut text = String::new();
+                for _ in 0..len {
+                    seed = seed
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    text.push_str(pieces[(seed >> 33) as usize % pieces.len()]);
+                }
+                assert_eq!(
+                    lay_out(&text),
+                    trimmed(lay_out_reference(&text)),
+                    "{text:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn row_counts_agree_with_the_histogram_sum() {
+        let mut seed: u64 = 5;
+        for case in 0..300 {
+            let mut lens: Vec<usize> = (0..case % 40)
+                .map(|_| {
+                    seed = seed
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    // Mostly short lines, some far longer than any width tried.
+                    let r = (seed >> 33) as usize;
+                    if r % 7 == 0 {
+                        r % 2_000
+                    } else {
+                        r % 120
+                    }
+                })
+                .collect();
+            lens.sort_unstable();
+            let mut histogram: Vec<(usize, usize)> = Vec::new();
+            for len in lens {
+                match histogram.last_mut() {
+                    Some((l, n)) if *l == len => *n += 1,
+                    _ => histogram.push((len, 1)),
+                }
+            }
+            let counts = RowCounts::new(histogram.clone());
+            for columns in 0..=300 {
+                assert_eq!(
+                    counts.rows(columns),
+                    rows_from_histogram(&histogram, columns),
+                    "{histogram:?} at {columns}"
+                );
+            }
+        }
+    }
 
     fn texts(l: &Lines) -> Vec<String> {
         l.lines.iter().map(|l| l.iter().collect()).collect()
@@ -254,5 +463,6 @@ mod tests {
         let rows: Vec<String> = l.wrap(3).iter().map(|r| r.iter().collect()).collect();
         assert_eq!(rows, ["abc", "def", "g", "", "xy"]);
         assert_eq!(rows_from_histogram(&l.length_histogram(), 3), l.rows(3));
+        assert_eq!(RowCounts::new(l.length_histogram()).rows(3), l.rows(3));
     }
 }
