@@ -25,7 +25,7 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const COLD_BYTES = 400_000;
 const PARSE_EMIT = onlyStage('none');
 /** Replays through each worker: one to warm it, then the measured ones. */
-const WORKERD_ROUNDS = 4;
+const WORKERD_ROUNDS = 6;
 
 /** The trajectory whose last OpenAI chat request is closest to 400 KB, and its requests. */
 export function pickTrajectory(tracesDir, file) {
