@@ -160,38 +160,58 @@ pub fn lay_out(text: &str) -> Lines {
             continue;
         }
         let Some(ch) = chars.next() else { break };
-        match ch {
-            '\n' => {
-                lines.push(finish(std::mem::take(&mut line)));
-                col = 0;
-            }
-            '\r' => {
-                if chars.as_str().starts_with('\n') {
-                    continue;
-                }
-                col = 0;
-            }
-            '\t' => {
-                let next = (col / TAB_STOP + 1) * TAB_STOP;
-                while col < next {
-                    put(&mut line, &mut col, ' ');
-                }
-            }
-            '\u{8}' => col = col.saturating_sub(1),
-            '\u{1b}' => skip_escape(&mut chars),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                put(&mut line, &mut col, '^');
-                let shown = char::from_u32((c as u32) ^ 0x40).unwrap_or('?');
-                put(&mut line, &mut col, shown);
-            }
-            c if ('\u{80}'..='\u{9f}').contains(&c) => put(&mut line, &mut col, MISSING),
-            // Zero-width characters take no cell.
-            '\u{200b}'..='\u{200f}' | '\u{feff}' => {}
-            c => put(&mut line, &mut col, c),
-        }
+        write(
+            ch,
+            &mut chars,
+            &mut Grid {
+                lines: &mut lines,
+                line: &mut line,
+                col: &mut col,
+            },
+        );
     }
     lines.push(finish(line));
     trimmed(lines)
+}
+
+/// The lines written so far, the current one and the cursor's column in it.
+struct Grid<'g> {
+    lines: &'g mut Vec<Vec<char>>,
+    line: &'g mut Vec<char>,
+    col: &'g mut usize,
+}
+
+/// Writes `ch` (read from `chars`, which an escape sequence goes on reading)
+/// as a terminal would.
+fn write(ch: char, chars: &mut std::str::Chars<'_>, g: &mut Grid<'_>) {
+    match ch {
+        '\n' => {
+            g.lines.push(finish(std::mem::take(g.line)));
+            *g.col = 0;
+        }
+        '\r' => {
+            if !chars.as_str().starts_with('\n') {
+                *g.col = 0;
+            }
+        }
+        '\t' => {
+            let next = (*g.col / TAB_STOP + 1) * TAB_STOP;
+            while *g.col < next {
+                put(g.line, g.col, ' ');
+            }
+        }
+        '\u{8}' => *g.col = g.col.saturating_sub(1),
+        '\u{1b}' => skip_escape(chars),
+        c if (c as u32) < 0x20 || c == '\u{7f}' => {
+            put(g.line, g.col, '^');
+            let shown = char::from_u32((c as u32) ^ 0x40).unwrap_or('?');
+            put(g.line, g.col, shown);
+        }
+        c if ('\u{80}'..='\u{9f}').contains(&c) => put(g.line, g.col, MISSING),
+        // Zero-width characters take no cell.
+        '\u{200b}'..='\u{200f}' | '\u{feff}' => {}
+        c => put(g.line, g.col, c),
+    }
 }
 
 /// `lines` without blank lines at both ends, runs of blank lines kept as one.
@@ -268,70 +288,18 @@ mod tests {
     /// The char-by-char layout before ASCII runs were appended at once
     /// (lines before trimming): what [`lay_out`] must keep giving.
     fn lay_out_reference(text: &str) -> Vec<Vec<char>> {
-        let mut lines: Vec<Vec<char>> = Vec::new();
-        let mut line: Vec<char> = Vec::new();
-        let mut col = 0usize;
-        let mut chars = text.chars().peekable();
+        let (mut lines, mut line, mut col) = (Vec::new(), Vec::new(), 0);
+        let mut chars = text.chars();
         while let Some(ch) = chars.next() {
-            match ch {
-                '\n' => {
-                    lines.push(finish(std::mem::take(&mut line)));
-                    col = 0;
-                }
-                '\r' => {
-                    if chars.peek() == Some(&'\n') {
-                        continue;
-                    }
-                    col = 0;
-                }
-                '\t' => {
-                    let next = (col / TAB_STOP + 1) * TAB_STOP;
-                    while col < next {
-                        put(&mut line, &mut col, ' ');
-                    }
-                }
-                '\u{8}' => col = col.saturating_sub(1),
-                '\u{1b}' => skip_escape_reference(&mut chars),
-                c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                    put(&mut line, &mut col, '^');
-                    let shown = char::from_u32((c as u32) ^ 0x40).unwrap_or('?');
-                    put(&mut line, &mut col, shown);
-                }
-                c if ('\u{80}'..='\u{9f}').contains(&c) => put(&mut line, &mut col, MISSING),
-                // Zero-width characters take no cell.
-                '\u{200b}'..='\u{200f}' | '\u{feff}' => {}
-                c => put(&mut line, &mut col, c),
-            }
+            let mut grid = Grid {
+                lines: &mut lines,
+                line: &mut line,
+                col: &mut col,
+            };
+            write(ch, &mut chars, &mut grid);
         }
         lines.push(finish(line));
         lines
-    }
-
-    fn skip_escape_reference(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
-        match chars.next() {
-            Some('[') => {
-                for c in chars.by_ref() {
-                    if ('\u{40}'..='\u{7e}').contains(&c) {
-                        break;
-                    }
-                }
-            }
-            Some(']' | 'P' | '^' | '_' | 'X') => {
-                while let Some(c) = chars.next() {
-                    if c == '\u{7}' {
-                        break;
-                    }
-                    if c == '\u{1b}' && chars.peek() == Some(&'\\') {
-                        chars.next();
-                        break;
-                    }
-                }
-            }
-            Some('(' | ')' | '*' | '+' | '-' | '.' | '/' | '#' | '%' | ' ') => {
-                chars.next();
-            }
-            _ => {}
-        }
     }
 
     #[test]
@@ -385,28 +353,17 @@ mod tests {
     fn row_counts_agree_with_the_histogram_sum() {
         let mut seed: u64 = 5;
         for case in 0..300 {
-            let mut lens: Vec<usize> = (0..case % 40)
+            let lines: Vec<Vec<char>> = (0..case % 40)
                 .map(|_| {
                     seed = seed
                         .wrapping_mul(6364136223846793005)
                         .wrapping_add(1442695040888963407);
                     // Mostly short lines, some far longer than any width tried.
                     let r = (seed >> 33) as usize;
-                    if r % 7 == 0 {
-                        r % 2_000
-                    } else {
-                        r % 120
-                    }
+                    vec!['x'; if r % 7 == 0 { r % 2_000 } else { r % 120 }]
                 })
                 .collect();
-            lens.sort_unstable();
-            let mut histogram: Vec<(usize, usize)> = Vec::new();
-            for len in lens {
-                match histogram.last_mut() {
-                    Some((l, n)) if *l == len => *n += 1,
-                    _ => histogram.push((len, 1)),
-                }
-            }
+            let histogram = Lines { lines, ink: 0 }.length_histogram();
             let counts = RowCounts::new(histogram.clone());
             for columns in 0..=300 {
                 assert_eq!(
