@@ -134,9 +134,6 @@ pub fn choose(
     let counts = RowCounts::new(lines.length_histogram());
     let longest = lines.max_len().max(1);
     let mut best: Option<(u64, u32, CellMetrics, usize)> = None;
-    // Rows at each column count (0: not yet counted; a line takes one row or
-    // more), shared by the font sizes.
-    let mut rows_at: Vec<usize> = Vec::new();
     let (lo_px, hi_px) = (
         optical.min_font_px,
         optical.font_px.max(optical.min_font_px),
@@ -146,18 +143,8 @@ pub fn choose(
         let widest = ((rules.max_edge.saturating_sub(2 * MARGIN)) / cell.width.max(1)) as usize;
         let hi_cols = longest.min(widest);
         let lo_cols = optical.min_columns.min(hi_cols).max(1);
-        if rows_at.len() <= hi_cols {
-            rows_at.resize(hi_cols + 1, 0);
-        }
         for columns in (lo_cols..=hi_cols).rev() {
-            let rows = match rows_at.get_mut(columns) {
-                Some(known) if *known > 0 => *known,
-                Some(slot) => {
-                    *slot = counts.rows(columns);
-                    *slot
-                }
-                None => counts.rows(columns),
-            };
+            let rows = counts.rows(columns);
             let Some(tokens) = price(&rules, optical, cell, columns, rows) else {
                 continue;
             };

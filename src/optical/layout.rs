@@ -93,18 +93,10 @@ impl Lines {
     }
 }
 
-/// Rows given a length histogram (see [`Lines::length_histogram`]).
-pub fn rows_from_histogram(histogram: &[(usize, usize)], columns: usize) -> usize {
-    let c = columns.max(1);
-    histogram
-        .iter()
-        .map(|&(len, n)| len.div_ceil(c).max(1) * n)
-        .sum()
-}
-
-/// [`rows_from_histogram`] at many widths: a line no longer than the width
-/// takes one row, so only the longer lines are divided (a binary search
-/// finds them; a snapshot's search tries hundreds of widths).
+/// Rows of a length histogram ([`Lines::length_histogram`]) at many widths:
+/// each line takes `ceil(len / width)` rows, at least one. A line no longer
+/// than the width takes one, so only the longer lines are divided (a binary
+/// search finds them; a snapshot's search tries hundreds of widths).
 #[derive(Debug)]
 pub struct RowCounts {
     histogram: Vec<(usize, usize)>,
@@ -284,6 +276,15 @@ fn skip_escape(chars: &mut std::str::Chars<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Rows of a length histogram by the definition: what [`RowCounts`] must give.
+    fn rows_from_histogram(histogram: &[(usize, usize)], columns: usize) -> usize {
+        let c = columns.max(1);
+        histogram
+            .iter()
+            .map(|&(len, n)| len.div_ceil(c).max(1) * n)
+            .sum()
+    }
 
     /// The char-by-char layout before ASCII runs were appended at once
     /// (lines before trimming): what [`lay_out`] must keep giving.
