@@ -1,5 +1,5 @@
 //! Spill keys: `<kind>-<32 hex digits>`, the first 128 bits of the SHA-256
-//! of the text (FIPS 180-4, implemented here: ~1 KB of wasm, no dependency).
+//! of the text (FIPS 180-4, by the `sha2` crate).
 //!
 //! A key names exactly one text: finding another text with a given key is a
 //! second preimage of SHA-256 (no known attack below 2^128 work), so a text
@@ -12,101 +12,10 @@ use crate::error::{Error, ErrorCode, Result};
 /// Hex digits of the hash in a key (128 bits).
 pub const KEY_HASH_HEX: usize = 32;
 
-const K: [u32; 64] = [
-    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
-];
-
-const H0: [u32; 8] = [
-    0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
-];
-
-/// One SHA-256 block, the message schedule kept as a rolling window of 16
-/// words (`w[t & 15]`: the mask keeps every index in bounds, so the
-/// compiler emits no checks and nothing can panic).
-#[allow(clippy::indexing_slicing)]
-fn compress(state: &mut [u32; 8], block: &[u8; 64]) {
-    let mut w = [0u32; 16];
-    for (word, bytes) in w.iter_mut().zip(block.chunks_exact(4)) {
-        *word = u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
-    }
-    let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut h] = *state;
-    for (t, k) in K.iter().enumerate() {
-        let wt = if t < 16 {
-            w[t & 15]
-        } else {
-            let w15 = w[(t + 1) & 15];
-            let w2 = w[(t + 14) & 15];
-            let s0 = w15.rotate_right(7) ^ w15.rotate_right(18) ^ (w15 >> 3);
-            let s1 = w2.rotate_right(17) ^ w2.rotate_right(19) ^ (w2 >> 10);
-            let next = w[t & 15]
-                .wrapping_add(s0)
-                .wrapping_add(w[(t + 9) & 15])
-                .wrapping_add(s1);
-            w[t & 15] = next;
-            next
-        };
-        let s1 = e.rotate_right(6) ^ e.rotate_right(11) ^ e.rotate_right(25);
-        let ch = (e & f) ^ (!e & g);
-        let t1 = h
-            .wrapping_add(s1)
-            .wrapping_add(ch)
-            .wrapping_add(*k)
-            .wrapping_add(wt);
-        let s0 = a.rotate_right(2) ^ a.rotate_right(13) ^ a.rotate_right(22);
-        let maj = (a & b) ^ (a & c) ^ (b & c);
-        let t2 = s0.wrapping_add(maj);
-        h = g;
-        g = f;
-        f = e;
-        e = d.wrapping_add(t1);
-        d = c;
-        c = b;
-        b = a;
-        a = t1.wrapping_add(t2);
-    }
-    for (s, v) in state.iter_mut().zip([a, b, c, d, e, f, g, h]) {
-        *s = s.wrapping_add(v);
-    }
-}
-
-/// SHA-256 of `bytes`.
+/// SHA-256 of `bytes` (the maintained `sha2` crate).
 pub fn sha256(bytes: &[u8]) -> [u8; 32] {
-    let mut state = H0;
-    let mut blocks = bytes.chunks_exact(64);
-    for block in &mut blocks {
-        let mut b = [0u8; 64];
-        b.copy_from_slice(block);
-        compress(&mut state, &b);
-    }
-    let rest = blocks.remainder();
-    let mut last = [0u8; 128];
-    let tail = last.get_mut(..rest.len()).unwrap_or(&mut []);
-    tail.copy_from_slice(rest);
-    if let Some(b) = last.get_mut(rest.len()) {
-        *b = 0x80;
-    }
-    let total = if rest.len() < 56 { 64 } else { 128 };
-    let bits = (bytes.len() as u64).wrapping_mul(8).to_be_bytes();
-    if let Some(len) = last.get_mut(total - 8..total) {
-        len.copy_from_slice(&bits);
-    }
-    for block in last.get(..total).unwrap_or(&[]).chunks_exact(64) {
-        let mut b = [0u8; 64];
-        b.copy_from_slice(block);
-        compress(&mut state, &b);
-    }
-    let mut out = [0u8; 32];
-    for (o, s) in out.chunks_exact_mut(4).zip(state) {
-        o.copy_from_slice(&s.to_be_bytes());
-    }
-    out
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes).into()
 }
 
 /// The key of `text`: `<kind>-` and the first 128 bits of its SHA-256 in
