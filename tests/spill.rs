@@ -282,6 +282,12 @@ fn the_store_is_bounded_and_evicts_least_recently_used_sessions() {
     store.put("d", "k", &blob('d')).unwrap();
     assert_eq!(store.sessions(), vec!["a", "c", "d"]);
     assert_eq!(store.total_bytes(), 300);
+    // A pointer into the evicted session says its spill expired.
+    let err = store.get("b", "k").unwrap_err();
+    assert_eq!(err.code, ErrorCode::SpillNotFound);
+    assert!(err.message.contains("expired"), "{err}");
+    let err = store.get("a", "missing").unwrap_err();
+    assert!(!err.message.contains("expired"), "{err}");
     // Per-session quota: refused, nothing evicted.
     let err = store.put("a", "k2", &"x".repeat(150)).unwrap_err();
     assert_eq!(err.code, ErrorCode::StoreRefused);
@@ -374,6 +380,11 @@ fn ttl_sweeps_sessions_unused_since_the_host_time() {
     assert_eq!(store.sessions(), vec!["old"]);
     assert_eq!(store.sweep(1_199), 1);
     assert!(store.sessions().is_empty());
+    assert!(store
+        .get("new", "k")
+        .unwrap_err()
+        .message
+        .contains("expired"));
     // Time never goes back.
     store.set_now(10);
     store.put("s", "k", "z").unwrap();

@@ -79,6 +79,9 @@ export class SessionStores {
    * recently used session's first) and handed over again when cited.
    */
   keepHeld(e, session, spills, now = Date.now()) {
+    // Evicted while its call stored the spills: its store is going, so
+    // nothing is kept (counting it would inflate the held bytes for good).
+    if (e.retired || this.#entries.get(session) !== e) return;
     for (const s of spills) {
       if (s.session !== session || e.held.has(s.key)) continue;
       e.held.set(s.key, { bytes: s.text.length, at: now });

@@ -1,6 +1,6 @@
 //! The [`SpillStore`] trait and the default bounded in-memory store.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
@@ -160,8 +160,13 @@ struct SessionBlobs {
     used_seq: u64,
 }
 
+/// Names of evicted or expired sessions a [`MemoryStore`] remembers, so that
+/// reading one of their spills says it expired (the oldest names go first).
+pub const REMEMBERED_EXPIRED_SESSIONS: usize = 4096;
+
 /// In-memory store bounded by total and per-session bytes, with LRU session
-/// eviction and a TTL sweep against a host-given clock.
+/// eviction and a TTL sweep against a host-given clock. A spill of a session
+/// it evicted or swept is reported as expired (`SPILL_NOT_FOUND`, saying so).
 ///
 /// The store has no clock of its own: [`MemoryStore::set_now`] (or
 /// [`SpillStore::sweep`]) tells it the time, and every use of a session
@@ -173,6 +178,9 @@ pub struct MemoryStore {
     bytes: usize,
     now: u64,
     seq: u64,
+    /// Sessions evicted or swept, oldest first (at most [`REMEMBERED_EXPIRED_SESSIONS`]).
+    expired: VecDeque<String>,
+    expired_names: BTreeSet<String>,
 }
 
 impl MemoryStore {
@@ -220,15 +228,35 @@ impl MemoryStore {
 
     fn blob(&mut self, session: &str, key: &str) -> Result<&mut Blob> {
         validate_name("key", key)?;
+        let expired = self.expired_names.contains(session);
         self.touch(session)
             .and_then(|s| s.blobs.get_mut(key))
-            .ok_or_else(|| not_found(key))
+            .ok_or_else(|| {
+                if expired {
+                    expired_error(key)
+                } else {
+                    not_found(key)
+                }
+            })
     }
 
     fn remove_session(&mut self, session: &str) -> usize {
         let freed = self.sessions.remove(session).map_or(0, |s| s.bytes);
         self.bytes -= freed;
         freed
+    }
+
+    /// Removes a session the store's bounds or TTL ended, remembering its name.
+    fn expire_session(&mut self, session: &str) -> usize {
+        if self.expired_names.insert(session.to_string()) {
+            self.expired.push_back(session.to_string());
+            while self.expired.len() > REMEMBERED_EXPIRED_SESSIONS {
+                if let Some(oldest) = self.expired.pop_front() {
+                    self.expired_names.remove(&oldest);
+                }
+            }
+        }
+        self.remove_session(session)
     }
 
     /// Frees room for `needed` more bytes without touching `keep`: expired
@@ -247,7 +275,7 @@ impl MemoryStore {
                 .map(|(name, _)| name.clone());
             match victim {
                 Some(name) => {
-                    self.remove_session(&name);
+                    self.expire_session(&name);
                 }
                 None => break,
             }
@@ -260,6 +288,15 @@ fn not_found(key: &str) -> Error {
         ErrorCode::SpillNotFound,
         key,
         "no such spill in this session",
+    )
+}
+
+fn expired_error(key: &str) -> Error {
+    Error::new(
+        ErrorCode::SpillNotFound,
+        key,
+        "no such spill in this session: its older spills expired (the store evicted \
+         the session to stay within maxBytes, or it was unused for ttlSeconds)",
     )
 }
 
@@ -449,7 +486,7 @@ impl SpillStore for MemoryStore {
             .map(|(name, _)| name.clone())
             .collect();
         for name in &expired {
-            self.remove_session(name);
+            self.expire_session(name);
         }
         expired.len()
     }

@@ -137,3 +137,25 @@ test('the proxy over an outside store writes what a turn adds; maxHeldBytes is c
   assert.ok(kept.store.puts < none.store.puts - 10, `${kept.store.puts} puts against ${none.store.puts}`);
   assert.throws(() => make({ maxHeldBytes: 1.5 }), (e) => e.code === 'INVALID_OPTION' && e.path === 'maxHeldBytes');
 });
+
+test('a session evicted while its call stores its spills adds nothing to the held bytes (issue 39)', async () => {
+  // Every put waits, so another session's call evicts this one mid-request.
+  const slow = mapStore({ listing: true });
+  const put = slow.put;
+  slow.put = async (session, key, text) => {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    return put(session, key, text);
+  };
+  const cache = new SessionStores({ maxSessions: 1 });
+  for (let round = 1; round <= 5; round++) {
+    await Promise.all(['a', 'b'].map((session) => compressInto(JSON.stringify(manySpills(round + 1, 12_000)), { ...OPTIONS, session }, slow, cache)));
+    // What is counted is what the live sessions keep, and they keep it.
+    const live = cache.sessions().map((s) => cache.entry(s)).reduce((sum, e) => sum + e.heldBytes, 0);
+    assert.equal(cache.heldBytes(), live, `round ${round}`);
+    for (const session of cache.sessions()) {
+      const e = cache.entry(session);
+      const kept = JSON.parse(cache.wasmStoreFor(session).list(session)).filter((b) => e.held.has(b.key));
+      assert.equal(kept.length, e.held.size, `round ${round}: ${session}`);
+    }
+  }
+});
