@@ -35,7 +35,7 @@ node_modules/.installed: pkg-config/dev/package.json pkg-config/dev/package-lock
 ## pkg-config/package.json, entries/ per host, core/, adapters/<name>/ without their
 ## tests, internal/, cli/, examples/, its own README pkg-config/README.md, LICENSE)
 ## plus wasm/ (the wasm-bindgen output). An adapter ships its *.js and *.d.ts, not its *.test.mjs.
-ADAPTERS := ai-sdk langchain openai-agents proxy kv-store do-store
+ADAPTERS := ai-sdk langchain openai-agents proxy kv-store do-store file-store
 pkg: deps
 	cargo build --lib --target wasm32-unknown-unknown --release
 	rm -rf pkg && mkdir -p pkg

@@ -47,7 +47,11 @@ impl Stage for Dedup {
 
     fn apply(&self, conv: &mut Conversation, cx: &mut StageContext<'_>) -> Result<()> {
         let window = cx.config.window;
-        let min_chars = cx.config.dedup.min_line_chars;
+        let config = cx.config;
+        let rule = Eligibility {
+            min_chars: config.dedup.min_line_chars,
+            pointer_root: &config.spill.pointer_root,
+        };
         let mut observations = conv.observations();
         if cx.config.dedup.batched {
             // Observations that arrived since the last batch neither lose
@@ -57,7 +61,7 @@ impl Stage for Dedup {
         if window < 2 || observations.len() < 2 {
             return Ok(());
         }
-        let plans = plan(conv, &observations, window, min_chars, &mut cx.state.dedup);
+        let plans = plan(conv, &observations, window, rule, &mut cx.state.dedup);
         for plan in plans {
             apply_plan(conv, cx, plan)?;
         }
@@ -164,7 +168,7 @@ fn plan(
     conv: &Conversation,
     observations: &[PartRef],
     window: usize,
-    min_chars: usize,
+    rule: Eligibility<'_>,
     cache: &mut DedupCache,
 ) -> Vec<Thinning> {
     let step_of: HashMap<PartRef, usize> = conv
@@ -185,7 +189,7 @@ fn plan(
     for (i, (at, result)) in observations.iter().zip(&results).enumerate() {
         let Some(result) = result else { continue };
         let end = (i + window - 1).min(observations.len() - 1);
-        let mut key = mix(min_chars as u64, hashes.get(i).copied().unwrap_or(0));
+        let mut key = mix(rule.fingerprint(), hashes.get(i).copied().unwrap_or(0));
         for j in i + 1..=end {
             key = mix(key, hashes.get(j).copied().unwrap_or(0));
             key = mix(key, step(j).map_or(u64::MAX, |s| s as u64));
@@ -203,7 +207,7 @@ fn plan(
         for j in i + 1..=end {
             if let Some(slot @ None) = sets.get_mut(j) {
                 let set = results.get(j).copied().flatten();
-                *slot = Some(set.map(|r| line_set(r, min_chars)).unwrap_or_default());
+                *slot = Some(set.map(|r| line_set(r, rule)).unwrap_or_default());
             }
         }
         let later: Vec<(Option<usize>, &LineSet<'_>)> = (i + 1..=end)
@@ -215,7 +219,7 @@ fn plan(
         let thinning = if later.is_empty() {
             None
         } else {
-            thin(*at, result, &later, min_chars)
+            thin(*at, result, &later, rule)
         };
         cache.insert(key, thinning.clone());
         plans.extend(thinning);
@@ -224,21 +228,40 @@ fn plan(
 }
 
 /// The lines of `result` that dedup may match (trimmed, long enough, no pointer).
-fn line_set(result: &ToolResult, min_chars: usize) -> LineSet<'_> {
+fn line_set<'t>(result: &'t ToolResult, rule: Eligibility<'_>) -> LineSet<'t> {
     result
         .parts
         .iter()
         .filter_map(Part::as_text)
         .flat_map(str::lines)
         .map(str::trim)
-        .filter(|t| eligible(t, min_chars))
+        .filter(|t| rule.eligible(t))
         .collect()
 }
 
-fn eligible(trimmed: &str, min_chars: usize) -> bool {
-    trimmed.len() > min_chars
-        && (trimmed.is_ascii() || trimmed.chars().count() > min_chars)
-        && !trimmed.contains(spill::SCHEME)
+/// Which lines dedup may match: longer than `min_chars` (`dedup.minLineChars`)
+/// and holding no pointer (`spill://`, or a path under `spill.pointerRoot`).
+#[derive(Debug, Clone, Copy)]
+struct Eligibility<'a> {
+    min_chars: usize,
+    pointer_root: &'a str,
+}
+
+impl Eligibility<'_> {
+    fn eligible(self, trimmed: &str) -> bool {
+        trimmed.len() > self.min_chars
+            && (trimmed.is_ascii() || trimmed.chars().count() > self.min_chars)
+            && !trimmed.contains(spill::SCHEME)
+            && (self.pointer_root.is_empty() || !trimmed.contains(self.pointer_root))
+    }
+
+    /// What the decisions depend on, for the dedup cache's keys.
+    fn fingerprint(self) -> u64 {
+        mix(
+            self.min_chars as u64,
+            crate::tokens::text_hash(self.pointer_root.as_bytes()),
+        )
+    }
 }
 
 /// Removes from `result` the lines found in `later` (each attributed to the
@@ -247,7 +270,7 @@ fn thin(
     at: PartRef,
     result: &ToolResult,
     later: &[(Option<usize>, &LineSet<'_>)],
-    min_chars: usize,
+    rule: Eligibility<'_>,
 ) -> Option<Thinning> {
     let mut texts = Vec::with_capacity(result.parts.len());
     let mut removed = 0;
@@ -262,7 +285,7 @@ fn thin(
         let mut kept = String::with_capacity(text.len());
         for line in text.split_inclusive('\n') {
             let trimmed = line.trim();
-            let found = if eligible(trimmed, min_chars) {
+            let found = if rule.eligible(trimmed) {
                 later.iter().find(|(_, set)| set.contains(trimmed))
             } else {
                 None
@@ -331,7 +354,7 @@ fn apply_plan(conv: &mut Conversation, cx: &mut StageContext<'_>, plan: Thinning
     };
     // Price the marker with a pointer of the final shape before storing
     // anything; the real pointer is priced again below (markers are short).
-    let placeholder = spill::pointer(&cx.config.session, "dedup-0f0f0f0f0f0f0f0f");
+    let placeholder = cx.config.pointer("dedup-0f0f0f0f0f0f0f0f");
     let before = cx.meter.text(&plan.removed_text)?;
     if cx.meter.text(&marker_line(&plan, &placeholder))? >= before {
         return Ok(());

@@ -57,6 +57,12 @@ pub enum ErrorCode {
     StoreFailed,
     /// A request would write more blobs to the host store than `maxStoreWrites`.
     StoreWriteLimit,
+    /// A file store found a symlink, or something else than its own directory
+    /// or file, where it keeps spills, and refused to follow or use it.
+    StoreUnsafe,
+    /// The API needs what this runtime lacks (e.g. `FileStore` a filesystem:
+    /// Node, Deno or Bun); the message names the host.
+    UnsupportedHost,
     /// The proxy was asked for a spill route without a session.
     MissingSession,
     /// A proxy session token is missing, malformed or not the session's.
@@ -103,6 +109,8 @@ impl ErrorCode {
             Self::InvalidRoleOrder => "INVALID_ROLE_ORDER",
             Self::StoreFailed => "STORE_FAILED",
             Self::StoreWriteLimit => "STORE_WRITE_LIMIT",
+            Self::StoreUnsafe => "STORE_UNSAFE",
+            Self::UnsupportedHost => "UNSUPPORTED_HOST",
             Self::MissingSession => "MISSING_SESSION",
             Self::InvalidSessionToken => "INVALID_SESSION_TOKEN",
             Self::NotFound => "NOT_FOUND",
@@ -114,7 +122,7 @@ impl ErrorCode {
     }
 
     /// Every code, in declaration order (what the TypeScript `ErrorCode` lists).
-    pub const ALL: [ErrorCode; 31] = [
+    pub const ALL: [ErrorCode; 33] = [
         Self::InvalidJson,
         Self::InvalidRequest,
         Self::UnknownFormat,
@@ -139,6 +147,8 @@ impl ErrorCode {
         Self::InvalidRoleOrder,
         Self::StoreFailed,
         Self::StoreWriteLimit,
+        Self::StoreUnsafe,
+        Self::UnsupportedHost,
         Self::MissingSession,
         Self::InvalidSessionToken,
         Self::NotFound,

@@ -321,7 +321,7 @@ impl<'a> StageContext<'a> {
         } else {
             self.store.put(session, &key, text)?;
         }
-        let pointer = spill::pointer(session, &key);
+        let pointer = self.config.pointer(&key);
         if !existed && !self.spills.iter().any(|s| s.key == key) {
             self.spills.push(SpillRecord {
                 session: session.to_string(),

@@ -784,3 +784,127 @@ fn excerpts_laid_out_before_never_serve_other_settings() {
     );
     assert_eq!(warm, cold, "another counter");
 }
+
+// spill.pointerRoot: pointers become file paths under the host's directory,
+// excerpts say how to read them with ordinary tools, the agent tools resolve
+// both kinds, and without it the output is unchanged.
+
+/// A build log long enough to spill at a budget of 8,000.
+fn build_log() -> String {
+    (1..=3000)
+        .map(|i| format!("step {i}: compiled module_{i}.rs in 0.{i:03}s\n"))
+        .collect()
+}
+
+/// Settings of session `s1` at a budget of 8,000, with `extra` on top.
+fn rooted_config(extra: Value) -> Config {
+    let mut options = json!({"budget": 8000, "session": "s1"});
+    if let (Some(o), Some(e)) = (options.as_object_mut(), extra.as_object()) {
+        o.extend(e.clone());
+    }
+    Config::from_json(options).unwrap()
+}
+
+#[test]
+fn a_pointer_root_makes_the_pointer_a_file_path_the_tools_also_resolve() {
+    let text = build_log();
+    let rooted = rooted_config(json!({"spill": {"pointerRoot": "/var/data/tool-output/"}}));
+    let mut store = MemoryStore::new();
+    let out = compress(&request(&text), &rooted, &mut store).unwrap();
+    let excerpt = tool_text(&out.request);
+    let key = &out.spills[0].key;
+    let path = format!("/var/data/tool-output/s1/{key}.txt");
+    assert_eq!(out.report.spills[0].pointer, path);
+    assert!(
+        excerpt.contains(&format!("sed -n 'FIRST,LASTp' '{path}'"))
+            && excerpt.contains(&format!("grep -n 'PATTERN' '{path}'")),
+        "{excerpt}"
+    );
+    assert!(!excerpt.contains("spill://") && !excerpt.contains("read_spill"));
+    assert_eq!(spill::parse_pointer(&path), (Some("s1"), key.as_str()));
+
+    // read_spill takes the path as it takes spill://.
+    let args = json!({"pointer": path, "offset": 1499, "limit": 1}).to_string();
+    let reply = handle_tool_call(&mut store, "s1", "read_spill", &args).unwrap();
+    assert!(!reply.is_error, "{}", reply.text);
+    assert!(reply.text.contains("step 1500: compiled"), "{}", reply.text);
+    let other = format!("/var/data/tool-output/s2/{key}.txt");
+    let args = json!({"pointer": other, "pattern": "step 1500:"}).to_string();
+    assert!(
+        handle_tool_call(&mut store, "s1", "grep_spill", &args)
+            .unwrap()
+            .is_error
+    );
+}
+
+#[test]
+fn without_a_pointer_root_the_output_is_the_same_as_before() {
+    let text = build_log();
+    let plain = compress(
+        &request(&text),
+        &rooted_config(json!({})),
+        &mut MemoryStore::new(),
+    )
+    .unwrap();
+    let empty = rooted_config(json!({"spill": {"pointerRoot": ""}}));
+    let same = compress(&request(&text), &empty, &mut MemoryStore::new()).unwrap();
+    assert_eq!(plain.request, same.request);
+    let excerpt = tool_text(&plain.request);
+    assert!(excerpt.contains(&format!("spill://s1/{}", plain.spills[0].key)));
+    assert!(excerpt.contains("read_spill (pointer, offset, limit)"));
+}
+
+#[test]
+fn a_pointer_root_must_be_an_absolute_quotable_directory() {
+    for bad in ["tool-output", "./x", "/a\nb", "/it's", "C:relative"] {
+        let e = Config::from_json(json!({"spill": {"pointerRoot": bad}})).unwrap_err();
+        assert_eq!(
+            (e.code, e.path.as_str()),
+            (ErrorCode::InvalidOption, "spill.pointerRoot"),
+            "{bad}"
+        );
+    }
+    for good in ["/", "/tmp/x", "C:\\data\\spills", "D:/spills"] {
+        assert!(
+            Config::from_json(json!({"spill": {"pointerRoot": good}})).is_ok(),
+            "{good}"
+        );
+    }
+}
+
+#[test]
+fn dedup_keeps_lines_holding_a_path_pointer() {
+    let pointer_line = "[full output: /var/data/tool-output/s1/tool-0123456789abcdef0123456789abcdef.txt — a normal readable file]";
+    let shared = format!(
+        "{pointer_line}\n  File \"/repo/app/config.py\", line 41, in parse_config\n    value = settings.lookup(section, key, default=None, strict=True)\n  File \"/repo/app/settings.py\", line 118, in lookup\n    raise KeyError(f\"missing setting {{section}}.{{key}} in {{self.path}}\")\n"
+    );
+    let a = format!("first run\n{shared}");
+    let b = format!("second run\n{shared}");
+    let request = json!({"model": "m", "messages": [
+        {"role": "user", "content": "fix it"},
+        {"role": "assistant", "content": null, "tool_calls": [{"id": "c0", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]},
+        {"role": "tool", "content": a, "tool_call_id": "c0"},
+        {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]},
+        {"role": "tool", "content": b, "tool_call_id": "c1"},
+    ]})
+    .to_string();
+    let only_dedup = |root: &str| {
+        rooted_config(
+            json!({"window": 3, "spill": {"enabled": false, "pointerRoot": root},
+            "phase": {"enabled": false}, "optical": {"enabled": false}, "compact": {"enabled": false}}),
+        )
+    };
+    let first = |c: &Config| {
+        let out = compress(&request, c, &mut MemoryStore::new()).unwrap();
+        let v: Value = serde_json::from_str(&out.request).unwrap();
+        v["messages"][2]["content"].as_str().unwrap().to_string()
+    };
+    let unrooted = first(&only_dedup(""));
+    assert!(
+        !unrooted.contains(pointer_line),
+        "dedup removes it when it is no pointer: {unrooted}"
+    );
+    let rooted = first(&only_dedup("/var/data/tool-output"));
+    assert!(rooted.contains(pointer_line), "{rooted}");
+    assert!(rooted.contains("duplicate lines removed"), "{rooted}");
+}

@@ -3,10 +3,15 @@
 import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { TraceLiteError, compress, replayTrajectory, sessionName, summarizeReplay } from '../entries/node.js';
+import { FileStore } from '../adapters/file-store/index.js';
+import { parsePointer } from '../internal/spill-reader.js';
 
 const USAGE = `usage:
   tracelite compress <request.json | -> [options] [--report]
   tracelite replay <trajectory.json | dir | -> [--json] [--dump DIR] [--progress] [options]
+  tracelite read DIR POINTER [--offset N] [--limit N]
+  tracelite grep DIR POINTER PATTERN [--context N] [--max-matches N] [--skip N] [--ignore-case] [--literal]
+  tracelite sweep DIR [--ttl SECONDS]
   tracelite --version
 
   -                   read the request or trajectory from stdin
@@ -22,7 +27,10 @@ options:
   --only STAGE        run only this stage
   --tokenizer T       estimate (built-in, default) | o200k (exact, js-tiktoken)
   --options JSON      any other settings as JSON (merged)
-  --progress          a progress line on stderr while a directory replays (default: when stderr is a TTY)`;
+  --progress          a progress line on stderr while a directory replays (default: when stderr is a TTY)
+  --store DIR         compress, replay: keep spills as files under DIR (FileStore) and
+                      print their paths as pointers; read, grep, sweep read them back
+  --ttl SECONDS       how long a spill lives after it was written (default 7 days)`;
 
 const STAGES = ['spill', 'dedup', 'phase', 'optical', 'compact'];
 
@@ -32,7 +40,7 @@ function fail(message, code = 2) {
 }
 
 function parseArgs(argv) {
-  const args = { positional: [], options: {}, flags: {} };
+  const args = { positional: [], options: {}, flags: {}, reader: {} };
   const number = (name, v) => {
     const n = Number(v);
     if (v === undefined || !Number.isFinite(n)) fail(`--${name} needs a number`);
@@ -46,6 +54,12 @@ function parseArgs(argv) {
       case '--json': case '--report': case '--progress': args.flags[a.slice(2)] = true; break;
       case '--dump': args.flags.dump = value('dump', next()); break;
       case '--tokenizer': args.flags.tokenizer = value('tokenizer', next()); break;
+      case '--store': args.flags.store = value('store', next()); break;
+      case '--ttl': args.flags.ttlSeconds = number('ttl', next()); break;
+      case '--offset': case '--limit': case '--context': case '--max-matches': case '--skip':
+        args.reader[camel(a.slice(2))] = number(a.slice(2), next());
+        break;
+      case '--ignore-case': case '--literal': args.reader[camel(a.slice(2))] = true; break;
       case '--format': args.options.format = value('format', next()); break;
       case '--provider': args.options.provider = value('provider', next()); break;
       case '--session': args.options.session = value('session', next()); break;
@@ -80,6 +94,8 @@ function parseArgs(argv) {
   args.flags.tokenizer = tokenizer;
   return args;
 }
+
+const camel = (name) => name.replace(/-(\w)/g, (_, c) => c.toUpperCase());
 
 /** Keys that reach an object's prototype when assigned: never settings. */
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
@@ -143,15 +159,57 @@ async function o200kCounter() {
 }
 
 /** Replays one trajectory (pkg-config/core/replay.js), optionally dumping each compressed request. */
-function replayOne(trajectory, options, { countTokens, dump } = {}) {
-  const onStep = dump
-    ? ({ t, outputText }) => {
+function replayOne(trajectory, options, { countTokens, dump, kept } = {}) {
+  const onStep = dump || kept
+    ? ({ t, output, outputText }) => {
+      // The spills of every step, once each, for the file store.
+      for (const s of kept ? output.spills ?? [] : []) kept.set(`${s.session}/${s.key}`, s);
+      if (!dump) return;
       const dir = join(dump, sessionName(trajectory.id));
       mkdirSync(dir, { recursive: true });
       writeFileSync(join(dir, `${t}.json`), outputText);
     }
     : undefined;
   return replayTrajectory(trajectory, options, { countTokens, onStep });
+}
+
+/** The `--store DIR` file store (`--ttl`), or undefined without `--store`. */
+function fileStore(flags, dir = flags.store) {
+  return dir === undefined ? undefined : new FileStore({ root: dir, ttlSeconds: flags.ttlSeconds });
+}
+
+/** Settings whose pointers are the files of `files` (its root as `spill.pointerRoot`). */
+function withFiles(options, files) {
+  return files ? { ...options, spill: { ...options.spill, pointerRoot: files.root } } : options;
+}
+
+/** `read`, `grep` and `sweep` over the spills a `--store DIR` run kept. */
+async function storeCommand(command, args) {
+  const [dir, pointer, pattern] = args.positional;
+  const want = { read: 2, grep: 3, sweep: 1 }[command];
+  if (args.positional.length !== want) fail(USAGE);
+  if (!isDirectory(dir)) fail(`${dir} is not a directory`);
+  if (command === 'sweep') {
+    const files = new FileStore({ root: dir, ttlSeconds: args.flags.ttlSeconds, sweepOnOpen: false });
+    const removed = await files.sweep();
+    process.stdout.write(`removed ${removed.blobs} expired spills (${removed.bytes} bytes), ${removed.temps} leftover temporary files, ${removed.sessions} empty sessions\n`);
+    return;
+  }
+  const files = fileStore(args.flags, dir);
+  const { session, key } = parsePointer(pointer);
+  if (command === 'read') {
+    const page = await files.read(session, key, args.reader.offset, args.reader.limit);
+    process.stdout.write(page.text);
+    const last = page.offset + page.count;
+    const next = page.nextOffset === null ? 'the end' : `more with --offset ${page.nextOffset}`;
+    process.stderr.write(`tracelite: lines ${page.offset + 1}-${last} of ${page.totalLines}; ${next}\n`);
+    return;
+  }
+  const found = await files.grep(session, key, pattern, args.reader);
+  if (found.text !== '') process.stdout.write(found.text.endsWith('\n') ? found.text : `${found.text}\n`);
+  const more = found.nextSkip === null || found.nextSkip === undefined ? '' : `; more with --skip ${found.nextSkip}`;
+  process.stderr.write(`tracelite: ${found.totalMatches} matching lines of ${found.totalLines}${more}\n`);
+  if (found.totalMatches === 0) process.exitCode = 1;
 }
 
 function table(id, result) {
@@ -256,7 +314,9 @@ async function main(argv) {
     if (looksLikeTrajectory(parsed) && !looksLikeRequest(parsed)) {
       fail(`${shown(path)} is a trajectory, not a provider request: use \`tracelite replay ${path}\``);
     }
-    const out = compress(request, { ...args.options, countTokens });
+    const disk = fileStore(args.flags);
+    const out = compress(request, { ...withFiles(args.options, disk), countTokens });
+    await disk?.persist(out);
     process.stdout.write(JSON.stringify(out.request) + '\n');
     if (args.flags.report) process.stderr.write(JSON.stringify(out.report, null, 2) + '\n');
     return;
@@ -283,7 +343,10 @@ async function main(argv) {
         fail(`${shown(file)} is not a trajectory: it has no "steps" array`);
       }
       const id = trajectory.id || (file === STDIN ? 'stdin' : basename(file, '.json'));
-      const { result, prefixFractions } = replayOne(trajectory, args.options, { countTokens, dump: args.flags.dump });
+      const disk = fileStore(args.flags);
+      const kept = new Map();
+      const { result, prefixFractions } = replayOne(trajectory, withFiles(args.options, disk), { countTokens, dump: args.flags.dump, kept: disk && kept });
+      await disk?.persist([...kept.values()]);
       fractions.push(...prefixFractions);
       runs.push({ id, ...result });
       bar.clear();
@@ -301,6 +364,7 @@ async function main(argv) {
     }
     return;
   }
+  if (command === 'read' || command === 'grep' || command === 'sweep') return storeCommand(command, args);
   fail(`unknown command ${command}\n${USAGE}`);
 }
 

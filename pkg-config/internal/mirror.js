@@ -202,6 +202,7 @@ export function isWasmStore(store) {
  * what the session's first call here imported.
  */
 export async function compressInto(request, options, store, cache, writes = {}) {
+  options = withPointer(options, store);
   if (store instanceof SessionStores) {
     const e = store.entry(options.session);
     const out = compress(request, { ...options, store: e.store, previous: options.previous ?? e.previous });
@@ -232,6 +233,24 @@ export async function compressInto(request, options, store, cache, writes = {}) 
   } finally {
     if (entry) cache.release(entry);
   }
+}
+
+/**
+ * Options with the host option `pointer` read: `'spill'` (default) leaves
+ * `spill://` pointers; `'path'` makes pointers the files of a store that
+ * keeps its blobs as files (a `FileStore`: its `root` becomes
+ * `spill.pointerRoot`). `INVALID_OPTION` naming `pointer` otherwise.
+ */
+export function withPointer(options, store) {
+  const { pointer, ...rest } = options;
+  if (pointer === undefined || pointer === 'spill') return rest;
+  if (pointer !== 'path') {
+    throw new TraceLiteError("pointer must be 'spill' or 'path'", 'INVALID_OPTION', 'pointer');
+  }
+  if (typeof store?.root !== 'string' || typeof store?.pathOf !== 'function') {
+    throw new TraceLiteError("pointer: 'path' needs a store that keeps files (FileStore)", 'INVALID_OPTION', 'pointer');
+  }
+  return { ...rest, spill: { ...rest.spill, pointerRoot: store.root } };
 }
 
 async function compressAndStore(request, options, store, cache, entry, writes, loaded) {

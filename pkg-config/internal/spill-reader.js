@@ -30,8 +30,9 @@ export function checkName(what, name) {
 }
 
 /**
- * Splits a `spill://<session>/<key>` pointer, both checked by the core. A bare
- * key is accepted when `session` is given.
+ * Splits a `spill://<session>/<key>` pointer or a file path pointer
+ * (`…/<session>/<key>.txt`, `spill.pointerRoot`), both checked by the core.
+ * A bare key is accepted when `session` is given.
  */
 export function parsePointer(pointer, session) {
   return JSON.parse(guarded(() => parseSpillPointer(pointer, session)));
@@ -194,10 +195,11 @@ export async function grepSpill(store, pointer, pattern, options = {}) {
 export async function runSpillTool(store, name, args, session) {
   const parsed = typeof args === 'string' ? safeJson(args) : args;
   const json = typeof args === 'string' ? args : JSON.stringify(args ?? {});
-  const m = /^\s*spill:\/\/([^/]+)\/(.*)$/.exec(String(parsed?.pointer ?? ''));
-  const scope = session ?? m?.[1] ?? 'default';
-  const key = (m ? m[2] : String(parsed?.pointer ?? '')).trim();
-  const readable = (!m || m[1] === scope) && isName(key) && isName(scope);
+  const text = String(parsed?.pointer ?? '');
+  const named = namedPointer(text);
+  const scope = session ?? named?.session ?? 'default';
+  const key = named ? named.key : text.trim();
+  const readable = (!named || named.session === scope) && isName(key) && isName(scope);
   const reply = await onBlob(
     readable ? store : { get: () => undefined },
     scope,
@@ -206,6 +208,15 @@ export async function runSpillTool(store, name, args, session) {
     true,
   );
   return JSON.parse(reply);
+}
+
+/** `{ session, key }` of a pointer naming its session (`spill://` or a file path), else undefined. */
+function namedPointer(text) {
+  try {
+    return parsePointer(text);
+  } catch {
+    return undefined;
+  }
 }
 
 function isName(name) {

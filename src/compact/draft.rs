@@ -12,7 +12,6 @@ use super::trigger::StepActivity;
 use super::{constraints, prompt, text, views};
 use crate::error::Result;
 use crate::model::{Conversation, Message, Role};
-use crate::spill;
 use crate::stage::StageContext;
 
 /// Most user messages dropped from the verbatim ones (`compact.userShare`)
@@ -141,7 +140,7 @@ impl Draft {
         drop(sections);
         let pointer = match stored {
             Some(p) => p.to_string(),
-            None => spill::pointer(session, &cx.content_key(BLOB_KIND, &laid.text)),
+            None => config.pointer(&cx.content_key(BLOB_KIND, &laid.text)),
         };
         let range_steps: Vec<StepActivity> = steps
             .iter()

@@ -140,6 +140,12 @@ impl Config {
             .max(self.spill.floor_tokens)
     }
 
+    /// The pointer to `key` in this session: `spill://<session>/<key>`, or the
+    /// file path under `spill.pointerRoot` when the host set one.
+    pub fn pointer(&self, key: &str) -> String {
+        crate::spill::pointer_in(&self.spill.pointer_root, &self.session, key)
+    }
+
     /// Tokens that `share` of the budget is (the `…Share` settings).
     pub fn budget_share(&self, share: f64) -> u64 {
         (share * self.budget as f64) as u64

@@ -79,6 +79,7 @@ impl ReadInto for SpillConfig {
                 "headShare",
                 "errorPatterns",
                 "maxErrorLines",
+                "pointerRoot",
             ],
             &mut [
                 &mut self.enabled,
@@ -87,6 +88,7 @@ impl ReadInto for SpillConfig {
                 &mut self.head_share,
                 &mut self.error_patterns,
                 &mut self.max_error_lines,
+                &mut self.pointer_root,
             ],
             false,
         )

@@ -26,6 +26,11 @@ pub struct SpillConfig {
     /// critical ones (every traceback's last line, error lines, failing
     /// tests: all listed, marked `!`, within 1,600 bytes).
     pub max_error_lines: usize,
+    /// Where the host keeps spills as files (an absolute directory, e.g. a
+    /// `FileStore`'s root): pointers become the file's path,
+    /// `<pointerRoot>/<session>/<key>.txt`, and excerpts say how to read it
+    /// with ordinary tools (`sed -n`, `grep -n`). Empty: `spill://` pointers.
+    pub pointer_root: String,
 }
 
 impl Default for SpillConfig {
@@ -50,6 +55,7 @@ impl Default for SpillConfig {
             .map(String::from)
             .to_vec(),
             max_error_lines: 5,
+            pointer_root: String::new(),
         }
     }
 }

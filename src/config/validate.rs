@@ -44,6 +44,19 @@ impl Config {
     }
 }
 
+/// Whether `path` is an absolute path (POSIX `/…`, Windows `C:\…` or
+/// `C:/…`) of at most 1024 bytes with no control character (a pointer is
+/// one line of an excerpt) and no `'` (excerpts quote it for the shell).
+fn is_absolute_dir(path: &str) -> bool {
+    let bytes = path.as_bytes();
+    let rooted = match bytes {
+        [b'/', ..] => true,
+        [drive, b':', b'\\' | b'/', ..] => drive.is_ascii_alphabetic(),
+        _ => false,
+    };
+    rooted && path.len() <= 1024 && !path.chars().any(|c| c.is_control() || c == '\'')
+}
+
 impl SpillConfig {
     /// Checks the `spill` section; errors name the offending field.
     fn validate(&self, limits: &Limits) -> Result<()> {
@@ -53,6 +66,12 @@ impl SpillConfig {
         }
         if !(self.head_share >= 0.0 && self.head_share <= 1.0) {
             return bad("spill.headShare", "must be in [0, 1]");
+        }
+        if !self.pointer_root.is_empty() && !is_absolute_dir(&self.pointer_root) {
+            return bad(
+                "spill.pointerRoot",
+                "must be an absolute directory (/… or C:\\…) of at most 1024 bytes without control characters or '",
+            );
         }
         if self.error_patterns.len() > limits.max_error_patterns {
             return Err(crate::Error::new(

@@ -480,7 +480,7 @@ fn weigh(
         text.clone()
     };
     let critical = check::critical_lines(&shown, check::CRITICAL_BYTES);
-    let pointer = spill::pointer(&config.session, &cx.content_key("snapshot", &text));
+    let pointer = config.pointer(&cx.content_key("snapshot", &text));
     let excerpt_only = spill::is_refused_excerpt(&text);
     let total_lines = spill::lines::count(&text);
     // Line by line first; run together when that is too costly.

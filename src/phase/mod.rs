@@ -35,7 +35,6 @@ use crate::activity::{self, check, Action, StepActivity};
 use crate::config::PhaseConfig;
 use crate::error::Result;
 use crate::model::{Conversation, Part, PartKind, PartRef, ToolResult};
-use crate::spill;
 use crate::stage::{Stage, StageContext, StageName};
 
 /// Opening of every tombstone (also how the stage recognises its own output).
@@ -401,7 +400,7 @@ fn clear(
         .meter
         .part(&Part::from(PartKind::ToolResult(result.clone())))?;
     let lines = text.lines().count();
-    let predicted = spill::pointer(&cx.config.session, &cx.content_key("phase", &text));
+    let predicted = cx.config.pointer(&cx.content_key("phase", &text));
     let found = cx
         .state
         .activities

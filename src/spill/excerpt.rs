@@ -494,6 +494,9 @@ impl<'t> Excerpt<'t> {
             lines(self.hidden_lines),
         ));
         match kept {
+            Kept::Pointer(pointer) if super::is_path_pointer(pointer) => out.push_str(&format!(
+                "[full output: {pointer} — a normal readable file: print lines FIRST to LAST with sed -n 'FIRST,LASTp' '{pointer}' or search it with grep -n 'PATTERN' '{pointer}']\n"
+            )),
             Kept::Pointer(pointer) => out.push_str(&format!(
                 "[full output: {pointer} — page through it with read_spill (pointer, offset, limit) or search it with grep_spill (pointer, pattern)]\n"
             )),

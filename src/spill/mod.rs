@@ -27,20 +27,47 @@ use crate::stage::{Stage, StageContext, StageName};
 /// URI scheme of spill pointers.
 pub const SCHEME: &str = "spill://";
 
+/// Extension of a spill kept as a file (see [`pointer_in`]).
+pub const FILE_EXTENSION: &str = ".txt";
+
 /// The pointer text for `key` in `session`: `spill://<session>/<key>`.
 pub fn pointer(session: &str, key: &str) -> String {
     format!("{SCHEME}{session}/{key}")
 }
 
-/// Splits a pointer into `(session, key)`; a bare key gives `(None, key)`.
+/// The pointer text for `key` in `session` when the host keeps spills as
+/// files under `root` (`spill.pointerRoot`): the path
+/// `<root>/<session>/<key>.txt`; [`pointer`] when `root` is empty.
+pub fn pointer_in(root: &str, session: &str, key: &str) -> String {
+    if root.is_empty() {
+        return pointer(session, key);
+    }
+    let root = root.trim_end_matches(['/', '\\']);
+    format!("{root}/{session}/{key}{FILE_EXTENSION}")
+}
+
+/// Whether a pointer is a file path ([`pointer_in`] with a root), not `spill://`.
+pub fn is_path_pointer(pointer: &str) -> bool {
+    !pointer.starts_with(SCHEME)
+}
+
+/// Splits a pointer, `spill://<session>/<key>` or a file path
+/// `…/<session>/<key>.txt`, into `(session, key)`; a bare key gives `(None, key)`.
 pub fn parse_pointer(text: &str) -> (Option<&str>, &str) {
-    match text.trim().strip_prefix(SCHEME) {
-        Some(rest) => match rest.split_once('/') {
+    let text = text.trim();
+    if let Some(rest) = text.strip_prefix(SCHEME) {
+        return match rest.split_once('/') {
             Some((session, key)) => (Some(session), key),
             None => (None, rest),
-        },
-        None => (None, text.trim()),
+        };
     }
+    if let Some(path) = text.strip_suffix(FILE_EXTENSION) {
+        let mut parts = path.rsplit(['/', '\\']);
+        if let (Some(key), Some(session), Some(_)) = (parts.next(), parts.next(), parts.next()) {
+            return (Some(session), key);
+        }
+    }
+    (None, text)
 }
 
 /// Checks a session name or key: 1–128 chars of `[A-Za-z0-9._-]`, no `..`.
@@ -232,18 +259,19 @@ impl ExcerptCache {
 
 /// A fingerprint of what an excerpt's layout depends on besides its text:
 /// the cap, the head share, the error signals, the session (its pointer),
-/// the counter and whether stored texts are masked.
+/// the pointer root, the counter and whether stored texts are masked.
 fn excerpt_settings(cx: &StageContext<'_>) -> u64 {
     let config = cx.config;
     let spill = &config.spill;
     crate::tokens::text_hash(
         format!(
-            "{}|{}|{:?}|{}|{}|{}|{}",
+            "{}|{}|{:?}|{}|{}|{}|{}|{}",
             config.result_cap(),
             spill.head_share,
             spill.error_patterns,
             spill.max_error_lines,
             config.session,
+            config.spill.pointer_root,
             cx.meter.counter.name(),
             config.redact.store
         )
@@ -261,7 +289,7 @@ fn lay_out(text: &str, signals: &ErrorSignals, cx: &mut StageContext<'_>) -> Res
     // Keep the text only when the excerpt is cheaper than the text (a tiny
     // cap can make the header alone cost more: then the text stays as it is).
     let key = cx.content_key("tool", text);
-    let expected = Kept::Pointer(pointer(&cx.config.session, &key));
+    let expected = Kept::Pointer(cx.config.pointer(&key));
     let meter = &cx.meter;
     let head_share = cx.config.spill.head_share;
     let (excerpt, rendered) = Excerpt::build(

@@ -25,7 +25,7 @@ struct Pointer<'a> {
     key: &'a str,
 }
 
-/// Splits a `spill://<session>/<key>` pointer (a bare key when `session` is
+/// Splits a `spill://<session>/<key>` pointer or a file path pointer (a bare key when `session` is
 /// given) into JSON text `{session, key}`, both checked.
 #[wasm_bindgen(js_name = parseSpillPointer)]
 pub fn parse_spill_pointer(pointer: &JsValue, session: &JsValue) -> Result<String, JsValue> {
@@ -45,7 +45,7 @@ pub fn parse_spill_pointer(pointer: &JsValue, session: &JsValue) -> Result<Strin
             return Err(to_js(Error::new(
                 ErrorCode::InvalidSpillKey,
                 "pointer",
-                "pointer must look like spill://<session>/<key>",
+                "pointer must look like spill://<session>/<key> or <root>/<session>/<key>.txt",
             )))
         }
     };

@@ -128,19 +128,18 @@ impl TraceLiteController {
         json_text(&self.inner.report(), "report")
     }
 
-    /// The full text behind a `spill://<session>/<key>` pointer.
+    /// The full text behind a `spill://<session>/<key>` pointer (or a path pointer).
     #[wasm_bindgen(js_name = readSpill)]
     pub fn read_spill(&mut self, pointer: &JsValue) -> Result<String, JsValue> {
         let pointer = args::text(pointer, "pointer")?;
         let pointer = pointer.as_str();
-        let rest = pointer.strip_prefix(spill::SCHEME).unwrap_or(pointer);
-        let (session, key) = rest.split_once('/').ok_or_else(|| {
-            to_js(Error::new(
+        let (Some(session), key) = spill::parse_pointer(pointer) else {
+            return Err(to_js(Error::new(
                 ErrorCode::InvalidSpillKey,
                 "pointer",
-                "expected spill://<session>/<key>",
-            ))
-        })?;
+                "expected spill://<session>/<key> or a spill's file path",
+            )));
+        };
         self.inner.store_mut().get(session, key).map_err(to_js)
     }
 

@@ -60,8 +60,8 @@ test('the tarball ships the entries, the wasm and the types, and nothing runs at
     'entries/node.js', 'entries/browser.js', 'entries/workerd.js', 'entries/edge.js', 'entries/deno.js',
     'core/api.js', 'core/index.d.ts', 'cli/index.mjs',
     'internal/spill-reader.js', 'internal/mirror.js', 'internal/framework.js', 'internal/blob-keys.js', 'internal/stats.js',
-    ...['ai-sdk', 'proxy', 'kv-store', 'langchain', 'openai-agents', 'do-store'].flatMap((a) => [`adapters/${a}/index.js`, `adapters/${a}/index.d.ts`]),
-    'adapters/proxy/tools.js',
+    ...['ai-sdk', 'proxy', 'kv-store', 'langchain', 'openai-agents', 'do-store', 'file-store'].flatMap((a) => [`adapters/${a}/index.js`, `adapters/${a}/index.d.ts`]),
+    'adapters/proxy/tools.js', 'adapters/file-store/unsupported.js',
   ]) assert.ok(files.includes(f), `${f} missing from the tarball: ${files.join(' ')}`);
   // Every file the manifest names (exports, #entry, main, types, bin, sideEffects) is in the tarball.
   const source = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8'));
@@ -91,6 +91,9 @@ test('Node ESM: the root and every subpath import from the installed package', (
     import { traceliteMiddleware, spillTools } from 'tracelite/ai-sdk';
     import * as langchain from 'tracelite/langchain';
     import * as agents from 'tracelite/openai-agents';
+    import { FileStore } from 'tracelite/file-store';
+    const files = new FileStore({ root: 'spills' });
+    await files.put('s', 'k', 'kept on disk');
     const store = new SpillStore();
     const { request, report } = compress(${JSON.stringify(REQUEST)}, { store, budget: 8000 });
     console.log(JSON.stringify({
@@ -100,6 +103,7 @@ test('Node ESM: the root and every subpath import from the installed package', (
       tools: Object.keys(spillTools(store)),
       langchain: langchain.spillTools(store).map((t) => t.name), lcMiddleware: typeof langchain.traceliteMiddleware({}).wrapModelCall,
       agents: agents.spillTools(store).map((t) => t.name), filter: typeof agents.traceliteInputFilter({}),
+      file: await files.get('s', 'k'),
     }));
   `);
   const out = JSON.parse(execFileSync(process.execPath, ['node-check.mjs'], { cwd: project, encoding: 'utf8' }));
@@ -107,6 +111,7 @@ test('Node ESM: the root and every subpath import from the installed package', (
     version: '0.1.0', format: 'openai-chat', messages: 4, proxy: 'function', kv: 'function', mw: 'function',
     tools: ['read_spill', 'grep_spill'],
     langchain: ['read_spill', 'grep_spill'], lcMiddleware: 'function', agents: ['read_spill', 'grep_spill'], filter: 'function',
+    file: 'kept on disk',
   });
 });
 
@@ -177,10 +182,13 @@ test('workerd: a worker bundled with the workerd condition imports the installed
     import { compress, version } from 'tracelite';
     import { createProxy } from 'tracelite/proxy';
     import { KvSpillStore } from 'tracelite/kv-store';
+    import { FileStore } from 'tracelite/file-store';
     export default {
       async fetch(request, env) {
         const { report } = compress(await request.json(), { budget: 8000 });
-        return Response.json({ version: version(), format: report.format, proxy: typeof createProxy, kv: typeof new KvSpillStore(env.SPILLS).get });
+        let files;
+        try { new FileStore({ root: '/tmp' }); } catch (err) { files = err.code; }
+        return Response.json({ version: version(), format: report.format, proxy: typeof createProxy, kv: typeof new KvSpillStore(env.SPILLS).get, files });
       },
     };`);
   const bundled = readFileSync(script, 'utf8');
@@ -189,7 +197,7 @@ test('workerd: a worker bundled with the workerd condition imports the installed
   const mf = await startWorker(script, { kvNamespaces: ['SPILLS'] });
   try {
     const res = await mf.dispatchFetch('http://w/', { method: 'POST', body: JSON.stringify(REQUEST) });
-    assert.deepEqual(await res.json(), { version: '0.1.0', format: 'openai-chat', proxy: 'function', kv: 'function' });
+    assert.deepEqual(await res.json(), { version: '0.1.0', format: 'openai-chat', proxy: 'function', kv: 'function', files: 'UNSUPPORTED_HOST' });
   } finally {
     await mf.dispose();
   }
@@ -223,8 +231,15 @@ test('TypeScript resolves the types of the root and every subpath (node16 and bu
     import { createProxy, type ProxyOptions } from 'tracelite/proxy';
     import { KvSpillStore, type SpillPage } from 'tracelite/kv-store';
     import { traceliteMiddleware, spillTools } from 'tracelite/ai-sdk';
+    import { FileStore, type FileStoreSweep } from 'tracelite/file-store';
     const store = new SpillStore();
     const out = compress({ messages: [] }, { budget: 8000, store });
+    const files = new FileStore({ root: '/tmp/spills', ttlSeconds: 3600, now: () => 0 });
+    const swept: Promise<FileStoreSweep> = files.sweep();
+    const onDisk = traceliteMiddleware({ store: files, pointer: 'path' });
+    void [swept, onDisk, files.pathOf('s', 'k') satisfies string];
+    // @ts-expect-error: pointer is 'spill' or 'path'
+    traceliteMiddleware({ store: files, pointer: 'file' });
     const report: Report = out.report;
     const blobs: { session: string; key: string; text: string }[] = out.spills;
     const options: ProxyOptions = { upstream: 'https://api.example', options: { budget: 1000 }, store };

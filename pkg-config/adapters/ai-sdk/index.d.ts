@@ -17,6 +17,12 @@ export interface TraceliteMiddlewareOptions extends Omit<CompressSettings, 'form
    */
   store?: SpillStoreLike;
   /**
+   * `'path'`: pointers are the files of a `store` that keeps spills as files
+   * (`FileStore`), so the model can read them with its own tools; `'spill'`
+   * (default): `spill://` pointers, read with `read_spill` / `grep_spill`.
+   */
+  pointer?: 'spill' | 'path';
+  /**
    * Conversations the default store keeps (least recently used freed first). With
    * `store` set, conversations whose caches (rendered snapshots, previous request)
    * stay in memory between turns. Default 64.

@@ -14,6 +14,12 @@ export interface TraceliteLangChainOptions extends Omit<CompressSettings, 'forma
    * conversations; see `middleware.store`.
    */
   store?: SpillStoreLike;
+  /**
+   * `'path'`: pointers are the files of a `store` that keeps spills as files
+   * (`FileStore`), so the model can read them with its own tools; `'spill'`
+   * (default): `spill://` pointers, read with `read_spill` / `grep_spill`.
+   */
+  pointer?: 'spill' | 'path';
   /** Conversations the default store (or, with `store`, the caches) keeps. Default 64. */
   maxSessions?: number;
   /** Spill session: a name or a function of the model request; default: a hash of the conversation's opening. */

@@ -13,6 +13,12 @@ export interface TraceliteInputFilterOptions extends Omit<CompressSettings, 'for
    * `maxSessions` most recent conversations; see `filter.store`.
    */
   store?: SpillStoreLike;
+  /**
+   * `'path'`: pointers are the files of a `store` that keeps spills as files
+   * (`FileStore`), so the model can read them with its own tools; `'spill'`
+   * (default): `spill://` pointers, read with `read_spill` / `grep_spill`.
+   */
+  pointer?: 'spill' | 'path';
   /** Conversations the default store (or, with `store`, the caches) keeps. Default 64. */
   maxSessions?: number;
   /** Spill session: a name or a function of the filter's arguments; default: a hash of the conversation's opening. */

@@ -112,6 +112,14 @@ export interface SpillOptions {
    * Default: `5`.
    */
   maxErrorLines?: number;
+  /**
+   * Where the host keeps spills as files (an absolute directory, e.g. a
+   * `FileStore`'s root): pointers become the file's path,
+   * `<pointerRoot>/<session>/<key>.txt`, and excerpts say how to read it
+   * with ordinary tools (`sed -n`, `grep -n`). Empty: `spill://` pointers.
+   * Default: `""`.
+   */
+  pointerRoot?: string;
 }
 
 /**

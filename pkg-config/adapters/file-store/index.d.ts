@@ -1,0 +1,62 @@
+// Types of 'tracelite/file-store': a spill store on the local filesystem (Node, Deno, Bun).
+import type { OutsideSpillStore } from '../kv-store/index.js';
+
+/** Options of `FileStore`. */
+export interface FileStoreOptions {
+  /** The directory spills live under (created 0700 when missing); one directory per session in it. */
+  root: string;
+  /** Seconds a blob lives after it was last written; 0: forever. Default 7 days. */
+  ttlSeconds?: number;
+  /** Bytes of all sessions' blobs; past them a put is `STORE_REFUSED`. Default 1 GiB. */
+  maxBytes?: number;
+  /** Bytes of one session's blobs; past them a put is `STORE_REFUSED`. Default 256 MiB. */
+  maxSessionBytes?: number;
+  /** Sweep (see `sweep`) on the store's first call. Default true. */
+  sweepOnOpen?: boolean;
+  /** Clock in milliseconds, for tests. Default `Date.now`. */
+  now?: () => number;
+  /** Called after a temporary file is written, before it is renamed to the blob's name (fault injection). */
+  onTempWritten?: (tempPath: string) => void | Promise<void>;
+}
+
+/** What a sweep removed. */
+export interface FileStoreSweep {
+  /** Expired blobs. */
+  blobs: number;
+  /** Their bytes. */
+  bytes: number;
+  /** Temporary files of writers that died (older than `STALE_TEMP_SECONDS`). */
+  temps: number;
+  /** Session directories left empty. */
+  sessions: number;
+}
+
+/** Default `ttlSeconds`: 7 days. */
+export const DEFAULT_TTL_SECONDS: number;
+/** Default `maxBytes`: 1 GiB. */
+export const DEFAULT_MAX_BYTES: number;
+/** Default `maxSessionBytes`: 256 MiB. */
+export const DEFAULT_MAX_SESSION_BYTES: number;
+/** Age (seconds) past which a sweep removes a leftover temporary file: 1 hour. */
+export const STALE_TEMP_SECONDS: number;
+
+/**
+ * Spills as files, `<root>/<session>/<key>.txt` (directories 0700, files
+ * 0600, written to a temporary file and renamed), so they outlive the
+ * process and an agent can read them with its own tools: pass it as `store`
+ * to an adapter with `pointer: 'path'` and excerpts name the file. A symlink
+ * where the store keeps a directory or a file is refused with `STORE_UNSAFE`.
+ * On a host without a filesystem the constructor throws `UNSUPPORTED_HOST`.
+ */
+export interface FileStore extends OutsideSpillStore {}
+export class FileStore {
+  constructor(options: FileStoreOptions);
+  /** The root directory, absolute (the `spill.pointerRoot` of `pointer: 'path'`). */
+  readonly root: string;
+  /** The file of a blob: `<root>/<session>/<key>.txt`. */
+  pathOf(session: string, key: string): string;
+  /** Bytes and blobs on disk that have not expired, per session. */
+  usage(): Promise<{ totalBytes: number; sessions: { session: string; bytes: number; blobs: number }[] }>;
+  /** Removes expired blobs, dead writers' temporary files and empty session directories. */
+  sweep(): Promise<FileStoreSweep>;
+}

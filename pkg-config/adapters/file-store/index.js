@@ -1,0 +1,430 @@
+// A spill store on the local filesystem (Node, Deno, Bun): one directory per
+// session under a root the host chooses, one file per blob,
+// `<root>/<session>/<key>.txt`, so an agent can read a spill with its own
+// tools (`sed -n`, `grep -n`) when compress runs with `pointer: 'path'`.
+// Paging and search through the store run in the core (internal/spill-reader.js).
+import '#entry'; // initializes the wasm that read/grep run in
+import { constants } from 'node:fs';
+import * as fs from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { pid } from 'node:process';
+import { resolve, join } from 'node:path';
+import { TraceLiteError } from '../../core/errors.js';
+import { OutsideSpillStore, corrupt, facts, isContentKey, matchesKey, notFound, refused, verified } from '../../internal/blob-keys.js';
+import { checkName } from '../../internal/spill-reader.js';
+
+/** Default time to live of a blob: 7 days after it was last written (as the other stores). */
+export const DEFAULT_TTL_SECONDS = 7 * 24 * 3600;
+/** Default bytes of all sessions' blobs: 1 GiB. */
+export const DEFAULT_MAX_BYTES = 2 ** 30;
+/** Default bytes of one session's blobs: 256 MiB. */
+export const DEFAULT_MAX_SESSION_BYTES = 2 ** 28;
+/** A temporary file older than this (seconds) was left by a writer that died: a sweep removes it. */
+export const STALE_TEMP_SECONDS = 3600;
+
+/** Extension of a blob's file (the core's path pointers end with it). */
+const EXTENSION = '.txt';
+/** Prefix of temporary files: `~` is no key character, so no blob is ever named so. */
+const TEMP_PREFIX = '~tmp-';
+/** A session directory is removed by a sweep once empty and unchanged this long (seconds). */
+const EMPTY_DIR_GRACE_SECONDS = 60;
+const DIR_MODE = 0o700;
+const FILE_MODE = 0o600;
+/** Open flags: never follow a symlink in a blob's place, never reuse a file on create. */
+const READ_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0);
+const CREATE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0);
+
+function unsafe(path, what) {
+  return new TraceLiteError(`${path}: ${what}; the file store refuses to follow or use it`, 'STORE_UNSAFE', 'root');
+}
+
+function option(value, name, fallback, min) {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value < min) {
+    throw new TraceLiteError(`${name} must be an integer ≥ ${min}`, 'INVALID_OPTION', name);
+  }
+  return value;
+}
+
+/** Whether a directory entry is a blob's file, and its key. */
+function blobKey(name) {
+  if (!name.endsWith(EXTENSION) || name.startsWith(TEMP_PREFIX)) return undefined;
+  const key = name.slice(0, -EXTENSION.length);
+  try {
+    return checkName('key', key);
+  } catch {
+    return undefined;
+  }
+}
+
+/** `fn()`, with ENOENT as `missing`. */
+async function unlessMissing(fn, missing) {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err?.code === 'ENOENT') return missing;
+    throw err;
+  }
+}
+
+/**
+ * A spill store on disk. Directories are created 0700 and files 0600
+ * whatever the umask; a blob is written to a temporary file and renamed, so a
+ * writer killed mid-write never leaves a partial file under a blob's name,
+ * and two processes writing one session never see each other's half-written
+ * files. Names come only from checked session names and keys (no `/`, no
+ * `..`); a symlink or another kind of file where the store expects its own
+ * directory or file is refused (`STORE_UNSAFE`), never followed.
+ *
+ * A blob expires `ttlSeconds` after it was last written: `get` treats it as
+ * missing (and removes it), `sweep()` removes every expired blob, the
+ * temporary files of dead writers and empty session directories; the first
+ * call on a store sweeps once (`sweepOnOpen`). `maxSessionBytes` and
+ * `maxBytes` bound what it holds (`STORE_REFUSED` past them; two processes
+ * writing at once may each see the room the other takes).
+ */
+export class FileStore extends OutsideSpillStore {
+  #root;
+  #ttl;
+  #maxBytes;
+  #maxSessionBytes;
+  #now;
+  #onTempWritten;
+  #opened;
+  #sweepOnOpen;
+
+  /**
+   * @param options `{ root, ttlSeconds = 7 days (0: none), maxBytes = 1 GiB,
+   *   maxSessionBytes = 256 MiB, sweepOnOpen = true, now = () => Date.now(),
+   *   onTempWritten }`: `root` is the directory (created when missing),
+   *   `now` the clock in milliseconds, `onTempWritten(tempPath)` is called
+   *   after a temporary file is written and before its rename (fault injection).
+   */
+  constructor(options = {}) {
+    super();
+    if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+      throw new TraceLiteError('FileStore options must be an object { root, … }', 'INVALID_OPTION', 'options');
+    }
+    const { root, ttlSeconds, maxBytes, maxSessionBytes, sweepOnOpen = true, now = () => Date.now(), onTempWritten, ...rest } = options;
+    for (const k of Object.keys(rest)) {
+      throw new TraceLiteError(`unknown FileStore option ${k}`, 'INVALID_OPTION', k);
+    }
+    if (typeof root !== 'string' || root === '' || root.includes('\0')) {
+      throw new TraceLiteError('root must be the path of a directory', 'INVALID_OPTION', 'root');
+    }
+    if (typeof now !== 'function') {
+      throw new TraceLiteError('now must be a function returning milliseconds', 'INVALID_OPTION', 'now');
+    }
+    if (onTempWritten !== undefined && typeof onTempWritten !== 'function') {
+      throw new TraceLiteError('onTempWritten must be a function', 'INVALID_OPTION', 'onTempWritten');
+    }
+    this.#root = resolve(root);
+    this.#ttl = option(ttlSeconds, 'ttlSeconds', DEFAULT_TTL_SECONDS, 0);
+    this.#maxBytes = option(maxBytes, 'maxBytes', DEFAULT_MAX_BYTES, 0);
+    this.#maxSessionBytes = option(maxSessionBytes, 'maxSessionBytes', DEFAULT_MAX_SESSION_BYTES, 0);
+    this.#now = now;
+    this.#onTempWritten = onTempWritten;
+    this.#opened = undefined;
+    this.#sweepOnOpen = Boolean(sweepOnOpen);
+  }
+
+  /** The root directory, absolute: `compress(…, { pointer: 'path' })` names files under it. */
+  get root() {
+    return this.#root;
+  }
+
+  /** The file of a blob: `<root>/<session>/<key>.txt` (checked names). */
+  pathOf(session, key) {
+    return join(this.#root, checkName('session', session), `${checkName('key', key)}${EXTENSION}`);
+  }
+
+  /** Creates the root (0700) and sweeps once, on the store's first call. */
+  #open() {
+    this.#opened ??= (async () => {
+      await this.#ensureDir(this.#root, true);
+      if (this.#sweepOnOpen) await this.#sweep();
+    })();
+    return this.#opened;
+  }
+
+  /** Makes sure `dir` is a directory of ours (not a symlink), mode 0700. */
+  async #ensureDir(dir, recursive = false) {
+    try {
+      await fs.mkdir(dir, { mode: DIR_MODE, recursive });
+    } catch (err) {
+      if (err?.code !== 'EEXIST') throw err;
+    }
+    const st = await fs.lstat(dir);
+    if (st.isSymbolicLink()) throw unsafe(dir, 'a symlink stands where the store keeps a directory');
+    if (!st.isDirectory()) throw unsafe(dir, 'not a directory');
+    if ((st.mode & 0o777) !== DIR_MODE) await fs.chmod(dir, DIR_MODE);
+  }
+
+  #seconds() {
+    return this.#now() / 1000;
+  }
+
+  #expired(mtimeMs) {
+    return this.#ttl > 0 && this.#seconds() - mtimeMs / 1000 > this.#ttl;
+  }
+
+  /** Opens a blob's file for reading without following a symlink; `undefined` when missing. */
+  async #openBlob(path) {
+    let handle;
+    try {
+      handle = await fs.open(path, READ_FLAGS);
+    } catch (err) {
+      if (err?.code === 'ENOENT') return undefined;
+      if (err?.code === 'ELOOP' || err?.code === 'EMLINK') throw unsafe(path, 'a symlink stands in a blob\'s place');
+      throw err;
+    }
+    const st = await handle.stat();
+    if (!st.isFile()) {
+      await handle.close();
+      throw unsafe(path, 'not a regular file');
+    }
+    return { handle, st };
+  }
+
+  /**
+   * Full text of a blob; `SPILL_NOT_FOUND` when missing or expired (an
+   * expired file is removed), `SPILL_CORRUPT` when a content key's text does
+   * not hash to it, `STORE_UNSAFE` for a symlink in its place.
+   */
+  async get(session, key) {
+    const path = this.pathOf(session, key);
+    await this.#open();
+    await this.#sessionDir(session, false);
+    const opened = await this.#openBlob(path);
+    if (!opened) throw notFound(session, key);
+    let text;
+    try {
+      if (this.#expired(opened.st.mtimeMs)) {
+        await unlessMissing(() => fs.unlink(path));
+        throw notFound(session, key);
+      }
+      text = await opened.handle.readFile({ encoding: 'utf8' });
+    } finally {
+      await opened.handle.close();
+    }
+    return verified(session, key, text);
+  }
+
+  /** The session's directory, checked; created when `create`, else `undefined` when missing. */
+  async #sessionDir(session, create) {
+    const dir = join(this.#root, checkName('session', session));
+    if (create) {
+      await this.#ensureDir(dir);
+      return dir;
+    }
+    const st = await unlessMissing(() => fs.lstat(dir));
+    if (st === undefined) return undefined;
+    if (st.isSymbolicLink()) throw unsafe(dir, 'a symlink stands where the store keeps a directory');
+    if (!st.isDirectory()) throw unsafe(dir, 'not a directory');
+    return dir;
+  }
+
+  /**
+   * Stores a blob (0600, written to a temporary file and renamed). Resolves
+   * `true` when written, `false` when the same text was already there (its
+   * time to live then starts again). A different text under a held key is
+   * `STORE_REFUSED`, and so is a blob past `maxSessionBytes` or `maxBytes`; a
+   * content key whose text does not hash to it is `SPILL_CORRUPT`.
+   */
+  async put(session, key, text) {
+    if (typeof text !== 'string') {
+      throw new TraceLiteError('text must be a string', 'INVALID_REQUEST', 'text');
+    }
+    const path = this.pathOf(session, key);
+    const blob = facts(text);
+    if (!matchesKey(key, blob.hash)) throw corrupt(session, key);
+    await this.#open();
+    const dir = await this.#sessionDir(session, true);
+    const held = await this.#openBlob(path);
+    if (held) {
+      try {
+        // A content key names its text: the same size is the same text (checked on read).
+        const same = isContentKey(key)
+          ? held.st.size === blob.bytes
+          : (await held.handle.readFile({ encoding: 'utf8' })) === text;
+        if (!same) throw refused(`${session}/${key}`);
+        const now = this.#seconds();
+        await held.handle.utimes(now, now);
+        return false;
+      } finally {
+        await held.handle.close().catch(() => {});
+      }
+    }
+    await this.#checkQuota(session, blob.bytes);
+    const temp = join(dir, `${TEMP_PREFIX}${pid}-${randomBytes(8).toString('hex')}${EXTENSION}`);
+    const handle = await this.#createTemp(session, temp);
+    try {
+      await handle.chmod(FILE_MODE);
+      await handle.writeFile(text, { encoding: 'utf8' });
+      const now = this.#seconds();
+      await handle.utimes(now, now);
+      await handle.datasync();
+    } catch (err) {
+      await handle.close().catch(() => {});
+      await unlessMissing(() => fs.unlink(temp));
+      throw err;
+    }
+    await handle.close();
+    await this.#onTempWritten?.(temp);
+    await fs.rename(temp, path);
+    return true;
+  }
+
+  /**
+   * Creates a temporary file (0600, never an existing file or a symlink). A
+   * sweep in another process may remove the session's directory while it is
+   * empty: it is made again, once.
+   */
+  async #createTemp(session, temp) {
+    try {
+      return await fs.open(temp, CREATE_FLAGS, FILE_MODE);
+    } catch (err) {
+      if (err?.code !== 'ENOENT') throw err;
+      await this.#sessionDir(session, true);
+      return fs.open(temp, CREATE_FLAGS, FILE_MODE);
+    }
+  }
+
+  async #checkQuota(session, bytes) {
+    const { sessions, totalBytes } = await this.usage();
+    const mine = sessions.find((s) => s.session === session)?.bytes ?? 0;
+    if (mine + bytes > this.#maxSessionBytes) {
+      throw new TraceLiteError(
+        `the session's spill quota is full (${mine} bytes held + ${bytes} new > maxSessionBytes ${this.#maxSessionBytes})`,
+        'STORE_REFUSED',
+        'maxSessionBytes',
+      );
+    }
+    if (totalBytes + bytes > this.#maxBytes) {
+      throw new TraceLiteError(
+        `the store is full (${totalBytes} bytes held + ${bytes} new > maxBytes ${this.#maxBytes})`,
+        'STORE_REFUSED',
+        'maxBytes',
+      );
+    }
+  }
+
+  /** Blob files of a session directory: `[{ key, path, bytes, mtimeMs }]` (expired ones included). */
+  async #files(dir) {
+    const names = await unlessMissing(() => fs.readdir(dir), []);
+    const out = [];
+    for (const name of names.sort()) {
+      const key = blobKey(name);
+      if (key === undefined) continue;
+      const path = join(dir, name);
+      const st = await unlessMissing(() => fs.lstat(path));
+      if (st?.isFile()) out.push({ key, path, bytes: st.size, mtimeMs: st.mtimeMs });
+    }
+    return out;
+  }
+
+  /** Blobs of a session that have not expired: `[{ key, bytes, lines }]`. */
+  async list(session) {
+    await this.#open();
+    const dir = await this.#sessionDir(session, false);
+    if (dir === undefined) return [];
+    const out = [];
+    for (const f of await this.#files(dir)) {
+      if (this.#expired(f.mtimeMs)) continue;
+      const opened = await this.#openBlob(f.path);
+      if (!opened) continue;
+      try {
+        const text = await opened.handle.readFile({ encoding: 'utf8' });
+        out.push({ key: f.key, bytes: f.bytes, lines: facts(text).lines });
+      } finally {
+        await opened.handle.close();
+      }
+    }
+    return out;
+  }
+
+  /** Removes a blob; resolves whether it existed. */
+  async delete(session, key) {
+    const path = this.pathOf(session, key);
+    await this.#open();
+    if ((await this.#sessionDir(session, false)) === undefined) return false;
+    return unlessMissing(async () => {
+      await fs.unlink(path);
+      return true;
+    }, false);
+  }
+
+  /** Session directories under the root (symlinks and other files are skipped). */
+  async #sessions() {
+    const entries = await unlessMissing(() => fs.readdir(this.#root, { withFileTypes: true }), []);
+    return entries
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name)
+      .filter((name) => {
+        try {
+          checkName('session', name);
+          return true;
+        } catch {
+          return false;
+        }
+      })
+      .sort();
+  }
+
+  /** `{ totalBytes, sessions: [{ session, bytes, blobs }] }` of the blobs on disk that have not expired. */
+  async usage() {
+    await this.#open();
+    const sessions = [];
+    let totalBytes = 0;
+    for (const session of await this.#sessions()) {
+      const live = (await this.#files(join(this.#root, session))).filter((f) => !this.#expired(f.mtimeMs));
+      const bytes = live.reduce((n, f) => n + f.bytes, 0);
+      totalBytes += bytes;
+      sessions.push({ session, bytes, blobs: live.length });
+    }
+    return { totalBytes, sessions };
+  }
+
+  /**
+   * Removes the blobs past their time to live, the temporary files of
+   * writers that died over `STALE_TEMP_SECONDS` ago and the session
+   * directories empty for over a minute. Resolves `{ blobs, bytes, temps, sessions }` removed.
+   */
+  async sweep() {
+    await this.#open();
+    return this.#sweep();
+  }
+
+  async #sweep() {
+    const removed = { blobs: 0, bytes: 0, temps: 0, sessions: 0 };
+    const now = this.#seconds();
+    for (const session of await this.#sessions()) {
+      const dir = join(this.#root, session);
+      for (const f of await this.#files(dir)) {
+        if (!this.#expired(f.mtimeMs)) continue;
+        if (await unlessMissing(async () => (await fs.unlink(f.path), true), false)) {
+          removed.blobs++;
+          removed.bytes += f.bytes;
+        }
+      }
+      const names = await unlessMissing(() => fs.readdir(dir), []);
+      for (const name of names.filter((n) => n.startsWith(TEMP_PREFIX))) {
+        const path = join(dir, name);
+        const st = await unlessMissing(() => fs.lstat(path));
+        if (st && now - st.mtimeMs / 1000 > STALE_TEMP_SECONDS && (await unlessMissing(async () => (await fs.unlink(path), true), false))) {
+          removed.temps++;
+        }
+      }
+      // A directory made just now may be about to receive a writer's file.
+      const st = await unlessMissing(() => fs.lstat(dir));
+      if (!st || now - st.mtimeMs / 1000 <= EMPTY_DIR_GRACE_SECONDS) continue;
+      try {
+        await fs.rmdir(dir);
+        removed.sessions++;
+      } catch (err) {
+        if (err?.code !== 'ENOTEMPTY' && err?.code !== 'EEXIST' && err?.code !== 'ENOENT') throw err;
+      }
+    }
+    return removed;
+  }
+}
