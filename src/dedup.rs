@@ -18,7 +18,10 @@
 //! arrived since wait for the next batch, when snapshots change the prefix
 //! anyway. Between batches the prompt prefix stays byte-identical, which
 //! for providers that bill cache writes (Anthropic) is worth more than
-//! removing the lines a few turns earlier.
+//! removing the lines a few turns earlier. The exception is the first
+//! `window` observations: nothing has left the window yet, all of them are
+//! settled, so while the window fills (turns 2 ..= `window`) each arrival
+//! thins the earlier ones at once and the prefix changes on those turns.
 //!
 //! Each edited observation ends with one marker,
 //! `[N duplicate lines removed; they appear in step t; original: spill://…]`,

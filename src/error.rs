@@ -197,13 +197,22 @@ pub fn to_json(value: &impl serde::Serialize, what: &str) -> Result<String> {
         .map_err(|e| Error::new(ErrorCode::SerializationFailed, what, e.to_string()))
 }
 
+impl Error {
+    /// The message after its path, `budget: must be …` (the path once, no
+    /// code): a JS error's `message`, whose `code` is a property of its own.
+    pub fn described(&self) -> String {
+        if self.path.is_empty() {
+            self.message.clone()
+        } else {
+            format!("{}: {}", self.path, self.message)
+        }
+    }
+}
+
+/// `CODE: path: message`.
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.path.is_empty() {
-            write!(f, "{}: {}", self.code.as_str(), self.message)
-        } else {
-            write!(f, "{}: {}: {}", self.code.as_str(), self.path, self.message)
-        }
+        write!(f, "{}: {}", self.code.as_str(), self.described())
     }
 }
 

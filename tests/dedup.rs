@@ -244,3 +244,46 @@ fn prefix_stays_between_turns(batched: bool) {
         path.display()
     );
 }
+
+/// Issue 38 item 6: batched dedup (the default) and the prompt prefix, turn by
+/// turn, on near-identical outputs. While the recent window fills (turns
+/// 2 ..= window) each arrival thins the earlier ones, so the prefix changes;
+/// from then on earlier observations change only on the turns a batch of
+/// `optical.batch` leaves the window, and stay byte-identical in between.
+#[test]
+fn batched_dedup_acts_while_the_window_fills_then_only_at_batches() {
+    let mut c = only_dedup(3);
+    c.optical.batch = 3;
+    assert!(c.dedup.batched, "the default");
+    let outputs: Vec<String> = (0..12)
+        .map(|i| format!("run {i}\n{SHARED}{}", "passed: 41, failed: 1\n"))
+        .collect();
+    let outputs: Vec<&str> = outputs.iter().map(String::as_str).collect();
+    let mut store = MemoryStore::new();
+    let mut state = HostState::default();
+    let mut previous: Vec<String> = Vec::new();
+    let mut changed_turns = Vec::new();
+    for t in 1..=outputs.len() {
+        let req = request(&outputs[..t]);
+        let texts = tool_texts(&common::compress_in(&req, &c, &mut store, &mut state).request);
+        if texts[..previous.len()] != previous[..] {
+            changed_turns.push(t);
+        }
+        previous = texts;
+    }
+    // Window 3, batches of 3: the fill (turns 2, 3), then turns 6, 9, 12.
+    assert_eq!(changed_turns, [2, 3, 6, 9, 12]);
+    // Unbatched, every turn edits the observation before the newest.
+    c.dedup.batched = false;
+    let (mut store, mut state, mut previous) =
+        (MemoryStore::new(), HostState::default(), Vec::new());
+    let mut every = 0;
+    for t in 1..=outputs.len() {
+        let texts = tool_texts(
+            &common::compress_in(&request(&outputs[..t]), &c, &mut store, &mut state).request,
+        );
+        every += usize::from(texts[..previous.len()] != previous[..]);
+        previous = texts;
+    }
+    assert_eq!(every, outputs.len() - 1);
+}

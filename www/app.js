@@ -152,7 +152,7 @@ async function run() {
     if (err.code === 'SUPERSEDED') return;
     document.body.classList.remove('busy');
     document.body.classList.add('stale');
-    // Core messages read "<CODE>: <path>: <what>"; show each part once.
+    // Core messages read "<path>: <what>" (the code is err.code); show each part once.
     let message = err.message;
     if (err.code && message.startsWith(`${err.code}: `)) message = message.slice(err.code.length + 2);
     const control = controlForPath(err.path);

@@ -2,7 +2,10 @@
 // tracelite CLI: `compress` a request file, or `replay` trajectories as an agent loop would.
 import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { TraceLiteError, compress, replayTrajectory, sessionName, summarizeReplay } from '../entries/node.js';
+import { isUtf8 } from 'node:buffer';
+import {
+  TraceLiteError, compress, refuseOversizedTrajectory, replayTrajectory, sessionName, summarizeReplay,
+} from '../entries/node.js';
 import { FileStore } from '../adapters/file-store/index.js';
 import { parsePointer } from '../internal/spill-reader.js';
 
@@ -264,11 +267,6 @@ function isDirectory(path) {
   }
 }
 
-function readJson(path) {
-  const text = readText(path);
-  try { return JSON.parse(text); } catch (e) { return fail(`${shown(path)} is not JSON: ${e.message}`); }
-}
-
 const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
 /** A provider request of any format: chat/messages, responses `input`, Gemini `contents`. */
 const looksLikeRequest = (v) => isObject(v) && ['messages', 'input', 'contents'].some((k) => k in v) && !('steps' in v);
@@ -294,6 +292,111 @@ function progress(enabled) {
       if (tty) process.stderr.write('\r\x1b[2K');
     },
   };
+}
+
+/** Why one file of a replay failed: its message and the exit code it would have alone. */
+class ReplayFileError extends Error {
+  constructor(message, exitCode = 2) {
+    super(message);
+    this.exitCode = exitCode;
+  }
+}
+
+/** A `TraceLiteError` as the CLI prints it: `CODE: path: message` (its message names the path). */
+const typedLine = (err) => `${err.code}: ${err.message}`;
+
+/**
+ * The trajectory in `path` (or stdin), parsed; a `ReplayFileError` says why not. The size
+ * is checked (stat) before the file is read (stdin: before it is parsed), binary content
+ * is refused without echoing it, and a JSON file that is not a trajectory gives `null`
+ * in a directory (skipped) and an error when named alone.
+ */
+function loadTrajectory(path, options, inDirectory) {
+  let bytes;
+  try {
+    if (path !== STDIN) refuseOversizedTrajectory(statSync(path).size, options, path);
+    bytes = readFileSync(path === STDIN ? 0 : path);
+    if (path === STDIN) refuseOversizedTrajectory(bytes.length, options, 'stdin');
+  } catch (e) {
+    if (e instanceof TraceLiteError) throw new ReplayFileError(typedLine(e), 1);
+    throw new ReplayFileError(`cannot read ${shown(path)}: ${fsReason(e)}`);
+  }
+  if (bytes.includes(0) || !isUtf8(bytes)) {
+    throw new ReplayFileError(`${shown(path)} is not a text file: it holds binary data, not a JSON trajectory`);
+  }
+  let trajectory;
+  try {
+    trajectory = JSON.parse(bytes.toString('utf8'));
+  } catch (e) {
+    throw new ReplayFileError(`${shown(path)} is not JSON: ${e.message}`);
+  }
+  if (looksLikeTrajectory(trajectory)) return trajectory;
+  // In a directory other JSON files are skipped; a file named alone must be a trajectory.
+  if (inDirectory) return null;
+  if (looksLikeRequest(trajectory)) {
+    throw new ReplayFileError(`${shown(path)} is a provider request, not a trajectory: use \`tracelite compress ${path}\``);
+  }
+  throw new ReplayFileError(`${shown(path)} is not a trajectory: it has no "steps" array`);
+}
+
+/**
+ * `replay` of a file, stdin or a directory. In a directory each file that fails is one
+ * line on stderr and the others still replay; the exit code is then 1 (after the totals),
+ * and a directory without any trajectory is an error (exit 2).
+ */
+async function replayCommand(args, countTokens) {
+  if (args.positional.length !== 1) fail(USAGE);
+  const path = args.positional[0];
+  const directory = isDirectory(path);
+  const files = directory
+    ? readdirSync(path).filter((f) => f.endsWith('.json') && f !== 'package.json').sort().map((f) => join(path, f))
+    : [path];
+  const runs = [];
+  const errors = [];
+  const fractions = [];
+  const bar = progress(directory && (args.flags.progress || Boolean(process.stderr.isTTY)));
+  for (const [i, file] of files.entries()) {
+    bar.step(i + 1, files.length, basename(file));
+    try {
+      const trajectory = loadTrajectory(file, args.options, directory);
+      if (trajectory === null) continue;
+      const id = trajectory.id || (file === STDIN ? 'stdin' : basename(file, '.json'));
+      const disk = fileStore(args.flags);
+      const kept = new Map();
+      const { result, prefixFractions } = replayOne(trajectory, withFiles(args.options, disk), { countTokens, dump: args.flags.dump, kept: disk && kept });
+      await disk?.persist([...kept.values()]);
+      fractions.push(...prefixFractions);
+      runs.push({ id, ...result });
+      bar.clear();
+      if (!args.flags.json) process.stdout.write(table(id, result) + '\n\n');
+    } catch (e) {
+      const failure = e instanceof ReplayFileError ? e
+        : e instanceof TraceLiteError ? new ReplayFileError(typedLine(e), 1)
+          : e;
+      if (!(failure instanceof ReplayFileError)) throw e;
+      if (!directory) fail(failure.message, failure.exitCode);
+      bar.clear();
+      const line = failure.message.startsWith(`${file} `) ? failure.message : `${file}: ${failure.message}`;
+      process.stderr.write(`tracelite: ${line}\n`);
+      errors.push({ file, ...(e instanceof TraceLiteError ? { code: e.code, path: e.path } : {}), message: failure.message });
+    }
+  }
+  bar.done();
+  if (!directory) {
+    if (args.flags.json) {
+      const { id, ...result } = runs[0];
+      process.stdout.write(JSON.stringify(result) + '\n');
+    }
+    return;
+  }
+  if (runs.length === 0 && errors.length === 0) {
+    fail(`${path} holds no trajectories (no .json file in it has a "steps" array)`);
+  }
+  const perStep = runs.flatMap((r) => r.per_step.map((p) => ({ id: r.id, ...p })));
+  const total = summarizeReplay(perStep, fractions);
+  if (args.flags.json) process.stdout.write(JSON.stringify({ runs, total, errors }) + '\n');
+  else process.stdout.write(`${runs.length} trajectories\n${totalsLine(total)}\n`);
+  if (errors.length > 0) fail(`${errors.length} of ${runs.length + errors.length} trajectories could not be replayed (above)`, 1);
 }
 
 async function main(argv) {
@@ -322,46 +425,7 @@ async function main(argv) {
     return;
   }
   if (command === 'replay') {
-    if (args.positional.length !== 1) fail(USAGE);
-    const path = args.positional[0];
-    const directory = isDirectory(path);
-    const files = directory
-      ? readdirSync(path).filter((f) => f.endsWith('.json') && f !== 'package.json').sort().map((f) => join(path, f))
-      : [path];
-    const runs = [];
-    const fractions = [];
-    const bar = progress(directory && (args.flags.progress || Boolean(process.stderr.isTTY)));
-    for (const [i, file] of files.entries()) {
-      bar.step(i + 1, files.length, basename(file));
-      const trajectory = readJson(file);
-      if (!looksLikeTrajectory(trajectory)) {
-        // In a directory other JSON files are skipped; a file named alone must be a trajectory.
-        if (directory) continue;
-        if (looksLikeRequest(trajectory)) {
-          fail(`${shown(file)} is a provider request, not a trajectory: use \`tracelite compress ${file}\``);
-        }
-        fail(`${shown(file)} is not a trajectory: it has no "steps" array`);
-      }
-      const id = trajectory.id || (file === STDIN ? 'stdin' : basename(file, '.json'));
-      const disk = fileStore(args.flags);
-      const kept = new Map();
-      const { result, prefixFractions } = replayOne(trajectory, withFiles(args.options, disk), { countTokens, dump: args.flags.dump, kept: disk && kept });
-      await disk?.persist([...kept.values()]);
-      fractions.push(...prefixFractions);
-      runs.push({ id, ...result });
-      bar.clear();
-      if (!args.flags.json) process.stdout.write(table(id, result) + '\n\n');
-    }
-    bar.done();
-    if (directory) {
-      const perStep = runs.flatMap((r) => r.per_step.map((p) => ({ id: r.id, ...p })));
-      const total = summarizeReplay(perStep, fractions);
-      if (args.flags.json) process.stdout.write(JSON.stringify({ runs, total }) + '\n');
-      else process.stdout.write(`${runs.length} trajectories\n${totalsLine(total)}\n`);
-    } else if (args.flags.json) {
-      const { id, ...result } = runs[0];
-      process.stdout.write(JSON.stringify(result) + '\n');
-    }
+    await replayCommand(args, countTokens);
     return;
   }
   if (command === 'read' || command === 'grep' || command === 'sweep') return storeCommand(command, args);
@@ -369,6 +433,6 @@ async function main(argv) {
 }
 
 main(process.argv.slice(2)).catch((err) => {
-  if (err instanceof TraceLiteError) fail(`${err.code}${err.path ? ` at ${err.path}` : ''}: ${err.message}`, 1);
+  if (err instanceof TraceLiteError) fail(typedLine(err), 1);
   fail(err?.stack ?? String(err), 1);
 });

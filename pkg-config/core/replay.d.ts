@@ -46,7 +46,17 @@ export function stageSavings(report: Report): Partial<Record<StageName, number>>
 /** Totals of replayed steps. */
 export function summarizeReplay(perStep: ReplayStep[], prefixFractions?: number[]): ReplaySummary;
 
-/** Replays a trajectory as an agent loop would, one store for the whole trajectory. */
+/**
+ * Throws `LIMIT_EXCEEDED` at `limits.maxRequestBytes` when a trajectory of `bytes`
+ * bytes is longer than that limit of `options` (default 64 MiB): the requests of its
+ * last steps would be about as large. `what` names it in the message.
+ */
+export function refuseOversizedTrajectory(bytes: number, options?: CompressSettings, what?: string): void;
+
+/**
+ * Replays a trajectory as an agent loop would, one store for the whole trajectory.
+ * A trajectory longer than `limits.maxRequestBytes` is refused before it is parsed.
+ */
 export function replayTrajectory(
   trajectory: Trajectory | string,
   options?: CompressSettings,

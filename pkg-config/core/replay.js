@@ -3,6 +3,8 @@
 // so both report the same figures for the same options.
 import { compress, trajectoryToRequest } from './api.js';
 import { SpillStore } from './spill.js';
+import { defaultOptions } from './config.js';
+import { TraceLiteError } from './errors.js';
 import { percentile } from '../internal/stats.js';
 
 /** The spill session a replay uses for a trajectory id (what `replay` uses by default). */
@@ -59,6 +61,24 @@ export function summarizeReplay(perStep, prefixFractions = []) {
 }
 
 /**
+ * Refuses a trajectory of `bytes` bytes (named `what`) over `limits.maxRequestBytes`
+ * of `options` before it is parsed: the requests of its last steps hold about all
+ * of it, so they would be refused one by one after the earlier steps ran.
+ * `LIMIT_EXCEEDED` at `limits.maxRequestBytes`, the option to raise.
+ */
+export function refuseOversizedTrajectory(bytes, options = {}, what = 'trajectory') {
+  const limit = options?.limits?.maxRequestBytes ?? defaultOptions().limits.maxRequestBytes;
+  // A limit that is not a count is the core's INVALID_OPTION, reported by the first step.
+  if (!Number.isSafeInteger(limit) || bytes <= limit) return;
+  throw new TraceLiteError(
+    `${what} is ${bytes} bytes, more than limits.maxRequestBytes (${limit}): the requests of its ` +
+      `last steps would be about as large; raise limits.maxRequestBytes to replay it`,
+    'LIMIT_EXCEEDED',
+    'limits.maxRequestBytes',
+  );
+}
+
+/**
  * Replays `trajectory` (object or JSON text in the `../shared/traces` schema):
  * for t = 0..n-1, `trajectoryToRequest(trajectory, t, 'openai-chat')` is
  * compressed with `options`, one `SpillStore` for the whole trajectory and the
@@ -66,11 +86,14 @@ export function summarizeReplay(perStep, prefixFractions = []) {
  *
  * `host.store` (kept, not freed) replaces the private store; `host.countTokens`
  * is passed to `compress`; `host.onStep({ t, request, output, outputText, ms })`
- * sees every step. Returns `{ result, prefixFractions }`.
+ * sees every step. Returns `{ result, prefixFractions }`. A trajectory longer than
+ * `limits.maxRequestBytes` (in UTF-16 units, so at least as many bytes) is refused
+ * before it is parsed ({@link refuseOversizedTrajectory}).
  */
 export function replayTrajectory(trajectory, options = {}, host = {}) {
-  const parsed = typeof trajectory === 'string' ? JSON.parse(trajectory) : trajectory;
   const text = typeof trajectory === 'string' ? trajectory : JSON.stringify(trajectory);
+  refuseOversizedTrajectory(text.length, options);
+  const parsed = typeof trajectory === 'string' ? JSON.parse(trajectory) : trajectory;
   const { countTokens, onStep } = host;
   const store = host.store ?? new SpillStore();
   const session = options.session ?? sessionName(parsed.id);

@@ -8,12 +8,14 @@
 //!   `phase`, `optical`, `compact`, `plan`, `redact`);
 //! * [`limits`]: resource limits (`limits`);
 //! * [`validate`]: the checks a parsed config must pass, every section's in one place;
-//! * [`read`]: how options are read, section by section.
+//! * [`read`]: how options are read, section by section;
+//! * [`words`]: serde's type errors in plain words.
 
 mod limits;
 mod read;
 mod stages;
 mod validate;
+mod words;
 
 pub use limits::Limits;
 pub use stages::{
@@ -118,8 +120,9 @@ impl Config {
             return Ok(Self::default());
         }
         let mut config = Self::default();
-        crate::json::read_into(&mut config, &value)
-            .map_err(|(path, e)| Error::new(ErrorCode::InvalidOption, path, e.to_string()))?;
+        crate::json::read_into(&mut config, &value).map_err(|(path, e)| {
+            Error::new(ErrorCode::InvalidOption, path, words::plain(&e.to_string()))
+        })?;
         config.validate()?;
         Ok(config)
     }
@@ -178,5 +181,52 @@ mod tests {
         assert_eq!(e.path, "session");
         let e = Config::from_json(json!({"provider": "cohere"})).unwrap_err();
         assert_eq!(e.path, "provider");
+    }
+
+    /// Each mistyped option: its path once, serde's words for the type
+    /// replaced (no `u64`, `f64`, `struct`).
+    #[test]
+    fn mistyped_options_read_in_plain_words() {
+        for (options, path, message) in [
+            (
+                json!({"budget": -5}),
+                "budget",
+                "must be a non-negative integer, got -5",
+            ),
+            (
+                json!({"budget": 1.5}),
+                "budget",
+                "must be a non-negative integer, got 1.5",
+            ),
+            (
+                json!({"window": "three"}),
+                "window",
+                "must be a non-negative integer, got the string \"three\"",
+            ),
+            (
+                json!({"spill": {"fraction": "half"}}),
+                "spill.fraction",
+                "must be a number, got the string \"half\"",
+            ),
+            (
+                json!({"dedup": {"enabled": 1}}),
+                "dedup.enabled",
+                "must be true or false, got 1",
+            ),
+            (json!({"spill": 3}), "spill", "must be an object, got 3"),
+            (
+                json!({"phase": {"editTools": "edit"}}),
+                "phase.editTools",
+                "must be an array, got the string \"edit\"",
+            ),
+            (json!({"session": 7}), "session", "must be a string, got 7"),
+        ] {
+            let e = Config::from_json(options.clone()).unwrap_err();
+            assert_eq!(
+                (e.code, e.path.as_str(), e.message.as_str()),
+                (ErrorCode::InvalidOption, path, message),
+                "{options}"
+            );
+        }
     }
 }

@@ -27,9 +27,10 @@ use crate::spill::{MemoryStore, SpillStore};
 use crate::tokens::{estimate, Estimator, TokenCounter};
 use crate::trajectory::{trajectory_to_request, Trajectory};
 
-/// Converts a core error into a JS `Error` carrying `code` and `path`.
+/// Converts a core error into a JS `Error` carrying `code` and `path`; its
+/// message is [`Error::described`] (the code is not repeated in it).
 pub(crate) fn to_js(err: Error) -> JsValue {
-    let js = js_sys::Error::new(&err.to_string());
+    let js = js_sys::Error::new(&err.described());
     js.set_name("TraceLiteError");
     let obj: &JsValue = js.as_ref();
     // Setting plain data properties on a fresh Error cannot fail.

@@ -5,9 +5,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 
 const root = new URL('../../', import.meta.url).pathname;
 const cli = join(root, 'pkg/cli/index.mjs');
@@ -232,4 +232,104 @@ test('--tokenizer o200k without js-tiktoken installed says how to enable it (exi
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+// Issue 38 item 5: errors a new user hits.
+test('a mistyped option is one line: the code once, the path once, plain words (no Rust type names), exit 1', () => {
+  withFile('request.json', request, (file) => {
+    for (const args of [['compress', file, '--budget', '-5'], ['replay', sample, '--budget', '-5']]) {
+      const r = run(...args);
+      assert.equal(r.code, 1, r.stderr);
+      assert.equal(r.stderr, 'tracelite: INVALID_OPTION: budget: must be a non-negative integer, got -5\n');
+      assert.equal(r.stdout, '');
+    }
+    const r = run('compress', file, '--options', '{"spill": {"fraction": "half"}}');
+    assert.equal(r.stderr, 'tracelite: INVALID_OPTION: spill.fraction: must be a number, got the string "half"\n');
+  });
+});
+
+test('replay checks the size before reading: over limits.maxRequestBytes it is refused at once, naming the option to raise', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tracelite-cli-big-'));
+  try {
+    // 100 MB of zero bytes, sparse: refused by its size (stat), not read (it would be binary too).
+    const big = join(dir, 'big.json');
+    writeFileSync(big, '');
+    truncateSync(big, 100 << 20);
+    const r = run('replay', big);
+    assert.equal(r.code, 1, r.stderr);
+    assert.equal(r.stderr, `tracelite: LIMIT_EXCEEDED: ${big} is ${100 << 20} bytes, more than ` +
+      `limits.maxRequestBytes (${64 << 20}): the requests of its last steps would be about as large; raise limits.maxRequestBytes to replay it\n`);
+    // Raising the option lets the size check pass (the zeros are then refused as binary).
+    const raised = run('replay', big, '--options', JSON.stringify({ limits: { maxRequestBytes: 200 << 20 } }));
+    assert.match(raised.stderr, /is not a text file/);
+    // The same check on stdin, and on the sample under a small limit: nothing replayed.
+    const small = ['--options', '{"limits": {"maxRequestBytes": 1000}}'];
+    const size = statSync(sample).size;
+    const file = run('replay', sample, ...small);
+    assert.equal(file.code, 1, file.stderr);
+    assert.match(file.stderr, new RegExp(`sample-trajectory\\.json is ${size} bytes, more than limits\\.maxRequestBytes \\(1000\\)`));
+    assert.equal(file.stdout, '');
+    const piped = runWith({ input: readFileSync(sample, 'utf8') }, 'replay', '-', ...small);
+    assert.match(piped.stderr, /^tracelite: LIMIT_EXCEEDED: stdin is \d+ bytes, more than limits\.maxRequestBytes \(1000\)/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('replay of a binary file is refused without echoing its bytes', () => {
+  const png = Buffer.concat([Buffer.from([0x89]), Buffer.from('PNG\r\n\x1a\n'), Buffer.from([0, 0, 0, 13]), Buffer.from('IHDR-SECRET-PIXELS')]);
+  const latin1 = Buffer.from('{"steps": "caf\xe9 SECRET-PIXELS"}', 'latin1');
+  for (const bytes of [png, latin1]) {
+    withFile('image.json', bytes, (file) => {
+      const r = run('replay', file);
+      assertUsageError(r, /is not a text file: it holds binary data, not a JSON trajectory\n$/);
+      assert.doesNotMatch(r.stderr, /SECRET|PNG|IHDR/);
+    });
+  }
+});
+
+test('a directory replay reports each bad file on its own line, replays the others, and exits 1 after the totals', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tracelite-cli-mixed-'));
+  try {
+    const trajectory = readFileSync(sample, 'utf8');
+    writeFileSync(join(dir, 'a.json'), trajectory);
+    writeFileSync(join(dir, 'b-broken.json'), '{"steps": [');
+    writeFileSync(join(dir, 'c-binary.json'), Buffer.from([0x7b, 0, 0xff, 0x7d]));
+    writeFileSync(join(dir, 'd-bad-step.json'), JSON.stringify({ task: 't', steps: [{ action: 5 }] }));
+    writeFileSync(join(dir, 'e.json'), trajectory);
+    const json = run('replay', '--json', '--budget', '16000', dir);
+    assert.equal(json.code, 1, json.stderr);
+    const out = JSON.parse(json.stdout);
+    assert.equal(out.runs.length, 2);
+    assert.deepEqual(out.errors.map((e) => basename(e.file)), ['b-broken.json', 'c-binary.json', 'd-bad-step.json']);
+    const lines = json.stderr.trimEnd().split('\n');
+    assert.equal(lines.length, 4, json.stderr);
+    assert.match(lines[0], /b-broken\.json is not JSON: /);
+    assert.match(lines[1], /c-binary\.json is not a text file/);
+    assert.match(lines[2], /d-bad-step\.json: [A-Z_]+: /);
+    assert.equal(lines[3], 'tracelite: 3 of 5 trajectories could not be replayed (above)');
+    // The table form prints both runs and the totals before failing.
+    const table = run('replay', '--budget', '16000', dir);
+    assert.equal(table.code, 1);
+    assert.match(table.stdout, /^2 trajectories$/m);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a directory without trajectories is an error (exit 2), not "0 trajectories"', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tracelite-cli-empty-'));
+  try {
+    assertUsageError(run('replay', dir), /holds no trajectories \(no \.json file in it has a "steps" array\)/);
+    writeFileSync(join(dir, 'notes.json'), '{"not": "a trajectory"}');
+    assertUsageError(run('replay', '--json', dir), /holds no trajectories/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('replayTrajectory refuses a trajectory text over limits.maxRequestBytes before parsing it', async () => {
+  const { replayTrajectory } = await import(join(root, 'pkg/entries/node.js'));
+  assert.throws(() => replayTrajectory('{"steps": [' + ' '.repeat(5000), { limits: { maxRequestBytes: 4000 } }),
+    (e) => e.code === 'LIMIT_EXCEEDED' && e.path === 'limits.maxRequestBytes' && /raise limits\.maxRequestBytes/.test(e.message));
 });

@@ -143,7 +143,9 @@ export interface DedupOptions {
    * Edit earlier observations only on the turns when observations leave
    * the recent window in a batch (`optical.batch`), so the prompt prefix
    * changes once per batch instead of every turn (prompt caches keep
-   * working); `false` edits on every new observation.
+   * working); `false` edits on every new observation. While the window
+   * fills (the first `window` observations) every arrival is settled, so
+   * dedup edits on each of those turns either way.
    * Default: `true`.
    */
   batched?: boolean;
