@@ -483,3 +483,39 @@ fn scratch_targets_can_be_left_out_of_the_trigger() {
     assert!(stone_of(&m[2]).unwrap().contains("at step 4"));
     assert!(stone_of(&m[6]).unwrap().contains("at step 4"));
 }
+
+#[test]
+fn with_a_pointer_root_tombstones_name_the_file_of_the_cleared_output() {
+    let grep = long_output("grep");
+    let test = long_output("test");
+    let req = request(&[
+        ("bash", bash("grep -rn parse_config ."), &grep),
+        ("bash", bash("pytest -q"), &test),
+        ("bash", bash("sed -i 's/a/b/' app/config.py"), ""),
+        ("bash", bash("pytest -q"), &test),
+    ]);
+    let mut rooted = eager();
+    rooted.spill.pointer_root = "/srv/agent/tool-output".into();
+    let mut store = MemoryStore::new();
+    let out = compress(&req, &rooted, &mut store).unwrap();
+    let stone = stone_of(&messages(&out.request)[2])
+        .expect("the search is cleared")
+        .to_string();
+    let path = stone
+        .split("full text: ")
+        .nth(1)
+        .unwrap()
+        .trim_end_matches(']');
+    let key = path
+        .strip_prefix("/srv/agent/tool-output/ph/")
+        .and_then(|p| p.strip_suffix(".txt"))
+        .unwrap_or_else(|| panic!("{stone}"));
+    assert_eq!(store.get("ph", key).unwrap(), grep);
+    // The same request without the root: the same tombstone with spill://.
+    let plain = compress(&req, &eager(), &mut MemoryStore::new()).unwrap();
+    let plain_stone = stone_of(&messages(&plain.request)[2]).unwrap().to_string();
+    assert_eq!(
+        plain_stone,
+        stone.replace(path, &format!("spill://ph/{key}"))
+    );
+}

@@ -28,7 +28,8 @@ export function frameworkSpillTools(store, session, make) {
 
 /**
  * A compressor for one framework: `settings` are the user's options (compress
- * settings plus `store`, `session`, `onReport`, `maxSessions`); the result's
+ * settings plus `store`, `session`, `onReport`, `maxSessions`, and `pointer`:
+ * `'path'` with a `FileStore`, see `withPointer`); the result's
  * `compress(request, call)` compresses a request in `format` under the session
  * `session(call)` names (by default a hash of the conversation's opening) and
  * resolves `{ request, report, session }`; `store` is where the spills are.

@@ -7,7 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pkgDir, root } from './support/hosts.mjs';
@@ -129,4 +129,33 @@ test('the deno condition picks deno.js (source-phase wasm import); node and bund
 test('deno check: the script type-checks against the package types', { skip }, () => {
   const r = runDeno(['check', 'main.ts']);
   assert.equal(r.status, 0, `deno check failed:\n${r.stderr}${r.stdout}`);
+});
+
+// FileStore under Deno (issue 37): the `deno` condition of 'tracelite/file-store'
+// picks the filesystem store (node:fs under Deno), given read and write access
+// to its root and read access to the package.
+const FILE_STORE_SCRIPT = `
+import { FileStore } from 'tracelite/file-store';
+const root = Deno.args[0];
+const files = new FileStore({ root });
+const text = Array.from({ length: 500 }, (_, i) => 'line ' + (i + 1)).join('\\n');
+const wrote = await files.put('deno-1', 'log', text);
+const page = await files.read('deno-1', 'log', 249, 1);
+const mode = (await Deno.stat(files.pathOf('deno-1', 'log'))).mode & 0o777;
+let unsafe;
+try { await files.get('evil', 'passwd'); } catch (err) { unsafe = err.code; }
+console.log(JSON.stringify({ wrote, line: page.text, mode, unsafe }));
+`;
+
+test('deno run: FileStore writes 0600 files under its root and refuses a planted symlink', { skip }, () => {
+  writeFileSync(join(project, 'files.ts'), FILE_STORE_SCRIPT);
+  const spills = mkdtempSync(join(tmpdir(), 'tracelite-deno-spills-'));
+  symlinkSync('/etc', join(spills, 'evil'));
+  try {
+    const r = runDeno(['run', `--allow-read=${installed},${spills}`, `--allow-write=${spills}`, 'files.ts', spills]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.deepEqual(JSON.parse(r.stdout.trim().split('\n').pop()), { wrote: true, line: 'line 250\n', mode: 0o600, unsafe: 'STORE_UNSAFE' });
+  } finally {
+    rmSync(spills, { recursive: true, force: true });
+  }
 });

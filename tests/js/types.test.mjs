@@ -180,7 +180,8 @@ export function openai(modelId) {
     doGenerate: async ({ prompt }) => {
       const tool = prompt.filter((m) => m.role === 'tool').flatMap((m) => m.content).find((p) => p.toolName === 'grep_spill');
       if (tool) return { content: [{ type: 'text', text: 'done' }], finishReason: { unified: 'stop', raw: 'stop' }, usage, warnings: [] };
-      const pointer = /spill:\\/\\/[A-Za-z0-9._-]+\\/[A-Za-z0-9._-]+/.exec(JSON.stringify(prompt))?.[0];
+      // A spill:// pointer, or the path of a FileStore's file (pointer: 'path').
+      const pointer = /spill:\\/\\/[A-Za-z0-9._-]+\\/[A-Za-z0-9._-]+|\\/[^\\s"'\\\\]+\\/[A-Za-z0-9._-]+\\.txt/.exec(JSON.stringify(prompt))?.[0];
       if (!pointer) return { content: [{ type: 'text', text: 'no pointer' }], finishReason: { unified: 'stop', raw: 'stop' }, usage, warnings: [] };
       const input = JSON.stringify({ pointer, pattern: 'PASSED', max_matches: 2 });
       return { content: [{ type: 'tool-call', toolCallId: 'g1', toolName: 'grep_spill', input }], finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage, warnings: [] };
@@ -252,7 +253,7 @@ console.log(JSON.stringify({
   middlewareSpec: traceliteMiddleware().specificationVersion,
   calls: calls.length,
   firstChars: first.length,
-  pointer: /spill:\\/\\//.test(first),
+  pointer: /spill:\\/\\/|\\.txt —/.test(first),
   grep: tool?.output,
 }));
 `;
@@ -323,7 +324,7 @@ for (const version of Object.keys(AI)) {
       // The middleware's spec is the installed ai's by default, as the types say.
       assert.equal(got.middlewareSpec, got.spec);
       assert.equal(got.calls, 2, 'a grep_spill step, then the answer');
-      assert.ok(got.pointer, 'the first prompt carries a spill:// pointer');
+      assert.ok(got.pointer, 'the first prompt carries a spill:// or path pointer');
       assert.ok(got.firstChars < LOG.length / 2, `the prompt was compressed (${got.firstChars} chars, log ${LOG.length})`);
       assert.equal(got.grep?.type, 'text', JSON.stringify(got.grep));
       // max_matches: 2 (the schema's name, as the model sends it) is obeyed.

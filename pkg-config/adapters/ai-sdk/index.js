@@ -239,6 +239,8 @@ export function fromChatRequest(request, side, version = 'v4') {
  *   spills, caches and previous request, so `report.prefix` measures prefix
  *   reuse), for the `maxSessions` (64) most recent conversations; exposed as
  *   `middleware.store` so `spillTools(middleware.store)` reads the same blobs.
+ * * `pointer`: `'path'` with a `FileStore` makes pointers the spills' file
+ *   paths (the model can read them with its own tools); `'spill'` by default.
  * * `session`: a name or `(params) => name`; by default a hash of the
  *   conversation's opening, so every conversation keeps its own spills.
  * * `onReport({ session, report, type })`: called after each compression.

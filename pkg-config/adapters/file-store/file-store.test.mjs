@@ -292,3 +292,27 @@ test('the same loop with the default store reads the hidden line with read_spill
   assert.ok(!excerpt.includes(NEEDLE));
   assert.ok(answer.startsWith('found: spill://agent/') && answer.includes(`\n ${NEEDLE_LINE}\t${NEEDLE}\n`), answer);
 });
+
+test('two processes putting different texts under one key: one wins whole, the other is refused', async () => {
+  const root = scratch();
+  const writer = (who) => `
+    import { FileStore } from ${JSON.stringify(STORE_MODULE)};
+    const store = new FileStore({ root: ${JSON.stringify(root)} });
+    const results = await Promise.allSettled(Array.from({ length: 30 }, (_, i) => store.put('s', 'k' + i, '${who} '.repeat(20000))));
+    process.stdout.write(JSON.stringify(results.map((r) => r.status === 'fulfilled' ? 'ok' : r.reason.code)));
+  `;
+  const run = (who) => new Promise((done) => {
+    const child = spawn(process.execPath, ['--input-type=module', '-e', writer(who)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d) => { out += d; });
+    child.on('exit', () => done(JSON.parse(out)));
+  });
+  const [a, b] = await Promise.all([run('a'), run('b')]);
+  const store = new FileStore({ root });
+  for (let i = 0; i < 30; i++) {
+    const text = await store.get('s', `k${i}`);
+    const winner = text === 'a '.repeat(20000) ? 'a' : 'b';
+    assert.equal(text, `${winner} `.repeat(20000));
+    assert.deepEqual([a[i], b[i]], winner === 'a' ? ['ok', 'STORE_REFUSED'] : ['STORE_REFUSED', 'ok'], `k${i}`);
+  }
+});

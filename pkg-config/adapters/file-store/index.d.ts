@@ -15,7 +15,7 @@ export interface FileStoreOptions {
   sweepOnOpen?: boolean;
   /** Clock in milliseconds, for tests. Default `Date.now`. */
   now?: () => number;
-  /** Called after a temporary file is written, before it is renamed to the blob's name (fault injection). */
+  /** Called after a temporary file is written, before it gets the blob's name (fault injection). */
   onTempWritten?: (tempPath: string) => void | Promise<void>;
 }
 
@@ -42,7 +42,8 @@ export const STALE_TEMP_SECONDS: number;
 
 /**
  * Spills as files, `<root>/<session>/<key>.txt` (directories 0700, files
- * 0600, written to a temporary file and renamed), so they outlive the
+ * 0600, written to a temporary file then linked to their name, never
+ * replacing a file), so they outlive the
  * process and an agent can read them with its own tools: pass it as `store`
  * to an adapter with `pointer: 'path'` and excerpts name the file. A symlink
  * where the store keeps a directory or a file is refused with `STORE_UNSAFE`.

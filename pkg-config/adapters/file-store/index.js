@@ -69,10 +69,11 @@ async function unlessMissing(fn, missing) {
 
 /**
  * A spill store on disk. Directories are created 0700 and files 0600
- * whatever the umask; a blob is written to a temporary file and renamed, so a
- * writer killed mid-write never leaves a partial file under a blob's name,
- * and two processes writing one session never see each other's half-written
- * files. Names come only from checked session names and keys (no `/`, no
+ * whatever the umask; a blob is written to a temporary file and then given
+ * its name (a hard link, which never replaces a file), so a writer killed
+ * mid-write never leaves a partial file under a blob's name, and two
+ * processes writing one session never see each other's half-written files
+ * nor replace each other's blobs. Names come only from checked session names and keys (no `/`, no
  * `..`); a symlink or another kind of file where the store expects its own
  * directory or file is refused (`STORE_UNSAFE`), never followed.
  *
@@ -98,7 +99,7 @@ export class FileStore extends OutsideSpillStore {
    *   maxSessionBytes = 256 MiB, sweepOnOpen = true, now = () => Date.now(),
    *   onTempWritten }`: `root` is the directory (created when missing),
    *   `now` the clock in milliseconds, `onTempWritten(tempPath)` is called
-   *   after a temporary file is written and before its rename (fault injection).
+   *   after a temporary file is written and before it gets its name (fault injection).
    */
   constructor(options = {}) {
     super();
@@ -225,7 +226,7 @@ export class FileStore extends OutsideSpillStore {
   }
 
   /**
-   * Stores a blob (0600, written to a temporary file and renamed). Resolves
+   * Stores a blob (0600, written to a temporary file, then named). Resolves
    * `true` when written, `false` when the same text was already there (its
    * time to live then starts again). A different text under a held key is
    * `STORE_REFUSED`, and so is a blob past `maxSessionBytes` or `maxBytes`; a
@@ -271,7 +272,30 @@ export class FileStore extends OutsideSpillStore {
     }
     await handle.close();
     await this.#onTempWritten?.(temp);
-    await fs.rename(temp, path);
+    return this.#publish(temp, path, session, key, text);
+  }
+
+  /**
+   * Gives the temporary file its final name without ever replacing a file
+   * another process put there meanwhile (a hard link fails when the name is
+   * taken; `rename` only where the filesystem has no hard links). Resolves
+   * like `put`.
+   */
+  async #publish(temp, path, session, key, text) {
+    try {
+      await fs.link(temp, path);
+    } catch (err) {
+      if (err?.code === 'EEXIST') {
+        await unlessMissing(() => fs.unlink(temp));
+        // Another writer was first: the same text is stored, another is refused.
+        if ((await this.get(session, key)) !== text) throw refused(`${session}/${key}`);
+        return false;
+      }
+      if (!['EPERM', 'ENOTSUP', 'ENOSYS', 'EOPNOTSUPP'].includes(err?.code)) throw err;
+      await fs.rename(temp, path);
+      return true;
+    }
+    await unlessMissing(() => fs.unlink(temp));
     return true;
   }
 
