@@ -526,6 +526,15 @@ fn tool_definitions_in_every_format() {
     let responses = tool_definitions(ToolFormat::OpenaiResponses);
     assert_eq!(responses[1]["name"], "grep_spill");
     assert!(responses[1]["parameters"]["properties"]["pattern"].is_object());
+    // Optional arguments: not strict (the Responses API's default).
+    assert_eq!(responses[0]["strict"], json!(false));
+    let gemini = tool_definitions(ToolFormat::Gemini);
+    assert_eq!(gemini[1]["name"], "grep_spill");
+    assert_eq!(
+        gemini[1]["parametersJsonSchema"]["required"],
+        json!(["pointer", "pattern"])
+    );
+    assert_eq!(ToolFormat::parse("gemini").unwrap(), ToolFormat::Gemini);
     let anthropic = tool_definitions(ToolFormat::Anthropic);
     assert_eq!(anthropic[0]["name"], "read_spill");
     assert_eq!(anthropic[0]["input_schema"]["type"], "object");

@@ -91,8 +91,50 @@ export interface SpilledText {
   tokensAfter: number;
 }
 
-/** Tool-definition formats. */
-export type ToolFormat = 'openai-chat' | 'openai' | 'openai-responses' | 'anthropic';
+/** Tool-definition formats (`openai` is `openai-chat`). */
+export type ToolFormat = 'openai-chat' | 'openai' | 'openai-responses' | 'anthropic' | 'gemini';
+
+/** `read_spill` or `grep_spill`. */
+export type SpillToolName = 'read_spill' | 'grep_spill';
+
+/** JSON Schema of a spill tool's arguments. */
+export type SpillToolSchema = {
+  type: 'object';
+  properties: { [argument: string]: { type: 'string' | 'integer' | 'boolean'; description: string; minimum?: number; maximum?: number } };
+  required: string[];
+  additionalProperties: false;
+  [keyword: string]: unknown;
+};
+
+/** OpenAI Chat Completions tool (`ChatCompletionTool` of `openai`). */
+export type OpenAIChatToolDefinition = {
+  type: 'function';
+  function: { name: SpillToolName; description: string; parameters: SpillToolSchema };
+};
+
+/** OpenAI Responses function tool (`FunctionTool` of `openai`); not strict, as some arguments are optional. */
+export type OpenAIResponsesToolDefinition = {
+  type: 'function';
+  name: SpillToolName;
+  description: string;
+  parameters: SpillToolSchema;
+  strict: false;
+};
+
+/** Anthropic Messages tool (`Tool` of `@anthropic-ai/sdk`, beta `BetaTool` too). */
+export type AnthropicToolDefinition = { name: SpillToolName; description: string; input_schema: SpillToolSchema };
+
+/** Gemini function declaration (`FunctionDeclaration` of `@google/genai`), for `tools: [{ functionDeclarations }]`. */
+export type GeminiFunctionDeclaration = { name: SpillToolName; description: string; parametersJsonSchema: SpillToolSchema };
+
+/** The definition type of each format. */
+export interface SpillToolDefinitionOf {
+  'openai-chat': OpenAIChatToolDefinition;
+  openai: OpenAIChatToolDefinition;
+  'openai-responses': OpenAIResponsesToolDefinition;
+  anthropic: AnthropicToolDefinition;
+  gemini: GeminiFunctionDeclaration;
+}
 
 /** In-memory spill store inside wasm. */
 /** What `SpillStore.importCache` added. */
@@ -132,7 +174,8 @@ export class SpillStore {
   sweep(now?: number): number;
   usage(): { totalBytes: number; sessions: string[]; limits: { maxBytes: number; maxSessionBytes: number; ttlSeconds: number; maxGrepCost: number } };
   rehydrate(spills: SpillBlob[]): number;
-  handleToolCall(name: string, args: string | Record<string, unknown>, session: string): ToolReply;
+  /** `args`: the call's arguments as the SDK hands them (JSON text, or the parsed object: Anthropic's `input`, Gemini's `args`). */
+  handleToolCall(name: string, args: unknown, session: string): ToolReply;
   spill(text: string, options?: Record<string, unknown> & { countTokens?: (text: string) => number }): SpilledText;
   /**
    * New cache entries (snapshots, token counts) since the last call as a segment to keep
@@ -150,13 +193,21 @@ export class SpillStore {
 
 /** `['read_spill', 'grep_spill']`. */
 export const SPILL_TOOL_NAMES: readonly ['read_spill', 'grep_spill'];
-export function isSpillTool(name: string): boolean;
-/** Tool definitions (JSON Schema) of read_spill and grep_spill in the provider's format. */
-export function spillToolDefinitions(format?: ToolFormat): Record<string, unknown>[];
-/** Runs a read_spill / grep_spill call; `where` is a session name (default store) or `{ store, session }`. */
+export function isSpillTool(name: string): name is SpillToolName;
+/**
+ * Tool definitions (JSON Schema) of read_spill and grep_spill in the provider's format
+ * (default `openai-chat`), typed so that they go into the SDK's `tools` as they are.
+ */
+export function spillToolDefinitions(): OpenAIChatToolDefinition[];
+export function spillToolDefinitions<F extends ToolFormat>(format: F): SpillToolDefinitionOf[F][];
+/**
+ * Runs a read_spill / grep_spill call; `args` as the SDK hands them (OpenAI's `arguments`
+ * text, Anthropic's `input`, Gemini's `args`); arguments the tool cannot use are an error
+ * reply. `where` is a session name (default store) or `{ store, session }`.
+ */
 export function handleToolCall(
   name: string,
-  args: string | Record<string, unknown>,
+  args: unknown,
   where: string | { store?: SpillStore; session?: string },
 ): ToolReply;
 /** The store `compress` uses when no `options.store` is given. */

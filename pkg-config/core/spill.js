@@ -203,7 +203,7 @@ export class SpillStore {
   }
 }
 
-/** Definitions of `read_spill` and `grep_spill` for `format`: `openai-chat` (default), `openai-responses` or `anthropic`. */
+/** Definitions of `read_spill` and `grep_spill` for `format`: `openai-chat` (default), `openai-responses`, `anthropic` or `gemini`. */
 export function spillToolDefinitions(format = 'openai-chat') {
   return JSON.parse(guarded(() => wasmSpillTools(format)));
 }

@@ -35,20 +35,24 @@ pub enum ToolFormat {
     /// OpenAI Chat Completions: `{type: "function", function: {name, description, parameters}}`.
     #[serde(alias = "openai")]
     OpenaiChat,
-    /// OpenAI Responses: `{type: "function", name, description, parameters}`.
+    /// OpenAI Responses: `{type: "function", name, description, parameters, strict: false}`
+    /// (the API's default is strict, which wants every property required).
     OpenaiResponses,
     /// Anthropic Messages: `{name, description, input_schema}`.
     Anthropic,
+    /// Gemini function declarations: `{name, description, parametersJsonSchema}`
+    /// (for `tools: [{ functionDeclarations }]`).
+    Gemini,
 }
 
 impl ToolFormat {
-    /// Parses `openai-chat` (or `openai`), `openai-responses`, `anthropic`.
+    /// Parses `openai-chat` (or `openai`), `openai-responses`, `anthropic`, `gemini`.
     pub fn parse(name: &str) -> Result<Self> {
         serde_json::from_value(Value::String(name.into())).map_err(|_| {
             Error::new(
                 ErrorCode::InvalidOption,
                 "format",
-                "must be \"openai-chat\", \"openai-responses\" or \"anthropic\"",
+                "must be \"openai-chat\", \"openai-responses\", \"anthropic\" or \"gemini\"",
             )
         })
     }
@@ -109,10 +113,14 @@ pub fn tool_definitions(format: ToolFormat) -> Value {
                 "function": {"name": name, "description": description, "parameters": schema}
             }),
             ToolFormat::OpenaiResponses => json!({
-                "type": "function", "name": name, "description": description, "parameters": schema
+                "type": "function", "name": name, "description": description, "parameters": schema,
+                "strict": false
             }),
             ToolFormat::Anthropic => json!({
                 "name": name, "description": description, "input_schema": schema
+            }),
+            ToolFormat::Gemini => json!({
+                "name": name, "description": description, "parametersJsonSchema": schema
             }),
         });
     Value::Array(tools.collect())

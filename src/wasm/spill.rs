@@ -234,7 +234,7 @@ fn utf8(bytes: &[u8]) -> Result<&str, JsValue> {
 }
 
 /// Definitions of `read_spill` and `grep_spill` as JSON text, in `format`
-/// (`openai-chat`, `openai-responses` or `anthropic`).
+/// (`openai-chat`, `openai-responses`, `anthropic` or `gemini`).
 #[wasm_bindgen(js_name = spillTools)]
 pub fn spill_tools(format: &JsValue) -> Result<String, JsValue> {
     let format = ToolFormat::parse(&args::text(format, "format")?).map_err(to_js)?;

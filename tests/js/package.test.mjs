@@ -12,6 +12,7 @@ import { extname, join, normalize } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { chromium } from 'playwright-core';
 import { bundleWorker, pkgDir, root, startWorker } from './support/hosts.mjs';
+import { suiteOf } from './support/readme-snippets.mjs';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const REQUEST = {
@@ -348,7 +349,7 @@ test('engines: node is the core\'s minimum (>=20); the README gives the AI SDK 7
 
 // The npm README's examples that need only this package run as written against the
 // installed tarball, with the values they leave to the reader (a request, a history,
-// a tool output, the provider call) defined before them.
+// a tool output) defined before them (the provider SDK loop: tests/js/sdk-loop.test.mjs).
 const README_PRELUDE = `
 const big = Array.from({ length: 12000 }, (_, i) => 'test_' + i + ' PASSED').join('\\n');   // over the 128k budget's spill cap
 const messages = [
@@ -358,37 +359,25 @@ const messages = [
   { role: 'tool', tool_call_id: 'c1', content: big },
 ];
 const openAiChatRequest = { model: 'm', messages };
-const history = { model: 'm', messages };
+const conversation = { model: 'm', messages };
 const pytestOutput = big;
-const myTools = [];
 process.env.OPENAI_API_KEY ??= 'sk-test';
 globalThis.fetch = async () => Response.json({ choices: [{ message: { role: 'assistant', content:
   '## Goal\\nFix it.\\n## Progress\\nRan pytest.\\n## Key facts\\nAll pass.\\n## Decisions\\nNone.\\n## Next steps\\nSubmit.' } }] });
-/** The model asks for the last line of the spilled output. */
-async function callModel(request) {
-  const pointer = JSON.stringify(request).match(/spill:\\/\\/[\\w.-]+\\/[\\w-]+/)[0];
-  const args = JSON.stringify({ pointer, pattern: 'test_11999', literal: true });
-  return { choices: [{ message: { role: 'assistant', content: null,
-    tool_calls: [{ id: 'c2', type: 'function', function: { name: 'grep_spill', arguments: args } }] } }] };
-}
 `;
 
 test('the npm README\'s examples that import only `tracelite` run as written', () => {
   const blocks = [...npmReadme().matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1])
-    .filter((code) => [...code.matchAll(/from\s+'([^']+)'/g)].every((m) => m[1] === 'tracelite'));
+    .filter((code) => suiteOf(code) === 'readme' && [...code.matchAll(/from\s+'([^']+)'/g)].every((m) => m[1] === 'tracelite'));
   const names = blocks.map((code) => code.match(/import\s*\{([^}]*)\}/)[1].trim());
-  // compress, compressAsync, TraceLite, the spill tools with handleToolCall and the trajectory replay.
-  assert.equal(blocks.length, 5, names.join(' | '));
+  // compress, compressAsync, TraceLite and the trajectory replay.
+  assert.equal(blocks.length, 4, names.join(' | '));
   for (const [i, code] of blocks.entries()) {
     const lines = code.split('\n');
     const imports = lines.filter((l) => l.startsWith('import '));
     const body = lines.filter((l) => !l.startsWith('import '));
-    // What each example must have done, checked after it.
-    const check = code.includes('handleToolCall(')
-      ? `if (!(messages.at(-1).role === 'tool' && messages.at(-1).content.includes('test_11999 PASSED'))) throw new Error('no spill reply: ' + JSON.stringify(messages.at(-1)));`
-      : '';
     const file = join(project, `readme-example-${i}.mjs`);
-    writeFileSync(file, [...imports, README_PRELUDE, ...body, check, "console.log('example ok');"].join('\n'));
+    writeFileSync(file, [...imports, README_PRELUDE, ...body, "console.log('example ok');"].join('\n'));
     let out;
     try {
       out = execFileSync(process.execPath, [file], { cwd: project, encoding: 'utf8', stdio: 'pipe' });

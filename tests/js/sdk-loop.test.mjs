@@ -1,17 +1,19 @@
 // Plain provider SDK loops (no framework): the examples in
 // pkg-config/examples/sdk-loop/ run against stub clients shaped like the OpenAI
-// and Anthropic SDKs (`chat.completions.create`, `messages.create`), the README's
-// loop recipe runs as written (and type-checks under tsc --strict), and the
-// Anthropic format keeps top-level fields it does not know (`context_management`,
-// Anthropic's server-side context editing) through compress.
+// and Anthropic SDKs (`chat.completions.create`, `messages.create`), the READMEs'
+// loop recipes run as written (and type-check under tsc --strict against the
+// `openai` and `@anthropic-ai/sdk` types), and the Anthropic format keeps
+// top-level fields it does not know (`context_management`, Anthropic's
+// server-side context editing) through compress.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pkgDir, root } from './support/hosts.mjs';
-import { SpillStore, compress } from '../../pkg/entries/node.js';
+import { suiteSnippets } from './support/readme-snippets.mjs';
+import { SpillStore, compress, handleToolCall, spillToolDefinitions } from '../../pkg/entries/node.js';
 
 const LOG = Array.from({ length: 4000 }, (_, i) => (i === 2717
   ? 'FAILED tests/test_price.py::test_discount - KeyError: price'
@@ -28,6 +30,10 @@ before(() => {
   work = mkdtempSync(join(tmpdir(), 'tracelite-sdk-loop-'));
   mkdirSync(join(work, 'node_modules'));
   cpSync(pkgDir, join(work, 'node_modules', 'tracelite'), { recursive: true, filter: (src) => !src.includes('node_modules') });
+  // The SDKs whose types the README loops are checked against.
+  mkdirSync(join(work, 'node_modules', '@anthropic-ai'));
+  mkdirSync(join(work, 'node_modules', '@types'));
+  for (const sdk of ['openai', '@anthropic-ai/sdk', '@types/node']) symlinkSync(join(root, 'node_modules', sdk), join(work, 'node_modules', sdk), 'dir');
   writeFileSync(join(work, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
 });
 
@@ -147,74 +153,92 @@ test('anthropic format: unknown top-level fields (context_management, container,
   const fromText = compress(JSON.stringify(request), { budget: 8000, store: new SpillStore(), session: 's' });
   assert.deepEqual(fromText.request.context_management, CONTEXT_MANAGEMENT);
 });
+// The README recipes for plain SDK loops: code blocks using `client.messages.create`
+// (or `client.beta.messages.create`) or `client.chat.completions.create` with
+// handleToolCall, type-checked under tsc --strict against the real `@anthropic-ai/sdk`
+// and `openai` types and run with a stub client.
+const SNIPPETS = suiteSnippets('sdk-loop');
 
-// The README recipe for plain SDK loops: code blocks using `client.messages.create` or
-// `client.chat.completions.create` with handleToolCall, run with a stub client and
-// type-checked under tsc --strict.
-const READMES = ['README.md', 'pkg-config/README.md'];
-function loopSnippets() {
-  const out = [];
-  for (const readme of READMES) {
-    const text = readFileSync(join(root, readme), 'utf8');
-    for (const m of text.matchAll(/^```(js|ts)\n([\s\S]*?)^```$/gm)) {
-      if (!/handleToolCall\(/.test(m[2]) || !/client\.(beta\.)?(messages|chat\.completions)\.create/.test(m[2])) continue;
-      out.push({ name: `${readme}:${text.slice(0, m.index).split('\n').length}`, code: m[2] });
-    }
-  }
-  return out;
-}
+/** Which SDK a loop snippet calls. */
+const sdkOf = (code) => (/client\.chat\.completions\.create/.test(code) ? 'openai' : 'anthropic');
 
-const SNIPPETS = loopSnippets();
-
-// What the recipe leaves to the reader: the SDK client (a stub with the SDK's shape), the task, the user's tools.
-const GLOBALS_DTS = `
+// What the recipes leave to the reader: the SDK client, the task, the history, the user's tools.
+const GLOBALS_DTS = {
+  anthropic: `
+import type Anthropic from '@anthropic-ai/sdk';
 declare global {
-  type Block = { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> };
-  var client: {
-    beta: { messages: { create(body: Record<string, unknown>): Promise<{ content: Block[]; stop_reason: string }> } };
-    messages: { create(body: Record<string, unknown>): Promise<{ content: Block[]; stop_reason: string }> };
-  };
+  var client: Anthropic;
   var task: string;
-  var messages: { role: 'user' | 'assistant'; content: unknown }[];
-  var myTools: { name: string; description: string; input_schema: Record<string, unknown> }[];
-  function runTool(name: string, input: Record<string, unknown>): Promise<string>;
+  var messages: Anthropic.Beta.BetaMessageParam[];
+  var myTools: Anthropic.Beta.BetaTool[];
+  function runTool(name: string, input: unknown): Promise<string>;
 }
 export {};
-`;
+`,
+  openai: `
+import type OpenAI from 'openai';
+declare global {
+  var client: OpenAI;
+  var task: string;
+  var messages: OpenAI.ChatCompletionMessageParam[];
+  var myTools: OpenAI.ChatCompletionTool[];
+  function runTool(name: string, input: unknown): Promise<string>;
+}
+export {};
+`,
+};
 // Over the spill cap of a 200k budget (50k tokens), the line to find still at 2718.
 const BIG = Array.from({ length: 12000 }, (_, i) => (i === 2717
   ? 'FAILED tests/test_price.py::test_discount - KeyError: price'
   : `tests/test_mod_${i % 37}.py::test_case_${i} PASSED`)).join('\n');
+// A stub client of each SDK's shape: bash, then grep_spill on the pointer it was shown, then an answer.
 const PRELUDE = `
 const LOG = ${JSON.stringify(BIG)};
 globalThis.messages = [];
 globalThis.task = 'Fix the failing discount test.';
-globalThis.myTools = [{ name: 'bash', description: 'Runs a command.', input_schema: { type: 'object', properties: { command: { type: 'string' } } } }];
 globalThis.runTool = async () => LOG;
 globalThis.bodies = [];
+const pointerIn = (messages) => JSON.stringify(messages).match(/spill:\\/\\/[\\w.-]+\\/[\\w-]+/)[0];
+const grep = (pointer) => ({ pointer, pattern: 'KeyError', context: 0 });
+`;
+const CLIENTS = {
+  anthropic: `
+globalThis.myTools = [{ name: 'bash', description: 'Runs a command.', input_schema: { type: 'object', properties: { command: { type: 'string' } } } }];
 const create = async (body) => {
   bodies.push(structuredClone(body));
   const reply = (content, stop_reason) => ({ id: 'msg', type: 'message', role: 'assistant', content, stop_reason });
   if (bodies.length === 1) return reply([{ type: 'tool_use', id: 'toolu_1', name: 'bash', input: { command: 'pytest' } }], 'tool_use');
-  if (bodies.length === 2) {
-    const pointer = JSON.stringify(body.messages).match(/spill:\\/\\/[\\w.-]+\\/[\\w-]+/)[0];
-    return reply([{ type: 'tool_use', id: 'toolu_2', name: 'grep_spill', input: { pointer, pattern: 'KeyError', context: 0 } }], 'tool_use');
-  }
+  if (bodies.length === 2) return reply([{ type: 'tool_use', id: 'toolu_2', name: 'grep_spill', input: grep(pointerIn(body.messages)) }], 'tool_use');
   return reply([{ type: 'text', text: 'done' }], 'end_turn');
 };
 globalThis.client = { messages: { create }, beta: { messages: { create } } };
-`;
+`,
+  openai: `
+globalThis.myTools = [{ type: 'function', function: { name: 'bash', description: 'Runs a command.', parameters: { type: 'object', properties: { command: { type: 'string' } } } } }];
+const call = (id, name, args) => ({ id, type: 'function', function: { name, arguments: JSON.stringify(args) } });
+const create = async (body) => {
+  bodies.push(structuredClone(body));
+  const reply = (message, finish_reason) => ({ id: 'chatcmpl', object: 'chat.completion', choices: [{ index: 0, finish_reason, message: { role: 'assistant', content: null, refusal: null, ...message } }] });
+  if (bodies.length === 1) return reply({ tool_calls: [call('call_1', 'bash', { command: 'pytest' })] }, 'tool_calls');
+  if (bodies.length === 2) return reply({ tool_calls: [call('call_2', 'grep_spill', grep(pointerIn(body.messages)))] }, 'tool_calls');
+  return reply({ content: 'done' }, 'stop');
+};
+globalThis.client = { chat: { completions: { create } } };
+`,
+};
 
-test('the README has a plain SDK loop recipe to test', () => {
-  assert.ok(SNIPPETS.length >= 1, `no README code block runs a provider SDK loop with handleToolCall (${READMES.join(', ')})`);
+test('the READMEs have a plain SDK loop recipe for each SDK', () => {
+  assert.deepEqual([...new Set(SNIPPETS.map((s) => sdkOf(s.code)))].sort(), ['anthropic', 'openai'],
+    'a README code block runs an Anthropic and an OpenAI SDK loop with handleToolCall');
 });
 
 for (const [i, s] of SNIPPETS.entries()) {
-  test(`README plain SDK loop ${s.name} type-checks under tsc --strict and runs against a stub client`, () => {
+  const sdk = sdkOf(s.code);
+  test(`README plain ${sdk} SDK loop ${s.name} type-checks under tsc --strict against the SDK's types and runs against a stub client`, () => {
     const dir = join(work, `snippet-${i}`);
     mkdirSync(dir);
     writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
-    writeFileSync(join(dir, 'globals.d.ts'), GLOBALS_DTS);
+    writeFileSync(join(dir, 'globals.d.ts'), GLOBALS_DTS[sdk]);
     writeFileSync(join(dir, 'snippet.ts'), s.code);
     try {
       execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '--strict', '--noEmit', '--target', 'es2022', '--module', 'nodenext',
@@ -225,13 +249,79 @@ for (const [i, s] of SNIPPETS.entries()) {
     const lines = s.code.split('\n');
     const imports = lines.filter((l) => l.startsWith('import '));
     const body = lines.filter((l) => !l.startsWith('import '));
-    writeFileSync(join(dir, 'run.mjs'), [...imports, PRELUDE, ...body,
+    writeFileSync(join(dir, 'run.mjs'), [...imports, PRELUDE, CLIENTS[sdk], ...body,
       'console.log(JSON.stringify({ calls: bodies.length, second: JSON.stringify(bodies[1]), cm: bodies.map((b) => b.context_management), last: messages.at(-2) }));'].join('\n'));
     const got = JSON.parse(execFileSync(process.execPath, ['run.mjs'], { cwd: dir, encoding: 'utf8' }).trim().split('\n').pop());
     assert.equal(got.calls, 3, 'bash, grep_spill, then the answer');
     assert.match(got.second, /spill:\/\//);
     assert.ok(got.second.length < BIG.length / 2, `the request was compressed (${got.second.length} chars, log ${BIG.length})`);
-    assert.ok(got.cm.every((cm) => cm?.edits?.[0]?.type === 'clear_tool_uses_20250919'), 'context_management passed through');
+    if (sdk === 'anthropic') assert.ok(got.cm.every((cm) => cm?.edits?.[0]?.type === 'clear_tool_uses_20250919'), 'context_management passed through');
     assert.match(JSON.stringify(got.last), /2718:FAILED tests\/test_price\.py::test_discount - KeyError: price/);
   });
 }
+
+// The spill tools' definitions are typed per format, so that they go into each SDK's
+// `tools` as they are, and the handler takes the arguments as each SDK hands them.
+const DEFINITIONS_TS = `
+import type OpenAI from 'openai';
+import type Anthropic from '@anthropic-ai/sdk';
+import { handleToolCall, isSpillTool, spillToolDefinitions, SpillStore, type GeminiFunctionDeclaration, type SpillToolName, type ToolFormat } from 'tracelite';
+const chat: OpenAI.ChatCompletionTool[] = spillToolDefinitions();
+const chatToo: OpenAI.ChatCompletionFunctionTool[] = spillToolDefinitions('openai');
+const responses: OpenAI.Responses.Tool[] = spillToolDefinitions('openai-responses');
+const functions: OpenAI.Responses.FunctionTool[] = spillToolDefinitions('openai-responses');
+const anthropic: Anthropic.Tool[] = spillToolDefinitions('anthropic');
+const beta: Anthropic.Beta.BetaToolUnion[] = spillToolDefinitions('anthropic');
+const gemini: { functionDeclarations: GeminiFunctionDeclaration[] }[] = [{ functionDeclarations: spillToolDefinitions('gemini') }];
+declare const format: ToolFormat;
+const any: object[] = spillToolDefinitions(format);
+// @ts-expect-error: Anthropic definitions are not Chat Completions tools
+const wrong: OpenAI.ChatCompletionTool[] = spillToolDefinitions('anthropic');
+// @ts-expect-error: Chat Completions definitions are not Responses tools
+const wrongToo: OpenAI.Responses.Tool[] = spillToolDefinitions('openai-chat');
+// @ts-expect-error: not a format
+spillToolDefinitions('cohere');
+declare const use: Anthropic.ToolUseBlock;
+declare const call: OpenAI.ChatCompletionMessageFunctionToolCall;
+declare const fromGemini: { name?: string; args?: Record<string, unknown> };
+const store = new SpillStore();
+const replies: string[] = [
+  handleToolCall(use.name, use.input, { store, session: 's' }).text,
+  handleToolCall(call.function.name, call.function.arguments, 's').text,
+  store.handleToolCall(fromGemini.name ?? '', fromGemini.args, 's').text,
+];
+declare const name: string;
+const spill: SpillToolName | undefined = isSpillTool(name) ? name : undefined;
+void [chat, chatToo, responses, functions, anthropic, beta, gemini, any, wrong, wrongToo, replies, spill];
+`;
+
+test('spillToolDefinitions is typed per format (OpenAI Chat, Responses, Anthropic, Gemini) against the SDKs\' tool types, and the output has those shapes', () => {
+  const dir = join(work, 'definitions');
+  mkdirSync(dir);
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
+  writeFileSync(join(dir, 'definitions.ts'), DEFINITIONS_TS);
+  try {
+    execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '--strict', '--noEmit', '--target', 'es2022', '--module', 'nodenext',
+      '--moduleResolution', 'nodenext', '--lib', 'es2022,dom,esnext.disposable', 'definitions.ts'], { cwd: dir, encoding: 'utf8' });
+  } catch (err) {
+    assert.fail(`tsc --strict:\n${err.stdout}${err.stderr}`);
+  }
+  // The values have the declared keys, and only those.
+  const keys = (format) => spillToolDefinitions(format).map((d) => Object.keys(d).sort().join(','));
+  const names = (defs) => defs.map((d) => d.name ?? d.function.name);
+  assert.deepEqual(keys('openai-chat'), ['function,type', 'function,type']);
+  assert.deepEqual(keys('openai-responses'), ['description,name,parameters,strict,type', 'description,name,parameters,strict,type']);
+  assert.deepEqual(spillToolDefinitions('openai-responses').map((d) => d.strict), [false, false]);
+  assert.deepEqual(keys('anthropic'), ['description,input_schema,name', 'description,input_schema,name']);
+  assert.deepEqual(keys('gemini'), ['description,name,parametersJsonSchema', 'description,name,parametersJsonSchema']);
+  for (const format of ['openai-chat', 'openai-responses', 'anthropic', 'gemini']) assert.deepEqual(names(spillToolDefinitions(format)), ['read_spill', 'grep_spill']);
+  const schema = spillToolDefinitions('gemini')[1].parametersJsonSchema;
+  assert.deepEqual(schema, spillToolDefinitions('anthropic')[1].input_schema);
+  assert.equal(schema.additionalProperties, false);
+  // Arguments as each SDK hands them; what the tool cannot use is an error reply.
+  const store = new SpillStore();
+  store.put('s', 'tool-1', 'a\nb\nc');
+  assert.equal(handleToolCall('read_spill', { pointer: 'spill://s/tool-1' }, { store, session: 's' }).isError, false);
+  assert.equal(handleToolCall('read_spill', '{"pointer":"spill://s/tool-1"}', { store, session: 's' }).isError, false);
+  for (const bad of [5, [1], null, 'not json']) assert.equal(handleToolCall('read_spill', bad, { store, session: 's' }).isError, true, JSON.stringify(bad));
+});

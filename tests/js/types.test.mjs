@@ -1,22 +1,24 @@
 // The TypeScript types against the code: every error code the core (src/error.rs)
 // and the JS (pkg-config/**/*.js) throw is in `ErrorCode`; every README snippet that
 // imports 'tracelite/ai-sdk' type-checks under `tsc --strict` with ai 6 and ai 7
-// and runs there, the provider's model replaced by the `ai` package's own mock
-// (MockLanguageModelV3 / V4) behind a stand-in '@ai-sdk/openai'.
+// and runs there (ai 7 on Node 22, as it declares), the provider's model replaced
+// by the `ai` package's own mock (MockLanguageModelV3 / V4) behind a stand-in
+// '@ai-sdk/openai'; the adapter's own suite runs on Node 22 too.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pkgDir, root } from './support/hosts.mjs';
+import { NODE_22, suiteSnippets } from './support/readme-snippets.mjs';
 import { SpillStore } from '../../pkg/entries/node.js';
 import { spillTools, traceliteMiddleware } from '../../pkg/adapters/ai-sdk/index.js';
 
 const TSC = join(root, 'node_modules/typescript/bin/tsc');
 const AI = { 'ai 7': join(root, 'node_modules/ai'), 'ai 6': join(root, 'node_modules/ai-v6') };
-/** READMEs whose snippets are tested: the repository's and the npm package's (when present). */
-const READMES = ['README.md', 'pkg-config/README.md'].filter((f) => existsSync(join(root, f)));
+/** The Node each ai runs on: ai 7 declares Node ≥ 22, ai 6 runs on this one (≥ 20). */
+const NODE = { 'ai 7': NODE_22, 'ai 6': process.execPath };
 
 /** The string-literal members of `export type NAME = …;` in a .d.ts text. */
 function unionLiterals(dts, name) {
@@ -135,20 +137,7 @@ test('grep_spill takes the schema\'s max_matches / ignore_case, and the camel-ca
 });
 
 /** README code blocks (```js / ```ts) that import from 'tracelite/ai-sdk'. */
-function aiSdkSnippets() {
-  const out = [];
-  for (const readme of READMES) {
-    const text = readFileSync(join(root, readme), 'utf8');
-    for (const m of text.matchAll(/^```(js|ts|javascript|typescript)\n([\s\S]*?)^```$/gm)) {
-      if (!/from ['"]tracelite\/ai-sdk['"]/.test(m[2])) continue;
-      const line = text.slice(0, m.index).split('\n').length;
-      out.push({ name: `${readme}:${line}`, lang: m[1].startsWith('t') ? 'ts' : 'js', code: m[2] });
-    }
-  }
-  return out;
-}
-
-const SNIPPETS = aiSdkSnippets();
+const SNIPPETS = suiteSnippets('ai-sdk');
 
 // The stand-in provider: `openai(id)` is the installed ai's mock model, scripted
 // like an agent: it greps the spill its prompt points to (max_matches 2), then answers.
@@ -248,6 +237,7 @@ const calls = model.doStreamCalls.length > 0 ? model.doStreamCalls : model.doGen
 const first = JSON.stringify(calls[0].prompt);
 const tool = calls[1]?.prompt.filter((m) => m.role === 'tool').flatMap((m) => m.content).find((p) => p.toolName === 'grep_spill');
 console.log(JSON.stringify({
+  node: Number(process.versions.node.split('.')[0]),
   models: globalThis.openaiModels.length,
   spec: model.specificationVersion,
   middlewareSpec: traceliteMiddleware().specificationVersion,
@@ -303,7 +293,7 @@ function tsc(dir, files, emit = false) {
 }
 
 test('the README has AI SDK snippets to test', () => {
-  assert.ok(SNIPPETS.length >= 1, `no README code block imports tracelite/ai-sdk (${READMES.join(', ')})`);
+  assert.ok(SNIPPETS.length >= 1, 'no README code block imports tracelite/ai-sdk');
   for (const s of SNIPPETS) assert.match(s.code, /from ['"]ai['"]/, `${s.name} does not use the ai package`);
 });
 
@@ -318,7 +308,8 @@ for (const version of Object.keys(AI)) {
       const dir = join(work, version.replace(' ', ''));
       assert.equal(tsc(dir, ['globals.d.ts', `snippet-${i}.ts`]), '', `tsc --strict on ${s.name}`);
       if (s.lang === 'ts') assert.equal(tsc(dir, ['globals.d.ts', `snippet-${i}.ts`], true), '');
-      const got = JSON.parse(execFileSync(process.execPath, [`run-${i}.mjs`], { cwd: dir, encoding: 'utf8' }).trim().split('\n').pop());
+      const got = JSON.parse(execFileSync(NODE[version], [`run-${i}.mjs`], { cwd: dir, encoding: 'utf8' }).trim().split('\n').pop());
+      assert.equal(got.node, NODE[version] === NODE_22 ? 22 : Number(process.versions.node.split('.')[0]));
       assert.equal(got.models, 1, 'the snippet made one model');
       assert.equal(got.spec, version === 'ai 6' ? 'v3' : 'v4');
       // The middleware's spec is the installed ai's by default, as the types say.
@@ -462,18 +453,8 @@ console.log(JSON.stringify({ models: 1, calls: requests.length, pointer: /spill:
   },
 };
 
-/** README code blocks (```js / ```ts) that import `spec`. */
-function frameworkSnippets(spec) {
-  const out = [];
-  for (const readme of READMES) {
-    const text = readFileSync(join(root, readme), 'utf8');
-    for (const m of text.matchAll(/^```(js|ts)\n([\s\S]*?)^```$/gm)) {
-      if (!m[2].includes(`from '${spec}'`)) continue;
-      out.push({ name: `${readme}:${text.slice(0, m.index).split('\n').length}`, lang: m[1], code: m[2] });
-    }
-  }
-  return out;
-}
+/** README code blocks (```js / ```ts) of a framework (its suite is its name). */
+const frameworkSnippets = (spec) => suiteSnippets(spec.replace('tracelite/', ''));
 
 let frameworkWork;
 const frameworkTsc = new Map();
@@ -546,3 +527,17 @@ for (const [name, fw] of Object.entries(FRAMEWORKS)) {
     });
   }
 }
+
+test('ai 7 on Node 22: the Node binary satisfies ai 7\'s engines, and the AI SDK adapter\'s suite passes on it', () => {
+  const engines = JSON.parse(readFileSync(join(AI['ai 7'], 'package.json'), 'utf8')).engines.node;
+  const major = Number(execFileSync(NODE_22, ['-p', 'process.versions.node'], { encoding: 'utf8' }).split('.')[0]);
+  assert.equal(major, 22);
+  assert.ok(major >= Number(/^>=\s*(\d+)/.exec(engines)?.[1]), `ai 7 wants node ${engines}`);
+  // The adapter's tests (ai 7 in process, ai 6 in a child of the same binary).
+  // Without NODE_TEST_CONTEXT, which would make the child report to this runner instead of stdout.
+  const { NODE_TEST_CONTEXT: _, ...env } = process.env;
+  const out = execFileSync(NODE_22, ['--test', '--test-reporter=tap', join(root, 'pkg-config/adapters/ai-sdk/ai-sdk.test.mjs')], { cwd: root, env, encoding: 'utf8' });
+  const count = (what) => Number(new RegExp(`^# ${what} (\\d+)$`, 'm').exec(out)?.[1]);
+  assert.ok(count('pass') >= 5, out.slice(-2000));
+  assert.equal(count('fail'), 0, out.slice(-4000));
+});

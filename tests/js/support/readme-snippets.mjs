@@ -1,0 +1,57 @@
+// The code blocks of the two READMEs (README.md, pkg-config/README.md) and which
+// test compiles and runs each: every ```js / ```ts block belongs to exactly one
+// suite (tests/js/readme-snippets.test.mjs checks that). A block meant to be
+// partial is marked by the line `<!-- snippet: partial -->` right above its fence.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { root } from './hosts.mjs';
+
+/** READMEs whose snippets are tested: the repository's and the npm package's (when present). */
+export const READMES = ['README.md', 'pkg-config/README.md'].filter((f) => existsSync(join(root, f)));
+
+/** The marker of a deliberately partial block (the line above its fence). */
+export const PARTIAL = '<!-- snippet: partial -->';
+
+/** Every ```js / ```ts block: `{ name: 'README.md:LINE', lang: 'js' | 'ts', code, partial }`. */
+export function readmeSnippets() {
+  const out = [];
+  for (const readme of READMES) {
+    const text = readFileSync(join(root, readme), 'utf8');
+    for (const m of text.matchAll(/^```(js|ts|javascript|typescript)\n([\s\S]*?)^```$/gm)) {
+      const before = text.slice(0, m.index).split('\n');
+      out.push({
+        name: `${readme}:${before.length}`,
+        lang: m[1].startsWith('t') ? 'ts' : 'js',
+        code: m[2],
+        partial: before.at(-2)?.trim() === PARTIAL,
+      });
+    }
+  }
+  return out;
+}
+
+const imports = (code, spec) => new RegExp(`from ['"]${spec}['"]`).test(code);
+
+/**
+ * The suite that compiles and runs a snippet: `ai-sdk`, `langchain` and `openai-agents`
+ * (tests/js/types.test.mjs), `sdk-loop` (tests/js/sdk-loop.test.mjs: a provider SDK loop
+ * answering the spill tools with handleToolCall), else `readme` (tests/js/readme-snippets.test.mjs).
+ */
+export function suiteOf(code) {
+  if (imports(code, 'tracelite/ai-sdk')) return 'ai-sdk';
+  if (imports(code, 'tracelite/langchain')) return 'langchain';
+  if (imports(code, 'tracelite/openai-agents')) return 'openai-agents';
+  if (/handleToolCall\(/.test(code) && /client\.(beta\.)?(messages|chat\.completions)\.create/.test(code)) return 'sdk-loop';
+  return 'readme';
+}
+
+/** The blocks (not partial) of one suite. */
+export function suiteSnippets(suite) {
+  return readmeSnippets().filter((s) => !s.partial && suiteOf(s.code) === suite);
+}
+
+/**
+ * The Node 22 binary of the dev dependencies (the npm package `node`, installed as
+ * `node22`): ai 7 and openai 7 declare Node ≥ 22, so what runs them runs on it.
+ */
+export const NODE_22 = join(root, 'node_modules/node22/bin/node');
