@@ -5,7 +5,7 @@ import { barChart, lineChart, short } from './charts.js';
 import { Engine } from './engine.js';
 import { cliCall, jsCall } from './export.js';
 import { classifyInput, readFile } from './input.js';
-import { buildControls, controlForPath, readControls, setControls } from './options.js';
+import { SAMPLE_OPTIONS, applyControls, buildControls, controlForPath, readControls, setControls } from './options.js';
 import { renderGrounding } from './grounding-view.js';
 import { STAGES, renderChanges, renderPlan, renderRequest, renderStages } from './prompt-view.js';
 import { SpillBrowser } from './spill-browser.js';
@@ -55,22 +55,25 @@ async function loadText(text, label, file) {
   await run();
 }
 
-const SAMPLE_FILE = 'tests/fixtures/sample-trajectory.json';
+const SAMPLE_FILE = 'tests/fixtures/demo-session.json';
 
 /** The bundled sample's text, or null (status set) when it cannot be fetched. */
 async function fetchSample() {
-  const res = await fetch('./sample-trajectory.json');
+  const res = await fetch('./demo-session.json');
   if (!res.ok) {
-    setStatus(`Could not load the sample trajectory (HTTP ${res.status}).`, 'error');
+    setStatus(`Could not load the sample session (HTTP ${res.status}).`, 'error');
     return null;
   }
   return res.text();
 }
 
+/** Loads the bundled sample at the demo's settings (SAMPLE_OPTIONS; the other controls stay). */
 async function loadSample(pending) {
-  setStatus('Loading the sample trajectory…');
+  setStatus('Loading the sample session…');
   const text = await (pending ?? fetchSample());
-  if (text !== null) await loadText(text, 'sample trajectory', SAMPLE_FILE);
+  if (text === null) return;
+  applyControls($('controls'), SAMPLE_OPTIONS);
+  await loadText(text, 'sample session', SAMPLE_FILE);
 }
 
 /**
@@ -82,7 +85,7 @@ function previewSample(text) {
   if (state.run || text === null) return;
   let input;
   try {
-    input = classifyInput(text, 'sample trajectory');
+    input = classifyInput(text, 'sample session');
   } catch {
     return;
   }
@@ -108,7 +111,7 @@ function previewSample(text) {
   slider.disabled = true;
   document.querySelector('input[name="view"][value="original"]').checked = true;
   $('step-figures').textContent = 'the sample as loaded; compressing it…';
-  setStatus('Showing the sample trajectory as loaded; loading the package to compress it…', 'busy');
+  setStatus('Showing the sample session as loaded; loading the package to compress it…', 'busy');
 }
 
 async function loadFile(file) {

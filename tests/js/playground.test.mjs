@@ -10,7 +10,9 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const SAMPLE = `${ROOT}tests/fixtures/sample-trajectory.json`;
+const SAMPLE = `${ROOT}tests/fixtures/demo-session.json`;
+/** The settings the page opens the sample at (www/options.js SAMPLE_OPTIONS, `make demo`'s). */
+const { SAMPLE_OPTIONS } = await import(`${ROOT}www/options.js`);
 const ARTIFACTS = `${ROOT}tests/artifacts`;
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARGS = [
@@ -98,6 +100,23 @@ test('the page loads the sample trajectory with no console errors', async () => 
   assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'no horizontal scrolling');
 });
 
+// Issue 38 item 3: the page opens on the demo session, where every stage acts.
+test('the page opens on the demo session at the demo budget: every stage saves tokens and the shown step has a snapshot', async () => {
+  assert.equal(await page.inputValue('#opt-budget'), String(SAMPLE_OPTIONS.budget));
+  const options = JSON.parse(await page.$eval('#export-cli', (el) => el.dataset.options));
+  assert.deepEqual(options, SAMPLE_OPTIONS, 'the page sends the demo settings');
+  const saved = await page.evaluate(() => {
+    const sums = {};
+    for (const s of window.tracelitePlayground.run.steps) for (const x of s.stages) sums[x.stage] = (sums[x.stage] ?? 0) + x.saved;
+    return sums;
+  });
+  for (const stage of ['spill', 'dedup', 'phase', 'optical', 'compact']) assert.ok(saved[stage] > 0, `${stage}: ${JSON.stringify(saved)}`);
+  const steps = JSON.parse(readFileSync(SAMPLE, 'utf8')).steps.length;
+  assert.equal(await page.$eval('#step', (el) => Number(el.value)), steps - 1);
+  await page.waitForFunction(() => [...document.querySelectorAll('#prompt-view img')].some((i) => i.complete && i.naturalWidth > 0), null, WAIT);
+  await shot('opens-on-demo');
+});
+
 test('the reduction figure equals `replay --json` with the same options', async () => {
   for (const [name, settings] of [['defaults', {}], ['budget-16k', { budget: 16000 }], ['window-1', { window: 1, budget: 32000 }]]) {
     await afterRun(() => page.click('#reset-options'));
@@ -117,7 +136,7 @@ test('the reduction figure equals `replay --json` with the same options', async 
 
 test('request bytes are shown beside tokens, as `replay --json` counts them', async () => {
   await resetAndLoadSample();
-  const cli = cliReplay({});
+  const cli = cliReplay(SAMPLE_OPTIONS);
   const shown = await page.$eval('#bytes', (el) => ({ before: Number(el.dataset.before), after: Number(el.dataset.after), text: el.textContent }));
   assert.equal(shown.before, cli.baseline_bytes);
   assert.equal(shown.after, cli.compressed_bytes);
@@ -434,11 +453,11 @@ test('chart ticks are evenly spaced round steps', async () => {
 
 test('spill grep lists each match once, with the other blobs that hold it', async () => {
   await resetAndLoadSample();
-  // With a cap of 25% of the budget the debug log's excerpt is long enough to
-  // be rendered and compacted: its lines are kept in its tool blob, in the
-  // snapshot of its excerpt and in the compaction blob, and listed once each.
+  // With a cap of 25% of the budget the build logs' excerpts are long enough to
+  // be rendered: their closing lines are kept in the tool blobs and in the
+  // snapshots of the excerpts, and listed once each.
   await setControl('spillFraction', 0.25);
-  await page.fill('#spill-pattern', 'ERROR replay: order ORD-04');
+  await page.fill('#spill-pattern', '[balance] ops ');
   await page.check('#spill-all');
   await page.click('#spill-grep-form button[type=submit]');
   await page.waitForFunction(() => document.querySelectorAll('#spill-matches li').length > 0, null, WAIT);
@@ -495,7 +514,7 @@ test('at 390 px wide nothing overflows horizontally', async () => {
       assert.ok(c.tick >= 9, `axis labels are ${c.tick.toFixed(1)}px high`);
     }
     // The spill browser and the export, scrolled to.
-    await p.fill('#spill-pattern', 'ORD-0495');
+    await p.fill('#spill-pattern', 'build/accounts/ops/2026-06.html');
     await p.click('#spill-grep-form button[type=submit]');
     await p.waitForFunction(() => document.querySelectorAll('#spill-matches li').length > 0, null, WAIT);
     r = await check();
