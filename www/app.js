@@ -26,6 +26,8 @@ const state = {
   view: 'compressed',
   stepSeq: 0,
   stepData: null,
+  // The pricing boxes follow the planner's prices until the user edits them.
+  pricesEdited: false,
 };
 
 const engine = new Engine();
@@ -167,6 +169,7 @@ async function run() {
   }
   document.body.classList.remove('busy', 'stale');
   state.run = result;
+  followPrices(result.prices, options.provider ?? state.defaults.provider);
   state.t = Math.min(state.t, result.steps.length - 1);
   for (const r of document.querySelectorAll('input[name="view"]')) r.checked = r.value === state.view;
   const slider = $('step');
@@ -183,6 +186,23 @@ async function run() {
 }
 
 // ---- figures and charts ----
+
+/**
+ * Puts the planner's prices for `provider` in the pricing boxes, so the cost
+ * figures and the planner's rows price the same tokens alike; a value the user
+ * typed stays (until Reset to defaults). No prices (planner off): unchanged.
+ */
+function followPrices(prices, provider) {
+  const note = $('price-note');
+  if (state.pricesEdited) {
+    note.textContent = 'your prices';
+    return;
+  }
+  if (!prices || !(prices.input > 0)) return;
+  $('price').value = String(prices.input);
+  $('cache-mult').value = String(Math.round((prices.cachedInput / prices.input) * 1000) / 1000);
+  note.textContent = `the planner's prices for ${provider}`;
+}
 
 function costs() {
   const price = Math.max(0, Number($('price').value) || 0) / 1e6;
@@ -222,6 +242,8 @@ function drawCharts() {
   if (!state.run) return;
   $('charts').hidden = false;
   const steps = state.run.steps;
+  // One request is one point: the line charts would show nothing, only the stage bars stay.
+  for (const id of ['chart-tokens', 'chart-cumulative', 'chart-cost']) $(id).toggleAttribute('hidden', steps.length < 2);
   const pick = (t) => setStep(t);
   const cum = (key) => { let acc = 0; return steps.map((p) => (acc += p[key])); };
   lineChart($('chart-tokens'), {
@@ -365,9 +387,17 @@ function wire() {
     timer = setTimeout(run, control.type === 'number' ? 250 : 0);
   });
   $('controls').addEventListener('submit', (e) => { e.preventDefault(); run(); });
-  $('reset-options').addEventListener('click', () => { setControls($('controls'), state.defaults); run(); });
+  $('reset-options').addEventListener('click', () => {
+    setControls($('controls'), state.defaults);
+    state.pricesEdited = false;
+    run();
+  });
   for (const id of ['price', 'cache-mult']) {
-    $(id).addEventListener('input', () => { if (state.run) { drawFigures(); drawCharts(); } });
+    $(id).addEventListener('input', () => {
+      state.pricesEdited = true;
+      $('price-note').textContent = 'your prices';
+      if (state.run) { drawFigures(); drawCharts(); }
+    });
   }
   $('load-sample').addEventListener('click', () => loadSample());
   $('file-input').addEventListener('change', (e) => {
@@ -411,7 +441,16 @@ function wire() {
   engine.onProgress = ({ t, n }) => setStatus(`Replaying ${state.input?.label ?? ''}: step ${t + 1} of ${n}…`, 'busy');
 }
 
+/** The sticky header's height as --top-h, so jumps (the skip link, a change's message) land below it. */
+function trackHeader() {
+  const top = document.querySelector('.top');
+  const set = () => document.documentElement.style.setProperty('--top-h', `${top.offsetHeight}px`);
+  new ResizeObserver(set).observe(top);
+  set();
+}
+
 async function main() {
+  trackHeader();
   // Fetch and show the sample at once, while the worker loads the package.
   const sample = fetchSample();
   sample.then(previewSample);

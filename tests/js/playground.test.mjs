@@ -505,6 +505,12 @@ test('at 390 px wide nothing overflows horizontally', async () => {
     // Usable, not just contained: the header scrolls away instead of covering the
     // small screen, each chart gets the full width and its axis labels stay legible.
     assert.notEqual(await p.$eval('.top', (el) => getComputedStyle(el).position), 'sticky');
+    // The figures come before the controls.
+    const tops = await p.evaluate(() => ({
+      figures: document.querySelector('.figures').getBoundingClientRect().top,
+      controls: document.querySelector('.controls').getBoundingClientRect().top,
+    }));
+    assert.ok(tops.figures < tops.controls, JSON.stringify(tops));
     const charts = await p.$$eval('svg.chart', (svgs) => svgs.map((svg) => ({
       width: svg.getBoundingClientRect().width,
       tick: Math.min(...[...svg.querySelectorAll('text.tick')].map((t) => t.getBoundingClientRect().height)),
@@ -548,6 +554,69 @@ test('the exported JS imports the npm package `tracelite` and runs, printing the
     rmSync(dir, { recursive: true, force: true });
   }
   await afterRun(() => page.click('#reset-options'));
+});
+
+// Issue 38 item 7.
+test('the pricing boxes hold the planner\'s prices for the provider until edited, so the cost figures and the plan rows agree', async () => {
+  await resetAndLoadSample();
+  const planPrices = () => page.evaluate(() => window.tracelitePlayground.stepData.report.plan.prices);
+  const boxes = async () => ({ input: Number(await page.inputValue('#price')), mult: Number(await page.inputValue('#cache-mult')) });
+  await page.waitForFunction(() => window.tracelitePlayground.stepData?.report?.plan, null, WAIT);
+  const openai = await planPrices();
+  assert.deepEqual(await boxes(), { input: openai.input, mult: Math.round((openai.cachedInput / openai.input) * 1000) / 1000 });
+  assert.equal(await page.textContent('#price-note'), "the planner's prices for openai");
+  await afterRun(() => page.selectOption('#opt-provider', 'anthropic'));
+  await page.waitForFunction((p) => window.tracelitePlayground.stepData?.report?.plan?.prices.input !== p, openai.input, WAIT);
+  const anthropic = await planPrices();
+  assert.notEqual(anthropic.input, openai.input);
+  assert.equal((await boxes()).input, anthropic.input);
+  // A typed price stays through later runs, until Reset to defaults.
+  const before = await page.textContent('#cost');
+  await page.fill('#price', '7');
+  assert.notEqual(await page.textContent('#cost'), before);
+  assert.equal(await page.textContent('#price-note'), 'your prices');
+  await setControl('budget', 20000);
+  assert.equal((await boxes()).input, 7);
+  await afterRun(() => page.click('#reset-options'));
+  assert.equal((await boxes()).input, openai.input);
+});
+
+test('a jump to the prompt (the skip link) leaves "Prompt at step N" below the sticky header', async () => {
+  await page.evaluate(() => { window.scrollTo(0, 0); location.hash = ''; });
+  await page.evaluate(() => { location.hash = '#prompt'; });
+  await page.waitForFunction(() => window.scrollY > 0, null, WAIT);
+  const r = await page.evaluate(() => ({
+    header: document.querySelector('.top').getBoundingClientRect().bottom,
+    heading: document.getElementById('prompt-h').getBoundingClientRect().top,
+  }));
+  assert.ok(r.heading >= r.header, `the heading (top ${r.heading}px) is under the header (bottom ${r.header}px)`);
+  await page.evaluate(() => { history.replaceState(null, '', location.pathname); window.scrollTo(0, 0); });
+});
+
+test('the busy status shows a drawn spinner, not an emoji glyph', async () => {
+  const style = await page.evaluate(() => {
+    const probe = document.createElement('p');
+    probe.className = 'status';
+    probe.dataset.kind = 'busy';
+    document.body.append(probe);
+    const s = getComputedStyle(probe, '::before');
+    const out = { content: s.content, border: s.borderTopStyle, width: s.width };
+    probe.remove();
+    return out;
+  });
+  assert.equal(style.content, '""');
+  assert.equal(style.border, 'solid');
+  assert.notEqual(style.width, '0px');
+});
+
+test('a single pasted request shows the stage bars, not one-point line charts', async () => {
+  await page.$eval('#paste-box', (el) => { el.open = true; });
+  await page.fill('#paste-text', JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }));
+  await afterRun(() => page.click('#paste-load'));
+  const shown = await page.$$eval('svg.chart', (svgs) => Object.fromEntries(svgs.map((s) => [s.id, s.getBoundingClientRect().width > 0])));
+  assert.deepEqual(shown, { 'chart-tokens': false, 'chart-cumulative': false, 'chart-cost': false, 'chart-stages': true });
+  await resetAndLoadSample();
+  assert.ok(await page.$eval('#chart-tokens', (s) => s.getBoundingClientRect().width > 0), 'a trajectory shows them again');
 });
 
 test('no console errors during the session', () => {
