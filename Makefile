@@ -1,11 +1,17 @@
 # TraceLite: `make demo` (set-up + sample replay) and `make test` (set-up + every test).
 # Both install what they need on a fresh Debian machine; CI (.ci/run) runs `make lint` and `make test`.
+# On a fresh 2-core machine `make demo` takes about 8 minutes (5 of them compiling
+# wasm-bindgen-cli, once) and `make test` about 16; each long step says so when it starts.
 SHELL := /bin/bash
 WASM_BINDGEN_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/{getline; gsub(/[^0-9.]/,""); print; exit}' Cargo.lock)
 TOOLS := $(CURDIR)/.tools
 WASM_BINDGEN := $(TOOLS)/bin/wasm-bindgen
 WASM := target/wasm32-unknown-unknown/release/tracelite.wasm
 SAMPLE := tests/fixtures/sample-trajectory.json
+## The demo: a 40-step session written for the project (tests/fixtures/record-demo.py) at a
+## 16,000-token context window, which it fills, so every stage acts (the playground's sample too).
+DEMO := tests/fixtures/demo-session.json
+DEMO_ARGS := --budget 16000
 
 .PHONY: setup system-packages wasm-target deps pkg demo test test-rust test-js lint playground bench bench-windows bench-edge clean-pkg
 
@@ -24,9 +30,11 @@ wasm-target:
 
 $(WASM_BINDGEN): Cargo.lock
 	@if [ -x "$@" ] && "$@" --version | grep -q " $(WASM_BINDGEN_VERSION)$$"; then touch "$@"; else \
+	  echo "make: compiling wasm-bindgen-cli $(WASM_BINDGEN_VERSION) into .tools/ (once; about 5 minutes on 2 cores)"; \
 	  cargo install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION) --root $(TOOLS) --force; fi
 
 node_modules/.installed: pkg-config/dev/package.json pkg-config/dev/package-lock.json
+	@echo "make: installing the npm packages of pkg-config/dev (once)"
 	cd pkg-config/dev && npm ci --no-audit --no-fund
 	ln -sfn pkg-config/dev/node_modules node_modules
 	touch $@
@@ -37,6 +45,7 @@ node_modules/.installed: pkg-config/dev/package.json pkg-config/dev/package-lock
 ## plus wasm/ (the wasm-bindgen output). An adapter ships its *.js and *.d.ts, not its *.test.mjs.
 ADAPTERS := ai-sdk langchain openai-agents proxy kv-store do-store file-store
 pkg: deps
+	@echo "make: building the wasm (release profile, LTO; cargo prints each crate)"
 	cargo build --lib --target wasm32-unknown-unknown --release
 	rm -rf pkg && mkdir -p pkg
 	$(WASM_BINDGEN) --target web --remove-name-section --remove-producers-section --out-dir pkg/wasm --out-name tracelite $(WASM)
@@ -47,19 +56,22 @@ pkg: deps
 	@ls pkg/wasm/tracelite_bg.wasm >/dev/null && printf 'wasm: %s bytes raw, %s bytes gzip\n' \
 	  $$(stat -c %s pkg/wasm/tracelite_bg.wasm) $$(gzip -9c pkg/wasm/tracelite_bg.wasm | wc -c)
 
-## demo: replay the bundled sample trajectory and print the per-step table and totals.
+## demo: replay the demo session and print the per-step table, the totals and each stage's saving.
 demo: pkg
-	node pkg/cli/index.mjs replay $(SAMPLE)
+	@echo "make: replaying $(DEMO) ($(DEMO_ARGS))"
+	node pkg/cli/index.mjs replay $(DEMO) $(DEMO_ARGS)
 
 ## test: every Rust and JS test. Without ../shared/traces (or TRACELITE_TRACES) the tests that
 ## read the real trajectories are reported ignored (cargo) or skipped (node:test), with the reason.
 test: setup pkg test-rust test-js
 
 test-rust: system-packages
+	@echo "make: Rust tests (compiling the test binaries takes most of it; cargo prints each suite)"
 	cargo test --all-targets --no-fail-fast
 	cargo test --doc
 
 test-js: system-packages pkg
+	@echo "make: JS, browser, edge and OCR tests (node:test prints each test as it ends)"
 	node --test --test-reporter=spec tests/js/ pkg-config/adapters/
 
 ## bench: evaluation on ../shared/traces (not part of `make test`): writes bench/REPORT.md,

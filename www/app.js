@@ -5,7 +5,7 @@ import { barChart, lineChart, short } from './charts.js';
 import { Engine } from './engine.js';
 import { cliCall, jsCall } from './export.js';
 import { classifyInput, readFile } from './input.js';
-import { buildControls, controlForPath, readControls, setControls } from './options.js';
+import { SAMPLE_OPTIONS, applyControls, buildControls, controlForPath, readControls, setControls } from './options.js';
 import { renderGrounding } from './grounding-view.js';
 import { STAGES, renderChanges, renderPlan, renderRequest, renderStages } from './prompt-view.js';
 import { SpillBrowser } from './spill-browser.js';
@@ -26,6 +26,8 @@ const state = {
   view: 'compressed',
   stepSeq: 0,
   stepData: null,
+  // The pricing boxes follow the planner's prices until the user edits them.
+  pricesEdited: false,
 };
 
 const engine = new Engine();
@@ -55,22 +57,25 @@ async function loadText(text, label, file) {
   await run();
 }
 
-const SAMPLE_FILE = 'tests/fixtures/sample-trajectory.json';
+const SAMPLE_FILE = 'tests/fixtures/demo-session.json';
 
 /** The bundled sample's text, or null (status set) when it cannot be fetched. */
 async function fetchSample() {
-  const res = await fetch('./sample-trajectory.json');
+  const res = await fetch('./demo-session.json');
   if (!res.ok) {
-    setStatus(`Could not load the sample trajectory (HTTP ${res.status}).`, 'error');
+    setStatus(`Could not load the sample session (HTTP ${res.status}).`, 'error');
     return null;
   }
   return res.text();
 }
 
+/** Loads the bundled sample at the demo's settings (SAMPLE_OPTIONS; the other controls stay). */
 async function loadSample(pending) {
-  setStatus('Loading the sample trajectory…');
+  setStatus('Loading the sample session…');
   const text = await (pending ?? fetchSample());
-  if (text !== null) await loadText(text, 'sample trajectory', SAMPLE_FILE);
+  if (text === null) return;
+  applyControls($('controls'), SAMPLE_OPTIONS);
+  await loadText(text, 'sample session', SAMPLE_FILE);
 }
 
 /**
@@ -82,7 +87,7 @@ function previewSample(text) {
   if (state.run || text === null) return;
   let input;
   try {
-    input = classifyInput(text, 'sample trajectory');
+    input = classifyInput(text, 'sample session');
   } catch {
     return;
   }
@@ -108,7 +113,7 @@ function previewSample(text) {
   slider.disabled = true;
   document.querySelector('input[name="view"][value="original"]').checked = true;
   $('step-figures').textContent = 'the sample as loaded; compressing it…';
-  setStatus('Showing the sample trajectory as loaded; loading the package to compress it…', 'busy');
+  setStatus('Showing the sample session as loaded; loading the package to compress it…', 'busy');
 }
 
 async function loadFile(file) {
@@ -164,6 +169,7 @@ async function run() {
   }
   document.body.classList.remove('busy', 'stale');
   state.run = result;
+  followPrices(result.prices, options.provider ?? state.defaults.provider);
   state.t = Math.min(state.t, result.steps.length - 1);
   for (const r of document.querySelectorAll('input[name="view"]')) r.checked = r.value === state.view;
   const slider = $('step');
@@ -180,6 +186,23 @@ async function run() {
 }
 
 // ---- figures and charts ----
+
+/**
+ * Puts the planner's prices for `provider` in the pricing boxes, so the cost
+ * figures and the planner's rows price the same tokens alike; a value the user
+ * typed stays (until Reset to defaults). No prices (planner off): unchanged.
+ */
+function followPrices(prices, provider) {
+  const note = $('price-note');
+  if (state.pricesEdited) {
+    note.textContent = 'your prices';
+    return;
+  }
+  if (!prices || !(prices.input > 0)) return;
+  $('price').value = String(prices.input);
+  $('cache-mult').value = String(Math.round((prices.cachedInput / prices.input) * 1000) / 1000);
+  note.textContent = `the planner's prices for ${provider}`;
+}
 
 function costs() {
   const price = Math.max(0, Number($('price').value) || 0) / 1e6;
@@ -219,6 +242,8 @@ function drawCharts() {
   if (!state.run) return;
   $('charts').hidden = false;
   const steps = state.run.steps;
+  // One request is one point: the line charts would show nothing, only the stage bars stay.
+  for (const id of ['chart-tokens', 'chart-cumulative', 'chart-cost']) $(id).toggleAttribute('hidden', steps.length < 2);
   const pick = (t) => setStep(t);
   const cum = (key) => { let acc = 0; return steps.map((p) => (acc += p[key])); };
   lineChart($('chart-tokens'), {
@@ -362,9 +387,17 @@ function wire() {
     timer = setTimeout(run, control.type === 'number' ? 250 : 0);
   });
   $('controls').addEventListener('submit', (e) => { e.preventDefault(); run(); });
-  $('reset-options').addEventListener('click', () => { setControls($('controls'), state.defaults); run(); });
+  $('reset-options').addEventListener('click', () => {
+    setControls($('controls'), state.defaults);
+    state.pricesEdited = false;
+    run();
+  });
   for (const id of ['price', 'cache-mult']) {
-    $(id).addEventListener('input', () => { if (state.run) { drawFigures(); drawCharts(); } });
+    $(id).addEventListener('input', () => {
+      state.pricesEdited = true;
+      $('price-note').textContent = 'your prices';
+      if (state.run) { drawFigures(); drawCharts(); }
+    });
   }
   $('load-sample').addEventListener('click', () => loadSample());
   $('file-input').addEventListener('change', (e) => {
@@ -408,7 +441,16 @@ function wire() {
   engine.onProgress = ({ t, n }) => setStatus(`Replaying ${state.input?.label ?? ''}: step ${t + 1} of ${n}…`, 'busy');
 }
 
+/** The sticky header's height as --top-h, so jumps (the skip link, a change's message) land below it. */
+function trackHeader() {
+  const top = document.querySelector('.top');
+  const set = () => document.documentElement.style.setProperty('--top-h', `${top.offsetHeight}px`);
+  new ResizeObserver(set).observe(top);
+  set();
+}
+
 async function main() {
+  trackHeader();
   // Fetch and show the sample at once, while the worker loads the package.
   const sample = fetchSample();
   sample.then(previewSample);

@@ -82,14 +82,26 @@ export function buildControls(form, defaults, onChange) {
   setControls(form, defaults);
 }
 
-/** Puts `options` (a full settings object) into the controls. */
-export function setControls(form, options) {
+/**
+ * The settings the bundled sample (the demo session) opens at: `make demo`'s
+ * (Makefile DEMO_ARGS), a context window the session fills, so every stage acts.
+ */
+export const SAMPLE_OPTIONS = Object.freeze({ budget: 16000 });
+
+/** Puts the settings `options` holds (a full or partial settings object) into their controls. */
+export function applyControls(form, options) {
   for (const c of CONTROLS) {
-    const input = form.elements.namedItem(c.id);
     const v = getPath(options, c.path);
+    if (v === undefined) continue;
+    const input = form.elements.namedItem(c.id);
     if (c.type === 'checkbox') input.checked = Boolean(v);
     else input.value = v == null ? '' : String(v);
   }
+}
+
+/** Puts `options` (a full settings object) into the controls. */
+export function setControls(form, options) {
+  applyControls(form, options);
 }
 
 /**

@@ -2,7 +2,7 @@
 // Static server for the playground, bound to 127.0.0.1 only:
 //   /                           → www/
 //   /pkg/                       → pkg/ (the built package: `make pkg`)
-//   /sample-trajectory.json     → tests/fixtures/sample-trajectory.json
+//   /demo-session.json          → tests/fixtures/demo-session.json (the sample the page opens on)
 //   /grounding.js               → bench/grounding.mjs (facts and their classes, shared with `make bench`)
 // Usage: node www/serve.mjs [--port N]   (N = 0 picks a free port)
 import { createReadStream, statSync } from 'node:fs';
@@ -17,7 +17,7 @@ const MOUNTS = [
   ['/', WWW],
 ];
 const FILES = {
-  '/sample-trajectory.json': join(ROOT, 'tests', 'fixtures', 'sample-trajectory.json'),
+  '/demo-session.json': join(ROOT, 'tests', 'fixtures', 'demo-session.json'),
   '/grounding.js': join(ROOT, 'bench', 'grounding.mjs'),
 };
 const TYPES = {

@@ -55,6 +55,11 @@ function stepSummary(t, report, baselineText, previousBaselineText, ms) {
   };
 }
 
+/** The prices (USD per million input tokens) the planner used, or null when it was off. */
+function planPrices(...reports) {
+  return reports.findLast((r) => r?.plan?.prices)?.plan.prices ?? null;
+}
+
 function freeRun() {
   run?.store.free();
   run = null;
@@ -78,7 +83,7 @@ function runTrajectory(trajectory, options, runId) {
     },
   });
   run = { kind: 'trajectory', session, outputs, baselines, store, texts: new Map(), facts: new Map(extractFacts(trajectory).map((e) => [e.step, e])) };
-  return { kind: 'trajectory', session, steps, summary: result, id: trajectory.id ?? null };
+  return { kind: 'trajectory', session, steps, summary: result, id: trajectory.id ?? null, prices: planPrices(...outputs.map((o) => o.report)) };
 }
 
 function runRequest(requestText, options) {
@@ -104,7 +109,7 @@ function runRequest(requestText, options) {
     bytes_after: output.report.bytesAfter,
     ms,
   }]);
-  return { kind: 'request', session, steps, summary, id: null };
+  return { kind: 'request', session, steps, summary, id: null, prices: planPrices(output.report) };
 }
 
 function spillText(key) {

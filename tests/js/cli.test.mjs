@@ -333,3 +333,21 @@ test('replayTrajectory refuses a trajectory text over limits.maxRequestBytes bef
   assert.throws(() => replayTrajectory('{"steps": [' + ' '.repeat(5000), { limits: { maxRequestBytes: 4000 } }),
     (e) => e.code === 'LIMIT_EXCEEDED' && e.path === 'limits.maxRequestBytes' && /raise limits\.maxRequestBytes/.test(e.message));
 });
+
+// Issue 38 item 3: the demo shows every stage.
+test('make demo: the demo session at the Makefile\'s DEMO_ARGS saves tokens in every stage, and the table says so', () => {
+  const makefile = readFileSync(join(root, 'Makefile'), 'utf8');
+  const demo = /^DEMO := (\S+)$/m.exec(makefile)?.[1];
+  const demoArgs = /^DEMO_ARGS := (.+)$/m.exec(makefile)?.[1].trim().split(/\s+/);
+  assert.ok(demo && demoArgs, 'DEMO and DEMO_ARGS in the Makefile');
+  const session = JSON.parse(readFileSync(join(root, demo), 'utf8'));
+  assert.ok(session.steps.length >= 35 && session.steps.length <= 45, `${session.steps.length} steps`);
+  const r = run('replay', '--json', join(root, demo), ...demoArgs);
+  assert.equal(r.code, 0, r.stderr);
+  const saved = JSON.parse(r.stdout).saved_by_stage;
+  for (const stage of ['spill', 'dedup', 'phase', 'optical', 'compact']) {
+    assert.ok(saved[stage]?.tokens > 0, `${stage} saves nothing at ${demoArgs.join(' ')}: ${JSON.stringify(saved)}`);
+  }
+  const table = run('replay', join(root, demo), ...demoArgs);
+  assert.match(table.stdout, /^saved by stage: spill [1-9]\d* \(.+\), dedup [1-9]\d* \(.+\), phase [1-9]\d* \(.+\), optical [1-9]\d* \(.+\), compact [1-9]\d* \(.+\)$/m);
+});

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { after, before, test } from 'node:test';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { niceTicks, stepTicks } from '../../www/charts.js';
@@ -11,6 +11,7 @@ import { cliCall, jsCall } from '../../www/export.js';
 import { spillOrder, uniqueMatches } from '../../www/spill-matches.js';
 import { doneStatus } from '../../www/status.js';
 import { classifyInput } from '../../www/input.js';
+import { SAMPLE_OPTIONS } from '../../www/options.js';
 import { startServer } from '../../www/serve.mjs';
 
 test('classifyInput tells trajectories from provider requests and explains bad input', () => {
@@ -117,7 +118,7 @@ test('the static server listens on 127.0.0.1 and serves www/, the sample and pkg
   assert.equal(index.status, 200);
   assert.match(index.type, /^text\/html/);
   assert.match(index.body, /TraceLite playground/);
-  const sample = await get('/sample-trajectory.json');
+  const sample = await get('/demo-session.json');
   assert.equal(sample.status, 200);
   assert.ok(Array.isArray(JSON.parse(sample.body).steps));
   assert.match((await get('/app.js')).type, /^text\/javascript/);
@@ -140,4 +141,12 @@ test('the static server refuses paths outside www/ and pkg/', async () => {
     assert.doesNotMatch(res.body, /\[package\]/, path);
   }
   assert.equal((await get('/nope.js')).status, 404);
+});
+
+test('the sample opens at the settings of `make demo` (Makefile DEMO_ARGS)', () => {
+  const makefile = readFileSync(new URL('../../Makefile', import.meta.url), 'utf8');
+  const args = /^DEMO_ARGS := (.+)$/m.exec(makefile)?.[1].trim().split(/\s+/) ?? [];
+  const fromMake = {};
+  for (let i = 0; i < args.length; i += 2) fromMake[args[i].replace(/^--/, '')] = Number(args[i + 1]);
+  assert.deepEqual({ ...SAMPLE_OPTIONS }, fromMake);
 });

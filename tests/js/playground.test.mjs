@@ -10,7 +10,9 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const SAMPLE = `${ROOT}tests/fixtures/sample-trajectory.json`;
+const SAMPLE = `${ROOT}tests/fixtures/demo-session.json`;
+/** The settings the page opens the sample at (www/options.js SAMPLE_OPTIONS, `make demo`'s). */
+const { SAMPLE_OPTIONS } = await import(`${ROOT}www/options.js`);
 const ARTIFACTS = `${ROOT}tests/artifacts`;
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARGS = [
@@ -98,6 +100,23 @@ test('the page loads the sample trajectory with no console errors', async () => 
   assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'no horizontal scrolling');
 });
 
+// Issue 38 item 3: the page opens on the demo session, where every stage acts.
+test('the page opens on the demo session at the demo budget: every stage saves tokens and the shown step has a snapshot', async () => {
+  assert.equal(await page.inputValue('#opt-budget'), String(SAMPLE_OPTIONS.budget));
+  const options = JSON.parse(await page.$eval('#export-cli', (el) => el.dataset.options));
+  assert.deepEqual(options, SAMPLE_OPTIONS, 'the page sends the demo settings');
+  const saved = await page.evaluate(() => {
+    const sums = {};
+    for (const s of window.tracelitePlayground.run.steps) for (const x of s.stages) sums[x.stage] = (sums[x.stage] ?? 0) + x.saved;
+    return sums;
+  });
+  for (const stage of ['spill', 'dedup', 'phase', 'optical', 'compact']) assert.ok(saved[stage] > 0, `${stage}: ${JSON.stringify(saved)}`);
+  const steps = JSON.parse(readFileSync(SAMPLE, 'utf8')).steps.length;
+  assert.equal(await page.$eval('#step', (el) => Number(el.value)), steps - 1);
+  await page.waitForFunction(() => [...document.querySelectorAll('#prompt-view img')].some((i) => i.complete && i.naturalWidth > 0), null, WAIT);
+  await shot('opens-on-demo');
+});
+
 test('the reduction figure equals `replay --json` with the same options', async () => {
   for (const [name, settings] of [['defaults', {}], ['budget-16k', { budget: 16000 }], ['window-1', { window: 1, budget: 32000 }]]) {
     await afterRun(() => page.click('#reset-options'));
@@ -117,7 +136,7 @@ test('the reduction figure equals `replay --json` with the same options', async 
 
 test('request bytes are shown beside tokens, as `replay --json` counts them', async () => {
   await resetAndLoadSample();
-  const cli = cliReplay({});
+  const cli = cliReplay(SAMPLE_OPTIONS);
   const shown = await page.$eval('#bytes', (el) => ({ before: Number(el.dataset.before), after: Number(el.dataset.after), text: el.textContent }));
   assert.equal(shown.before, cli.baseline_bytes);
   assert.equal(shown.after, cli.compressed_bytes);
@@ -434,11 +453,11 @@ test('chart ticks are evenly spaced round steps', async () => {
 
 test('spill grep lists each match once, with the other blobs that hold it', async () => {
   await resetAndLoadSample();
-  // With a cap of 25% of the budget the debug log's excerpt is long enough to
-  // be rendered and compacted: its lines are kept in its tool blob, in the
-  // snapshot of its excerpt and in the compaction blob, and listed once each.
+  // With a cap of 25% of the budget the build logs' excerpts are long enough to
+  // be rendered: their closing lines are kept in the tool blobs and in the
+  // snapshots of the excerpts, and listed once each.
   await setControl('spillFraction', 0.25);
-  await page.fill('#spill-pattern', 'ERROR replay: order ORD-04');
+  await page.fill('#spill-pattern', '[balance] ops ');
   await page.check('#spill-all');
   await page.click('#spill-grep-form button[type=submit]');
   await page.waitForFunction(() => document.querySelectorAll('#spill-matches li').length > 0, null, WAIT);
@@ -486,6 +505,12 @@ test('at 390 px wide nothing overflows horizontally', async () => {
     // Usable, not just contained: the header scrolls away instead of covering the
     // small screen, each chart gets the full width and its axis labels stay legible.
     assert.notEqual(await p.$eval('.top', (el) => getComputedStyle(el).position), 'sticky');
+    // The figures come before the controls.
+    const tops = await p.evaluate(() => ({
+      figures: document.querySelector('.figures').getBoundingClientRect().top,
+      controls: document.querySelector('.controls').getBoundingClientRect().top,
+    }));
+    assert.ok(tops.figures < tops.controls, JSON.stringify(tops));
     const charts = await p.$$eval('svg.chart', (svgs) => svgs.map((svg) => ({
       width: svg.getBoundingClientRect().width,
       tick: Math.min(...[...svg.querySelectorAll('text.tick')].map((t) => t.getBoundingClientRect().height)),
@@ -495,7 +520,7 @@ test('at 390 px wide nothing overflows horizontally', async () => {
       assert.ok(c.tick >= 9, `axis labels are ${c.tick.toFixed(1)}px high`);
     }
     // The spill browser and the export, scrolled to.
-    await p.fill('#spill-pattern', 'ORD-0495');
+    await p.fill('#spill-pattern', 'build/accounts/ops/2026-06.html');
     await p.click('#spill-grep-form button[type=submit]');
     await p.waitForFunction(() => document.querySelectorAll('#spill-matches li').length > 0, null, WAIT);
     r = await check();
@@ -529,6 +554,69 @@ test('the exported JS imports the npm package `tracelite` and runs, printing the
     rmSync(dir, { recursive: true, force: true });
   }
   await afterRun(() => page.click('#reset-options'));
+});
+
+// Issue 38 item 7.
+test('the pricing boxes hold the planner\'s prices for the provider until edited, so the cost figures and the plan rows agree', async () => {
+  await resetAndLoadSample();
+  const planPrices = () => page.evaluate(() => window.tracelitePlayground.stepData.report.plan.prices);
+  const boxes = async () => ({ input: Number(await page.inputValue('#price')), mult: Number(await page.inputValue('#cache-mult')) });
+  await page.waitForFunction(() => window.tracelitePlayground.stepData?.report?.plan, null, WAIT);
+  const openai = await planPrices();
+  assert.deepEqual(await boxes(), { input: openai.input, mult: Math.round((openai.cachedInput / openai.input) * 1000) / 1000 });
+  assert.equal(await page.textContent('#price-note'), "the planner's prices for openai");
+  await afterRun(() => page.selectOption('#opt-provider', 'anthropic'));
+  await page.waitForFunction((p) => window.tracelitePlayground.stepData?.report?.plan?.prices.input !== p, openai.input, WAIT);
+  const anthropic = await planPrices();
+  assert.notEqual(anthropic.input, openai.input);
+  assert.equal((await boxes()).input, anthropic.input);
+  // A typed price stays through later runs, until Reset to defaults.
+  const before = await page.textContent('#cost');
+  await page.fill('#price', '7');
+  assert.notEqual(await page.textContent('#cost'), before);
+  assert.equal(await page.textContent('#price-note'), 'your prices');
+  await setControl('budget', 20000);
+  assert.equal((await boxes()).input, 7);
+  await afterRun(() => page.click('#reset-options'));
+  assert.equal((await boxes()).input, openai.input);
+});
+
+test('a jump to the prompt (the skip link) leaves "Prompt at step N" below the sticky header', async () => {
+  await page.evaluate(() => { window.scrollTo(0, 0); location.hash = ''; });
+  await page.evaluate(() => { location.hash = '#prompt'; });
+  await page.waitForFunction(() => window.scrollY > 0, null, WAIT);
+  const r = await page.evaluate(() => ({
+    header: document.querySelector('.top').getBoundingClientRect().bottom,
+    heading: document.getElementById('prompt-h').getBoundingClientRect().top,
+  }));
+  assert.ok(r.heading >= r.header, `the heading (top ${r.heading}px) is under the header (bottom ${r.header}px)`);
+  await page.evaluate(() => { history.replaceState(null, '', location.pathname); window.scrollTo(0, 0); });
+});
+
+test('the busy status shows a drawn spinner, not an emoji glyph', async () => {
+  const style = await page.evaluate(() => {
+    const probe = document.createElement('p');
+    probe.className = 'status';
+    probe.dataset.kind = 'busy';
+    document.body.append(probe);
+    const s = getComputedStyle(probe, '::before');
+    const out = { content: s.content, border: s.borderTopStyle, width: s.width };
+    probe.remove();
+    return out;
+  });
+  assert.equal(style.content, '""');
+  assert.equal(style.border, 'solid');
+  assert.notEqual(style.width, '0px');
+});
+
+test('a single pasted request shows the stage bars, not one-point line charts', async () => {
+  await page.$eval('#paste-box', (el) => { el.open = true; });
+  await page.fill('#paste-text', JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }));
+  await afterRun(() => page.click('#paste-load'));
+  const shown = await page.$$eval('svg.chart', (svgs) => Object.fromEntries(svgs.map((s) => [s.id, s.getBoundingClientRect().width > 0])));
+  assert.deepEqual(shown, { 'chart-tokens': false, 'chart-cumulative': false, 'chart-cost': false, 'chart-stages': true });
+  await resetAndLoadSample();
+  assert.ok(await page.$eval('#chart-tokens', (s) => s.getBoundingClientRect().width > 0), 'a trajectory shows them again');
 });
 
 test('no console errors during the session', () => {
