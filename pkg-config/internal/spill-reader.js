@@ -16,8 +16,7 @@ let limits;
 /**
  * The spill tools' default and largest page sizes and grep settings, the
  * core's (`{ readLimit, maxReadLimit, grepContext, maxGrepContext,
- * grepMaxMatches, maxGrepMatches, maxGrepCost }`); read once, after the wasm
- * is initialized.
+ * grepMaxMatches, maxGrepMatches }`); read once, after the wasm is initialized.
  */
 export function readerLimits() {
   limits ??= JSON.parse(guarded(() => spillLimits()));

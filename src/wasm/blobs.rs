@@ -63,7 +63,6 @@ struct SpillLimits {
     max_grep_context: usize,
     grep_max_matches: usize,
     max_grep_matches: usize,
-    max_grep_cost: u64,
 }
 
 /// Default and largest page sizes and grep settings of the spill tools, as JSON text.
@@ -78,7 +77,6 @@ pub fn spill_limits() -> Result<String, JsValue> {
             max_grep_context: tools::MAX_CONTEXT,
             grep_max_matches: grep.max_matches,
             max_grep_matches: tools::MAX_MATCHES,
-            max_grep_cost: grep.max_cost,
         },
         "spillLimits",
     )

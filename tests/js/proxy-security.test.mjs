@@ -185,22 +185,20 @@ test('item 5: onError reject answers a body it cannot compress with the typed er
   assert.equal(upstream.received.length, 0);
 });
 
-test('item 6: GET /spill serves stored text as stored, unless redact.store is set: then the routes mask it too', async () => {
+test('item 6 (issue 39 item 5): GET /spill serves and searches the masked text whenever redaction is on: no oracle for a secret', async () => {
   const text = `export AWS_ACCESS_KEY_ID=${AWS_KEY}\nline two\nkey ${OPENAI_KEY}\n`;
   // A blob stored raw (before the setting, or by another writer).
   for (const kv of [forwardKv, rejectKv]) await new KvSpillStore(kv).put('legacy-session', 'tool-0a1b2c3d', text);
   const token = await sessionSigner(PROXY_SECRET).token('legacy-session');
-  const raw = await (await spillGet(forwardMf, 'tool-0a1b2c3d', token)).json();
-  assert.equal(raw.text, text, 'by design: the token holder reads the text as it was stored');
-  const masked = await spillGet(rejectMf, 'tool-0a1b2c3d', token);
-  assert.equal(masked.status, 200);
-  const page = await masked.json();
-  assert.equal(page.text, 'export AWS_ACCESS_KEY_ID=[REDACTED:aws-access-key-id]\nline two\nkey [REDACTED:openai-key]\n');
-  // grep sees the masked text too: no oracle for the secret's characters.
-  const grep = await (await spillGet(rejectMf, 'tool-0a1b2c3d', token, '/grep?q=AKIA')).json();
-  assert.equal(grep.totalMatches, 0);
-  const grepRaw = await (await spillGet(forwardMf, 'tool-0a1b2c3d', token, '/grep?q=AKIA')).json();
-  assert.equal(grepRaw.totalMatches, 1);
+  for (const mf of [forwardMf, rejectMf]) {
+    const masked = await spillGet(mf, 'tool-0a1b2c3d', token);
+    assert.equal(masked.status, 200);
+    const page = await masked.json();
+    assert.equal(page.text, 'export AWS_ACCESS_KEY_ID=[REDACTED:aws-access-key-id]\nline two\nkey [REDACTED:openai-key]\n');
+    // grep sees the masked text too: a pattern of the secret's characters finds nothing.
+    const grep = await (await spillGet(mf, 'tool-0a1b2c3d', token, '/grep?q=AKIA')).json();
+    assert.equal(grep.totalMatches, 0);
+  }
 });
 
 async function keysOf(kv, session) {
@@ -260,7 +258,7 @@ test('item 1: a catastrophic regex on the grep route is a 422 GREP_TOO_COSTLY, a
   const token = a.headers.get('x-tracelite-session');
   const [key] = spillsOf(full, sessionOf(token)).map((s) => s.key);
   const started = Date.now();
-  const r = await spillGet(forwardMf, key, token, `/grep?regex=1&q=${encodeURIComponent('(.*){999}x')}`);
+  const r = await spillGet(forwardMf, key, token, `/grep?regex=1&q=${encodeURIComponent('(.*){99}x')}`);
   const body = await r.json();
   assert.equal(r.status, 422);
   assert.equal(body.error.code, 'GREP_TOO_COSTLY');
