@@ -267,3 +267,25 @@ test('item 1: a catastrophic regex on the grep route is a 422 GREP_TOO_COSTLY, a
   const ok = await spillGet(forwardMf, key, token, '/grep?q=def');
   assert.equal(ok.status, 200);
 });
+
+test('issue 39 items 3 and 4 in workerd: duplicate keys are refused, count_tokens and a trailing slash are compressed, a conversation elsewhere is refused', async () => {
+  upstream.received.length = 0;
+  const dup = `{"model":"gpt-test","messages":${JSON.stringify(full.messages)},"messages":5}`;
+  const refused = await forwardMf.dispatchFetch('http://proxy.test/v1/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json', authorization: KEY_A }, body: dup });
+  assert.equal(refused.status, 400);
+  assert.equal((await refused.json()).error.code, 'INVALID_REQUEST');
+  assert.equal(upstream.received.length, 0, 'nothing forwarded');
+  const anthropic = { model: 'claude-test', max_tokens: 10, ...trajectoryToRequest(sample, sample.steps.length, 'anthropic') };
+  for (const [path, body] of [['/v1/messages/count_tokens', anthropic], ['/v1/chat/completions/', full]]) {
+    const res = await forwardMf.dispatchFetch(`http://proxy.test${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: KEY_A }, body: JSON.stringify(body) });
+    assert.equal(res.status, 200, path);
+    await res.text();
+    const [before, after] = res.headers.get('x-tracelite-tokens').split('->').map(Number);
+    assert.ok(after < before, `${path}: ${before} -> ${after}`);
+  }
+  assert.deepEqual(upstream.received.map((r) => new URL(r.url, 'http://u').pathname), ['/v1/messages/count_tokens', '/v1/chat/completions']);
+  const elsewhere = await forwardMf.dispatchFetch('http://proxy.test/v1/other', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(full) });
+  assert.equal(elsewhere.status, 400);
+  assert.equal((await elsewhere.json()).error.code, 'UNSUPPORTED_ROUTE');
+  assert.equal(upstream.received.length, 2);
+});
