@@ -45,7 +45,7 @@ adversarial client (after the levels; normal traffic measured without, then with
   --no-attack          skip it
   --attack-connections N   connections of the normal traffic beside it (default 4)
   --attack-requests N  normal requests per run (default 64)
-  --attack-grep-kb K   size of the attacker's blob that GET /spill/<key>/grep?regex=1&q=(.*){999}x
+  --attack-grep-kb K   size of the attacker's blob that GET /spill/<key>/grep?regex=1&q=(.*){99}x
                        searches (default 100)
   --attack-messages N  one-word messages of its compaction request (default 20000)
   --attack-seconds S   bound on each of the four runs (default 30)`;
@@ -487,7 +487,7 @@ async function runLevel(host, variants, { connections, amount, capSeconds, sessi
 /** The attacker's API key: its sessions are its own. */
 const ATTACKER_AUTHORIZATION = 'Bearer sk-attacker-not-a-real-key';
 /** The grep of issue 16: catastrophic for a backtracking engine, costly for any without a cost bound. */
-const ATTACK_PATTERN = '(.*){999}x';
+const ATTACK_PATTERN = '(.*){99}x';
 
 /**
  * A chat request whose one tool result the proxy spills: at least `kb` KiB of

@@ -26,6 +26,7 @@ let defaultStore;
  */
 export function compress(request, options = {}) {
   const text = requestText(request);
+  checkSession(options?.session);
   const { settings, store, countTokens, previous } = splitOptions(options);
   refuseOversized(text, settings);
   const target = store ?? sharedStore();
@@ -33,6 +34,17 @@ export function compress(request, options = {}) {
     target.wasmStore.compress(text, jsonArg(settings, 'options'), countTokens, previous),
   );
   return JSON.parse(json);
+}
+
+/**
+ * `options.session` is a string when given: a function or an object would
+ * vanish on the way into wasm and the call would use the shared session
+ * `"default"` without a word.
+ */
+function checkSession(session) {
+  if (session !== undefined && typeof session !== 'string') {
+    throw new TraceLiteError(`options.session must be a string, not ${session === null ? 'null' : typeof session}`, 'INVALID_OPTION', 'session');
+  }
 }
 
 let defaultMaxRequestBytes;

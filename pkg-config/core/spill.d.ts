@@ -12,8 +12,10 @@ export interface SpillStoreOptions {
   /**
    * Work one grep (or `grep_spill` call) may do: the pattern's compiled program size in bytes (a power
    * of two, at least 256; 0 for a literal) times the bytes the regex runs over. Over it:
-   * `GREP_TOO_COSTLY`. Default 2^32 = 4294967296 (`(.*){999}x` over 100 KB is refused at once;
-   * `\w+` may scan 16 MiB).
+   * `GREP_TOO_COSTLY`. Default 2^26 = 67108864: a search at the cap takes about 20–120 ms in
+   * wasm (`(.*){99}x` over 100 KB is refused at once; `\w+` may scan 256 KiB; a regex with a
+   * literal of 2+ characters pays only for the lines holding it). Counted repetitions over
+   * 100 (`{500}`) are `INVALID_PATTERN`.
    */
   maxGrepCost?: number;
   /** The host clock in seconds. Default `Date.now() / 1000`. */
@@ -70,6 +72,8 @@ export interface GrepResult {
   nextSkip: number | null;
   /** The lines `grep -n` style (`12:match`, `11-context`, `--` between groups, `…` where a long line was cut). */
   text: string;
+  /** Work the search took (`maxGrepCost`'s units; 0 for a literal). */
+  work: number;
 }
 
 /** The result of a `read_spill` / `grep_spill` call, to send back as the tool result. */
@@ -77,6 +81,8 @@ export interface ToolReply {
   text: string;
   /** The model made a mistake it can fix (bad arguments, unknown pointer, bad pattern). */
   isError: boolean;
+  /** Search work the call took (`maxGrepCost`'s units; all of its budget when it ran out; 0 for `read_spill`). */
+  work: number;
 }
 
 /** A text after `SpillStore.spill`. */

@@ -77,7 +77,8 @@ async function onBlob(store, session, key, fn, missingOk = false) {
   }
   const scratch = guarded(() => Store.withLimits(SCRATCH_LIMITS));
   try {
-    if (text !== undefined) guarded(() => scratch.put(session, key, text));
+    // A masked copy does not hash to its key: the masking reader checked the original.
+    if (text !== undefined) guarded(() => (store.masked === true ? scratch.putMasked(session, key, new TextEncoder().encode(text)) : scratch.put(session, key, text)));
     return guarded(() => fn(scratch));
   } finally {
     scratch.free();
@@ -126,6 +127,7 @@ function shapeMatches(json, pattern) {
     lines: found.lines,
     nextSkip: found.nextSkip,
     text: found.text,
+    work: found.work,
   };
 }
 
@@ -190,9 +192,10 @@ export async function grepSpill(store, pointer, pattern, options = {}) {
  * Runs an agent's `read_spill` / `grep_spill` call (`args` an object or JSON
  * text) with the core's tool, over any store. The session is `session` when
  * given (another session's pointer then reads as missing), else the pointer's.
- * Resolves `{ text, isError }`.
+ * `maxCost`: the search's work budget (at most the store's `maxGrepCost`).
+ * Resolves `{ text, isError, work }` (`work`: what the search took).
  */
-export async function runSpillTool(store, name, args, session) {
+export async function runSpillTool(store, name, args, session, { maxCost } = {}) {
   const parsed = typeof args === 'string' ? safeJson(args) : args;
   const json = typeof args === 'string' ? args : JSON.stringify(args ?? {});
   const text = String(parsed?.pointer ?? '');
@@ -204,7 +207,7 @@ export async function runSpillTool(store, name, args, session) {
     readable ? store : { get: () => undefined },
     scope,
     readable ? key : 'missing',
-    (s) => s.handleToolCall(name, json, scope),
+    (s) => s.handleToolCall(name, json, scope, maxCost),
     true,
   );
   return JSON.parse(reply);

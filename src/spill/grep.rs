@@ -28,17 +28,23 @@ use crate::error::{Error, ErrorCode, Result};
 pub const MAX_PATTERN_BYTES: usize = 1_000;
 
 /// Largest compiled program accepted, in bytes (regex-lite's size measure).
-const MAX_PROGRAM_BYTES: usize = 1 << 20;
+const MAX_PROGRAM_BYTES: usize = 1 << 16;
+
+/// Largest count of a counted repetition (`{n}`, `{n,}`, `{n,m}`): a
+/// pattern over it is `INVALID_PATTERN` (the cost of a search grows with it).
+pub const MAX_REPEAT: u32 = 100;
 
 /// Smallest program size probed: the cost unit of a tiny pattern.
 const MIN_PROGRAM_BYTES: usize = 256;
 
 /// Default work budget of one search ([`GrepOptions::max_cost`],
-/// `limits.maxGrepCost`): program bytes × text bytes, 2^32. Measured at most
-/// 0.3 ns per unit natively (`(.*){999}x`, every state live), so about 1.3 s
-/// natively and 2–3 s in wasm at worst; a small pattern (≤ 256 bytes of
-/// program, e.g. `\w+`) may still scan a whole 16 MiB session.
-pub const DEFAULT_MAX_GREP_COST: u64 = 1 << 32;
+/// `limits.maxGrepCost`): program bytes × text bytes, 2^26. Measured in wasm
+/// (Node, 262 KB of text) at 0.3–1.8 ns per unit: a search at the cap takes
+/// about 20–120 ms (`[\s\S]{100}x` 0.7 ns, `\w+` 0.3 ns, `a.*b.*c` 1.8 ns;
+/// it was 2^32, 4.7–8.4 s). A small pattern (≤ 256 bytes of program) with no
+/// literal scans up to 256 KiB; one with a literal pays only for the lines
+/// that contain it.
+pub const DEFAULT_MAX_GREP_COST: u64 = 1 << 26;
 
 /// A compiled search pattern.
 #[derive(Debug, Clone)]
@@ -78,6 +84,11 @@ impl GrepBudget {
         Self::new(u64::MAX)
     }
 
+    /// Units taken so far.
+    pub fn spent(&self) -> u64 {
+        self.limit - self.left
+    }
+
     /// Takes `cost × bytes` units, or fails with `GREP_TOO_COSTLY`.
     fn charge(&mut self, cost: u64, bytes: usize) -> Result<()> {
         let units = cost.saturating_mul(bytes as u64);
@@ -111,6 +122,13 @@ impl Pattern {
             return Err(bad(format!(
                 "the pattern is longer than {MAX_PATTERN_BYTES} bytes"
             )));
+        }
+        if !literal {
+            if let Some(count) = largest_repeat(pattern).filter(|&n| n > MAX_REPEAT) {
+                return Err(bad(format!(
+                    "a counted repetition of {count} is over {MAX_REPEAT}: use a shorter one or a literal"
+                )));
+            }
         }
         let folded = if literal {
             Some(pattern.to_string())
@@ -315,6 +333,39 @@ fn contains_folded(hay: &[u8], needle: &[u8]) -> bool {
     })
 }
 
+/// The largest count of a counted repetition in `pattern` (`{n}`, `{n,}`,
+/// `{n,m}` outside classes and escapes; a count past `u32` saturates).
+fn largest_repeat(pattern: &str) -> Option<u32> {
+    let bytes = pattern.as_bytes();
+    let mut largest = None;
+    let mut class = false;
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        i += 1;
+        match b {
+            b'\\' => i += 1,
+            b'[' => class = true,
+            b']' => class = false,
+            b'{' if !class => {
+                let end = bytes
+                    .get(i..)
+                    .and_then(|r| r.iter().position(|&c| c == b'}'));
+                let body = end.and_then(|e| pattern.get(i..i + e)).unwrap_or("");
+                let counts = body.split(',').filter(|c| !c.trim().is_empty());
+                for count in counts {
+                    let count = count.trim();
+                    if count.bytes().all(|c| c.is_ascii_digit()) {
+                        let n = count.parse::<u32>().unwrap_or(u32::MAX);
+                        largest = largest.max(Some(n));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    largest
+}
+
 /// A literal every match of `pattern` contains: the longest run of plain
 /// characters at the top level of the pattern, when it is at least 2 bytes
 /// long (conservative: `None` with a top-level alternation or inline flags).
@@ -449,6 +500,9 @@ pub struct GrepResult {
     pub returned: usize,
     /// Matches and context lines, in order, without duplicates.
     pub lines: Vec<GrepLine>,
+    /// Work the search took (program bytes × bytes the regex ran over; 0
+    /// for a literal): what a host budgets across searches.
+    pub work: u64,
 }
 
 impl GrepResult {
@@ -534,6 +588,7 @@ pub fn grep(
         skipped: options.skip.min(total),
         returned: matching.len(),
         lines,
+        work: budget.spent(),
     })
 }
 

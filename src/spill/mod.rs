@@ -18,7 +18,9 @@ pub use excerpt::{is_refused_excerpt, ErrorLine, ErrorSignals, Excerpt, Kept, Sh
 pub use grep::{GrepLine, GrepOptions, GrepResult, Pattern};
 pub use key::content_key;
 pub use store::{MemoryStore, Page, SpillInfo, SpillStore, StoreLimits};
-pub use tools::{handle_tool_call, tool_definitions, ToolFormat, ToolReply};
+pub use tools::{
+    handle_tool_call, handle_tool_call_within, tool_definitions, ToolFormat, ToolReply,
+};
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::model::{Conversation, PartKind};

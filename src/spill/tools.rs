@@ -134,13 +134,21 @@ pub struct ToolReply {
     pub text: String,
     /// Whether the call failed (bad arguments, unknown pointer): the text says why.
     pub is_error: bool,
+    /// Search work the call took (see [`GrepResult::work`](super::GrepResult)):
+    /// the budget given when a search ran out of it, 0 for `read_spill`.
+    pub work: u64,
 }
 
 impl ToolReply {
     fn error(text: String) -> Self {
+        Self::text(text, true)
+    }
+
+    fn text(text: String, is_error: bool) -> Self {
         Self {
             text,
-            is_error: true,
+            is_error,
+            work: 0,
         }
     }
 }
@@ -187,6 +195,19 @@ pub fn handle_tool_call(
     name: &str,
     args: &str,
 ) -> Result<ToolReply> {
+    handle_tool_call_within(store, session, name, args, None)
+}
+
+/// [`handle_tool_call`] with a work budget for a search (`max_cost`, at most
+/// the store's `limits.maxGrepCost`; the default when `None`): the host's
+/// share of a budget across calls. The reply's `work` is what it took.
+pub fn handle_tool_call_within(
+    store: &mut dyn SpillStore,
+    session: &str,
+    name: &str,
+    args: &str,
+    max_cost: Option<u64>,
+) -> Result<ToolReply> {
     if !is_spill_tool(name) {
         return Err(Error::new(
             ErrorCode::InvalidToolCall,
@@ -210,7 +231,7 @@ pub fn handle_tool_call(
         }
     } else {
         match serde_json::from_value::<GrepArgs>(value) {
-            Ok(a) => grep(store, session, &a),
+            Ok(a) => grep(store, session, &a, max_cost),
             Err(e) => ToolReply::error(format!("{GREP_SPILL}: bad arguments: {e}")),
         }
     })
@@ -255,10 +276,7 @@ fn read(store: &mut dyn SpillStore, session: &str, a: &ReadArgs) -> ToolReply {
             "{}: offset {} is past the end ({} lines)",
             a.pointer, a.offset, page.total_lines
         ));
-        return ToolReply {
-            text: out,
-            is_error: page.total_lines > 0,
-        };
+        return ToolReply::text(out, page.total_lines > 0);
     }
     let mut shown = 0;
     let mut used = 0;
@@ -313,10 +331,7 @@ fn read(store: &mut dyn SpillStore, session: &str, a: &ReadArgs) -> ToolReply {
         )),
         _ => out.push_str("[end of output]"),
     }
-    ToolReply {
-        text: out,
-        is_error: false,
-    }
+    ToolReply::text(out, false)
 }
 
 /// Length of the first line of `text` without its line end.
@@ -325,7 +340,12 @@ fn line_len(text: &str) -> usize {
     first.strip_suffix('\n').unwrap_or(first).len()
 }
 
-fn grep(store: &mut dyn SpillStore, session: &str, a: &GrepArgs) -> ToolReply {
+fn grep(
+    store: &mut dyn SpillStore,
+    session: &str,
+    a: &GrepArgs,
+    max_cost: Option<u64>,
+) -> ToolReply {
     let key = match key_in(&a.pointer, session) {
         Ok(k) => k,
         Err(reply) => return reply,
@@ -343,10 +363,18 @@ fn grep(store: &mut dyn SpillStore, session: &str, a: &GrepArgs) -> ToolReply {
         context: a.context.unwrap_or(2).min(MAX_CONTEXT),
         max_matches: a.max_matches.unwrap_or(50).clamp(1, MAX_MATCHES),
         skip: a.skip,
+        max_cost: max_cost.unwrap_or(GrepOptions::default().max_cost),
         ..GrepOptions::default()
     };
     let r = match store.grep(session, key, &pattern, &options) {
         Ok(r) => r,
+        Err(e) if e.code == ErrorCode::GrepTooCostly => {
+            // Ran out part way, or refused before: counted as all of it.
+            return ToolReply {
+                work: options.max_cost,
+                ..failure(&a.pointer, e)
+            };
+        }
         Err(e) => return failure(&a.pointer, e),
     };
     let mut out = String::new();
@@ -364,8 +392,8 @@ fn grep(store: &mut dyn SpillStore, session: &str, a: &GrepArgs) -> ToolReply {
             }
         ));
         return ToolReply {
-            text: out,
-            is_error: false,
+            work: r.work,
+            ..ToolReply::text(out, false)
         };
     }
     out.push_str(&format!(
@@ -387,7 +415,7 @@ fn grep(store: &mut dyn SpillStore, session: &str, a: &GrepArgs) -> ToolReply {
         out.push_str("[no more matches]");
     }
     ToolReply {
-        text: out,
-        is_error: false,
+        work: r.work,
+        ..ToolReply::text(out, false)
     }
 }

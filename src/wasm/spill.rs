@@ -9,7 +9,7 @@ use crate::config::Config;
 use crate::error::{Error, ErrorCode};
 use crate::pipeline::HostState;
 use crate::spill::{
-    self, handle_tool_call, tool_definitions, GrepOptions, MemoryStore, Pattern, SpillStore,
+    self, handle_tool_call_within, tool_definitions, GrepOptions, MemoryStore, Pattern, SpillStore,
     StoreLimits, ToolFormat,
 };
 use crate::tokens::{Estimator, TokenCounter};
@@ -142,10 +142,20 @@ impl WasmStore {
         key: &JsValue,
         text: &JsValue,
     ) -> Result<(), JsValue> {
-        let (session, key) = (args::text(session, "session")?, args::text(key, "key")?);
-        let bytes = args::bytes(text, "text")?;
-        let text = utf8(&bytes)?;
-        self.store.put(&session, &key, text).map_err(to_js)
+        self.store_bytes(session, key, text, true)
+    }
+
+    /// Stores a masked copy of a blob (UTF-8 bytes; a scratch store's, for
+    /// reading) without checking that it hashes to its content key: masking
+    /// changes the text, not what it stands for. Never for a store that is kept.
+    #[wasm_bindgen(js_name = putMasked)]
+    pub fn put_masked(
+        &mut self,
+        session: &JsValue,
+        key: &JsValue,
+        text: &JsValue,
+    ) -> Result<(), JsValue> {
+        self.store_bytes(session, key, text, false)
     }
 
     /// Whether a blob exists.
@@ -185,19 +195,26 @@ impl WasmStore {
     }
 
     /// Runs a `read_spill` / `grep_spill` call for `session`; `args` is the
-    /// call's arguments as JSON text. Returns JSON text `{text, isError}`.
+    /// call's arguments as JSON text; `max_cost` (optional integer) is the
+    /// search's work budget, at most the store's. Returns JSON text
+    /// `{text, isError, work}` (`work`: what the search took).
     #[wasm_bindgen(js_name = handleToolCall)]
     pub fn handle_tool_call(
         &mut self,
         name: &JsValue,
         call_args: &JsValue,
         session: &JsValue,
+        max_cost: &JsValue,
     ) -> Result<String, JsValue> {
         let name = args::text(name, "name")?;
         let call_args = args::text(call_args, "args")?;
         let session = args::text(session, "session")?;
-        let reply =
-            handle_tool_call(&mut self.store, &session, &name, &call_args).map_err(to_js)?;
+        let max_cost = match max_cost.is_undefined() || max_cost.is_null() {
+            true => None,
+            false => Some(args::count(max_cost, "maxCost")? as u64),
+        };
+        let reply = handle_tool_call_within(&mut self.store, &session, &name, &call_args, max_cost)
+            .map_err(to_js)?;
         super::json_text(&reply, "handleToolCall")
     }
 
@@ -225,6 +242,27 @@ impl WasmStore {
         };
         let spilled = spill::spill_text(text, &config, &mut self.store, counter).map_err(to_js)?;
         super::json_text(&spilled, "spillText")
+    }
+}
+
+impl WasmStore {
+    /// `put_bytes` (the content key `checked`) or `put_masked`.
+    fn store_bytes(
+        &mut self,
+        session: &JsValue,
+        key: &JsValue,
+        text: &JsValue,
+        checked: bool,
+    ) -> Result<(), JsValue> {
+        let (session, key) = (args::text(session, "session")?, args::text(key, "key")?);
+        let bytes = args::bytes(text, "text")?;
+        let text = utf8(&bytes)?;
+        let stored = if checked {
+            self.store.put(&session, &key, text)
+        } else {
+            self.store.put_hashed(&session, &key, text)
+        };
+        stored.map_err(to_js)
     }
 }
 

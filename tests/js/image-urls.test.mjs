@@ -252,8 +252,6 @@ test('proxy image route as an attacker: forged, swapped, foreign and missing sig
   const n = received.length;
   for (const path of [
     `${session}/../${id}.png`,
-    `..%2f${session}/${id}.png`,
-    `${session}/..%2f${id}.png`,
     `${session}/${id.toUpperCase()}.png`,
     `${session}/${id}`,
     `${session}/${id}.png/x`,
@@ -266,6 +264,10 @@ test('proxy image route as an attacker: forged, swapped, foreign and missing sig
     '',
   ]) {
     await expect(`${base}/${path}?sig=${sig}`, 404, 'NOT_FOUND');
+  }
+  // An encoded slash the upstream may read as one: refused before any route (issue 39 item 4).
+  for (const path of [`..%2f${session}/${id}.png`, `${session}/..%2f${id}.png`]) {
+    await expect(`${base}/${path}?sig=${sig}`, 400, 'INVALID_PATH');
   }
   assert.equal(received.length, n, 'nothing forwarded');
   // Correctly signed, but never stored (or expired): 404 IMAGE_NOT_FOUND.

@@ -185,22 +185,20 @@ test('item 5: onError reject answers a body it cannot compress with the typed er
   assert.equal(upstream.received.length, 0);
 });
 
-test('item 6: GET /spill serves stored text as stored, unless redact.store is set: then the routes mask it too', async () => {
+test('item 6 (issue 39 item 5): GET /spill serves and searches the masked text whenever redaction is on: no oracle for a secret', async () => {
   const text = `export AWS_ACCESS_KEY_ID=${AWS_KEY}\nline two\nkey ${OPENAI_KEY}\n`;
   // A blob stored raw (before the setting, or by another writer).
   for (const kv of [forwardKv, rejectKv]) await new KvSpillStore(kv).put('legacy-session', 'tool-0a1b2c3d', text);
   const token = await sessionSigner(PROXY_SECRET).token('legacy-session');
-  const raw = await (await spillGet(forwardMf, 'tool-0a1b2c3d', token)).json();
-  assert.equal(raw.text, text, 'by design: the token holder reads the text as it was stored');
-  const masked = await spillGet(rejectMf, 'tool-0a1b2c3d', token);
-  assert.equal(masked.status, 200);
-  const page = await masked.json();
-  assert.equal(page.text, 'export AWS_ACCESS_KEY_ID=[REDACTED:aws-access-key-id]\nline two\nkey [REDACTED:openai-key]\n');
-  // grep sees the masked text too: no oracle for the secret's characters.
-  const grep = await (await spillGet(rejectMf, 'tool-0a1b2c3d', token, '/grep?q=AKIA')).json();
-  assert.equal(grep.totalMatches, 0);
-  const grepRaw = await (await spillGet(forwardMf, 'tool-0a1b2c3d', token, '/grep?q=AKIA')).json();
-  assert.equal(grepRaw.totalMatches, 1);
+  for (const mf of [forwardMf, rejectMf]) {
+    const masked = await spillGet(mf, 'tool-0a1b2c3d', token);
+    assert.equal(masked.status, 200);
+    const page = await masked.json();
+    assert.equal(page.text, 'export AWS_ACCESS_KEY_ID=[REDACTED:aws-access-key-id]\nline two\nkey [REDACTED:openai-key]\n');
+    // grep sees the masked text too: a pattern of the secret's characters finds nothing.
+    const grep = await (await spillGet(mf, 'tool-0a1b2c3d', token, '/grep?q=AKIA')).json();
+    assert.equal(grep.totalMatches, 0);
+  }
 });
 
 async function keysOf(kv, session) {
@@ -260,7 +258,7 @@ test('item 1: a catastrophic regex on the grep route is a 422 GREP_TOO_COSTLY, a
   const token = a.headers.get('x-tracelite-session');
   const [key] = spillsOf(full, sessionOf(token)).map((s) => s.key);
   const started = Date.now();
-  const r = await spillGet(forwardMf, key, token, `/grep?regex=1&q=${encodeURIComponent('(.*){999}x')}`);
+  const r = await spillGet(forwardMf, key, token, `/grep?regex=1&q=${encodeURIComponent('(.*){99}x')}`);
   const body = await r.json();
   assert.equal(r.status, 422);
   assert.equal(body.error.code, 'GREP_TOO_COSTLY');
@@ -268,4 +266,26 @@ test('item 1: a catastrophic regex on the grep route is a 422 GREP_TOO_COSTLY, a
   // An ordinary search of the same blob still answers.
   const ok = await spillGet(forwardMf, key, token, '/grep?q=def');
   assert.equal(ok.status, 200);
+});
+
+test('issue 39 items 3 and 4 in workerd: duplicate keys are refused, count_tokens and a trailing slash are compressed, a conversation elsewhere is refused', async () => {
+  upstream.received.length = 0;
+  const dup = `{"model":"gpt-test","messages":${JSON.stringify(full.messages)},"messages":5}`;
+  const refused = await forwardMf.dispatchFetch('http://proxy.test/v1/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json', authorization: KEY_A }, body: dup });
+  assert.equal(refused.status, 400);
+  assert.equal((await refused.json()).error.code, 'INVALID_REQUEST');
+  assert.equal(upstream.received.length, 0, 'nothing forwarded');
+  const anthropic = { model: 'claude-test', max_tokens: 10, ...trajectoryToRequest(sample, sample.steps.length, 'anthropic') };
+  for (const [path, body] of [['/v1/messages/count_tokens', anthropic], ['/v1/chat/completions/', full]]) {
+    const res = await forwardMf.dispatchFetch(`http://proxy.test${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: KEY_A }, body: JSON.stringify(body) });
+    assert.equal(res.status, 200, path);
+    await res.text();
+    const [before, after] = res.headers.get('x-tracelite-tokens').split('->').map(Number);
+    assert.ok(after < before, `${path}: ${before} -> ${after}`);
+  }
+  assert.deepEqual(upstream.received.map((r) => new URL(r.url, 'http://u').pathname), ['/v1/messages/count_tokens', '/v1/chat/completions']);
+  const elsewhere = await forwardMf.dispatchFetch('http://proxy.test/v1/other', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(full) });
+  assert.equal(elsewhere.status, 400);
+  assert.equal((await elsewhere.json()).error.code, 'UNSUPPORTED_ROUTE');
+  assert.equal(upstream.received.length, 2);
 });

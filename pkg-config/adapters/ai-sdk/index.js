@@ -65,7 +65,7 @@ function outputText(output) {
  * every part the compression left alone exactly as it was.
  */
 export function toChatRequest(prompt) {
-  if (!Array.isArray(prompt)) throw new TypeError('prompt must be an array of messages');
+  if (!Array.isArray(prompt)) throw new TraceLiteError('prompt must be an array of messages', 'INVALID_ARGUMENT', 'prompt');
   const side = { parts: [], calls: new Map(), results: new Map(), rendered: new Map() };
   const ref = (value) => ({ type: REF, ref: side.parts.push(value) - 1 });
   const text = (p) => withOptions({ type: 'text', text: p.text }, p);
@@ -293,7 +293,7 @@ function coreToolDefinitions() {
  */
 export function spillTools(store, { session } = {}) {
   if (!store || typeof store.get !== 'function') {
-    throw new TypeError('spillTools(store) needs the store the middleware spills into');
+    throw new TraceLiteError('spillTools(store) needs the store the middleware spills into', 'INVALID_ARGUMENT', 'store');
   }
   const defs = coreToolDefinitions();
   const make = (name) => ai.tool({

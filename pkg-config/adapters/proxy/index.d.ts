@@ -47,6 +47,34 @@ export interface ProxyOptions {
    */
   maxSpillResponseBytes?: number;
   /**
+   * Work one search of the model's (`grep_spill`) or of the spill route may
+   * do, in the core's units (program bytes × bytes the regex runs over, see
+   * `SpillStoreOptions.maxGrepCost`); over it `GREP_TOO_COSTLY`. Default 2^24:
+   * about 5–30 ms in wasm at the cap, the longest a search holds other
+   * requests up (the tools yield between calls).
+   */
+  maxSearchCost?: number;
+  /**
+   * Search work one client request may cause across all its spill rounds and
+   * `grep_spill` calls. Once spent, a search gets the tool result
+   * `SEARCH_BUDGET_SPENT` (the model sees it) without running. Default 2
+   * searches at `maxSearchCost`.
+   */
+  maxSearchWork?: number;
+  /**
+   * Search work one session may spend on `GET /spill/<key>/grep` per minute;
+   * over it 429 `SEARCH_BUDGET_SPENT` with `retry-after`. Default 8 searches
+   * at `maxSearchCost`.
+   */
+  maxSearchWorkPerMinute?: number;
+  /**
+   * With redaction on, the model's spill calls and the spill routes read and
+   * search a masked copy of each blob; this many bytes (UTF-16 units) of
+   * masked copies are kept between requests, least recently used dropped
+   * first. Default 8 MiB.
+   */
+  maxMaskedBytes?: number;
+  /**
    * Where spills go. Default: in memory (per isolate), one store per session for
    * the `maxSessions` most recent sessions. Use a `KvSpillStore` or a
    * `DurableObjectSpillStore` (strongly consistent per session) on Workers.
@@ -137,10 +165,32 @@ export interface ProxyOptions {
   }) => void;
 }
 
-/** Paths (suffixes) the proxy compresses, with their format. */
+/**
+ * Paths (suffixes, ASCII case ignored, matched on the normalized path) the
+ * proxy compresses, with their format: chat completions, responses (and
+ * `input_tokens`), messages (and `count_tokens`).
+ */
 export const ROUTES: [string, FormatName][];
+/** Gemini methods compressed as `gemini` (`…/models/<model>:<method>`). */
+export const GEMINI_METHODS: string[];
+/** Conversation routes the proxy cannot compress (batches, legacy completions, raw predict): 400 `UNSUPPORTED_ROUTE`. */
+export const REFUSED_ROUTES: string[];
+/** Default `maxSearchCost` (2^24). */
+export const DEFAULT_MAX_SEARCH_COST: number;
+/** Default `maxSearchWork`, in searches at `maxSearchCost` (2). */
+export const DEFAULT_SEARCHES_PER_REQUEST: number;
+/** Default `maxSearchWorkPerMinute`, in searches at `maxSearchCost` (8). */
+export const DEFAULT_SEARCHES_PER_MINUTE: number;
+/** Default `maxMaskedBytes` (8 MiB). */
+export const DEFAULT_MAX_MASKED_BYTES: number;
+/**
+ * A path as an upstream server may read it (escapes decoded, dot segments
+ * resolved, double and trailing slashes dropped); `ambiguous` when decoding
+ * made segments (`%2f`, `%2e%2e`): such requests get 400 `INVALID_PATH`.
+ */
+export function normalizePath(pathname: string): { path: string; ambiguous: boolean };
 /** Provider of each route's format when neither `providers` nor `options.provider` names one. */
-export const DEFAULT_PROVIDERS: Readonly<Record<'openai-chat' | 'openai-responses' | 'anthropic', Provider>>;
+export const DEFAULT_PROVIDERS: Readonly<Record<FormatName, Provider>>;
 /** Default `maxSpillRounds` (4). */
 export const DEFAULT_MAX_SPILL_ROUNDS: number;
 /** Spill calls answered per model turn (16); the others get an error result. */

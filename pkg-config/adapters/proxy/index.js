@@ -1,25 +1,23 @@
 // An edge proxy: a Fetch-API handler that compresses LLM requests on their way
 // to the provider and serves the spilled text back to the agent.
 import { TraceLiteError, compress } from '#entry';
-import { requestOpening } from '../../wasm/tracelite.js';
+import { formatsDetect, requestOpening } from '../../wasm/tracelite.js';
+import { guarded } from '../../core/errors.js';
 import { STORE_BATCH, SessionStores, compressInto, saveCache, storeSpills } from '../../internal/mirror.js';
 import { redactJson, redactText } from '../../core/redact.js';
 import { checkName, grepSpill, readSpill } from '../../internal/spill-reader.js';
+import { MaskedBlobs, SearchWindows } from './search-budget.js';
 import {
   DEFAULT_MAX_SPILL_RESPONSE_BYTES,
   DEFAULT_MAX_SPILL_ROUNDS,
   addSpillTools,
   spillResolver,
 } from './tools.js';
+import { carriesConversation, normalizePath, routeOf } from './routes.js';
 
 export { DEFAULT_MAX_SPILL_RESPONSE_BYTES, DEFAULT_MAX_SPILL_ROUNDS, MAX_SPILL_CALLS } from './tools.js';
 
-/** Request paths (suffixes) the proxy compresses, and their format. */
-export const ROUTES = [
-  ['/v1/chat/completions', 'openai-chat'],
-  ['/v1/responses', 'openai-responses'],
-  ['/v1/messages', 'anthropic'],
-];
+export { GEMINI_METHODS, REFUSED_ROUTES, ROUTES, normalizePath } from './routes.js';
 
 /**
  * Provider (prices, image sizing) of each route's format when neither
@@ -29,6 +27,7 @@ export const DEFAULT_PROVIDERS = Object.freeze({
   'openai-chat': 'openai',
   'openai-responses': 'openai',
   anthropic: 'anthropic',
+  gemini: 'gemini',
 });
 
 /** Default request size limit: 8 MiB (the core's own limit may be lower). */
@@ -43,6 +42,28 @@ export const SESSION_HEADER = 'x-tracelite-session';
  * blob costs a read before its write). Over it: `STORE_WRITE_LIMIT`.
  */
 export const DEFAULT_MAX_STORE_WRITES = 200;
+
+/**
+ * Default work one search may do (`maxSearchCost`; the core's units, program
+ * bytes × bytes the regex runs over): 2^24, about 5–30 ms in wasm at the
+ * cap, so that a search holds other requests up that long at most. A literal
+ * search costs nothing; a regex with a literal pays only for the lines
+ * holding it. Over it: `GREP_TOO_COSTLY`.
+ */
+export const DEFAULT_MAX_SEARCH_COST = 2 ** 24;
+
+/**
+ * Default `maxSearchWork`: the search work of one client request across all
+ * its spill rounds and searches, in searches at `maxSearchCost`. Over it:
+ * `SEARCH_BUDGET_SPENT`.
+ */
+export const DEFAULT_SEARCHES_PER_REQUEST = 2;
+
+/** Default `maxSearchWorkPerMinute` of a session on the spill routes, in searches at `maxSearchCost`. */
+export const DEFAULT_SEARCHES_PER_MINUTE = 8;
+
+/** Default bytes of masked spills the proxy keeps for the spill routes and tools (`maxMaskedBytes`). */
+export const DEFAULT_MAX_MASKED_BYTES = 8 * 1024 * 1024;
 
 /** Shortest `secret` accepted (characters); e.g. `openssl rand -base64 32` gives 44. */
 export const MIN_SECRET_LENGTH = 32;
@@ -99,6 +120,8 @@ function statusOf(err) {
       return 400;
     case 'GREP_TOO_COSTLY':
       return 422;
+    case 'SEARCH_BUDGET_SPENT':
+      return 429;
     case 'SPILL_NOT_FOUND':
       return 404;
     case 'LIMIT_EXCEEDED':
@@ -305,13 +328,12 @@ async function readLimited(request, max) {
 }
 
 /**
- * The opening of a request in any supported format (its system messages and
- * the messages up to the first user message, read by the core; the same on
- * every later turn). A body the core cannot read is its own opening: compress
- * refuses it later with the reason.
+ * The opening of a request (JSON text) in any supported format (its system
+ * messages and the messages up to the first user message, read by the core's
+ * strict parser; the same on every later turn). A body the core cannot read
+ * is its own opening: compress refuses it later with the reason.
  */
-function openingOf(body) {
-  const text = JSON.stringify(body);
+function openingOf(text) {
   try {
     return requestOpening(text);
   } catch {
@@ -349,27 +371,50 @@ function relay(response, extra = {}) {
   return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
 }
 
-/** A forwarded body with its secrets masked: `{ text, redacted }`. */
-function redactBody(text) {
-  let parsed;
+/**
+ * The error of the core's strict parser for `text` (duplicate keys, nesting,
+ * lone surrogates), else `undefined` (an unknown format is not its error).
+ */
+function strictError(text) {
   try {
-    parsed = JSON.parse(text);
-  } catch {
-    // Only JSON reaches here; a body that is not would be masked as text.
-    const r = redactText(text);
-    return { text: r.text, redacted: r.count };
+    guarded(() => formatsDetect(text));
+    return undefined;
+  } catch (err) {
+    return err?.code === 'UNKNOWN_FORMAT' ? undefined : err;
   }
+}
+
+/** The error response for a body that is not a JSON object, else `undefined`. */
+function bodyError(text) {
+  let body;
+  try {
+    body = JSON.parse(text);
+  } catch (err) {
+    return errorResponse(400, 'INVALID_JSON', `request body is not JSON: ${err.message}`, 'body');
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    return errorResponse(400, 'INVALID_REQUEST', 'request body must be a JSON object', 'body');
+  }
+  return undefined;
+}
+
+/**
+ * A forwarded body with its secrets masked: `{ text, redacted }`. The text is
+ * the masked value serialized again, never the bytes received: what the
+ * provider parses is what was searched for secrets.
+ */
+function redactBody(parsed) {
   const r = redactJson(parsed);
-  // Nothing found: the body goes on byte for byte.
-  return { text: r.count === 0 ? text : JSON.stringify(r.value), redacted: r.count };
+  return { text: JSON.stringify(r.value), redacted: r.count };
 }
 
 /**
  * A Fetch-API handler `(request) => Promise<Response>`.
  *
- * * `POST …/v1/chat/completions`, `…/v1/responses`, `…/v1/messages`: the JSON
- *   body is compressed (format from the path, or `format`) and forwarded to
- *   `upstream` with the same path, query and headers; the response is streamed
+ * * `POST` to a conversation route (`ROUTES`, Gemini's `GEMINI_METHODS`;
+ *   matched on the path normalized as an upstream may read it): the JSON body
+ *   is compressed (format from the path, or `format`) and forwarded to
+ *   `upstream` with the normalized path and the same query and headers; the response is streamed
  *   back unchanged (status, headers and body, SSE included), with
  *   `x-tracelite-session: <token>`. The compress provider is per route:
  *   `providers[format]`, else `options.provider`, else `DEFAULT_PROVIDERS`.
@@ -393,7 +438,16 @@ function redactBody(text) {
  *   `GET`/`HEAD` without a session header: 403 `INVALID_IMAGE_SIGNATURE`
  *   for a missing or wrong `sig`, 404 `IMAGE_NOT_FOUND` when not stored,
  *   404 `NOT_FOUND` for any other path under it.
- * * Anything else is forwarded untouched.
+ * * Fail closed: a route of `REFUSED_ROUTES`, or any other whose JSON body
+ *   has a conversation member at its top level, is 400 `UNSUPPORTED_ROUTE`;
+ *   another method with a body on a conversation route 405
+ *   `METHOD_NOT_ALLOWED`; a path with an encoded slash or dot segment 400
+ *   `INVALID_PATH`. Anything else is forwarded untouched.
+ * * Searches: one at most `maxSearchCost`, a client request's at most
+ *   `maxSearchWork` (then the tool result `SEARCH_BUDGET_SPENT`), a
+ *   session's on the grep route at most `maxSearchWorkPerMinute` (then 429).
+ *   With redaction on, the model's calls and the spill routes read and search
+ *   the masked text (no oracle for a secret).
  * * Responses to compressed POSTs carry `x-tracelite-bytes: received->sent`.
  *
  * Caches between isolates (`persistCache`, default true, with an outside
@@ -417,9 +471,11 @@ function redactBody(text) {
  * A body the core cannot read, whose spills the store failed to keep
  * (`STORE_FAILED`) or which would write more than `maxStoreWrites` blobs
  * (`STORE_WRITE_LIMIT`) is, with `onError: 'forward'` (default), forwarded
- * uncompressed with its secrets masked, marked `x-tracelite-skipped: <code>`
- * and `x-tracelite-redacted: <n>`; with `onError: 'reject'` it gets that error
- * (400, 503 or 413) and nothing goes upstream.
+ * uncompressed with its secrets masked (re-serialized, never the bytes
+ * received), marked `x-tracelite-skipped: <code>` and `x-tracelite-redacted:
+ * <n>`; with `onError: 'reject'` it gets that error (400, 503 or 413) and
+ * nothing goes upstream. A body the core's strict parser refuses (duplicate
+ * keys, nesting, lone surrogates) is refused whatever `onError` says.
  */
 export function createProxy({
   upstream,
@@ -441,6 +497,10 @@ export function createProxy({
   maxSpillResponseBytes = DEFAULT_MAX_SPILL_RESPONSE_BYTES,
   imageBaseUrl,
   persistCache = true,
+  maxSearchCost = DEFAULT_MAX_SEARCH_COST,
+  maxSearchWork,
+  maxSearchWorkPerMinute,
+  maxMaskedBytes = DEFAULT_MAX_MASKED_BYTES,
 } = {}) {
   let base;
   try {
@@ -498,6 +558,16 @@ export function createProxy({
   if (!Number.isInteger(maxSpillResponseBytes) || maxSpillResponseBytes < 1) {
     throw new TraceLiteError('maxSpillResponseBytes must be a positive integer', 'INVALID_OPTION', 'maxSpillResponseBytes');
   }
+  if (!Number.isSafeInteger(maxSearchCost) || maxSearchCost < 1) {
+    throw new TraceLiteError('maxSearchCost must be a positive integer (the core\'s search work units)', 'INVALID_OPTION', 'maxSearchCost');
+  }
+  maxSearchWork ??= DEFAULT_SEARCHES_PER_REQUEST * maxSearchCost;
+  maxSearchWorkPerMinute ??= DEFAULT_SEARCHES_PER_MINUTE * maxSearchCost;
+  for (const [name, value] of [['maxSearchWork', maxSearchWork], ['maxSearchWorkPerMinute', maxSearchWorkPerMinute], ['maxMaskedBytes', maxMaskedBytes]]) {
+    if (!Number.isSafeInteger(value) || value < 1) {
+      throw new TraceLiteError(`${name} must be a positive integer`, 'INVALID_OPTION', name);
+    }
+  }
   if (options.session !== undefined) checkName('session', options.session);
   if (options.optical?.imageUrl) {
     // The proxy builds the template itself (signed per image) and serves what it names.
@@ -532,9 +602,15 @@ export function createProxy({
   const caches = store === undefined ? undefined : new SessionStores({ maxSessions, maxHeldBytes });
   const send = fetchImpl ?? ((req) => globalThis.fetch(req));
   const redacting = options.redact?.enabled !== false;
-  // `redact.store`: stored text is masked, and so is what the spill routes serve
-  // (blobs stored before the setting, or by another writer, included).
-  const readable = options.redact?.store === true ? redactedReader(spills) : spills;
+  // No oracle: with redaction on, what the model and the client read or search
+  // (the spill tools, the spill routes) is the masked text, so a pattern that
+  // matches only a secret finds nothing. Only the host reads originals.
+  const masking = redacting || options.redact?.store === true;
+  // Masked once per blob, not once per read or search (LRU within maxMaskedBytes).
+  const maskedBlobs = new MaskedBlobs(maxMaskedBytes);
+  const readerOf = () => (masking ? redactedReader(spills, maskedBlobs) : spills);
+  // Search work on the spill routes, per session and minute.
+  const searchWindows = new SearchWindows({ limit: maxSearchWorkPerMinute, windowMs: 60_000 });
 
   async function serveSpill(request, url) {
     const token = request.headers.get(SESSION_HEADER) ?? url.searchParams.get('session');
@@ -556,15 +632,30 @@ export function createProxy({
         // A malformed escape is left as is and refused as a key below.
       }
       const pointer = `spill://${checkName('session', session)}/${checkName('key', key)}`;
-      const body = m[2]
-        ? await grepSpill(readable, pointer, q.get('q') ?? '', {
+      if (!m[2]) {
+        return jsonResponse(200, await readSpill(readerOf(), pointer, { offset: q.get('offset') ?? undefined, limit: q.get('limit') ?? undefined }));
+      }
+      const left = searchWindows.left(session);
+      if (left <= 0) {
+        return errorResponse(429, 'SEARCH_BUDGET_SPENT', `this session's search work per minute (maxSearchWorkPerMinute) is used up`, 'q',
+          { 'retry-after': String(searchWindows.retryAfter(session)) });
+      }
+      let body;
+      try {
+        body = await grepSpill(readerOf(), pointer, q.get('q') ?? '', {
           context: q.get('context') ?? undefined,
           maxMatches: q.get('max') ?? undefined,
           skip: q.get('skip') ?? undefined,
           literal: q.get('regex') !== '1',
           ignoreCase: q.get('i') === '1',
-        })
-        : await readSpill(readable, pointer, { offset: q.get('offset') ?? undefined, limit: q.get('limit') ?? undefined });
+          maxCost: Math.min(left, maxSearchCost),
+        });
+      } catch (err) {
+        // Ran out part way, or refused before: counted as all it was given.
+        if (err?.code === 'GREP_TOO_COSTLY') searchWindows.spend(session, Math.min(left, maxSearchCost));
+        throw err;
+      }
+      searchWindows.spend(session, body.work);
       return jsonResponse(200, body);
     } catch (err) {
       if (!(err instanceof TraceLiteError) && err?.name !== 'TraceLiteError') throw err;
@@ -636,8 +727,8 @@ export function createProxy({
     return signed;
   }
 
-  /** The session of a POST: `{ session }` or `{ error }`. */
-  async function sessionOf(request, body) {
+  /** The session of a POST (`text` its body): `{ session }` or `{ error }`. */
+  async function sessionOf(request, text) {
     const sent = request.headers.get(SESSION_HEADER);
     if (sent && signer.isToken(sent)) {
       // A token from an earlier response names its session as it is.
@@ -654,7 +745,7 @@ export function createProxy({
       }
     }
     const identity = String(await identify(request) ?? '');
-    return { session: await signer.session(identity, name ? { name } : { opening: openingOf(body) }) };
+    return { session: await signer.session(identity, name ? { name } : { opening: openingOf(text) }) };
   }
 
   /**
@@ -670,16 +761,9 @@ export function createProxy({
       return { error: errorResponse(413, 'LIMIT_EXCEEDED', `request body over ${maxBodyBytes} bytes`, 'body') };
     }
     const { text, size: received } = read;
-    let body;
-    try {
-      body = JSON.parse(text);
-    } catch (err) {
-      return { error: errorResponse(400, 'INVALID_JSON', `request body is not JSON: ${err.message}`, 'body') };
-    }
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-      return { error: errorResponse(400, 'INVALID_REQUEST', 'request body must be a JSON object', 'body') };
-    }
-    const { session, error } = await sessionOf(request, body);
+    const shape = bodyError(text);
+    if (shape) return { error: shape };
+    const { session, error } = await sessionOf(request, text);
     if (error) return { error };
     const fmt = format ?? routeFormat;
     const provider = providerOf(fmt);
@@ -691,8 +775,9 @@ export function createProxy({
       deferCache: true,
     });
     try {
-      const pending = run(body, optionsFor(session));
-      body = undefined; // compress has run: while the spills are stored, only the text (for a fallback) is kept
+      // The text itself, read by the core's strict parser (duplicate keys,
+      // nesting): what it refuses is never forwarded.
+      const pending = run(text, optionsFor(session));
       let out = await pending;
       let imagesInline;
       let signed;
@@ -704,7 +789,7 @@ export function createProxy({
         // failing store): the same compression with the snapshots inline,
         // never a URL that leads nowhere.
         imagesInline = err?.code === 'STORE_WRITE_LIMIT' || err?.code === 'STORE_REFUSED' ? err.code : 'STORE_FAILED';
-        out = await run(JSON.parse(text), options);
+        out = await run(text, options);
         // The request's writes are spent: no cache segment.
         cacheSegment = undefined;
       }
@@ -722,12 +807,23 @@ export function createProxy({
       if (err.code === 'LIMIT_EXCEEDED' || err.code === 'INVALID_JSON' || onError === 'reject') {
         return { error: errorResponse(statusOf(err), err.code, err.message, err.path) };
       }
+      // Fail closed: a body the core's strict parser refuses (duplicate keys,
+      // nesting, lone surrogates) is never forwarded, however it was refused.
+      const strict = strictError(text);
+      if (strict) return { error: errorResponse(statusOf(strict), strict.code, strict.message, strict.path) };
       // A body the core cannot read, or spills the store could not keep (the
       // placeholders would point at nothing), goes to the provider
       // uncompressed, which answers with its own error: never worse than no
-      // proxy. Its secrets are masked all the same (unless redaction is off).
-      if (!redacting) return { session, forwarded: text, received, skipped: err.code };
-      const masked = redactBody(text);
+      // proxy. Its secrets are masked all the same (unless redaction is off),
+      // and it goes re-serialized (no duplicate key the provider may read otherwise).
+      let masked;
+      try {
+        const parsed = JSON.parse(text);
+        masked = redacting ? redactBody(parsed) : { text: JSON.stringify(parsed) };
+      } catch {
+        // Too deep to serialize again: refused, not forwarded as it came.
+        return { error: errorResponse(statusOf(err), err.code, err.message, err.path) };
+      }
       return { session, forwarded: masked.text, received, skipped: err.code, redacted: masked.redacted };
     }
   }
@@ -751,12 +847,14 @@ export function createProxy({
       // request's session only, and never reach the client.
       const resolved = await spillResolver({
         format: tools,
-        store: readable,
+        store: readerOf(),
         session,
         forwarded,
         send: forward,
         maxRounds: maxSpillRounds,
         maxBytes: maxSpillResponseBytes,
+        maxWork: maxSearchWork,
+        maxCost: maxSearchCost,
         // What the model reads goes upstream: masked like the excerpts it stands for.
         mask: redacting ? (text) => redactText(text).text : undefined,
       }).resolve(upstreamResponse);
@@ -775,34 +873,72 @@ export function createProxy({
     return relay(upstreamResponse, extra);
   }
 
+  /**
+   * A request to a route that is not a conversation's: forwarded as it came,
+   * unless its JSON body carries a conversation (`UNSUPPORTED_ROUTE`).
+   */
+  async function forwardOther(request, url) {
+    const init = { method: request.method, headers: forwardHeaders(request.headers), redirect: 'manual' };
+    const hasBody = request.method !== 'GET' && request.method !== 'HEAD';
+    if (hasBody && !/^(multipart|audio|image|video)\/|octet-stream/i.test(request.headers.get('content-type') ?? '')) {
+      const read = await readLimited(request, maxBodyBytes);
+      if (read === null) return errorResponse(413, 'LIMIT_EXCEEDED', `request body over ${maxBodyBytes} bytes`, 'body');
+      let body;
+      try {
+        body = JSON.parse(read.text);
+      } catch {
+        // Not JSON: not a conversation this proxy knows of.
+      }
+      if (carriesConversation(body)) {
+        return errorResponse(400, 'UNSUPPORTED_ROUTE', `${url.pathname} is not a route this proxy compresses; a conversation is never forwarded unredacted`, 'path');
+      }
+      init.body = read.text;
+    } else if (hasBody) {
+      init.body = request.body;
+      init.duplex = 'half';
+    }
+    return relay(await send(new Request(upstreamUrl(base, url), init)));
+  }
+
   return async function handle(request) {
     const url = new URL(request.url);
+    const { path, ambiguous } = normalizePath(url.pathname);
+    if (ambiguous) {
+      return errorResponse(400, 'INVALID_PATH', 'the path has dot segments or encoded slashes: send it plain', 'path', { 'cache-control': 'no-store' });
+    }
     if (request.method === 'GET' && url.pathname.startsWith('/spill/')) {
       return serveSpill(request, url);
     }
     if (imagePrefix !== undefined && (request.method === 'GET' || request.method === 'HEAD') && url.pathname.startsWith(imagePrefix)) {
       return serveImage(request, url);
     }
-    if (request.method === 'POST') {
-      const route = ROUTES.find(([suffix]) => url.pathname.endsWith(suffix));
-      if (route || format) return compressAndForward(request, url, route?.[1]);
+    const route = routeOf(path);
+    if (request.method === 'POST' && (route?.format || format)) {
+      // Forwarded to the normalized path: the one the route was matched on.
+      return compressAndForward(request, new URL(`${path}${url.search}`, url), route?.format);
     }
-    const hasBody = request.method !== 'GET' && request.method !== 'HEAD';
-    return relay(await send(new Request(upstreamUrl(base, url), {
-      method: request.method,
-      headers: forwardHeaders(request.headers),
-      body: hasBody ? request.body : undefined,
-      redirect: 'manual',
-      ...(hasBody ? { duplex: 'half' } : {}),
-    })));
+    if (route && request.method !== 'GET' && request.method !== 'HEAD') {
+      return errorResponse(route.refused ? 400 : 405, route.refused ? 'UNSUPPORTED_ROUTE' : 'METHOD_NOT_ALLOWED',
+        `${request.method} ${url.pathname} carries a conversation this proxy cannot compress; it is not forwarded`, 'path');
+    }
+    return forwardOther(request, url);
   };
 }
 
-/** A store whose `get` masks secrets (`redact.store` on the spill routes). */
-function redactedReader(store) {
+/**
+ * A store whose `get` masks secrets, each blob once while `cache` (a
+ * `MaskedBlobs`) holds it: a blob's text never changes under its key.
+ */
+function redactedReader(store, cache) {
   return {
+    // What it hands back does not hash to its key: outside stores check the original on read.
+    masked: true,
     async get(session, key) {
-      return redactText(await store.get(session, key)).text;
+      const held = cache.get(session, key);
+      if (held !== undefined) return held;
+      const text = await store.get(session, key);
+      if (typeof text !== 'string') return text;
+      return cache.put(session, key, redactText(text).text);
     },
   };
 }

@@ -9,6 +9,9 @@
 import { isSpillTool, spillToolDefinitions } from '#entry';
 import { runSpillTool } from '../../internal/spill-reader.js';
 
+/** The search tool's name (the one whose work is budgeted). */
+const GREP_SPILL = 'grep_spill';
+
 /** Default most follow-up requests one client request may cause. */
 export const DEFAULT_MAX_SPILL_ROUNDS = 4;
 /** Most spill calls answered in one turn; the others get an error reply. */
@@ -273,17 +276,26 @@ function spillTurn(turn) {
 
 /**
  * Runs a turn's spill calls in `session`: `[{ id, text, isError }]`, each
- * text through `mask` (it goes upstream).
+ * text through `mask` (it goes upstream). Searches are paid from `budget`
+ * (`{ left }`, the client request's search work across all its rounds): once
+ * it is spent, a search gets a `SEARCH_BUDGET_SPENT` reply without running.
  */
-async function runCalls(store, session, calls, mask) {
+async function runCalls(store, session, calls, mask, budget, maxCost) {
   const replies = [];
   for (const [i, call] of calls.entries()) {
     if (i >= MAX_SPILL_CALLS) {
       replies.push({ id: call.id, text: `${call.name}: at most ${MAX_SPILL_CALLS} spill calls are answered per turn`, isError: true });
       continue;
     }
+    if (call.name === GREP_SPILL && budget.left <= 0) {
+      replies.push({ id: call.id, text: `${call.name}: SEARCH_BUDGET_SPENT: this request's search work (maxSearchWork) is used up; answer from what you have or use read_spill`, isError: true });
+      continue;
+    }
+    // Other requests run between two calls: one search, not a turn's 16, is the longest they wait.
+    if (i > 0) await new Promise((resolve) => setTimeout(resolve, 0));
     try {
-      const reply = await runSpillTool(store, call.name, call.args, session);
+      const reply = await runSpillTool(store, call.name, call.args, session, { maxCost: Math.min(budget.left, maxCost) });
+      budget.left -= reply.work ?? 0;
       replies.push({ id: call.id, text: mask(reply.text), isError: Boolean(reply.isError) });
     } catch (err) {
       // A store failure is the model's to know about, not the client's.
@@ -380,7 +392,8 @@ function parseEvent(raw) {
 /**
  * A resolver for one request: `resolve(response)` gives the response for the
  * client. `ctx`: `{ format, store, session, forwarded (the JSON text sent),
- * send(bodyText) → Promise<Response>, maxRounds, maxBytes, mask(text) → text }`.
+ * send(bodyText) → Promise<Response>, maxRounds, maxBytes, maxWork (search
+ * work across all rounds), maxCost (of one search), mask(text) → text }`.
  * `resolve` returns `{ response, rounds }`; for SSE the rounds happen while
  * the client reads, so `rounds` is the header value known at once (undefined).
  */
@@ -388,9 +401,10 @@ export function spillResolver(ctx) {
   const adapter = FORMATS[ctx.format];
   let body;
   const request = () => (body ??= JSON.parse(ctx.forwarded));
+  const budget = { left: ctx.maxWork };
 
   async function followUp(turn) {
-    const replies = await runCalls(ctx.store, ctx.session, turn.calls, ctx.mask ?? ((text) => text));
+    const replies = await runCalls(ctx.store, ctx.session, turn.calls, ctx.mask ?? ((text) => text), budget, ctx.maxCost ?? Infinity);
     adapter.append(request(), turn.turn, replies);
     return ctx.send(JSON.stringify(request()));
   }

@@ -27,7 +27,8 @@ export interface CompressSettings {
    */
   window?: number;
   /**
-   * Session name: namespace of spill keys.
+   * Session name: namespace of spill keys (a string; anything else is
+   * `INVALID_OPTION` at `session`).
    * Default: `"default"`.
    */
   session?: string;

@@ -1,0 +1,86 @@
+// Internal (createProxy): search work per session in a time window, for the
+// spill routes (`GET /spill/<key>/grep`), where each call is its own request.
+
+/** Most sessions tracked at once; the oldest window is dropped first. */
+export const MAX_TRACKED_SESSIONS = 10_000;
+
+/** Work spent per session in fixed windows of `windowMs`, at most `limit` per window. */
+export class SearchWindows {
+  #limit;
+  #windowMs;
+  #now;
+  #windows = new Map();
+
+  constructor({ limit, windowMs, now = () => Date.now() }) {
+    this.#limit = limit;
+    this.#windowMs = windowMs;
+    this.#now = now;
+  }
+
+  /** The window of `session` now (a new one when the last has ended). */
+  #window(session) {
+    const now = this.#now();
+    let w = this.#windows.get(session);
+    if (w === undefined || now - w.start >= this.#windowMs) {
+      this.#windows.delete(session);
+      w = { start: now, spent: 0 };
+      if (this.#windows.size >= MAX_TRACKED_SESSIONS) this.#windows.delete(this.#windows.keys().next().value);
+      this.#windows.set(session, w);
+    }
+    return w;
+  }
+
+  /** Work `session` may still spend in this window. */
+  left(session) {
+    return Math.max(0, this.#limit - this.#window(session).spent);
+  }
+
+  /** Counts `work` against `session`'s window. */
+  spend(session, work) {
+    this.#window(session).spent += work;
+  }
+
+  /** Whole seconds until `session`'s window ends. */
+  retryAfter(session) {
+    return Math.max(1, Math.ceil((this.#window(session).start + this.#windowMs - this.#now()) / 1000));
+  }
+}
+
+/**
+ * Masked copies of spilled blobs, least recently used dropped first beyond
+ * `maxBytes` (UTF-16 units counted as bytes: a bound, not an exact size).
+ */
+export class MaskedBlobs {
+  #maxBytes;
+  #bytes = 0;
+  #texts = new Map();
+
+  constructor(maxBytes) {
+    this.#maxBytes = maxBytes;
+  }
+
+  /** The masked text of `session`/`key`, if held. */
+  get(session, key) {
+    const id = `${session.length}:${session}/${key}`;
+    const text = this.#texts.get(id);
+    if (text !== undefined) {
+      this.#texts.delete(id);
+      this.#texts.set(id, text);
+    }
+    return text;
+  }
+
+  /** Holds `text` (when it fits) and returns it. */
+  put(session, key, text) {
+    const id = `${session.length}:${session}/${key}`;
+    if (text.length > this.#maxBytes || this.#texts.has(id)) return text;
+    this.#texts.set(id, text);
+    this.#bytes += text.length;
+    for (const [old, held] of this.#texts) {
+      if (this.#bytes <= this.#maxBytes) break;
+      this.#texts.delete(old);
+      this.#bytes -= held.length;
+    }
+    return text;
+  }
+}
