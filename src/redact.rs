@@ -3,10 +3,13 @@
 //!
 //! Detectors are hand-written scanners (no regex engine in the core): provider API
 //! keys, AWS access key ids and secret keys (40 base64 characters standing as a
-//! value), GitHub/GitLab/Slack/Stripe/Google/SendGrid tokens, Slack webhook
-//! URLs, private key blocks, JWTs, `Authorization:` header credentials,
-//! `PASSWORD=`/`SECRET=`/`x-api-key:`/`AccountKey=`-style assignments (YAML
-//! too), `mysql -p<password>` and URLs with credentials (`redis://:pw@host`).
+//! value), GitHub/GitLab/Slack/Stripe/Google/SendGrid/DigitalOcean/Vault/Discord
+//! tokens, Slack webhook URLs, private key blocks (JSON-escaped too), JWTs,
+//! `Authorization:` header credentials, `PASSWORD=`/`SECRET=`/`x-api-key:`/
+//! `AccountKey=`/Docker `"auth":`-style assignments (YAML and `.env` too, quoted
+//! passphrases with spaces), `--password <pw>` flags, `mysql -p<password>` and
+//! URLs with credentials (`redis://:pw@host`). `tests/redact_corpus.rs` measures
+//! the detection rate on realistic tool output.
 
 use std::borrow::Cow;
 
@@ -112,6 +115,14 @@ const PREFIXED: &[(&str, &str, usize)] = &[
     ("xoxa-", "slack-token", 20),
     ("sk_live_", "stripe-key", 20),
     ("rk_live_", "stripe-key", 20),
+    ("sk_test_", "stripe-key", 20),
+    ("rk_test_", "stripe-key", 20),
+    ("whsec_", "stripe-webhook-secret", 24),
+    ("dop_v1_", "digitalocean-token", 64),
+    ("doo_v1_", "digitalocean-token", 64),
+    ("dor_v1_", "digitalocean-token", 64),
+    ("hvs.", "vault-token", 24),
+    ("hvb.", "vault-token", 24),
     ("AIza", "google-api-key", 35),
     ("hf_", "huggingface-token", 30),
     ("npm_", "npm-token", 36),
@@ -137,7 +148,22 @@ const SECRET_NAMES: &[&str] = &[
 ];
 
 /// Names whose values are passwords: shorter values count (`password: hunter2`).
-const PASSWORD_NAMES: &[&str] = &["password", "passwd", "pwd"];
+const PASSWORD_NAMES: &[&str] = &["password", "passwd", "pwd", "passphrase"];
+
+/// Names matched whole, not as a suffix: `auth` of a Docker `config.json`
+/// (`base64(user:password)`). Flags also take `--pass` ([`password_flag`]).
+const EXACT_SECRET_NAMES: &[&str] = &["auth"];
+
+/// Words of prose: a value with spaces holding one is a description, not a
+/// passphrase (`"password": "The password of the user"`).
+const PROSE_WORDS: &[&str] = &[
+    "the", "a", "an", "to", "of", "for", "your", "be", "use", "used", "if", "in", "and", "or",
+    "with", "not", "this", "that", "from", "by", "on", "as", "user", "password", "secret", "token",
+    "key", "enter", "must", "should", "will",
+];
+
+/// Most words of a passphrase (a value with spaces).
+const MAX_PASSPHRASE_WORDS: usize = 8;
 
 /// Values of password-like names that are not secrets.
 const NOT_PASSWORDS: &[&str] = &[
@@ -258,7 +284,9 @@ fn word_secret(b: &[u8], i: usize) -> Option<(usize, usize, &'static str)> {
         .or_else(|| slack_webhook(b, i))
         .or_else(|| authorization(b, i))
         .or_else(|| mysql_password(b, i))
+        .or_else(|| password_flag(b, i))
         .or_else(|| jwt(b, i))
+        .or_else(|| discord_token(b, i))
 }
 
 /// `spans` sorted, without those off char boundaries, overlapping an
@@ -384,13 +412,19 @@ fn sendgrid_key(b: &[u8], i: usize) -> Option<(usize, usize, &'static str)> {
     (e2 - (e1 + 1) >= 16).then_some((i, e2, "sendgrid-key"))
 }
 
-/// `hooks.slack.com/services/T…/B…/…`: the path is the secret.
+/// `hooks.slack.com/services/T…/B…/…` (also `/workflows/`, `/triggers/`):
+/// the path is the secret.
 fn slack_webhook(b: &[u8], i: usize) -> Option<(usize, usize, &'static str)> {
-    const HOST: &[u8] = b"hooks.slack.com/services/";
-    if !b.get(i..)?.starts_with(HOST) {
+    const HOST: &[u8] = b"hooks.slack.com/";
+    let rest = b.get(i..)?;
+    if !rest.starts_with(HOST) {
         return None;
     }
-    let start = i + HOST.len();
+    let path = ["services/", "workflows/", "triggers/"].iter().find(|p| {
+        rest.get(HOST.len()..)
+            .is_some_and(|r| r.starts_with(p.as_bytes()))
+    })?;
+    let start = i + HOST.len() + path.len();
     let end = run_end(b, start, |c| is_token_byte(c) || c == b'/');
     (end - start >= 20).then_some((start, end, "slack-webhook"))
 }
@@ -466,10 +500,15 @@ fn private_key_blocks(text: &str, spans: &mut Vec<(usize, usize, &'static str)>)
     let mut from = 0;
     while let Some(pos) = text.get(from..).and_then(|t| t.find("-----BEGIN ")) {
         let start = from + pos;
-        let Some(header_end) = text
-            .get(start..)
-            .and_then(|t| t.find("-----\n").or_else(|| t.find("-----\r")))
-        else {
+        // The header ends with a line break, or an escaped one inside a JSON
+        // string (`"private_key": "-----BEGIN PRIVATE KEY-----\\nMII…"`).
+        let Some(header_end) = text.get(start..).and_then(|t| {
+            t.match_indices("-----").skip(1).map(|(p, _)| p).find(|&p| {
+                t.get(p + 5..).is_some_and(|r| {
+                    r.starts_with('\n') || r.starts_with('\r') || r.starts_with("\\n")
+                })
+            })
+        }) else {
             break;
         };
         let header = text.get(start..start + header_end).unwrap_or("");
@@ -512,7 +551,75 @@ fn url_password(b: &[u8], start: usize) -> Option<(usize, usize, &'static str)> 
     ))
 }
 
-/// `NAME = value` / `NAME: value` where NAME ends with a secret name and value is a literal.
+/// Whether `name` (lower case, dashes as underscores) names a secret, and
+/// whether a password (`Some(true)`: shorter values and passphrases count).
+fn secret_name(name: &str) -> Option<bool> {
+    if name.is_empty() {
+        return None;
+    }
+    if PASSWORD_NAMES.iter().any(|s| name.ends_with(s)) {
+        return Some(true);
+    }
+    (SECRET_NAMES.iter().any(|s| name.ends_with(s)) || EXACT_SECRET_NAMES.contains(&name))
+        .then_some(false)
+}
+
+/// Whether a quoted value is code rather than a literal: a template
+/// (`${x}`, `{x}`, `%s`, `<pw>`), a variable (`$PW`) or a call
+/// (`os.getenv("PW")`). Other punctuation is a secret's (Django keys hold `$%&#()`).
+fn is_template(value: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(value);
+    let call = value.iter().enumerate().any(|(k, &c)| {
+        c == b'(' && k >= 2 && {
+            let name = value.get(..k).unwrap_or(&[]);
+            let ident = name
+                .iter()
+                .rev()
+                .take_while(|&&c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.'))
+                .count();
+            ident == k || ident >= 3
+        }
+    });
+    value.first() == Some(&b'$')
+        || value
+            .iter()
+            .any(|c| matches!(c, b'{' | b'}' | b'<' | b'>' | b'[' | b']'))
+        || ["$(", "%(", "%s", "()"].iter().any(|t| text.contains(t))
+        || call
+}
+
+/// Whether a value with spaces reads as a passphrase, not prose or code:
+/// a few words, none of [`PROSE_WORDS`], no sentence end.
+fn is_passphrase(value: &[u8]) -> bool {
+    let Ok(text) = std::str::from_utf8(value) else {
+        return false;
+    };
+    let words: Vec<&str> = text.split_whitespace().collect();
+    words.len() <= MAX_PASSPHRASE_WORDS
+        && !words.iter().any(|w| {
+            let w = w.trim_matches(|c: char| !c.is_alphanumeric());
+            PROSE_WORDS.iter().any(|p| p.eq_ignore_ascii_case(w))
+        })
+        && !text.ends_with(['.', ':', '?'])
+        && !value
+            .iter()
+            .any(|c| matches!(c, b'=' | b'"' | b'\'' | b'|' | b'(' | b')' | b'`'))
+}
+
+/// Whether only indentation, `export ` or a YAML `- ` stands on the line before `j`.
+fn starts_line(b: &[u8], j: usize) -> bool {
+    let line_start = b
+        .get(..j)
+        .and_then(|s| s.iter().rposition(|&c| c == b'\n'))
+        .map_or(0, |p| p + 1);
+    let before = b.get(line_start..j).unwrap_or(&[]);
+    let before = before.trim_ascii_start();
+    before.is_empty() || before == b"export " || before == b"- "
+}
+
+/// `NAME = value` / `NAME: value` where NAME ends with a secret name and value
+/// is a literal. A password's value may hold spaces when quoted, or when the
+/// assignment has its line to itself (`.env`, YAML): `PASSWORD=open sesame 42`.
 fn secret_assignment(b: &[u8], op: usize) -> Option<(usize, usize, &'static str)> {
     // Name: identifier chars right before the operator (spaces and a closing quote allowed).
     let mut j = op;
@@ -531,10 +638,7 @@ fn secret_assignment(b: &[u8], op: usize) -> Option<(usize, usize, &'static str)
         .ok()?
         .to_ascii_lowercase()
         .replace('-', "_");
-    let password = PASSWORD_NAMES.iter().any(|s| name.ends_with(s));
-    if name.is_empty() || !(password || SECRET_NAMES.iter().any(|s| name.ends_with(s))) {
-        return None;
-    }
+    let password = secret_name(name.trim_start_matches('_'))?;
     // `==`, `=>`, `:=` in code are comparisons or declarations of expressions.
     if matches!(b.get(op + 1), Some(b'=') | Some(b'>'))
         || (op > 0
@@ -557,19 +661,33 @@ fn secret_assignment(b: &[u8], op: usize) -> Option<(usize, usize, &'static str)
         _ => None,
     };
     let start = k;
-    let end = match quote {
+    let mut end = match quote {
         Some(q) => run_end(b, k, |c| c != q && c != b'\n'),
         None => run_end(b, k, |c| {
             !c.is_ascii_whitespace() && !matches!(c, b',' | b';' | b'"' | b'\'')
         }),
     };
+    if password && quote.is_none() && matches!(b.get(end), Some(b' ' | b'\t')) && starts_line(b, j)
+    {
+        // The rest of the line, up to a ` #` comment.
+        let line_end = run_end(b, end, |c| c != b'\n' && c != b'\r');
+        let line = b.get(start..line_end)?;
+        let comment = line.windows(2).position(|w| w == b" #");
+        let rest = line.get(..comment.unwrap_or(line.len()))?.trim_ascii_end();
+        if is_passphrase(rest) {
+            end = start + rest.len();
+        }
+    }
     let value = b.get(start..end)?;
-    let has_code = value.iter().any(|c| {
-        matches!(
-            c,
-            b'(' | b')' | b'[' | b']' | b'{' | b'}' | b'<' | b'>' | b'$' | b'%'
-        )
-    });
+    let has_code = match quote {
+        Some(_) => is_template(value),
+        None => value.iter().any(|c| {
+            matches!(
+                c,
+                b'(' | b')' | b'[' | b']' | b'{' | b'}' | b'<' | b'>' | b'$' | b'%'
+            )
+        }),
+    };
     // Unquoted, a word like `settings.SECRET_KEY` is an expression; quoted, a literal.
     let identifier = value
         .iter()
@@ -577,15 +695,87 @@ fn secret_assignment(b: &[u8], op: usize) -> Option<(usize, usize, &'static str)
     let min = if password { 4 } else { 8 };
     let placeholder = std::str::from_utf8(value)
         .is_ok_and(|v| NOT_PASSWORDS.iter().any(|w| v.eq_ignore_ascii_case(w)));
-    if value.len() < min
-        || has_code
-        || (identifier && quote.is_none())
-        || placeholder
-        || value.contains(&b' ')
-    {
+    let spaced = value.contains(&b' ') && !(password && is_passphrase(value));
+    if value.len() < min || has_code || (identifier && quote.is_none()) || placeholder || spaced {
         return None;
     }
     Some((start, end, "secret-assignment"))
+}
+
+/// `--password <value>` (also `--pass`, `--db-password`, `--token`,
+/// `--api-key`…): a secret flag's value after a space (`--password=` is an
+/// assignment). Usage lines' metavars (`--password PASSWORD`) are not secrets.
+fn password_flag(b: &[u8], i: usize) -> Option<(usize, usize, &'static str)> {
+    if !b.get(i..)?.starts_with(b"--") {
+        return None;
+    }
+    let name_end = run_end(b, i + 2, |c| {
+        c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-')
+    });
+    if b.get(name_end) != Some(&b' ') {
+        return None;
+    }
+    let name = std::str::from_utf8(b.get(i + 2..name_end)?)
+        .ok()?
+        .to_ascii_lowercase()
+        .replace('-', "_");
+    // `PASS: test_x` in test logs is not a secret, `--pass pw` is.
+    let password = if name == "pass" {
+        true
+    } else {
+        secret_name(&name)?
+    };
+    let mut k = name_end + 1;
+    let quote = match b.get(k) {
+        Some(&q @ (b'"' | b'\'')) => {
+            k += 1;
+            Some(q)
+        }
+        _ => None,
+    };
+    let end = match quote {
+        Some(q) => run_end(b, k, |c| c != q && c != b'\n'),
+        None => run_end(b, k, |c| {
+            !c.is_ascii_whitespace() && !matches!(c, b'"' | b'\'')
+        }),
+    };
+    let value = b.get(k..end)?;
+    let metavar = value
+        .iter()
+        .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || matches!(c, b'_' | b'-'));
+    let placeholder = std::str::from_utf8(value)
+        .is_ok_and(|v| NOT_PASSWORDS.iter().any(|w| v.eq_ignore_ascii_case(w)));
+    let spaced = value.contains(&b' ') && !is_passphrase(value);
+    let min = if password { 4 } else { 8 };
+    let usable = value.len() >= min
+        && !metavar
+        && !placeholder
+        && !spaced
+        && value.first().is_some_and(|&c| c != b'-')
+        && !is_template(value);
+    usable.then_some((k, end, "password-flag"))
+}
+
+/// A Discord bot token: `<user id in base64>.<6-7>.<27-38>` (the id starts
+/// with `M`, `N` or `O`, 23-28 characters).
+fn discord_token(b: &[u8], i: usize) -> Option<(usize, usize, &'static str)> {
+    if !matches!(b.get(i), Some(b'M' | b'N' | b'O')) {
+        return None;
+    }
+    let b64 = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b'-';
+    let e1 = run_end(b, i, b64);
+    if !(23..=28).contains(&(e1 - i)) || b.get(e1) != Some(&b'.') {
+        return None;
+    }
+    let e2 = run_end(b, e1 + 1, b64);
+    if !(6..=7).contains(&(e2 - e1 - 1)) || b.get(e2) != Some(&b'.') {
+        return None;
+    }
+    let e3 = run_end(b, e2 + 1, b64);
+    let id = b.get(i..e1)?;
+    let mixed = id.iter().any(u8::is_ascii_digit) && id.iter().any(u8::is_ascii_lowercase);
+    ((27..=38).contains(&(e3 - e2 - 1)) && mixed && !b.get(e3).is_some_and(|&c| c == b'.'))
+        .then_some((i, e3, "discord-token"))
 }
 
 #[cfg(test)]
@@ -683,6 +873,19 @@ mod tests {
             "-----END RSA PRIVATE KEY-----",
             "-----BEGIN CERT-----\n",
             "[REDACTED:x]",
+            "whsec_",
+            "hvs.",
+            "dop_v1_",
+            "--password ",
+            "--pass ",
+            "auth",
+            "MTA4NzY1NDMyMTA5ODc2NTQzMg",
+            ".GhT4kL.",
+            "hooks.slack.com/workflows/",
+            "\\n",
+            "$%&#",
+            "export ",
+            "os.getenv(",
         ];
         let mut seed: u64 = 11;
         let mut cases = 0;
