@@ -4,6 +4,7 @@ import { TraceLiteError, compress } from '#entry';
 import { requestOpening } from '../../wasm/tracelite.js';
 import { STORE_BATCH, SessionStores, compressInto, saveCache, storeSpills } from '../../internal/mirror.js';
 import { redactJson, redactText } from '../../core/redact.js';
+import { MEMORY_DEFAULTS } from '../../core/memory.js';
 import { checkName, grepSpill, readSpill } from '../../internal/spill-reader.js';
 import {
   DEFAULT_MAX_SPILL_RESPONSE_BYTES,
@@ -31,8 +32,11 @@ export const DEFAULT_PROVIDERS = Object.freeze({
   anthropic: 'anthropic',
 });
 
-/** Default request size limit: 8 MiB (the core's own limit may be lower). */
-export const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
+/**
+ * Default request size limit: 8 MiB, 2 MiB on workerd (`MEMORY_DEFAULTS`: a
+ * request's wasm peak is up to about 20× its body; the core's own limit may be lower).
+ */
+export const DEFAULT_MAX_BODY_BYTES = MEMORY_DEFAULTS.maxBodyBytes;
 
 /** Header naming the spill session (also set on responses). */
 export const SESSION_HEADER = 'x-tracelite-session';
@@ -430,6 +434,7 @@ export function createProxy({
   maxBodyBytes = DEFAULT_MAX_BODY_BYTES,
   maxSessions,
   maxHeldBytes,
+  maxMemoryBytes,
   maxStoreWrites = DEFAULT_MAX_STORE_WRITES,
   onError = 'forward',
   secret,
@@ -527,9 +532,9 @@ export function createProxy({
     }
   }
   const signer = sessionSigner(secret);
-  const spills = store ?? new SessionStores({ maxSessions });
+  const spills = store ?? new SessionStores({ maxSessions, maxMemoryBytes });
   // With an outside store (KV), per-session caches still live here between turns.
-  const caches = store === undefined ? undefined : new SessionStores({ maxSessions, maxHeldBytes });
+  const caches = store === undefined ? undefined : new SessionStores({ maxSessions, maxHeldBytes, maxMemoryBytes });
   const send = fetchImpl ?? ((req) => globalThis.fetch(req));
   const redacting = options.redact?.enabled !== false;
   // `redact.store`: stored text is masked, and so is what the spill routes serve
