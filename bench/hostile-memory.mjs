@@ -143,25 +143,12 @@ const PEAK_PER_BODY_BYTE = 24;
 /** What the first requests reserve once (tables, the font, the allocator's slack). */
 const FIXED_BYTES = 8 * MB;
 
-/** A body of `bytes` (JSON) made of tiny tool calls, unique to `session`. */
-function maximalBody(bytes, session) {
-  const messages = [{ role: 'user', content: `go ${session}` }];
-  let size = 200;
-  for (let i = 0; size < bytes - 300; i++) {
-    const id = `c${i}`;
-    const turn = toolTurn(id, `f_${session}_${i}.txt\nother_${i % 97}.log`, JSON.stringify({ command: `ls /d${i}` }));
-    size += JSON.stringify(turn).length;
-    messages.push(...turn);
-  }
-  return JSON.stringify({ model: 'm', messages });
-}
-
 const percentile = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)];
 
 async function runSessions() {
   const { wasmMemoryBytes, MEMORY_DEFAULTS } = await import('../pkg/entries/node.js');
   const { createProxy } = await import('../pkg/adapters/proxy/index.js');
-  const { manySpills } = await import('../tests/js/support/requests.mjs');
+  const { manySpills, maximalBody } = await import('../tests/js/support/requests.mjs');
   const maxBodyBytes = quick ? 256 << 10 : MEMORY_DEFAULTS.maxBodyBytes;
   const maxMemoryBytes = quick ? 4 * MB : MEMORY_DEFAULTS.maxMemoryBytes;
   const sessions = 64;
