@@ -10,6 +10,15 @@
 //   node bench/hostile-memory.mjs --quick    # reduced sizes (for tests)
 //   node bench/hostile-memory.mjs --json     # one JSON object per line
 //   node bench/hostile-memory.mjs --case <name>   # one case, in this process
+//   node bench/hostile-memory.mjs --sessions      # 64 sessions of maximal bodies (issue 39)
+//
+// `--sessions` drives the proxy (default in-memory store, loopback fetch)
+// with 64 sessions, each one body of tiny tool calls filling `maxBodyBytes`,
+// alternating with a normal client's requests; it reports wasm memory
+// against its documented bound (8 MiB + `maxMemoryBytes` + 24 × `maxBodyBytes`
+// over the start) and the normal client's p95 alone and beside the attacker.
+// Full size: the defaults (8 MiB bodies, 192 MiB); `--quick`: 256 KiB
+// bodies and 4 MiB of sessions.
 //
 // Build the package first: `make pkg`.
 import { spawnSync } from 'node:child_process';
@@ -129,7 +138,89 @@ function table(rows) {
   return out.join('\n');
 }
 
-if (only) {
+/** Wasm peak of one request per byte of its body (measured: up to ~20×, tiny tool calls). */
+const PEAK_PER_BODY_BYTE = 24;
+/** What the first requests reserve once (tables, the font, the allocator's slack). */
+const FIXED_BYTES = 8 * MB;
+
+const percentile = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)];
+
+async function runSessions() {
+  const { wasmMemoryBytes, MEMORY_DEFAULTS } = await import('../pkg/entries/node.js');
+  const { createProxy } = await import('../pkg/adapters/proxy/index.js');
+  const { manySpills, maximalBody } = await import('../tests/js/support/requests.mjs');
+  const maxBodyBytes = quick ? 256 << 10 : MEMORY_DEFAULTS.maxBodyBytes;
+  const maxMemoryBytes = quick ? 4 * MB : MEMORY_DEFAULTS.maxMemoryBytes;
+  const sessions = 64;
+  const proxy = createProxy({
+    upstream: 'http://upstream.test',
+    options: { budget: 8000 },
+    maxBodyBytes,
+    maxMemoryBytes,
+    fetch: async () => new Response('{"ok":true}', { headers: { 'content-type': 'application/json' } }),
+  });
+  const post = async (session, body) => {
+    const res = await proxy(new Request('http://proxy.test/v1/chat/completions', {
+      method: 'POST', headers: { 'content-type': 'application/json', 'x-tracelite-session': session }, body,
+    }));
+    await res.text();
+    return res.status;
+  };
+  // The normal client: one conversation growing a turn per request.
+  let turn = 0;
+  const normal = async () => {
+    turn = (turn % 12) + 1;
+    const body = JSON.stringify(manySpills(turn, 3_000));
+    const t0 = performance.now();
+    const status = await post('normal', body);
+    if (status !== 200) throw new Error(`normal client got ${status}`);
+    return performance.now() - t0;
+  };
+  for (let i = 0; i < 12; i++) await normal(); // warm-up: one cycle of its turns
+  const alone = [];
+  for (let i = 0; i < 36; i++) alone.push(await normal());
+  const wasmBefore = wasmMemoryBytes();
+  const beside = [];
+  const attackerStatuses = [];
+  let attackerMs = 0;
+  for (let s = 0; s < sessions; s++) {
+    const body = maximalBody(maxBodyBytes, s);
+    const t0 = performance.now();
+    attackerStatuses.push(await post(`attacker-${s}`, body));
+    attackerMs += performance.now() - t0;
+    beside.push(await normal());
+  }
+  const wasmAfter = wasmMemoryBytes();
+  return {
+    sessions,
+    maxBodyBytes,
+    maxMemoryBytes,
+    wasmBefore,
+    wasmAfter,
+    bound: wasmBefore + FIXED_BYTES + maxMemoryBytes + PEAK_PER_BODY_BYTE * maxBodyBytes,
+    attackerStatuses,
+    attackerMeanMs: Math.round(attackerMs / sessions),
+    rss: process.memoryUsage().rss,
+    normal: { aloneP95: +percentile(alone, 95).toFixed(1), besideP95: +percentile(beside, 95).toFixed(1), aloneP50: +percentile(alone, 50).toFixed(1), besideP50: +percentile(beside, 50).toFixed(1) },
+  };
+}
+
+if (args.includes('--sessions')) {
+  const r = await runSessions();
+  if (json) {
+    process.stdout.write(`${JSON.stringify(r)}\n`);
+  } else {
+    process.stdout.write([
+      `64 sessions of maximal bodies through the proxy, Node ${process.version}${quick ? ' (quick sizes)' : ''}:`,
+      '',
+      '| maxBodyBytes | maxMemoryBytes | wasm before → after (MB) | bound (MB) | attacker mean (ms) | normal p95 alone → beside (ms) | RSS (MB) |',
+      '|---:|---:|---:|---:|---:|---:|---:|',
+      `| ${fmtMB(r.maxBodyBytes)} MB | ${fmtMB(r.maxMemoryBytes)} MB | ${fmtMB(r.wasmBefore)} → ${fmtMB(r.wasmAfter)} | ${fmtMB(r.bound)} | ${r.attackerMeanMs} | ${r.normal.aloneP95} → ${r.normal.besideP95} | ${fmtMB(r.rss)} |`,
+      '',
+    ].join('\n'));
+  }
+  if (r.wasmAfter > r.bound || r.attackerStatuses.some((s) => s !== 200)) process.exitCode = 1;
+} else if (only) {
   process.stdout.write(`${JSON.stringify(await runCase(only))}\n`);
 } else {
   const self = fileURLToPath(import.meta.url);

@@ -3,7 +3,10 @@ import type { SpillBlob } from './index.js';
 
 /** Bounds of a SpillStore (Rust `StoreLimits`). */
 export interface SpillStoreOptions {
-  /** Bytes kept across all sessions; least-recently-used sessions are evicted past it. Default 64 MiB. */
+  /**
+   * Bytes kept across all sessions; least-recently-used sessions are evicted past it (reading
+   * their spills then gives `SPILL_NOT_FOUND` saying they expired). Default 64 MiB.
+   */
   maxBytes?: number;
   /** Bytes kept per session; a blob past it is refused. Default 16 MiB. */
   maxSessionBytes?: number;

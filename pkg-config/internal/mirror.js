@@ -3,6 +3,7 @@
 // compress returns) copied into it, since compress itself is synchronous.
 import { SpillStore, TraceLiteError, compress } from '#entry';
 import { fnv1a } from '../wasm/tracelite.js';
+import { MEMORY_DEFAULTS, SESSION_BYTES_PER_REQUEST_BYTE } from '../core/memory.js';
 import { facts, isContentKey } from './blob-keys.js';
 
 /** Default number of conversations `SessionStores` keeps in memory. */
@@ -20,28 +21,46 @@ export const MAX_HELD_SESSION_BYTES = 4 << 20;
  * before texts were kept).
  */
 export const REASSERT_MS = 60 * 60 * 1000;
+/** Names of sessions evicted from memory remembered, so that their spills read as expired. */
+export const REMEMBERED_EXPIRED_SESSIONS = 4096;
 
 /**
  * In-memory spill stores, one wasm `SpillStore` per session (conversation), so
- * each keeps its own spills, caches and previous request; the least recently
- * used session beyond `maxSessions` is freed. Has the `get`/`put`/`list`
+ * each keeps its own spills, caches and previous request. The least recently
+ * used sessions are freed beyond `maxSessions`, and beyond `maxMemoryBytes`
+ * of what the sessions keep in all (each weighs the larger of
+ * `SESSION_BYTES_PER_REQUEST_BYTE` × its last request's bytes and its spills
+ * and caches; the session of the call is kept). A spill of a freed session
+ * reads as expired (`SPILL_NOT_FOUND`, saying so). Has the `get`/`put`/`list`
  * store interface, routed by session.
  */
 export class SessionStores {
   #max;
   #maxHeld;
+  #maxMemory;
   #held = 0;
+  #memory = 0;
   #entries = new Map();
+  /** Sessions freed to stay within the bounds, oldest first. */
+  #expired = new Set();
 
-  constructor({ maxSessions = DEFAULT_MAX_SESSIONS, maxHeldBytes = DEFAULT_MAX_HELD_BYTES } = {}) {
+  constructor({
+    maxSessions = DEFAULT_MAX_SESSIONS,
+    maxHeldBytes = DEFAULT_MAX_HELD_BYTES,
+    maxMemoryBytes = MEMORY_DEFAULTS.maxMemoryBytes,
+  } = {}) {
     if (!Number.isInteger(maxSessions) || maxSessions < 1) {
       throw new TraceLiteError('maxSessions must be a positive integer', 'INVALID_OPTION', 'maxSessions');
     }
     if (!Number.isInteger(maxHeldBytes) || maxHeldBytes < 0) {
       throw new TraceLiteError('maxHeldBytes must be a non-negative integer', 'INVALID_OPTION', 'maxHeldBytes');
     }
+    if (!Number.isInteger(maxMemoryBytes) || maxMemoryBytes < 1) {
+      throw new TraceLiteError('maxMemoryBytes must be a positive integer', 'INVALID_OPTION', 'maxMemoryBytes');
+    }
     this.#max = maxSessions;
     this.#maxHeld = maxHeldBytes;
+    this.#maxMemory = maxMemoryBytes;
   }
 
   /** The entry `{ store, previous }` of a session, created on first use (internal). */
@@ -55,14 +74,48 @@ export class SessionStores {
     this.#entries.set(session, e);
     while (this.#entries.size > this.#max) {
       const [oldest, old] = this.#entries.entries().next().value;
-      this.#entries.delete(oldest);
-      this.#retire(old);
+      this.#expire(oldest, old);
     }
     return e;
   }
 
+  /**
+   * Weighs a session after a call into its store (internal; `requestBytes`:
+   * the call's request, else its last one) and frees the least recently used
+   * other sessions while all weigh more than `maxMemoryBytes`.
+   */
+  weigh(e, session, requestBytes) {
+    if (e.retired || this.#entries.get(session) !== e) return;
+    if (requestBytes !== undefined) e.requestBytes = requestBytes;
+    const spills = e.store.usage().totalBytes;
+    const caches = e.store.cacheStats();
+    const weight = Math.max(SESSION_BYTES_PER_REQUEST_BYTE * (e.requestBytes ?? 0), spills + caches.snapshotBytes + caches.countedBytes);
+    this.#memory += weight - (e.weight ?? 0);
+    e.weight = weight;
+    for (const [name, other] of this.#entries) {
+      if (this.#memory <= this.#maxMemory) break;
+      if (other !== e) this.#expire(name, other);
+    }
+  }
+
+  /** What the sessions held weigh in all (see `weigh`). */
+  memoryBytes() {
+    return this.#memory;
+  }
+
+  /** Frees a session to stay within the bounds; its spills then read as expired. */
+  #expire(session, e) {
+    this.#entries.delete(session);
+    this.#retire(e);
+    this.#expired.delete(session);
+    this.#expired.add(session);
+    if (this.#expired.size > REMEMBERED_EXPIRED_SESSIONS) this.#expired.delete(this.#expired.values().next().value);
+  }
+
   /** Frees an entry's store now, or when the last call using it ends (`hold`/`release`). */
   #retire(e) {
+    this.#memory -= e.weight ?? 0;
+    e.weight = 0;
     this.#held -= e.heldBytes ?? 0;
     e.heldBytes = 0;
     e.held?.clear();
@@ -146,19 +199,36 @@ export class SessionStores {
     return [...this.#entries.keys()];
   }
 
-  /** The wasm store holding a session's blobs, if it is held (internal). */
-  wasmStoreFor(session) {
-    return this.#entries.get(session)?.store.wasmStore;
+  /**
+   * The wasm store holding a session's blobs, if it is held (internal); with
+   * `key`, only if it holds that blob or the session was never freed (so that
+   * `get` says an expired spill expired).
+   */
+  wasmStoreFor(session, key) {
+    const e = this.#entries.get(session);
+    if (!e || (key !== undefined && this.#expired.has(session) && !e.store.contains(session, key))) return undefined;
+    return e.store.wasmStore;
   }
 
   get(session, key) {
     const e = this.#entries.get(session);
-    if (!e) throw new TraceLiteError(`no spill ${session}/${key}`, 'SPILL_NOT_FOUND', 'key');
-    return e.store.get(session, key);
+    try {
+      if (!e) throw new TraceLiteError(`no spill ${session}/${key}`, 'SPILL_NOT_FOUND', 'key');
+      return e.store.get(session, key);
+    } catch (err) {
+      if (err?.code !== 'SPILL_NOT_FOUND' || !this.#expired.has(session)) throw err;
+      throw new TraceLiteError(
+        `spill ${session}/${key} expired: its session was freed to keep the in-memory sessions within maxSessions and maxMemoryBytes`,
+        'SPILL_NOT_FOUND',
+        'key',
+      );
+    }
   }
 
   put(session, key, text) {
-    this.entry(session).store.put(session, key, text);
+    const e = this.entry(session);
+    e.store.put(session, key, text);
+    this.weigh(e, session);
   }
 
   list(session) {
@@ -207,6 +277,7 @@ export async function compressInto(request, options, store, cache, writes = {}) 
     const e = store.entry(options.session);
     const out = compress(request, { ...options, store: e.store, previous: options.previous ?? e.previous });
     e.previous = out.request;
+    store.weigh(e, options.session, out.report.bytesBefore);
     return out;
   }
   if (store === undefined || isWasmStore(store)) {
@@ -288,7 +359,10 @@ async function compressAndStore(request, options, store, cache, entry, writes, l
     throw failed;
   }
   // `store` has them: the cache keeps what its byte budget allows.
-  if (entry) cache.keepHeld(entry, options.session, spills);
+  if (entry) {
+    cache.keepHeld(entry, options.session, spills);
+    cache.weigh(entry, options.session, out.report.bytesBefore);
+  }
   if (segment !== undefined) {
     if (writes.deferCache) {
       out.cacheSegment = segment;

@@ -66,7 +66,7 @@ export async function loadBlob(store, session, key) {
 async function onBlob(store, session, key, fn, missingOk = false) {
   const own = store instanceof SpillStore
     ? store.wasmStore
-    : (typeof store.wasmStoreFor === 'function' ? store.wasmStoreFor(session) : undefined);
+    : (typeof store.wasmStoreFor === 'function' ? store.wasmStoreFor(session, key) : undefined);
   if (own) return guarded(() => fn(own));
   let text;
   try {

@@ -249,13 +249,13 @@ export function fromChatRequest(request, side, version = 'v4') {
  *   The prompt is converted to the spec of the model `transformParams` is given.
  */
 export function traceliteMiddleware(options = {}) {
-  const { store, session, onReport, maxSessions, maxHeldBytes, specificationVersion = AI_SPEC, ...settings } = options;
+  const { store, session, onReport, maxSessions, maxHeldBytes, maxMemoryBytes, specificationVersion = AI_SPEC, ...settings } = options;
   if (specificationVersion !== 'v3' && specificationVersion !== 'v4') {
     throw new TraceLiteError("specificationVersion must be 'v3' or 'v4'", 'INVALID_OPTION', 'specificationVersion');
   }
-  const spills = store ?? new SessionStores({ maxSessions });
+  const spills = store ?? new SessionStores({ maxSessions, maxMemoryBytes });
   // With an outside store (KV), per-session caches still live here between turns.
-  const caches = store === undefined ? undefined : new SessionStores({ maxSessions, maxHeldBytes });
+  const caches = store === undefined ? undefined : new SessionStores({ maxSessions, maxHeldBytes, maxMemoryBytes });
   return {
     specificationVersion,
     store: spills,

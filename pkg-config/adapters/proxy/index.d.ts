@@ -94,9 +94,20 @@ export interface ProxyOptions {
    * Default 32 MiB.
    */
   maxHeldBytes?: number;
+  /**
+   * What the sessions held in memory (the default store's, or with `store`
+   * set the caches') keep in all: each weighs the larger of 7× its last
+   * request's bytes and its spills and caches; past it the least recently
+   * used sessions are freed (their spills read as expired, `SPILL_NOT_FOUND`).
+   * Default `MEMORY_DEFAULTS.maxMemoryBytes`: 192 MiB, 16 MiB on workerd.
+   */
+  maxMemoryBytes?: number;
   /** The fetch used to reach the upstream. Default `globalThis.fetch`. */
   fetch?: (request: Request) => Promise<Response>;
-  /** Larger request bodies get 413. Default 8 MiB. */
+  /**
+   * Larger request bodies get 413. Default `MEMORY_DEFAULTS.maxBodyBytes`:
+   * 8 MiB, 2 MiB on workerd (a request's wasm peak is up to about 20× its body).
+   */
   maxBodyBytes?: number;
   /**
    * Most blobs one request may write to an outside `store`, written

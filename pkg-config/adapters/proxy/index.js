@@ -5,6 +5,7 @@ import { formatsDetect, requestOpening } from '../../wasm/tracelite.js';
 import { guarded } from '../../core/errors.js';
 import { STORE_BATCH, SessionStores, compressInto, saveCache, storeSpills } from '../../internal/mirror.js';
 import { redactJson, redactText } from '../../core/redact.js';
+import { MEMORY_DEFAULTS } from '../../core/memory.js';
 import { checkName, grepSpill, readSpill } from '../../internal/spill-reader.js';
 import { MaskedBlobs, SearchWindows } from './search-budget.js';
 import {
@@ -30,8 +31,11 @@ export const DEFAULT_PROVIDERS = Object.freeze({
   gemini: 'gemini',
 });
 
-/** Default request size limit: 8 MiB (the core's own limit may be lower). */
-export const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
+/**
+ * Default request size limit: 8 MiB, 2 MiB on workerd (`MEMORY_DEFAULTS`: a
+ * request's wasm peak is up to about 20× its body; the core's own limit may be lower).
+ */
+export const DEFAULT_MAX_BODY_BYTES = MEMORY_DEFAULTS.maxBodyBytes;
 
 /** Header naming the spill session (also set on responses). */
 export const SESSION_HEADER = 'x-tracelite-session';
@@ -486,6 +490,7 @@ export function createProxy({
   maxBodyBytes = DEFAULT_MAX_BODY_BYTES,
   maxSessions,
   maxHeldBytes,
+  maxMemoryBytes,
   maxStoreWrites = DEFAULT_MAX_STORE_WRITES,
   onError = 'forward',
   secret,
@@ -597,9 +602,9 @@ export function createProxy({
     }
   }
   const signer = sessionSigner(secret);
-  const spills = store ?? new SessionStores({ maxSessions });
+  const spills = store ?? new SessionStores({ maxSessions, maxMemoryBytes });
   // With an outside store (KV), per-session caches still live here between turns.
-  const caches = store === undefined ? undefined : new SessionStores({ maxSessions, maxHeldBytes });
+  const caches = store === undefined ? undefined : new SessionStores({ maxSessions, maxHeldBytes, maxMemoryBytes });
   const send = fetchImpl ?? ((req) => globalThis.fetch(req));
   const redacting = options.redact?.enabled !== false;
   // No oracle: with redaction on, what the model and the client read or search

@@ -40,3 +40,22 @@ export function renderingConversation(turns) {
   }
   return { model: 'gpt-test', messages };
 }
+
+/**
+ * A body of about `bytes` (JSON text, a little under) made of tiny tool calls,
+ * unique to `session`: per byte, the request that needs the most memory (issue 39).
+ */
+export function maximalBody(bytes, session) {
+  const messages = [{ role: 'user', content: `go ${session}` }];
+  let size = 200;
+  for (let i = 0; size < bytes - 300; i++) {
+    const id = `c${i}`;
+    const turn = [
+      { role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command: `ls /d${i}` }) } }] },
+      { role: 'tool', tool_call_id: id, content: `f_${session}_${i}.txt\nother_${i % 97}.log` },
+    ];
+    size += JSON.stringify(turn).length;
+    messages.push(...turn);
+  }
+  return JSON.stringify({ model: 'm', messages });
+}
