@@ -130,6 +130,8 @@ impl Pattern {
                 )));
             }
         }
+        // A regex without syntax is its own text: searched as a literal, at no regex cost.
+        let literal = literal || (!ignore_case && regex_lite::escape(pattern) == pattern);
         let folded = if literal {
             Some(pattern.to_string())
         } else {
@@ -178,7 +180,8 @@ impl Pattern {
         } else {
             required_literal(pattern).map(|p| memmem::Finder::new(p.as_bytes()).into_owned())
         };
-        let scanner = if required.is_none() {
+        // A whole folded literal decides every line without the regex: no scanner, no cost.
+        let scanner = if required.is_none() && !folded_whole {
             Some(compile(true)?)
         } else {
             None
@@ -190,7 +193,7 @@ impl Pattern {
             required,
             folded,
             folded_whole,
-            cost: size as u64,
+            cost: if folded_whole { 0 } else { size as u64 },
         })
     }
 
