@@ -39,8 +39,9 @@ const MIN_PROGRAM_BYTES: usize = 256;
 
 /// Default work budget of one search ([`GrepOptions::max_cost`],
 /// `limits.maxGrepCost`): program bytes × text bytes, 2^26. Measured in wasm
-/// (Node, 262 KB of text) at 0.3–1.8 ns per unit: a search at the cap takes
-/// about 20–120 ms (`[\s\S]{100}x` 0.7 ns, `\w+` 0.3 ns, `a.*b.*c` 1.8 ns;
+/// (Node, 262 KB of text, the shipped build) at 0.08–0.85 ns per unit: a
+/// search at the cap takes about 5–60 ms (`\w+` 0.08 ns, `[\s\S]{100}x`
+/// 0.5 ns, `a.*b.*c` 0.85 ns; up to twice that on a loaded machine;
 /// it was 2^32, 4.7–8.4 s). A small pattern (≤ 256 bytes of program) with no
 /// literal scans up to 256 KiB; one with a literal pays only for the lines
 /// that contain it.

@@ -48,7 +48,7 @@ export const DEFAULT_MAX_STORE_WRITES = 200;
 
 /**
  * Default work one search may do (`maxSearchCost`; the core's units, program
- * bytes × bytes the regex runs over): 2^24, about 5–30 ms in wasm at the
+ * bytes × bytes the regex runs over): 2^24, about 1–15 ms in wasm at the
  * cap, so that a search holds other requests up that long at most. A literal
  * search costs nothing; a regex with a literal pays only for the lines
  * holding it. Over it: `GREP_TOO_COSTLY`.
