@@ -486,3 +486,36 @@ fn a_search_reports_its_work_and_a_host_budget_bounds_a_tool_call() {
         0
     );
 }
+
+#[test]
+fn a_word_searched_as_a_regex_or_ignoring_case_costs_no_regex_work() {
+    // 330 KB where every line holds the word: as a regex it was charged on
+    // every line (256 × 330 KB, over the default budget).
+    let text: String = (0..6_000)
+        .map(|i| {
+            format!(
+                "tests/test_mod_{}.py::test_case_{i} PASSED [ 50%]\n",
+                i % 37
+            )
+        })
+        .collect();
+    let mut store = MemoryStore::new();
+    store.put("s", "k", &text).unwrap();
+    for (pattern, ignore_case) in [("PASSED", false), ("passed", true), ("PASSED", true)] {
+        let p = Pattern::new(pattern, false, ignore_case).unwrap();
+        assert_eq!(p.cost(), 0, "{pattern}");
+        let found = store.grep("s", "k", &p, &GrepOptions::default()).unwrap();
+        assert_eq!(found.total_matches, 6_000, "{pattern}");
+        assert_eq!(found.work, 0);
+    }
+    // Case matters without ignore_case; a pattern with syntax is still a regex.
+    let p = Pattern::new("passed", false, false).unwrap();
+    assert_eq!(
+        store
+            .grep("s", "k", &p, &GrepOptions::default())
+            .unwrap()
+            .total_matches,
+        0
+    );
+    assert!(Pattern::new("PASS.D", false, false).unwrap().cost() > 0);
+}

@@ -13,7 +13,7 @@ mod common;
 
 use serde_json::json;
 use tracelite::formats::FormatName;
-use tracelite::spill::{handle_tool_call, GrepOptions, Pattern};
+use tracelite::spill::{handle_tool_call, GrepOptions, Pattern, StoreLimits};
 use tracelite::{compress, Config, MemoryStore, SpillStore};
 
 fn spill_only(budget: u64) -> Config {
@@ -90,7 +90,11 @@ fn spilled_observations_read_back_byte_for_byte_and_grep_like_a_reference() {
             tracelite::trajectory_to_request(&trace, trace.steps.len(), FormatName::OpenaiChat)
                 .unwrap()
                 .to_string();
-        let mut store = MemoryStore::new();
+        // Matches, not costs, are compared here (an 868 KB output is over the default search budget).
+        let mut store = MemoryStore::with_limits(StoreLimits {
+            max_grep_cost: u64::MAX,
+            ..StoreLimits::default()
+        });
         let out = compress(&request, &spill_only(16_000), &mut store).unwrap();
         assert_eq!(out.spills.len(), out.report.spills.len());
         for (record, blob) in out.report.spills.iter().zip(&out.spills) {
@@ -124,6 +128,7 @@ fn spilled_observations_read_back_byte_for_byte_and_grep_like_a_reference() {
                 let options = GrepOptions {
                     context: 0,
                     max_matches: usize::MAX,
+                    max_cost: u64::MAX,
                     ..GrepOptions::default()
                 };
                 let got: Vec<usize> = store

@@ -15,7 +15,7 @@ export interface SpillStoreOptions {
   /**
    * Work one grep (or `grep_spill` call) may do: the pattern's compiled program size in bytes (a power
    * of two, at least 256; 0 for a literal) times the bytes the regex runs over. Over it:
-   * `GREP_TOO_COSTLY`. Default 2^26 = 67108864: a search at the cap takes about 20–120 ms in
+   * `GREP_TOO_COSTLY`. Default 2^26 = 67108864: a search at the cap takes about 5–60 ms in
    * wasm (`(.*){99}x` over 100 KB is refused at once; `\w+` may scan 256 KiB; a regex with a
    * literal of 2+ characters pays only for the lines holding it). Counted repetitions over
    * 100 (`{500}`) are `INVALID_PATTERN`.

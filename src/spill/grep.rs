@@ -39,8 +39,9 @@ const MIN_PROGRAM_BYTES: usize = 256;
 
 /// Default work budget of one search ([`GrepOptions::max_cost`],
 /// `limits.maxGrepCost`): program bytes × text bytes, 2^26. Measured in wasm
-/// (Node, 262 KB of text) at 0.3–1.8 ns per unit: a search at the cap takes
-/// about 20–120 ms (`[\s\S]{100}x` 0.7 ns, `\w+` 0.3 ns, `a.*b.*c` 1.8 ns;
+/// (Node, 262 KB of text, the shipped build) at 0.08–0.85 ns per unit: a
+/// search at the cap takes about 5–60 ms (`\w+` 0.08 ns, `[\s\S]{100}x`
+/// 0.5 ns, `a.*b.*c` 0.85 ns; up to twice that on a loaded machine;
 /// it was 2^32, 4.7–8.4 s). A small pattern (≤ 256 bytes of program) with no
 /// literal scans up to 256 KiB; one with a literal pays only for the lines
 /// that contain it.
@@ -130,6 +131,8 @@ impl Pattern {
                 )));
             }
         }
+        // A regex without syntax is its own text: searched as a literal, at no regex cost.
+        let literal = literal || (!ignore_case && regex_lite::escape(pattern) == pattern);
         let folded = if literal {
             Some(pattern.to_string())
         } else {
@@ -178,7 +181,8 @@ impl Pattern {
         } else {
             required_literal(pattern).map(|p| memmem::Finder::new(p.as_bytes()).into_owned())
         };
-        let scanner = if required.is_none() {
+        // A whole folded literal decides every line without the regex: no scanner, no cost.
+        let scanner = if required.is_none() && !folded_whole {
             Some(compile(true)?)
         } else {
             None
@@ -190,7 +194,7 @@ impl Pattern {
             required,
             folded,
             folded_whole,
-            cost: size as u64,
+            cost: if folded_whole { 0 } else { size as u64 },
         })
     }
 

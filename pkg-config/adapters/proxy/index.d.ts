@@ -50,7 +50,7 @@ export interface ProxyOptions {
    * Work one search of the model's (`grep_spill`) or of the spill route may
    * do, in the core's units (program bytes × bytes the regex runs over, see
    * `SpillStoreOptions.maxGrepCost`); over it `GREP_TOO_COSTLY`. Default 2^24:
-   * about 5–30 ms in wasm at the cap, the longest a search holds other
+   * about 1–15 ms in wasm at the cap (twice on a loaded machine), the longest a search holds other
    * requests up (the tools yield between calls).
    */
   maxSearchCost?: number;

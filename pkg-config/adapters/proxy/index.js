@@ -8,6 +8,9 @@ import { redactJson, redactText } from '../../core/redact.js';
 import { MEMORY_DEFAULTS } from '../../core/memory.js';
 import { checkName, grepSpill, readSpill } from '../../internal/spill-reader.js';
 import { MaskedBlobs, SearchWindows } from './search-budget.js';
+import { defaultIdentity, fromBase64, sessionSigner } from './signing.js';
+
+export { defaultIdentity, sessionSigner };
 import {
   DEFAULT_MAX_SPILL_RESPONSE_BYTES,
   DEFAULT_MAX_SPILL_ROUNDS,
@@ -49,7 +52,7 @@ export const DEFAULT_MAX_STORE_WRITES = 200;
 
 /**
  * Default work one search may do (`maxSearchCost`; the core's units, program
- * bytes × bytes the regex runs over): 2^24, about 5–30 ms in wasm at the
+ * bytes × bytes the regex runs over): 2^24, about 1–15 ms in wasm at the
  * cap, so that a search holds other requests up that long at most. A literal
  * search costs nothing; a regex with a literal pays only for the lines
  * holding it. Over it: `GREP_TOO_COSTLY`.
@@ -89,7 +92,6 @@ const IMAGE_KEY = 'image-';
 export const IMAGE_CACHE_CONTROL = 'private, max-age=604800, immutable';
 
 const IMAGE_PATH = /^([A-Za-z0-9._-]{1,128})\/([0-9a-f]{32})\.png$/;
-const SIGNATURE = /^[A-Za-z0-9_-]{43}$/;
 
 /** What to do with a request the proxy cannot compress: see `createProxy`. */
 export const ON_ERROR = ['forward', 'reject'];
@@ -137,107 +139,6 @@ function statusOf(err) {
     default:
       return 500;
   }
-}
-
-// ---------------------------------------------------------------- sessions
-//
-// Every session the proxy stores spills under is an HMAC (SHA-256, keyed with
-// the deployment's `secret`) of the client's identity and either the name the
-// client gave it or the conversation's opening: two tenants with the same
-// prompt, or the same session name, never share one. The response carries a
-// token, `<session>.<signature>`, the spill routes require: only whoever got
-// it from a POST (or knows the secret) can read the session's spills.
-
-const encoder = new TextEncoder();
-const TOKEN = /^(.+)\.([A-Za-z0-9_-]{43})$/;
-
-/** Unambiguous HMAC input: a label, then each part with its length. */
-function message(label, ...parts) {
-  return encoder.encode(`tracelite/${label}\n${parts.map((p) => `${p.length}:${p}`).join('')}`);
-}
-
-function hex(bytes, n) {
-  let out = '';
-  for (const b of new Uint8Array(bytes).subarray(0, n)) out += b.toString(16).padStart(2, '0');
-  return out;
-}
-
-function base64url(bytes) {
-  let bin = '';
-  for (const b of new Uint8Array(bytes)) bin += String.fromCharCode(b);
-  return btoa(bin).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
-}
-
-function fromBase64(text) {
-  const bin = atob(text);
-  const out = new Uint8Array(bin.length);
-  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
-  return out;
-}
-
-function fromBase64url(text) {
-  return fromBase64(text.replace(/-/g, '+').replace(/_/g, '/'));
-}
-
-/** The HMAC key of a secret (a string), or of 32 random bytes (`undefined`). */
-function hmacKey(secret) {
-  const raw = secret === undefined ? crypto.getRandomValues(new Uint8Array(32)) : encoder.encode(secret);
-  return crypto.subtle.importKey('raw', raw, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
-}
-
-/**
- * Who is calling, for scoping sessions: the provider credentials the request
- * carries (Authorization, x-api-key, x-goog-api-key, Gemini's `?key=`). Only
- * ever an HMAC input; never logged, never stored.
- */
-export function defaultIdentity(request) {
-  const h = request.headers;
-  const key = new URL(request.url).searchParams.get('key') ?? '';
-  return [h.get('authorization') ?? '', h.get('x-api-key') ?? '', h.get('x-goog-api-key') ?? '', key]
-    .map((p) => `${p.length}:${p}`)
-    .join('');
-}
-
-/**
- * Session signing with one key. `session(identity, { name } | { opening })`
- * derives a session, `token(session)` signs it, `verify(token)` gives back
- * the session of a genuine token (else `undefined`).
- */
-export function sessionSigner(secret) {
-  const key = hmacKey(secret);
-  const sign = async (label, ...parts) => crypto.subtle.sign('HMAC', await key, message(label, ...parts));
-  return {
-    async session(identity, { name, opening }) {
-      if (name !== undefined) {
-        // The name stays readable (logs, KV listings); the suffix scopes it to the client.
-        return `${name.slice(0, 95)}-${hex(await sign('named', identity, name), 16)}`;
-      }
-      return `conv-${hex(await sign('opening', identity, opening), 16)}`;
-    },
-    async token(session) {
-      return `${session}.${base64url(await sign('token', session))}`;
-    },
-    /** Whether `value` has the shape of a token (`<session>.<43 base64url chars>`). */
-    isToken(value) {
-      return TOKEN.test(value);
-    },
-    async verify(token) {
-      const m = TOKEN.exec(token);
-      if (!m) return undefined;
-      // crypto.subtle.verify compares in constant time.
-      const ok = await crypto.subtle.verify('HMAC', await key, fromBase64url(m[2]), message('token', m[1]));
-      return ok ? m[1] : undefined;
-    },
-    /** The capability of one image URL: 43 base64url chars of an HMAC of (session, id). */
-    async imageSignature(session, id) {
-      return base64url(await sign('image', session, id));
-    },
-    /** Whether `signature` is the one of (session, id) (constant-time check). */
-    async verifyImage(session, id, signature) {
-      if (typeof signature !== 'string' || !SIGNATURE.test(signature)) return false;
-      return crypto.subtle.verify('HMAC', await key, fromBase64url(signature), message('image', session, id));
-    },
-  };
 }
 
 /**
