@@ -58,7 +58,8 @@ pub struct Config {
     pub budget: u64,
     /// Recent window: the last `window` tool results stay verbatim text.
     pub window: usize,
-    /// Session name: namespace of spill keys.
+    /// Session name: namespace of spill keys (a string; anything else is
+    /// `INVALID_OPTION` at `session`).
     pub session: String,
     /// Host says this request starts a new task stage (compaction trigger).
     pub stage_boundary: bool,
