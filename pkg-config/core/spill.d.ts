@@ -122,6 +122,7 @@ export interface CacheStats {
 export class SpillStore {
   constructor(options?: SpillStoreOptions);
   get(session: string, key: string): string;
+  /** `INVALID_ARGUMENT` (at `session`, `key` or `text`) for a string with a lone UTF-16 surrogate. */
   put(session: string, key: string, text: string): void;
   contains(session: string, key: string): boolean;
   list(session: string): { key: string; bytes: number; lines: number }[];
