@@ -89,19 +89,27 @@ pub fn export(state: &mut HostState, all: bool, rendered_only: bool) -> Option<S
     Some(out)
 }
 
+/// `LIMIT_EXCEEDED` for a segment of more than `limits.maxRequestBytes`
+/// bytes; `at_least` may be a lower bound of its size (a JS string's UTF-16
+/// length, checked before the string is copied into wasm memory).
+pub fn check_size(at_least: usize, config: &Config) -> Result<()> {
+    let limit = config.limits.max_request_bytes;
+    if at_least > limit {
+        return Err(Error::new(
+            ErrorCode::LimitExceeded,
+            "limits.maxRequestBytes",
+            format!("cache segment is {at_least} bytes or more, limit is {limit}"),
+        ));
+    }
+    Ok(())
+}
+
 /// Adds the entries of `segment` (what [`export`] wrote) to `state`, the
 /// snapshots within `optical.cacheBytes` of `config`. `LIMIT_EXCEEDED` for a
 /// segment over `limits.maxRequestBytes`; `INVALID_CACHE`, naming the
 /// offending member, when it is malformed or inconsistent. Then nothing is added.
 pub fn import(state: &mut HostState, segment: &str, config: &Config) -> Result<Imported> {
-    let limit = config.limits.max_request_bytes;
-    if segment.len() > limit {
-        return Err(Error::new(
-            ErrorCode::LimitExceeded,
-            "limits.maxRequestBytes",
-            format!("cache segment is {} bytes, limit is {limit}", segment.len()),
-        ));
-    }
+    check_size(segment.len(), config)?;
     let cache_bytes = config.optical.cache_bytes;
     let value: Value =
         serde_json::from_str(segment).map_err(|e| invalid("cache", format!("not JSON: {e}")))?;

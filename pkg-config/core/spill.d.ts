@@ -141,7 +141,11 @@ export class SpillStore {
    * no new rendered snapshot).
    */
   exportCache(options?: { all?: boolean; renderedOnly?: boolean }): string | undefined;
-  /** Adds a segment `exportCache` wrote; `INVALID_CACHE` when malformed. */
+  /**
+   * Adds a segment `exportCache` wrote; `INVALID_CACHE` when malformed;
+   * `LIMIT_EXCEEDED` (at `limits.maxRequestBytes` of `options`) when larger, refused
+   * before it is copied into wasm memory.
+   */
   importCache(segment: string, options?: Record<string, unknown>): CacheImport;
   /** What the caches hold and rendered here. */
   cacheStats(): CacheStats;
