@@ -9,8 +9,10 @@
 //! consistency (an image is a PNG of the size its layout says), ignores a
 //! segment another TraceLite version wrote (its renders may differ), and
 //! keeps counts only for the counter that made them. Segments are the
-//! caller's session's own: a snapshot key is a 64-bit content hash, not a
-//! secret, so a host must never share one session's segments with another.
+//! caller's session's own: a snapshot key is the first 128 bits of a SHA-256
+//! of the text and settings (no chosen text takes another's), but a segment's
+//! pixels and counts are taken as written, so a host must never share one
+//! session's segments with another.
 
 use std::fmt::Write;
 
@@ -27,7 +29,7 @@ use crate::stage::HostState;
 use crate::tokens::CachedCount;
 
 /// What the `format` member of a segment says.
-pub const FORMAT: &str = "tracelite-cache/1";
+pub const FORMAT: &str = "tracelite-cache/2";
 
 /// The TraceLite version that writes (and reads) segments.
 const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -87,19 +89,27 @@ pub fn export(state: &mut HostState, all: bool, rendered_only: bool) -> Option<S
     Some(out)
 }
 
+/// `LIMIT_EXCEEDED` for a segment of more than `limits.maxRequestBytes`
+/// bytes; `at_least` may be a lower bound of its size (a JS string's UTF-16
+/// length, checked before the string is copied into wasm memory).
+pub fn check_size(at_least: usize, config: &Config) -> Result<()> {
+    let limit = config.limits.max_request_bytes;
+    if at_least > limit {
+        return Err(Error::new(
+            ErrorCode::LimitExceeded,
+            "limits.maxRequestBytes",
+            format!("cache segment is {at_least} bytes or more, limit is {limit}"),
+        ));
+    }
+    Ok(())
+}
+
 /// Adds the entries of `segment` (what [`export`] wrote) to `state`, the
 /// snapshots within `optical.cacheBytes` of `config`. `LIMIT_EXCEEDED` for a
 /// segment over `limits.maxRequestBytes`; `INVALID_CACHE`, naming the
 /// offending member, when it is malformed or inconsistent. Then nothing is added.
 pub fn import(state: &mut HostState, segment: &str, config: &Config) -> Result<Imported> {
-    let limit = config.limits.max_request_bytes;
-    if segment.len() > limit {
-        return Err(Error::new(
-            ErrorCode::LimitExceeded,
-            "limits.maxRequestBytes",
-            format!("cache segment is {} bytes, limit is {limit}", segment.len()),
-        ));
-    }
+    check_size(segment.len(), config)?;
     let cache_bytes = config.optical.cache_bytes;
     let value: Value =
         serde_json::from_str(segment).map_err(|e| invalid("cache", format!("not JSON: {e}")))?;
@@ -139,7 +149,7 @@ pub fn import(state: &mut HostState, segment: &str, config: &Config) -> Result<I
     Ok(imported)
 }
 
-fn write_snapshot(out: &mut String, key: u64, s: &Snapshot) {
+fn write_snapshot(out: &mut String, key: u128, s: &Snapshot) {
     let r = &s.rendering;
     let flow = match s.flow {
         Flow::Lines => "lines",
@@ -148,7 +158,7 @@ fn write_snapshot(out: &mut String, key: u64, s: &Snapshot) {
     let c = r.cell;
     let _ = write!(
         out,
-        "{{\"key\":\"{key:016x}\",\"flow\":\"{flow}\",\"fontPx\":{},\"cell\":[{},{},{}],\"columns\":{},\"rows\":{},\"imageRows\":[",
+        "{{\"key\":\"{key:032x}\",\"flow\":\"{flow}\",\"fontPx\":{},\"cell\":[{},{},{}],\"columns\":{},\"rows\":{},\"imageRows\":[",
         r.font_px, c.width, c.height, c.baseline, r.columns, r.rows
     );
     for (i, n) in r.image_rows.iter().enumerate() {
@@ -174,9 +184,14 @@ fn write_snapshot(out: &mut String, key: u64, s: &Snapshot) {
     out.push_str("]}");
 }
 
-fn read_snapshot(value: &Value, at: &str) -> Result<(u64, Snapshot)> {
+fn read_snapshot(value: &Value, at: &str) -> Result<(u128, Snapshot)> {
     let o = object(value, at)?;
-    let key = parse_hex(o.get("key"), || format!("{at}.key"))?;
+    let key = o
+        .get("key")
+        .and_then(Value::as_str)
+        .filter(|s| s.len() == 32)
+        .and_then(|s| u128::from_str_radix(s, 16).ok())
+        .ok_or_else(|| invalid(format!("{at}.key"), "must be 32 hex digits"))?;
     let flow = match o.get("flow").and_then(Value::as_str) {
         Some("lines") => Flow::Lines,
         Some("reflow") => Flow::Reflow,

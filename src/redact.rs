@@ -44,14 +44,15 @@ impl Redactions {
     }
 }
 
-/// Redaction results of texts seen before (by a 64-bit hash and length), so
-/// a session that re-emits the same excerpts, snapshots and summaries every
-/// turn scans each only once. Only texts of 64 bytes or more are kept;
-/// bounded by the bytes of masked copies it holds (it starts over past 8 MiB
-/// or 50,000 entries). The cache only saves work: results never depend on it.
+/// Redaction results of texts seen before (checked against the text itself,
+/// [`crate::hash::TextMap`]), so a session that re-emits the same excerpts,
+/// snapshots and summaries every turn scans each only once. Only texts of 64
+/// bytes or more are kept; bounded by the bytes it holds, texts and masked
+/// copies (it starts over past 16 MiB of either or 50,000 entries). The cache
+/// only saves work: results never depend on it, nor on another session's texts.
 #[derive(Debug, Default)]
 pub struct RedactCache {
-    entries: std::collections::HashMap<(u64, usize), (Option<String>, Redactions)>,
+    entries: crate::hash::TextMap<(Option<String>, Redactions)>,
     bytes: usize,
     /// Bytes scanned (texts not found in the cache).
     pub scanned_bytes: u64,
@@ -59,8 +60,8 @@ pub struct RedactCache {
 
 /// Texts shorter than this are scanned without the cache.
 const MIN_CACHED_BYTES: usize = 64;
-/// Bytes of masked copies a [`RedactCache`] holds at most.
-const MAX_CACHED_BYTES: usize = 8 << 20;
+/// Bytes of masked copies a [`RedactCache`] holds at most (and of texts).
+const MAX_CACHED_BYTES: usize = 16 << 20;
 /// Entries a [`RedactCache`] holds at most.
 const MAX_CACHED_ENTRIES: usize = 50_000;
 
@@ -71,8 +72,7 @@ impl RedactCache {
             self.scanned_bytes += text.len() as u64;
             return redact(text);
         }
-        let key = (crate::tokens::text_hash(text.as_bytes()), text.len());
-        if let Some((masked, found)) = self.entries.get(&key) {
+        if let Some((masked, found)) = self.entries.get(text) {
             let out = match masked {
                 Some(m) => Cow::Owned(m.clone()),
                 None => Cow::Borrowed(text),
@@ -92,7 +92,9 @@ impl RedactCache {
         }
         if size <= MAX_CACHED_BYTES {
             self.bytes += size;
-            self.entries.insert(key, (masked, found.clone()));
+            let entry = (masked, found.clone());
+            self.entries
+                .insert(text, entry, MAX_CACHED_ENTRIES, MAX_CACHED_BYTES);
         }
         (out, found)
     }

@@ -23,15 +23,19 @@ pub trait TokenCounter {
 }
 
 /// Counts of texts already priced, for a session that prices its whole
-/// history on every turn: keyed by a 64-bit hash and the length of the text,
-/// so a turn counts only the texts it has not seen (each assemble prices the
-/// history several times, once per stage that changed it). Every non-empty
-/// text is cached: short ones too (a host counter is a JS call). Bounded: past
-/// `MAX_CACHED_COUNTS` entries it starts over. A collision (not a security
-/// boundary: keys are not secret) can only misprice a text.
+/// history on every turn: found by a 64-bit hash and the length of the text
+/// and checked against the text itself ([`crate::hash::TextMap`]), so a turn
+/// counts only the texts it has not seen (each assemble prices the history
+/// several times, once per stage that changed it) and no text, however
+/// chosen, takes another session's count. Every non-empty text is cached:
+/// short ones too (a host counter is a JS call). Bounded: past
+/// `MAX_CACHED_COUNTS` entries or `MAX_CACHED_TEXT_BYTES` of text it starts
+/// over. Counts imported from a segment ([`CountCache::import`]) are keyed by
+/// hash alone: a segment is the session's own (`src/persist.rs`).
 #[derive(Debug, Default)]
 pub struct CountCache {
-    counts: RefCell<HashMap<(u64, usize), u64>>,
+    counts: RefCell<crate::hash::TextMap<u64>>,
+    imported: HashMap<(u64, usize), u64>,
     counted: std::cell::Cell<u64>,
     /// Counts made since the last [`CountCache::take_fresh`] (what a host has
     /// not persisted yet); `None` until the first call (nothing is logged for
@@ -50,14 +54,14 @@ impl CountCache {
         self.counted.get()
     }
 
-    /// Number of counts held.
+    /// Number of counts held (imported ones too).
     pub fn len(&self) -> usize {
-        self.counts.borrow().len()
+        self.counts.borrow().len() + self.imported.len()
     }
 
     /// Whether no count is held.
     pub fn is_empty(&self) -> bool {
-        self.counts.borrow().is_empty()
+        self.len() == 0
     }
 
     /// The name of the counter the counts come from (empty before any count).
@@ -69,6 +73,7 @@ impl CountCache {
     pub fn use_counter(&mut self, counter: &str) {
         if self.counter != counter {
             self.counts.get_mut().clear();
+            self.imported.clear();
             if let Some(fresh) = self.fresh.get_mut() {
                 fresh.clear();
             }
@@ -92,16 +97,22 @@ impl CountCache {
             .counts
             .borrow()
             .iter()
-            .map(|(&(hash, len), &n)| (hash, len, n))
+            .map(|(text, &n)| (text_hash(text.as_bytes()), text.len(), n))
+            .chain(
+                self.imported
+                    .iter()
+                    .map(|(&(hash, len), &n)| (hash, len, n)),
+            )
             .collect();
         crate::sort::ascending(&mut all);
+        all.dedup_by_key(|c| (c.0, c.1));
         all
     }
 
     /// Adds counts another host made with the same counter (not logged as
     /// fresh); stops at `MAX_CACHED_COUNTS`. Returns how many were added.
     pub fn import(&mut self, counts: &[CachedCount]) -> usize {
-        let map = self.counts.get_mut();
+        let map = &mut self.imported;
         let mut added = 0;
         for &(hash, len, n) in counts {
             if map.len() >= MAX_CACHED_COUNTS {
@@ -118,11 +129,16 @@ impl CountCache {
 /// Texts shorter than this are counted without the cache.
 const MIN_CACHED_BYTES: usize = 1;
 
-/// Most counts a [`CountCache`] holds (about 6 MB).
+/// Most counts a [`CountCache`] holds.
 const MAX_CACHED_COUNTS: usize = 200_000;
 
-/// A fast 64-bit hash of `bytes`, 8 bytes at a time (cache keys, not security).
-pub(crate) fn text_hash(bytes: &[u8]) -> u64 {
+/// Most bytes of counted text a [`CountCache`] holds to check its hits against.
+const MAX_CACHED_TEXT_BYTES: usize = 32 << 20;
+
+/// A fast 64-bit hash of `bytes`, 8 bytes at a time: where a cache finds an
+/// entry, never what proves it is the right one ([`crate::hash::TextMap`]
+/// checks the text; a chosen text collides in a few thousand tries).
+pub fn text_hash(bytes: &[u8]) -> u64 {
     const K: u64 = 0x9e37_79b9_7f4a_7c15;
     let mut h = K ^ bytes.len() as u64;
     let mut chunks = bytes.chunks_exact(8);
@@ -153,18 +169,26 @@ impl TokenCounter for CachedCounter<'_> {
         if text.len() < MIN_CACHED_BYTES {
             return self.inner.count(text);
         }
+        if let Some(&n) = self.cache.counts.borrow().get(text) {
+            return Ok(n);
+        }
         let key = (text_hash(text.as_bytes()), text.len());
-        if let Some(&n) = self.cache.counts.borrow().get(&key) {
+        if let Some(&n) = self.cache.imported.get(&key) {
+            self.cache.counts.borrow_mut().insert(
+                text,
+                n,
+                MAX_CACHED_COUNTS,
+                MAX_CACHED_TEXT_BYTES,
+            );
             return Ok(n);
         }
         let counted = &self.cache.counted;
         counted.set(counted.get().saturating_add(text.len() as u64));
         let n = self.inner.count(text)?;
-        let mut counts = self.cache.counts.borrow_mut();
-        if counts.len() >= MAX_CACHED_COUNTS {
-            counts.clear();
-        }
-        counts.insert(key, n);
+        self.cache
+            .counts
+            .borrow_mut()
+            .insert(text, n, MAX_CACHED_COUNTS, MAX_CACHED_TEXT_BYTES);
         if let Some(fresh) = self.cache.fresh.borrow_mut().as_mut() {
             if fresh.len() >= MAX_CACHED_COUNTS {
                 fresh.clear();
@@ -402,6 +426,61 @@ impl Meter<'_> {
         Ok(sum)
     }
 }
+
+/// Two different texts of the same length and [`text_hash`]: `tail` after
+/// a 24-byte head, and the same with bytes 8 to 24 of the head chosen so the
+/// hash's state after them is the first one's again (it is invertible block
+/// by block), in printable ASCII. For the tests of the caches that must not
+/// trust the hash.
+#[doc(hidden)]
+pub fn colliding_texts(tail: &str) -> (String, String) {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let a = format!("$ cargo test --workspace{tail}");
+    let step = |h: u64, word: u64| (h.rotate_left(23) ^ word).wrapping_mul(K);
+    let word = |s: &str, i: usize| {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(s.as_bytes().get(i * 8..i * 8 + 8).unwrap_or(&[0; 8]));
+        u64::from_le_bytes(w)
+    };
+    let h0 = step(K ^ a.len() as u64, word(&a, 0));
+    let target = step(step(h0, word(&a, 1)), word(&a, 2));
+    let printable = |w: u64| w.to_le_bytes().iter().all(|b| (0x20..0x7f).contains(b));
+    let mut seed: u64 = 1;
+    loop {
+        seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        let mut w1 = seed.to_le_bytes();
+        for b in &mut w1 {
+            *b = 0x20 + *b % 0x5f;
+        }
+        let w1 = u64::from_le_bytes(w1);
+        // The block 2 that brings the state back to the target.
+        let w2 = target.wrapping_mul(K_INVERSE) ^ step(h0, w1).rotate_left(23);
+        if w1 != word(&a, 1) && printable(w2) {
+            let mut b = a.as_bytes().to_vec();
+            if let Some(dst) = b.get_mut(8..24) {
+                let (x, y) = dst.split_at_mut(8);
+                x.copy_from_slice(&w1.to_le_bytes());
+                y.copy_from_slice(&w2.to_le_bytes());
+            }
+            return (a, String::from_utf8(b).unwrap_or_default());
+        }
+    }
+}
+
+/// The inverse of `text_hash`'s odd multiplier modulo 2^64.
+const K_INVERSE: u64 = {
+    // Newton's iteration: each step doubles the correct low bits.
+    let k: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut x = k;
+    let mut i = 0;
+    while i < 6 {
+        x = x.wrapping_mul(2u64.wrapping_sub(k.wrapping_mul(x)));
+        i += 1;
+    }
+    x
+};
 
 #[cfg(test)]
 mod tests {

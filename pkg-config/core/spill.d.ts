@@ -173,6 +173,7 @@ export interface CacheStats {
 export class SpillStore {
   constructor(options?: SpillStoreOptions);
   get(session: string, key: string): string;
+  /** `INVALID_ARGUMENT` (at `session`, `key` or `text`) for a string with a lone UTF-16 surrogate. */
   put(session: string, key: string, text: string): void;
   contains(session: string, key: string): boolean;
   list(session: string): { key: string; bytes: number; lines: number }[];
@@ -192,7 +193,11 @@ export class SpillStore {
    * no new rendered snapshot).
    */
   exportCache(options?: { all?: boolean; renderedOnly?: boolean }): string | undefined;
-  /** Adds a segment `exportCache` wrote; `INVALID_CACHE` when malformed. */
+  /**
+   * Adds a segment `exportCache` wrote; `INVALID_CACHE` when malformed;
+   * `LIMIT_EXCEEDED` (at `limits.maxRequestBytes` of `options`) when larger, refused
+   * before it is copied into wasm memory.
+   */
   importCache(segment: string, options?: Record<string, unknown>): CacheImport;
   /** What the caches hold and rendered here. */
   cacheStats(): CacheStats;

@@ -9,8 +9,8 @@ use super::{Outcome, Snapshot};
 /// The cache only saves work: outputs never depend on what it holds.
 #[derive(Debug, Default)]
 pub struct SnapshotCache {
-    entries: HashMap<u64, Snapshot>,
-    order: VecDeque<u64>,
+    entries: HashMap<u128, Snapshot>,
+    order: VecDeque<u128>,
     bytes: usize,
     /// Lookups that found an entry.
     pub hits: u64,
@@ -20,8 +20,16 @@ pub struct SnapshotCache {
     pub rendered: u64,
     /// Keys inserted since the last [`SnapshotCache::take_fresh`]; `None` until
     /// the first call (nothing is logged for a host that never exports).
-    fresh: Option<Vec<u64>>,
+    fresh: Option<Vec<u128>>,
+    /// [`SnapshotCache::text_digest`]s of texts weighed before.
+    digests: crate::hash::TextMap<u128>,
 }
+
+/// Texts whose digests a [`SnapshotCache`] remembers.
+const MAX_DIGESTS: usize = 100_000;
+
+/// Bytes of text a [`SnapshotCache`] holds to check its digests' hits against.
+const MAX_DIGEST_BYTES: usize = 32 << 20;
 
 /// Most insertions logged between two exports.
 const MAX_LOGGED: usize = 100_000;
@@ -31,8 +39,19 @@ fn size(s: &Snapshot) -> usize {
 }
 
 impl SnapshotCache {
+    /// The first 128 bits of the SHA-256 of `text` ([`crate::hash::digest128`]),
+    /// remembered: a text planned but not rendered is weighed again every turn.
+    pub fn text_digest(&mut self, text: &str) -> u128 {
+        if let Some(&d) = self.digests.get(text) {
+            return d;
+        }
+        let d = crate::hash::digest128(&[text.as_bytes()]);
+        self.digests.insert(text, d, MAX_DIGESTS, MAX_DIGEST_BYTES);
+        d
+    }
+
     /// The snapshot cached under `key`.
-    pub fn get(&mut self, key: u64) -> Option<&Snapshot> {
+    pub fn get(&mut self, key: u128) -> Option<&Snapshot> {
         let found = self.entries.get(&key);
         if found.is_some() {
             self.hits += 1;
@@ -44,7 +63,7 @@ impl SnapshotCache {
 
     /// Caches `snapshot` under `key` (replacing an earlier entry), then evicts
     /// the oldest entries until at most `limit` bytes are held.
-    pub fn insert(&mut self, key: u64, snapshot: Snapshot, limit: usize) {
+    pub fn insert(&mut self, key: u128, snapshot: Snapshot, limit: usize) {
         if !snapshot.images.is_empty() {
             self.rendered += 1;
         }
@@ -60,7 +79,7 @@ impl SnapshotCache {
 
     /// Adds a snapshot another host rendered (not logged as fresh, not
     /// counted as rendered), unless one is held under `key` already.
-    pub fn import(&mut self, key: u64, snapshot: Snapshot, limit: usize) -> bool {
+    pub fn import(&mut self, key: u128, snapshot: Snapshot, limit: usize) -> bool {
         let held = self.entries.get(&key).is_some_and(|s| !s.images.is_empty());
         if held || (self.entries.contains_key(&key) && snapshot.images.is_empty()) {
             return false;
@@ -72,7 +91,7 @@ impl SnapshotCache {
     /// The keys [`SnapshotCache::take_fresh`] looks at: those logged since
     /// the last call or, before the first call or with `all`, every key held
     /// (oldest first, each once).
-    fn pending(&self, all: bool) -> impl Iterator<Item = u64> + '_ {
+    fn pending(&self, all: bool) -> impl Iterator<Item = u128> + '_ {
         let (logged, held) = match &self.fresh {
             Some(keys) if !all => (keys.as_slice(), None),
             _ => (&[][..], Some(&self.order)),
@@ -83,8 +102,8 @@ impl SnapshotCache {
     /// The snapshots inserted since the last call that are still held, in
     /// insertion order; on the first call, or with `all`, every snapshot held
     /// (oldest first). From the first call on, insertions are logged.
-    pub fn take_fresh(&mut self, all: bool) -> Vec<(u64, &Snapshot)> {
-        let mut keys: Vec<u64> = self.pending(all).collect();
+    pub fn take_fresh(&mut self, all: bool) -> Vec<(u128, &Snapshot)> {
+        let mut keys: Vec<u128> = self.pending(all).collect();
         self.fresh = Some(Vec::new());
         // Each key once, where it was last inserted.
         let mut seen = std::collections::HashSet::new();
@@ -102,7 +121,7 @@ impl SnapshotCache {
             .any(|k| self.entries.get(&k).is_some_and(|s| !s.images.is_empty()))
     }
 
-    fn hold(&mut self, key: u64, snapshot: Snapshot, limit: usize) {
+    fn hold(&mut self, key: u128, snapshot: Snapshot, limit: usize) {
         let added = size(&snapshot);
         if let Some(old) = self.entries.insert(key, snapshot) {
             self.bytes -= size(&old);
@@ -140,34 +159,59 @@ impl SnapshotCache {
 /// snapshot's cache key and figures, or why it keeps the text.
 #[derive(Debug, Clone)]
 pub(super) struct Proposed {
-    pub key: u64,
+    pub key: u128,
     pub line: String,
     pub before: u64,
     pub after: u64,
     pub count: usize,
 }
 
-/// Proposals by the settings they depend on and the text's hash and length,
-/// so an observation is weighed once, not on every turn: a cache only (the
-/// images come from the [`SnapshotCache`], else the text is weighed again).
-/// Starts over past 100,000 entries.
+/// Proposals by the settings they depend on and the text (found by its hash
+/// and length, checked against the text itself), so an observation is
+/// weighed once, not on every turn: a cache only (the images come from the
+/// [`SnapshotCache`], else the text is weighed again). Starts over past
+/// 100,000 entries or 32 MiB of text.
 #[derive(Debug, Default)]
 pub struct ProposalCache {
-    entries: HashMap<(u64, u64, usize), Result<Proposed, Outcome>>,
+    entries: HashMap<ProposalId, (Box<str>, Result<Proposed, Outcome>)>,
+    bytes: usize,
     /// Observations weighed (not found in the cache).
     pub computed: u64,
 }
 
+/// Where a [`ProposalCache`] looks a text up: the settings' fingerprint, the
+/// text's fast hash and its length.
+type ProposalId = (u64, u64, usize);
+
+/// Bytes of weighed text a [`ProposalCache`] holds to check its hits against.
+const MAX_PROPOSAL_BYTES: usize = 32 << 20;
+
 impl ProposalCache {
-    pub(super) fn get(&self, id: &(u64, u64, usize)) -> Option<Result<Proposed, Outcome>> {
-        self.entries.get(id).cloned()
+    pub(super) fn get(
+        &self,
+        id: &(u64, u64, usize),
+        text: &str,
+    ) -> Option<Result<Proposed, Outcome>> {
+        self.entries
+            .get(id)
+            .filter(|(held, _)| **held == *text)
+            .map(|(_, p)| p.clone())
     }
 
-    pub(super) fn insert(&mut self, id: (u64, u64, usize), proposed: Result<Proposed, Outcome>) {
-        if self.entries.len() >= 100_000 {
+    pub(super) fn insert(
+        &mut self,
+        id: ProposalId,
+        text: &str,
+        proposed: Result<Proposed, Outcome>,
+    ) {
+        if self.entries.len() >= 100_000 || self.bytes + text.len() > MAX_PROPOSAL_BYTES {
             self.entries.clear();
+            self.bytes = 0;
         }
-        self.entries.insert(id, proposed);
+        if let Some((old, _)) = self.entries.insert(id, (text.into(), proposed)) {
+            self.bytes -= old.len();
+        }
+        self.bytes += text.len();
     }
 }
 

@@ -29,7 +29,6 @@ use serde_json::{Map, Value};
 use crate::activity::{self, check};
 use crate::config::{OpticalConfig, Provider};
 use crate::error::Result;
-use crate::hash::Fnv1a;
 use crate::model::{Conversation, Image, Part, PartKind, PartRef};
 use crate::spill;
 use crate::stage::{Stage, StageContext, StageName};
@@ -182,25 +181,32 @@ fn draw_images(lines: &Lines, plan: &Rendering, optical: &OpticalConfig) -> Resu
     Ok(images)
 }
 
-/// Cache key of a snapshot: content hash of the text, the flow and every
-/// setting that changes the pixels or the price.
-pub fn cache_key(text: &str, provider: Provider, optical: &OpticalConfig, flow: Flow) -> u64 {
-    let mut h = Fnv1a::default();
-    h.write(text.as_bytes());
-    h.write(&[0xff, provider as u8, optical.bit_depth, flow as u8]);
+/// Cache key of a snapshot: the first 128 bits of the SHA-256 of the text's
+/// digest ([`SnapshotCache::text_digest`]), the flow and every setting that
+/// changes the pixels or the price (no chosen text shares another's key: the
+/// cache is shared by every session).
+pub fn cache_key(
+    text_digest: u128,
+    provider: Provider,
+    optical: &OpticalConfig,
+    flow: Flow,
+) -> u128 {
+    let mut settings = vec![provider as u8, optical.bit_depth, flow as u8];
     for v in [
         optical.font_px,
         optical.min_font_px,
         optical.line_gap,
         optical.min_columns as u32,
     ] {
-        h.write(&v.to_le_bytes());
+        settings.extend_from_slice(&v.to_le_bytes());
     }
-    h.write(&optical.patch_multiplier.to_bits().to_le_bytes());
-    h.write(optical.detail.as_bytes());
-    h.write(&[0xfe]);
-    h.write(optical.media_resolution.as_bytes());
-    h.0
+    settings.extend_from_slice(&optical.patch_multiplier.to_bits().to_le_bytes());
+    crate::hash::digest128(&[
+        &text_digest.to_be_bytes(),
+        &settings,
+        optical.detail.as_bytes(),
+        optical.media_resolution.as_bytes(),
+    ])
 }
 
 /// The one-line text a snapshot leaves in the tool result: `lines` is the
@@ -345,7 +351,7 @@ enum Outcome {
 struct Proposal {
     text: String,
     shown: String,
-    key: u64,
+    key: u128,
     snapshot: Snapshot,
     line: String,
     before: u64,
@@ -376,11 +382,8 @@ fn proposed_saving(
 ) -> Result<u64> {
     // Weighed before (images rendered or not): the figures are remembered.
     if let Some(result) = conv.tool_result(at) {
-        if let Some(memo) = cx
-            .state
-            .proposals
-            .get(&proposal_id(settings, &result.text()))
-        {
+        let text = result.text();
+        if let Some(memo) = cx.state.proposals.get(&proposal_id(settings, &text), &text) {
             return Ok(memo.map_or(0, |p| p.before.saturating_sub(p.after)));
         }
     }
@@ -418,7 +421,7 @@ fn propose(
         return Ok(Err(Outcome::NotText));
     }
     let id = proposal_id(settings, &text);
-    match cx.state.proposals.get(&id) {
+    match cx.state.proposals.get(&id, &text) {
         Some(Err(outcome)) => return Ok(Err(outcome)),
         Some(Ok(memo)) => {
             // Reused only while the render cache still holds the images.
@@ -444,7 +447,7 @@ fn propose(
         None => {}
     }
     cx.state.proposals.computed += 1;
-    let proposal = weigh(text, result, cx)?;
+    let proposal = weigh(text.clone(), result, cx)?;
     let memo = match &proposal {
         Ok(p) => Ok(cache::Proposed {
             key: p.key,
@@ -455,7 +458,7 @@ fn propose(
         }),
         Err(outcome) => Err(*outcome),
     };
-    cx.state.proposals.insert(id, memo);
+    cx.state.proposals.insert(id, &text, memo);
     Ok(proposal)
 }
 
@@ -490,8 +493,9 @@ fn weigh(
         &[Flow::Lines]
     };
     let mut refused = Outcome::TooCostly;
+    let digest = cx.state.snapshots.text_digest(&shown);
     for &flow in flows {
-        let key = cache_key(&shown, config.provider, optical, flow);
+        let key = cache_key(digest, config.provider, optical, flow);
         let snapshot = match cx.state.snapshots.get(key) {
             Some(s) => s.clone(),
             None => {

@@ -45,11 +45,10 @@ fn push_hash(out: &mut String, text: &str) {
     }
 }
 
-/// Content keys of texts hashed before, by a fast 64-bit hash and length:
-/// a session re-keys the same excerpts and snapshots every turn. Safe with a
-/// non-cryptographic index because stores check every new blob against its
-/// key ([`verify`]): a colliding entry can only get a put refused, never
-/// store a text under another's key. Starts over past 50,000 entries.
+/// Content keys of texts hashed before, found by a fast 64-bit hash and
+/// length and checked against the text itself ([`crate::hash::TextMap`]): a
+/// session re-keys the same excerpts and snapshots every turn, and no chosen
+/// text gets another's key. Starts over past 50,000 entries or 32 MiB of text.
 ///
 /// A stage often names a text's pointer before it keeps the text: the texts
 /// hashed during one call are held (up to 16 MiB) until it ends
@@ -57,13 +56,19 @@ fn push_hash(out: &mut String, text: &str) {
 /// comparing bytes ([`vouches`](Self::vouches)) rather than by hashing it again.
 #[derive(Debug, Default)]
 pub struct KeyCache {
-    keys: std::collections::HashMap<(u64, usize, String), String>,
+    keys: std::collections::HashMap<String, crate::hash::TextMap<String>>,
     hashed: std::collections::HashMap<String, String>,
     hashed_bytes: usize,
 }
 
 /// Bytes of the texts hashed during one call that a [`KeyCache`] holds.
 const MAX_HASHED_BYTES: usize = 16 << 20;
+
+/// Keys a [`KeyCache`] holds per kind.
+const MAX_KEYS: usize = 50_000;
+
+/// Bytes of keyed text a [`KeyCache`] holds per kind, to check its hits against.
+const MAX_KEYED_BYTES: usize = 32 << 20;
 
 impl KeyCache {
     /// [`content_key`], remembered.
@@ -74,19 +79,16 @@ impl KeyCache {
     /// [`key`](Self::key), and whether it was just hashed from `text` (not
     /// found under its fast hash): such a key needs no [`verify`] before a put.
     pub fn key_hashed(&mut self, kind: &str, text: &str) -> (String, bool) {
-        let id = (
-            crate::tokens::text_hash(text.as_bytes()),
-            text.len(),
-            kind.to_string(),
-        );
-        if let Some(key) = self.keys.get(&id) {
+        if let Some(key) = self.keys.get(kind).and_then(|k| k.get(text)) {
             return (key.clone(), false);
         }
         let key = content_key(kind, text);
-        if self.keys.len() >= 50_000 {
-            self.keys.clear();
-        }
-        self.keys.insert(id, key.clone());
+        self.keys.entry(kind.to_string()).or_default().insert(
+            text,
+            key.clone(),
+            MAX_KEYS,
+            MAX_KEYED_BYTES,
+        );
         if self.hashed_bytes + text.len() <= MAX_HASHED_BYTES {
             self.hashed_bytes += text.len();
             self.hashed.insert(key.clone(), text.to_string());

@@ -26,6 +26,22 @@ pub(crate) fn text(value: &JsValue, name: &str) -> Result<String, JsValue> {
     value.as_string().ok_or_else(|| wrong(name, "a string"))
 }
 
+/// A string that must cross exactly: a lone UTF-16 surrogate (which would
+/// cross as U+FFFD, sharing a content key with its twin that holds U+FFFD) is
+/// `INVALID_ARGUMENT` naming `name`. Checked only when the text has a U+FFFD
+/// (every lone surrogate becomes one), so most texts pay nothing.
+pub(crate) fn exact_text(value: &JsValue, name: &str) -> Result<String, JsValue> {
+    let text = text(value, name)?;
+    if text.contains('\u{FFFD}') && !value.unchecked_ref::<js_sys::JsString>().is_valid_utf16() {
+        return Err(to_js(Error::new(
+            ErrorCode::InvalidArgument,
+            name,
+            format!("{name} contains a lone UTF-16 surrogate: it has no exact UTF-8 form"),
+        )));
+    }
+    Ok(text)
+}
+
 /// A string, or `None` for `undefined` / `null`.
 pub(crate) fn optional_text(value: &JsValue, name: &str) -> Result<Option<String>, JsValue> {
     if value.is_undefined() || value.is_null() {

@@ -90,10 +90,12 @@ struct Facts {
 }
 
 /// A blob's UTF-8 size, line count (as the core's stores count it) and
-/// content hash (the 32 hex digits of a content key), as JSON text.
+/// content hash (the 32 hex digits of a content key), as JSON text. A text
+/// with a lone UTF-16 surrogate is `INVALID_ARGUMENT` (`text`): it has no
+/// exact UTF-8 form, so no key can name it alone.
 #[wasm_bindgen(js_name = blobFacts)]
 pub fn blob_facts(text: &JsValue) -> Result<String, JsValue> {
-    let text = args::text(text, "text")?;
+    let text = args::exact_text(text, "text")?;
     json_text(
         &Facts {
             bytes: text.len(),

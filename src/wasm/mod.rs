@@ -157,26 +157,33 @@ impl WasmStore {
 
     /// The full text of a spilled blob.
     pub fn get(&mut self, session: &JsValue, key: &JsValue) -> Result<String, JsValue> {
-        let (session, key) = (args::text(session, "session")?, args::text(key, "key")?);
+        let (session, key) = (
+            args::exact_text(session, "session")?,
+            args::exact_text(key, "key")?,
+        );
         self.store.get(&session, &key).map_err(to_js)
     }
 
     /// Stores a blob (e.g. rehydrating from a compress call's `spills`).
     pub fn put(&mut self, session: &JsValue, key: &JsValue, text: &JsValue) -> Result<(), JsValue> {
-        let (session, key) = (args::text(session, "session")?, args::text(key, "key")?);
-        let text = args::text(text, "text")?;
+        let session = args::exact_text(session, "session")?;
+        let key = args::exact_text(key, "key")?;
+        let text = args::exact_text(text, "text")?;
         self.store.put(&session, &key, &text).map_err(to_js)
     }
 
     /// Blobs of a session as JSON text `[{key, bytes, lines}]`.
     pub fn list(&self, session: &JsValue) -> Result<String, JsValue> {
-        let session = args::text(session, "session")?;
+        let session = args::exact_text(session, "session")?;
         json_text(&self.store.list(&session), "list")
     }
 
     /// Removes a blob.
     pub fn delete(&mut self, session: &JsValue, key: &JsValue) -> Result<bool, JsValue> {
-        let (session, key) = (args::text(session, "session")?, args::text(key, "key")?);
+        let (session, key) = (
+            args::exact_text(session, "session")?,
+            args::exact_text(key, "key")?,
+        );
         Ok(self.store.delete(&session, &key))
     }
 }

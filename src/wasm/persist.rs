@@ -37,7 +37,8 @@ impl WasmStore {
 
     /// Adds a segment `exportCache` wrote; `options` (JSON text, as for
     /// `compress`) bound the snapshots by `optical.cacheBytes` and the
-    /// segment by `limits.maxRequestBytes`. Returns JSON text `{snapshots,
+    /// segment by `limits.maxRequestBytes` (checked before the segment is
+    /// copied into wasm memory). Returns JSON text `{snapshots,
     /// counts, stale}`; `INVALID_CACHE` for a malformed segment.
     #[wasm_bindgen(js_name = importCache)]
     pub fn import_cache(
@@ -47,6 +48,11 @@ impl WasmStore {
     ) -> Result<String, JsValue> {
         let options = args::optional_text(options, "options")?.unwrap_or_default();
         let config = Config::from_json_str(&options).map_err(to_js)?;
+        // Refused before it is copied in: a huge segment never grows wasm memory
+        // (its UTF-8 bytes are at least its UTF-16 length).
+        if let Some(js) = segment.dyn_ref::<js_sys::JsString>() {
+            persist::check_size(js.length() as usize, &config).map_err(to_js)?;
+        }
         let segment = args::text(segment, "segment")?;
         let imported = persist::import(&mut self.state, &segment, &config).map_err(to_js)?;
         json_text(&imported, "importCache")
