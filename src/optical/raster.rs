@@ -1,20 +1,22 @@
 //! Raster: draws a character grid with the bundled font (DejaVu Sans Mono
 //! subset): fontdue rasterizes each glyph's coverage, tiny-skia composites it.
 //!
-//! Every glyph becomes once per font size a cell-sized sprite: its coverage
-//! (with [`INK_GAIN`]) as a tiny-skia [`Mask`] through which black ink is
-//! filled (the printable ASCII sprites of each size are cached for the life
-//! of the process; other characters per drawing). Drawing composites the
-//! sprites source-over onto a white [`Pixmap`], which is then quantized to
-//! the PNG bit depth. Glyphs sit on integer pixel origins and tiny-skia is
-//! built without SIMD: the same text always gives the same pixels, natively
-//! and in WebAssembly (fontdue likewise uses its scalar code and `libm`).
+//! Every glyph becomes once per font size a cell-sized tiny-skia [`Mask`]:
+//! its coverage with [`INK_GAIN`] (the printable ASCII masks of each size are
+//! cached for the life of the process; other characters per drawing; the
+//! placeholder box is a filled path). Drawing lays the glyph masks of the
+//! cells side by side into one image-sized mask, fills black through it onto
+//! a white [`Pixmap`] (one pass over the image, however many glyphs), and
+//! quantizes the result to the PNG bit depth. Glyphs sit on integer pixel
+//! origins and tiny-skia is built without SIMD: the same text always gives
+//! the same pixels, natively and in WebAssembly (fontdue likewise uses its
+//! scalar code and `libm`).
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 use fontdue::{Font, FontSettings};
-use tiny_skia::{Color, Mask, Paint, Pixmap, PixmapPaint, Rect, Transform};
+use tiny_skia::{Color, FillRule, Mask, Paint, PathBuilder, Pixmap, Rect, Transform};
 
 use super::layout::MISSING;
 
@@ -49,16 +51,15 @@ pub fn covers(ch: char) -> bool {
         || (ch != MISSING && font().is_some_and(|f| f.lookup_glyph_index(ch) != 0))
 }
 
-/// A glyph's ink on a transparent cell: black, alpha = ink (premultiplied).
-/// `None` for a cell with no ink (a space).
-type Sprite = Option<Pixmap>;
+/// A glyph's ink (0 = none) over its cell; `None` for a cell with no ink.
+type Sprite = Option<Mask>;
 
 /// The sprites of one font size.
 #[derive(Debug)]
 pub struct Atlas {
     /// Cell size.
     pub cell: CellMetrics,
-    /// Sprites of `' '..='~'`.
+    /// Masks of `' '..='~'`.
     ascii: Vec<Sprite>,
     /// Placeholder for characters the font lacks.
     missing: Sprite,
@@ -112,7 +113,7 @@ impl Atlas {
         })
     }
 
-    fn sprite<'a>(&'a self, ch: char, extra: &'a BTreeMap<char, Sprite>) -> Option<&'a Pixmap> {
+    fn sprite<'a>(&'a self, ch: char, extra: &'a BTreeMap<char, Sprite>) -> Option<&'a Mask> {
         if (' '..='~').contains(&ch) {
             return self.ascii.get(ch as usize - ' ' as usize)?.as_ref();
         }
@@ -133,16 +134,8 @@ fn ink(coverage: u8) -> u8 {
     (u32::from(coverage) * INK_GAIN / 16).min(255) as u8
 }
 
-/// Opaque black, anti-aliasing off: fills cover whole pixels.
-fn black() -> Paint<'static> {
-    let mut paint = Paint::default();
-    paint.set_color_rgba8(0, 0, 0, 255);
-    paint.anti_alias = false;
-    paint
-}
-
-/// The cell-sized sprite of `ch`: black filled through its coverage mask
-/// (clipped to the cell), or `None` for a glyph without ink.
+/// The cell-sized mask of `ch`: its coverage with [`INK_GAIN`] (clipped to
+/// the cell), or `None` for a glyph without ink.
 fn glyph(font: &Font, ch: char, size: f32, cell: CellMetrics) -> Sprite {
     let (m, coverage) = font.rasterize(ch, size);
     if m.width == 0 || m.height == 0 {
@@ -166,20 +159,17 @@ fn glyph(font: &Font, ch: char, size: f32, cell: CellMetrics) -> Sprite {
             }
         }
     }
-    let mut sprite = Pixmap::new(cell.width, cell.height)?;
-    let cell_rect = Rect::from_xywh(0.0, 0.0, cell.width as f32, cell.height as f32)?;
-    sprite.fill_rect(cell_rect, &black(), Transform::identity(), Some(&mask));
-    Some(sprite)
+    Some(mask)
 }
 
 /// A hollow box from the x-height to the baseline: visibly not a character.
 fn missing_box(cell: CellMetrics, px: u32) -> Sprite {
-    let mut sprite = Pixmap::new(cell.width, cell.height)?;
+    let mut mask = Mask::new(cell.width, cell.height)?;
     let x1 = cell.width.saturating_sub(2) as f32;
     let y1 = cell.baseline.saturating_sub(1) as f32;
     let y0 = cell.baseline.saturating_sub((px * 7 / 10).max(2)) as f32;
-    let paint = black();
-    // Top, bottom, left and right sides, one pixel wide.
+    // Top, bottom, left and right sides, one pixel wide, whole pixels.
+    let mut sides = PathBuilder::new();
     for (l, t, r, b) in [
         (0.0, y0, x1 + 1.0, y0 + 1.0),
         (0.0, y1, x1 + 1.0, y1 + 1.0),
@@ -187,10 +177,12 @@ fn missing_box(cell: CellMetrics, px: u32) -> Sprite {
         (x1, y0, x1 + 1.0, y1 + 1.0),
     ] {
         if let Some(rect) = Rect::from_ltrb(l, t, r, b) {
-            sprite.fill_rect(rect, &paint, Transform::identity(), None);
+            sides.push_rect(rect);
         }
     }
-    Some(sprite)
+    let path = sides.finish()?;
+    mask.fill_path(&path, FillRule::Winding, false, Transform::identity());
+    Some(mask)
 }
 
 /// A grayscale image packed as PNG scanlines: `bits` per pixel (1, 2, 4 or
@@ -292,28 +284,34 @@ pub fn draw(
             }
         }
     }
-    let mut canvas = Pixmap::new(width, height)?;
-    canvas.fill(Color::WHITE);
+    let mut ink = Mask::new(width, height)?;
+    let (cw, stride) = (cell.width as usize, width as usize);
     let fit_x = width.saturating_sub(margin) / cell.width.max(1);
     let fit_y = height.saturating_sub(margin) / cell.height.max(1);
-    let paint = PixmapPaint::default();
+    let data = ink.data_mut();
     for (row, y) in rows
         .iter()
         .zip((0..fit_y).map(|r| margin + r * cell.height))
     {
         for (ch, x) in row.iter().zip((0..fit_x).map(|c| margin + c * cell.width)) {
-            if let Some(sprite) = atlas.sprite(*ch, &extra) {
-                canvas.draw_pixmap(
-                    x as i32,
-                    y as i32,
-                    sprite.as_ref(),
-                    &paint,
-                    Transform::identity(),
-                    None,
-                );
+            let Some(glyph) = atlas.sprite(*ch, &extra) else {
+                continue;
+            };
+            let at = y as usize * stride + x as usize;
+            for (ty, line) in glyph.data().chunks_exact(cw.max(1)).enumerate() {
+                let start = at + ty * stride;
+                if let Some(dst) = data.get_mut(start..start + cw) {
+                    dst.copy_from_slice(line);
+                }
             }
         }
     }
+    let mut canvas = Pixmap::new(width, height)?;
+    canvas.fill(Color::WHITE);
+    let mut black = Paint::default();
+    black.set_color_rgba8(0, 0, 0, 255);
+    let whole = Rect::from_xywh(0.0, 0.0, width as f32, height as f32)?;
+    canvas.fill_rect(whole, &black, Transform::identity(), Some(&ink));
     Some(Bitmap::quantize(&canvas, bits))
 }
 
