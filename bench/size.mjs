@@ -15,12 +15,13 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 /**
  * The largest gzip size (-9, Node's zlib) of `pkg/wasm/tracelite_bg.wasm` the
- * tests accept: 523,247 bytes when it was set (stop 29: one index sort, config
- * read from field tables, a 64-byte CRC table, the persisted caches) plus
- * about 3.5%, so an accidental dependency or a monomorphization blow-up fails
- * CI while ordinary work does not. Lower it as the wasm shrinks.
+ * tests accept: 667,006 bytes when it was set (issue 40: snapshots rasterized
+ * by tiny-skia, 265 KiB of its code, and encoded by the `png` crate, where
+ * the hand-written blitter and PNG writer made 524,657) plus about 3.5%, so an
+ * accidental dependency or a monomorphization blow-up fails CI while ordinary
+ * work does not. Lower it as the wasm shrinks.
  */
-export const GZIP_CEILING = 540_000;
+export const GZIP_CEILING = 688_000;
 
 const SECTIONS = ['custom', 'type', 'import', 'function', 'table', 'memory', 'global', 'export', 'start', 'element', 'code', 'data', 'data count'];
 

@@ -89,9 +89,10 @@ fn bench(c: &mut Criterion) {
                     budget::MARGIN,
                     bits,
                 )
+                .unwrap()
             })
         });
-        let bitmap = raster::draw(&rows, atlas, plan.font_px, w, h, budget::MARGIN, bits);
+        let bitmap = raster::draw(&rows, atlas, plan.font_px, w, h, budget::MARGIN, bits).unwrap();
         let png = encode::png(&bitmap).unwrap();
         eprintln!("{w}x{h} png {bits}-bit: {} bytes", png.len());
         c.bench_function(&format!("png {bits}-bit 4KB"), |b| {
@@ -106,7 +107,8 @@ fn bench(c: &mut Criterion) {
         h,
         budget::MARGIN,
         o.bit_depth,
-    );
+    )
+    .unwrap();
     let png = encode::png(&bitmap).unwrap();
     c.bench_function("base64 4KB", |b| b.iter(|| encode::base64(black_box(&png))));
 }

@@ -1,8 +1,10 @@
-//! PNG bytes and encode time of the snapshots the optical stage would make
-//! from the real trajectories, next to a strong general-purpose reference
-//! (miniz_oxide at level 10 over the same scanlines, filter 0).
+//! PNG bytes per image token and encode time of the snapshots the optical
+//! stage would make from the real trajectories, for each scanline filter and
+//! deflate level of the `png` crate (the table of `bench/PNG-ENCODER.md`;
+//! the chosen pair is `encode::PNG_SETTINGS`). Also checks that the `png`
+//! crate reads every image back to its pixels.
 //!
-//! `cargo run --release --example png_sizes [-- openai] [--rows]`
+//! `cargo run --release --example png_sizes [-- openai]`
 //! (trajectories from `../shared/traces` or `TRACELITE_TRACES`).
 #![allow(
     clippy::indexing_slicing,
@@ -17,8 +19,9 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use tracelite::config::{OpticalConfig, Provider};
+use tracelite::optical::encode::{self, DeflateCompression, Filter, PngSettings};
 use tracelite::optical::raster::Bitmap;
-use tracelite::optical::{self, budget, encode, layout, raster, Flow};
+use tracelite::optical::{self, budget, layout, raster, Flow};
 use tracelite::tokens::{Estimator, TokenCounter};
 use tracelite::Trajectory;
 
@@ -71,7 +74,7 @@ fn bitmaps(text: &str, provider: Provider, o: &OpticalConfig) -> Option<(u64, Ve
                 h,
                 budget::MARGIN,
                 o.bit_depth,
-            ));
+            )?);
             start = end;
         }
         return Some((s.image_tokens(), out));
@@ -90,18 +93,13 @@ fn decode(png_bytes: &[u8]) -> Vec<u8> {
     buf
 }
 
-/// Size of a PNG whose IDAT holds `zlib` bytes (signature, IHDR, IDAT, IEND).
-fn png_size(zlib: usize) -> usize {
-    8 + 25 + 12 + zlib + 12
-}
-
-/// Seconds per call of `f`, the median of five rounds of at least 2 ms.
+/// Seconds per call of `f`, the median of three rounds of at least 1 ms.
 fn time<T>(mut f: impl FnMut() -> T) -> f64 {
     let started = Instant::now();
     std::hint::black_box(f());
     let once = started.elapsed().as_secs_f64().max(1e-7);
-    let n = ((2e-3 / once) as usize).clamp(1, 10_000);
-    let mut rounds: Vec<f64> = (0..5)
+    let n = ((1e-3 / once) as usize).clamp(1, 10_000);
+    let mut rounds: Vec<f64> = (0..3)
         .map(|_| {
             let t = Instant::now();
             for _ in 0..n {
@@ -111,7 +109,40 @@ fn time<T>(mut f: impl FnMut() -> T) -> f64 {
         })
         .collect();
     rounds.sort_by(f64::total_cmp);
-    rounds[2]
+    rounds[1]
+}
+
+/// The filters and deflate levels measured, named as in the table.
+fn candidates() -> Vec<(String, PngSettings)> {
+    let filters = [
+        ("none", Filter::NoFilter),
+        ("sub", Filter::Sub),
+        ("up", Filter::Up),
+        ("paeth", Filter::Paeth),
+        ("adaptive", Filter::Adaptive),
+        ("min-entropy", Filter::MinEntropy),
+    ];
+    let levels = [
+        ("fdeflate", DeflateCompression::FdeflateUltraFast),
+        ("level 1", DeflateCompression::Level(1)),
+        ("level 3", DeflateCompression::Level(3)),
+        ("level 6", DeflateCompression::Level(6)),
+        ("level 9", DeflateCompression::Level(9)),
+    ];
+    filters
+        .iter()
+        .flat_map(|&(f, filter)| {
+            levels.iter().map(move |&(l, compression)| {
+                (
+                    format!("{f}, {l}"),
+                    PngSettings {
+                        filter,
+                        compression,
+                    },
+                )
+            })
+        })
+        .collect()
 }
 
 fn main() {
@@ -121,75 +152,54 @@ fn main() {
     } else {
         Provider::Anthropic
     };
-    let show_rows = args.iter().any(|a| a == "--rows");
     let o = OpticalConfig::default();
     let mut seen = BTreeSet::new();
-    let (mut n, mut tokens, mut ours, mut reference, mut b64) =
-        (0usize, 0u64, 0usize, 0usize, 0usize);
-    let (mut t_ours, mut t_ref) = (0.0f64, 0.0f64);
-    if show_rows {
-        println!("trace\tstep\twxh\tbits\tpng\treference\tours_us\tref_us");
-    }
+    let mut images = Vec::new();
+    let mut tokens = 0u64;
     for file in trace_files() {
         let t = Trajectory::from_json(&std::fs::read_to_string(&file).unwrap()).unwrap();
-        let name = file.file_stem().unwrap().to_string_lossy().to_string();
-        for (k, step) in t.steps.iter().enumerate() {
+        for step in &t.steps {
             if !seen.insert(step.observation.clone()) {
                 continue;
             }
-            let Some((tok, bms)) = bitmaps(&step.observation, provider, &o) else {
-                continue;
-            };
-            tokens += tok;
-            for bm in bms {
-                let png = encode::png(&bm).unwrap();
-                assert_eq!(
-                    decode(&png),
-                    bm.data,
-                    "{name} step {k}: the png crate reads the pixels back"
-                );
-                let mut lines = Vec::with_capacity(bm.data.len() + bm.height as usize);
-                for row in bm.data.chunks(bm.stride) {
-                    lines.push(0);
-                    lines.extend_from_slice(row);
-                }
-                let z = miniz_oxide::deflate::compress_to_vec_zlib(&lines, 10);
-                let to = time(|| encode::png(&bm).unwrap());
-                let tr = time(|| miniz_oxide::deflate::compress_to_vec_zlib(&lines, 10));
-                n += 1;
-                ours += png.len();
-                b64 += encode::base64(&png).len();
-                reference += png_size(z.len());
-                t_ours += to;
-                t_ref += tr;
-                if show_rows {
-                    println!(
-                        "{name}\t{k}\t{}x{}\t{}\t{}\t{}\t{:.1}\t{:.1}",
-                        bm.width,
-                        bm.height,
-                        bm.bits,
-                        png.len(),
-                        png_size(z.len()),
-                        to * 1e6,
-                        tr * 1e6
-                    );
-                }
+            if let Some((tok, bms)) = bitmaps(&step.observation, provider, &o) {
+                tokens += tok;
+                images.extend(bms);
             }
         }
     }
-    println!("provider {provider:?}: {n} images, {tokens} image tokens");
     println!(
-        "png bytes: ours {ours} ({:.2} per image token, base64 {b64} = {:.2} per token), reference {reference} ({:.2} per token), ours/reference {:.3}",
-        ours as f64 / tokens as f64,
-        b64 as f64 / tokens as f64,
-        reference as f64 / tokens as f64,
-        ours as f64 / reference as f64
+        "provider {provider:?}: {} images, {tokens} image tokens, bit depth {}",
+        images.len(),
+        o.bit_depth
     );
-    println!(
-        "encode time: ours {:.2} ms total ({:.1} us per image), reference {:.2} ms ({:.1}x ours)",
-        t_ours * 1e3,
-        t_ours * 1e6 / n.max(1) as f64,
-        t_ref * 1e3,
-        t_ref / t_ours
-    );
+    println!("| filter, deflate | PNG bytes per image token | encode µs per image |");
+    println!("|---|---:|---:|");
+    let n = images.len().max(1) as f64;
+    let row = |name: &str, bytes: usize, secs: f64| {
+        let chosen = if name.ends_with("(chosen)") { "**" } else { "" };
+        println!(
+            "| {chosen}{name}{chosen} | {:.3} | {:.0} |",
+            bytes as f64 / tokens as f64,
+            secs * 1e6 / n
+        );
+    };
+    for (name, settings) in candidates() {
+        let (mut bytes, mut secs) = (0usize, 0.0f64);
+        for bm in &images {
+            let png = encode::png_with(bm, settings).unwrap();
+            assert_eq!(decode(&png), bm.data, "the png crate reads the pixels back");
+            bytes += png.len();
+            secs += time(|| encode::png_with(bm, settings).unwrap());
+        }
+        let chosen = settings.filter == encode::PNG_SETTINGS.filter
+            && format!("{:?}", settings.compression)
+                == format!("{:?}", encode::PNG_SETTINGS.compression);
+        let name = if chosen {
+            format!("{name} (chosen)")
+        } else {
+            name
+        };
+        row(&name, bytes, secs);
+    }
 }

@@ -1,7 +1,9 @@
-//! Golden images: the renderer's PNG bytes for fixed inputs are compared with
-//! `tests/golden/*.png`. After an intended change, look at the new images in
-//! `target/tmp/optical-golden/` and re-accept them with
-//! `TRACELITE_ACCEPT=1 cargo test --test optical_golden`.
+//! Golden images: the renderer's pixels for fixed inputs (size, bit depth and
+//! every pixel, decoded by the `png` crate) are compared with
+//! `tests/golden/*.png`, so a changed pixel fails while a change of the PNG
+//! encoder's filters or deflate level alone does not. After an intended
+//! change, look at the new images in `target/tmp/optical-golden/` and
+//! re-accept them with `TRACELITE_ACCEPT=1 cargo test --test optical_golden`.
 #![allow(
     clippy::indexing_slicing,
     clippy::unwrap_used,
@@ -11,9 +13,14 @@
 
 use std::path::Path;
 
+mod common;
+
+use common::decode_png;
+
 use base64::Engine;
 use tracelite::config::{OpticalConfig, Provider};
-use tracelite::optical::{self, Flow};
+use tracelite::optical::raster::Bitmap;
+use tracelite::optical::{self, encode, Flow};
 
 const PYTHON: &str = "\
 def total(orders, *, tax=0.2):
@@ -51,6 +58,30 @@ fn long_log() -> String {
         .collect()
 }
 
+/// How the image of `got` differs from that of `want`: its size or depth, or
+/// the first pixel that differs. `None` when every pixel is the same.
+fn difference(want: &[u8], got: &[u8]) -> Option<String> {
+    let (want, got) = (decode_png(want), decode_png(got));
+    let shape = |b: &Bitmap| (b.width, b.height, b.bits);
+    if shape(&want) != shape(&got) {
+        return Some(format!(
+            "{:?} (width, height, bits) instead of {:?}",
+            shape(&got),
+            shape(&want)
+        ));
+    }
+    (0..want.height)
+        .flat_map(|y| (0..want.width).map(move |x| (x, y)))
+        .find(|&(x, y)| want.gray(x, y) != got.gray(x, y))
+        .map(|(x, y)| {
+            format!(
+                "pixel ({x}, {y}) is {} instead of {}",
+                got.gray(x, y),
+                want.gray(x, y)
+            )
+        })
+}
+
 fn check(name: &str, text: &str, provider: Provider, optical: &OpticalConfig) {
     check_flow(name, text, provider, optical, Flow::Lines);
 }
@@ -79,12 +110,13 @@ fn check_flow(name: &str, text: &str, provider: Provider, optical: &OpticalConfi
                 "missing {file}; accept with TRACELITE_ACCEPT=1 cargo test --test optical_golden"
             )
         });
-        assert!(
-            want == bytes,
-            "{file} differs from the golden image (new one in {}); if intended, accept with \
-             TRACELITE_ACCEPT=1 cargo test --test optical_golden",
-            out.display()
-        );
+        if let Some(diff) = difference(&want, &bytes) {
+            panic!(
+                "{file} differs from the golden image: {diff} (new one in {}); if intended, \
+                 accept with TRACELITE_ACCEPT=1 cargo test --test optical_golden",
+                out.display()
+            );
+        }
     }
     if !accept {
         let extra = golden.join(format!("{name}-{}.png", snap.images.len()));
@@ -162,4 +194,35 @@ fn long_output_splits_into_several_images() {
         .unwrap();
     assert!(snap.images.len() > 1, "{:?}", snap.rendering.image_sizes);
     check("log-openai-low", &long_log(), Provider::Openai, &o);
+}
+
+#[test]
+fn a_changed_pixel_fails_and_the_same_pixels_pass() {
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/python-anthropic-0.png");
+    let bytes = std::fs::read(golden).unwrap();
+    let mut image = decode_png(&bytes);
+    // The same pixels through the encoder at other settings: no difference.
+    let other = encode::png_with(
+        &image,
+        encode::PngSettings {
+            filter: encode::Filter::NoFilter,
+            compression: encode::DeflateCompression::Level(1),
+        },
+    )
+    .unwrap();
+    assert_ne!(other, bytes);
+    assert_eq!(difference(&bytes, &other), None);
+    // One pixel of paper turned to ink, far from the first row.
+    let (x, y) = (image.width - 3, image.height - 2);
+    assert_eq!(image.gray(x, y), 255);
+    let bit = x as usize * usize::from(image.bits);
+    image.data[y as usize * image.stride + bit / 8] ^= 0x80 >> (bit % 8);
+    let changed = encode::png(&image).unwrap();
+    assert_eq!(
+        difference(&bytes, &changed),
+        Some(format!(
+            "pixel ({x}, {y}) is {} instead of 255",
+            image.gray(x, y)
+        ))
+    );
 }

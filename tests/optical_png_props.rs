@@ -1,6 +1,7 @@
-//! Property tests of the PNG writer: any bitmap at any depth decodes back
-//! to its pixels with an independent decoder (the `png` crate), the bytes are
-//! deterministic, and the stream never grows much past the raw scanlines.
+//! Property tests of the snapshot encoder (the `png` crate at
+//! `encode::PNG_SETTINGS`): any bitmap at any depth decodes back to its
+//! pixels, the bytes are deterministic, and the stream never grows much past
+//! the raw scanlines.
 #![allow(
     clippy::indexing_slicing,
     clippy::unwrap_used,
@@ -8,6 +9,9 @@
     clippy::panic
 )]
 
+mod common;
+
+use common::decode_png;
 use proptest::prelude::*;
 use tracelite::optical::encode::{self, BIT_DEPTHS};
 use tracelite::optical::raster::Bitmap;
@@ -47,28 +51,15 @@ fn bitmap() -> impl Strategy<Value = Bitmap> {
         })
 }
 
-fn decode(png_bytes: &[u8]) -> (png::OutputInfo, Vec<u8>) {
-    let mut reader = png::Decoder::new(std::io::Cursor::new(png_bytes))
-        .read_info()
-        .unwrap();
-    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    buf.truncate(info.buffer_size());
-    (info, buf)
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
 
     #[test]
     fn png_round_trips_deterministically(bm in bitmap()) {
         let encoded = encode::png(&bm).unwrap();
-        let (info, pixels) = decode(&encoded);
-        prop_assert_eq!((info.width, info.height), (bm.width, bm.height));
-        prop_assert_eq!(info.bit_depth as u8, bm.bits);
-        prop_assert_eq!(pixels, bm.data.clone());
+        prop_assert_eq!(&decode_png(&encoded), &bm);
         prop_assert_eq!(&encoded, &encode::png(&bm).unwrap());
-        // Chunks (57 bytes), a dynamic header and literals of at most 9 bits.
+        // Chunks (57 bytes), zlib's header and stored blocks (5 bytes per 16 KiB at worst).
         let raw = bm.data.len() + bm.height as usize;
         prop_assert!(encoded.len() <= 57 + 300 + raw * 9 / 8, "{} bytes for {} raw", encoded.len(), raw);
     }

@@ -4,9 +4,9 @@
 //!
 //! [`layout`] (tabs, ANSI, control characters, trimming) → [`budget`] (font
 //! size, wrap width and split chosen to minimise the provider's image tokens)
-//! → [`raster`] (glyph tiles from the bundled font, drawn straight into a
-//! packed low-bit-depth bitmap) → [`encode`] (grayscale PNG from a small
-//! purpose-built writer, base64). Renders are cached by content hash in the
+//! → [`raster`] (glyph sprites of the bundled font composited by tiny-skia,
+//! quantized to a low-bit-depth bitmap) → [`encode`] (grayscale PNG by the
+//! `png` crate, base64). Renders are cached by content hash in the
 //! session's [`SnapshotCache`].
 //!
 //! Placement: the tool result keeps a one-line text reference (with the
@@ -28,7 +28,7 @@ use serde_json::{Map, Value};
 
 use crate::activity::{self, check};
 use crate::config::{OpticalConfig, Provider};
-use crate::error::Result;
+use crate::error::{Error, ErrorCode, Result};
 use crate::model::{Conversation, Image, Part, PartKind, PartRef};
 use crate::spill;
 use crate::stage::{Stage, StageContext, StageName};
@@ -167,7 +167,14 @@ fn draw_images(lines: &Lines, plan: &Rendering, optical: &OpticalConfig) -> Resu
             height,
             MARGIN,
             optical.bit_depth,
-        );
+        )
+        .ok_or_else(|| {
+            Error::new(
+                ErrorCode::RenderFailed,
+                "optical",
+                format!("no {width}x{height} canvas"),
+            )
+        })?;
         let png = encode::png(&bitmap)?;
         images.push(Image {
             media_type: "image/png".into(),

@@ -70,3 +70,15 @@ pub fn compress_in(
     )
     .unwrap()
 }
+
+/// The image of `png_bytes` as the `png` crate decodes it: size, bit depth
+/// and packed scanlines.
+pub fn decode_png(png_bytes: &[u8]) -> tracelite::optical::raster::Bitmap {
+    let mut reader = png::Decoder::new(std::io::Cursor::new(png_bytes))
+        .read_info()
+        .unwrap();
+    let mut data = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut data).unwrap();
+    data.truncate(info.buffer_size());
+    tracelite::optical::raster::Bitmap::new(info.width, info.height, info.bit_depth as u8, data)
+}
