@@ -8,12 +8,15 @@
 //   node bench/digest.mjs --against /tmp/before.json     # after a change: exit 1 on a difference
 //
 // Options: `--traces DIR` (default `../shared/traces` or TRACELITE_TRACES),
-// `--only NAME,...` variants, `--limit N` trajectories (a quick check).
+// `--only NAME,...` variants, `--limit N` trajectories (a quick check),
+// `--pixels`: snapshots hashed by their decoded pixels and byte counts left out,
+// so a change of PNG encoder that keeps every pixel prints the same digests.
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defaultTracesDir, traceFiles } from './harness.mjs';
+import { decodeGray } from './ocr.mjs';
 import { replayTrajectory } from '../pkg/entries/node.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -31,20 +34,39 @@ export const VARIANTS = {
 /** Keys of a report that measure time, not output: left out of the digest. */
 const TIMING = new Set(['ms', 'elapsedMs', 'timings', 'durationMs']);
 
-function stable(value) {
-  return JSON.stringify(value, (k, v) => (TIMING.has(k) ? undefined : v));
+/** Keys of a report that count PNG bytes: left out of a pixel digest. */
+const BYTES = new Set(['bytes', 'bytesAfter', 'bytesBefore', 'currentBytes', 'previousBytes', 'sharedBytes']);
+
+const PNG_BASE64 = 'iVBORw0KGgo';
+const PNG_URI = `data:image/png;base64,${PNG_BASE64}`;
+
+/** A PNG in base64 (bare or a data URI) as its size and the SHA-256 of its gray pixels. */
+function pixelsOf(base64) {
+  const { width, height, gray } = decodeGray(Buffer.from(base64, 'base64'));
+  return `png:${width}x${height}:${createHash('sha256').update(gray).digest('hex')}`;
+}
+
+function stable(value, pixels = false) {
+  return JSON.stringify(value, (k, v) => {
+    if (TIMING.has(k) || (pixels && BYTES.has(k))) return undefined;
+    if (pixels && typeof v === 'string') {
+      if (v.startsWith(PNG_URI)) return pixelsOf(v.slice(PNG_URI.length - PNG_BASE64.length));
+      if (v.startsWith(PNG_BASE64)) return pixelsOf(v);
+    }
+    return v;
+  });
 }
 
 /** SHA-256 over every step's request, report and spills of one replay. */
-export function replayDigest(text, options) {
+export function replayDigest(text, options, { pixels = false } = {}) {
   const hash = createHash('sha256');
   replayTrajectory(text, options, {
     onStep: ({ outputText, output }) => {
-      hash.update(outputText);
+      hash.update(pixels ? stable(output.request, true) : outputText);
       hash.update('\0');
-      hash.update(stable(output.report));
+      hash.update(stable(output.report, pixels));
       hash.update('\0');
-      hash.update(stable(output.spills ?? []));
+      hash.update(stable(output.spills ?? [], pixels));
       hash.update('\0');
     },
   });
@@ -64,13 +86,14 @@ function main(argv) {
   const only = arg('--only')?.split(',');
   const limit = Number(arg('--limit') ?? Infinity);
   const files = traceFiles(dir).slice(0, limit);
+  const pixels = argv.includes('--pixels');
   const digests = {};
   for (const [name, options] of Object.entries(VARIANTS)) {
     if (only && !only.includes(name)) continue;
     const all = createHash('sha256');
     const started = Date.now();
     for (const file of files) {
-      const d = replayDigest(readFileSync(file, 'utf8'), options);
+      const d = replayDigest(readFileSync(file, 'utf8'), options, { pixels });
       digests[`${name}:${file.split('/').pop()}`] = d;
       all.update(d);
     }
