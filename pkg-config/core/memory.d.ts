@@ -9,7 +9,7 @@ export const SESSION_BYTES_PER_REQUEST_BYTE: number;
 
 /**
  * Memory defaults of this host: the proxy's `maxBodyBytes` and the in-memory
- * sessions' `maxMemoryBytes` (workerd: 2 MiB and 16 MiB, keeping an isolate
+ * sessions' `maxMemoryBytes` (workerd: 2 MiB and 8 MiB, keeping an isolate
  * under 128 MB; elsewhere 8 MiB and 192 MiB).
  */
 export const MEMORY_DEFAULTS: Readonly<{ maxBodyBytes: number; maxMemoryBytes: number }>;

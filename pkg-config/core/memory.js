@@ -24,10 +24,10 @@ const WORKERD = globalThis.navigator?.userAgent === 'Cloudflare-Workers';
  * Memory defaults of this host: `maxBodyBytes`, the largest request body the
  * proxy reads (a request's wasm peak is up to about 20× its body), and
  * `maxMemoryBytes`, what the in-memory sessions of a proxy or middleware keep
- * in all between calls. On workerd 2 MiB and 16 MiB, so that the isolate
- * stays under its 128 MB with room to spare (wasm ~85 MiB after maximal
- * sessions at 32 MiB was too close); elsewhere 8 MiB and 192 MiB.
+ * in all between calls. On workerd 2 MiB and 8 MiB, so that the isolate
+ * stays under its 128 MB with room to spare (wasm 56 MiB after maximal
+ * sessions; at 16 MiB it reached 91 MiB); elsewhere 8 MiB and 192 MiB.
  */
 export const MEMORY_DEFAULTS = Object.freeze(WORKERD
-  ? { maxBodyBytes: 2 * MiB, maxMemoryBytes: 16 * MiB }
+  ? { maxBodyBytes: 2 * MiB, maxMemoryBytes: 8 * MiB }
   : { maxBodyBytes: 8 * MiB, maxMemoryBytes: 192 * MiB });

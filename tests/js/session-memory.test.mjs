@@ -45,7 +45,7 @@ test('the in-memory sessions weigh at most maxMemoryBytes; a freed session\'s sp
   stores.free();
 });
 
-test('memory defaults: 8 MiB bodies and 192 MiB of sessions in Node, 2 MiB and 16 MiB on workerd', () => {
+test('memory defaults: 8 MiB bodies and 192 MiB of sessions in Node, 2 MiB and 8 MiB on workerd', () => {
   assert.deepEqual({ ...MEMORY_DEFAULTS }, { maxBodyBytes: 8 << 20, maxMemoryBytes: 192 << 20 });
   const probe = `globalThis.navigator = { userAgent: 'Cloudflare-Workers' };
     const { MEMORY_DEFAULTS } = await import('./pkg/core/memory.js');
@@ -53,7 +53,7 @@ test('memory defaults: 8 MiB bodies and 192 MiB of sessions in Node, 2 MiB and 1
     console.log(JSON.stringify({ ...MEMORY_DEFAULTS, DEFAULT_MAX_BODY_BYTES }));`;
   const run = spawnSync(process.execPath, ['--input-type=module', '-e', probe], { cwd: new URL('../../', import.meta.url), encoding: 'utf8' });
   assert.equal(run.status, 0, run.stderr);
-  assert.deepEqual(JSON.parse(run.stdout), { maxBodyBytes: 2 << 20, maxMemoryBytes: 16 << 20, DEFAULT_MAX_BODY_BYTES: 2 << 20 });
+  assert.deepEqual(JSON.parse(run.stdout), { maxBodyBytes: 2 << 20, maxMemoryBytes: 8 << 20, DEFAULT_MAX_BODY_BYTES: 2 << 20 });
 });
 
 test('64 sessions of maximal bodies: wasm memory bounded, a normal client\'s p95 within 3x of alone', { timeout: 240_000 }, () => {

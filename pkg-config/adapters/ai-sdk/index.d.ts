@@ -39,7 +39,7 @@ export interface TraceliteMiddlewareOptions extends Omit<CompressSettings, 'form
    * What the conversations held in memory keep in all: each weighs the larger
    * of 7× its last request's bytes and its spills and caches; past it the
    * least recently used are freed (their spills read as expired). Default
-   * `MEMORY_DEFAULTS.maxMemoryBytes`: 192 MiB, 16 MiB on workerd.
+   * `MEMORY_DEFAULTS.maxMemoryBytes`: 192 MiB, 8 MiB on workerd.
    */
   maxMemoryBytes?: number;
   /** Spill session: a name or a function of the call; default: a hash of the conversation's opening. */

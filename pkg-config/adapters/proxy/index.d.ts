@@ -99,7 +99,7 @@ export interface ProxyOptions {
    * set the caches') keep in all: each weighs the larger of 7× its last
    * request's bytes and its spills and caches; past it the least recently
    * used sessions are freed (their spills read as expired, `SPILL_NOT_FOUND`).
-   * Default `MEMORY_DEFAULTS.maxMemoryBytes`: 192 MiB, 16 MiB on workerd.
+   * Default `MEMORY_DEFAULTS.maxMemoryBytes`: 192 MiB, 8 MiB on workerd.
    */
   maxMemoryBytes?: number;
   /** The fetch used to reach the upstream. Default `globalThis.fetch`. */
