@@ -19,9 +19,11 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
  * by tiny-skia, 265 KiB of its code, and encoded by the `png` crate, where
  * the hand-written blitter and PNG writer made 524,657) plus about 3.5%, so an
  * accidental dependency or a monomorphization blow-up fails CI while ordinary
- * work does not. Lower it as the wasm shrinks.
+ * work does not; raised to 698,437 plus about 1.5% when the hand-written merge
+ * sort gave way to the standard library's sorts (issue 36: 17 KiB gzip of
+ * driftsort and ipnsort instances). Lower it as the wasm shrinks.
  */
-export const GZIP_CEILING = 688_000;
+export const GZIP_CEILING = 709_000;
 
 const SECTIONS = ['custom', 'type', 'import', 'function', 'table', 'memory', 'global', 'export', 'start', 'element', 'code', 'data', 'data count'];
 

@@ -31,7 +31,6 @@ pub mod pipeline;
 pub mod plan;
 pub mod redact;
 pub mod session;
-mod sort;
 pub mod spill;
 pub mod stage;
 pub mod tokens;

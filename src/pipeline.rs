@@ -174,17 +174,6 @@ pub fn compress_with(request: &str, config: &Config, env: Env<'_>) -> Result<Out
     compress_sized(conv, format, config, env, known)
 }
 
-/// Runs the stages over a conversation already in the neutral model (the
-/// stateful [`crate::session::TraceLite`] keeps one) and emits it as `format`.
-pub fn compress_conversation(
-    conv: Conversation,
-    format: FormatName,
-    config: &Config,
-    env: Env<'_>,
-) -> Result<Output> {
-    compress_sized(conv, format, config, env, Known::default())
-}
-
 /// What a caller that keeps the history already knows of it.
 #[derive(Debug, Clone, Default)]
 pub struct Known {
@@ -196,8 +185,10 @@ pub struct Known {
     pub tokens: Option<Vec<u64>>,
 }
 
-/// [`compress_conversation`] given what the caller knows of `conv` (repair
-/// mode measures the repaired conversation instead).
+/// Runs the stages over a conversation already in the neutral model (the
+/// stateful [`crate::session::TraceLite`] keeps one) and emits it as
+/// `format`, given what the caller knows of `conv` (repair mode measures the
+/// repaired conversation instead).
 pub fn compress_measured(
     conv: Conversation,
     format: FormatName,
@@ -230,7 +221,8 @@ pub fn json_len(value: &Value) -> usize {
     count.0
 }
 
-/// [`compress_conversation`] given what is known of the request as received.
+/// Runs the stages over `conv` and emits it as `format`, given what is known
+/// of the request as received.
 fn compress_sized(
     mut conv: Conversation,
     format: FormatName,

@@ -298,7 +298,7 @@ fn clean_spans(
     mut spans: Vec<(usize, usize, &'static str)>,
     found: &mut Redactions,
 ) -> Vec<(usize, usize, &'static str)> {
-    crate::sort::by_key(&mut spans, |s| s.0);
+    spans.sort_by_key(|s| s.0);
     // Keep spans on char boundaries and non-overlapping.
     let mut clean: Vec<(usize, usize, &'static str)> = Vec::with_capacity(spans.len());
     for (s, e, k) in spans {

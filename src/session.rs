@@ -169,11 +169,6 @@ impl<S: SpillStore> TraceLite<S> {
         &self.config
     }
 
-    /// Mutable settings (e.g. to pin a constraint or mark a stage boundary).
-    pub fn config_mut(&mut self) -> &mut Config {
-        &mut self.config
-    }
-
     /// The raw (uncompressed) history.
     pub fn conversation(&self) -> &Conversation {
         &self.conversation

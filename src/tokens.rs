@@ -104,7 +104,7 @@ impl CountCache {
                     .map(|(&(hash, len), &n)| (hash, len, n)),
             )
             .collect();
-        crate::sort::ascending(&mut all);
+        all.sort_unstable();
         all.dedup_by_key(|c| (c.0, c.1));
         all
     }

@@ -186,7 +186,7 @@ fn progress(range: &Range<'_>) -> Vec<String> {
         .into_iter()
         .map(|(p, (n, at, first))| (p, n, at, first))
         .collect();
-    crate::sort::by_key(&mut by_path, |e| (e.2, e.3));
+    by_path.sort_by_key(|e| (e.2, e.3));
     let skip = by_path.len().saturating_sub(15);
     if skip > 0 {
         out.push(format!(
@@ -329,9 +329,7 @@ fn key_facts(range: &Range<'_>) -> Vec<String> {
         }
     }
     let mut ranked: Vec<(String, usize)> = counts.into_iter().collect();
-    crate::sort::by(&mut ranked, |a, b| {
-        b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0))
-    });
+    ranked.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     if !ranked.is_empty() {
         let names: Vec<String> = ranked
             .iter()
@@ -399,7 +397,7 @@ impl Recent {
 
     fn newest(self, n: usize) -> Vec<String> {
         let mut items: Vec<(String, usize)> = self.last.into_iter().collect();
-        crate::sort::by_key(&mut items, |(_, at)| *at);
+        items.sort_by_key(|(_, at)| *at);
         let skip = items.len().saturating_sub(n);
         items.into_iter().skip(skip).map(|(s, _)| s).collect()
     }

@@ -215,7 +215,7 @@ fn find_issues(conv: &Conversation, format: FormatName) -> Vec<Issue> {
             }
         }
     }
-    crate::sort::by_key(&mut issues, |i| (i.message, i.part));
+    issues.sort_by_key(|i| (i.message, i.part));
     issues
 }
 

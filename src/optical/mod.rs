@@ -295,7 +295,7 @@ impl Stage for Optical {
             let bound = cx.config.optical.max_live_views;
             if bound > 0 && views.len() > bound {
                 // The newest.
-                crate::sort::ascending(&mut views);
+                views.sort_unstable();
                 views.drain(..views.len() - bound);
             }
             views.into_iter().collect()

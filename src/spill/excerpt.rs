@@ -473,11 +473,6 @@ impl<'t> Excerpt<'t> {
         })
     }
 
-    /// Lines shown, in whole or in part.
-    pub fn shown_lines(&self) -> usize {
-        self.head.len() + self.tail.len()
-    }
-
     /// The text the model sees instead of the full output.
     pub fn render(&self, kept: &Kept) -> String {
         let mut out = String::with_capacity(256);

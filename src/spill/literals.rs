@@ -50,7 +50,7 @@ impl LiteralSet {
             set(&mut table, pair);
             entries.push((pair, offset, lit));
         }
-        crate::sort::by_key(&mut entries, |e| e.0);
+        entries.sort_by_key(|e| e.0);
         Some(Self { table, entries })
     }
 
