@@ -343,7 +343,7 @@ test('snapshots are matched to the observations they show', () => {
   const original = [{ role: 'user', content: 'task' }, call(0), { role: 'tool', tool_call_id: 'call_0', content: 'A' }, call(1), { role: 'tool', tool_call_id: 'call_1', content: 'B' }];
   const img = (n) => ({ role: 'user', content: Array.from({ length: n }, (_, k) => ({ type: 'image_url', image_url: { url: `data:image/png;base64,X${k}` } })) });
   const out = [original[0], call(0), { role: 'tool', tool_call_id: 'call_0', content: '[shown as 2 images]' }, img(2), call(1), original[4]];
-  assert.deepEqual(snapshotGroups(original, out), [{ steps: [0], urls: ['data:image/png;base64,X0', 'data:image/png;base64,X1'], original: 'A' }]);
+  assert.deepEqual(snapshotGroups(original, out), [{ steps: [0], urls: ['data:image/png;base64,X0', 'data:image/png;base64,X1'], original: 'A', at: [2, 3] }]);
   assert.deepEqual(sampleLines('short\n' + Array.from({ length: 50 }, (_, i) => `line number ${i}`).join('\n'), 2), ['line number 12', 'line number 37']);
   const files = ['/t/a__1.json', '/t/a__2.json', '/t/a__3.json', '/t/b__1.json'];
   assert.deepEqual(spreadPerSource(files, 1), ['/t/a__2.json', '/t/b__1.json']);
