@@ -9,6 +9,7 @@ import { spawn } from 'node:child_process';
 import { PromptCache, loadPrices } from './cost.mjs';
 import { criticalItems, legible, ocr, pointersIn, recoverable, toolCallsKept, visibleTexts } from './fidelity.mjs';
 import { classify, countFact, emptyGrounding, extractFacts, hiddenBy, mergeGrounding, oldStrVisible, taskVerbatim, viewRequest } from './grounding.mjs';
+import { addLegibility, emptyLegibility, factsInside, mergeLegibility, readSnapshot, snapshotLayout } from './legibility.mjs';
 import { ocrReader, tesseractAvailable } from './ocr.mjs';
 import { allPolicies, messageText } from './policies.mjs';
 import { findRenderer } from './render.mjs';
@@ -157,6 +158,8 @@ function replay(ctx, trace, policy, provider, { fidelity }) {
     latencyMs: [],
     perObservationMs: [],
     snapshotGroups: [],
+    // Every distinct snapshot the run emits (legibility): only for TraceLite defaults with OCR.
+    emitted: fidelity && ctx.ocr && policy.id === 'tracelite' ? new Map() : null,
     grounding: emptyGrounding(),
     bytes: emptyBytes(),
   };
@@ -219,6 +222,7 @@ function replay(ctx, trace, policy, provider, { fidelity }) {
         result.groundingMs = (result.groundingMs ?? 0) + performance.now() - t0;
       }
       if (fidelity && t === trace.requests.length - 1 && step.images > 0) result.snapshotGroups = snapshotGroups(request.messages, messages);
+      if (result.emitted && step.images > 0) collectSnapshots(result.emitted, snapshotGroups(request.messages, messages), changes);
     }
   } finally {
     store?.free();
@@ -431,6 +435,7 @@ export function benchTrace(ctx, file, policies, { ocr: doOcr = false } = {}) {
   const runs = [];
   const errors = [];
   const snapshots = {};
+  let legibility = null;
   for (const policy of policies) {
     if (policy.pending) continue;
     for (const provider of policy.perProvider ? PROVIDERS : ['openai']) {
@@ -441,17 +446,38 @@ export function benchTrace(ctx, file, policies, { ocr: doOcr = false } = {}) {
         errors.push({ policy: policy.id, provider, trace: trace.id, error: String(err?.message ?? err) });
         continue;
       }
+      if (r.emitted) legibility = measureLegibility(ctx, trace, r.emitted);
       if (doOcr && provider === 'openai' && r.snapshotGroups.length > 0) {
         const stats = ocrSnapshot(r);
         if (stats) snapshots[policy.id] = stats;
       }
-      const { snapshotGroups: _g, lastMissing: _m, ...rest } = r;
+      const { snapshotGroups: _g, lastMissing: _m, emitted: _e, ...rest } = r;
       rest.grounding.ms = r.groundingMs ?? 0;
       delete rest.groundingMs;
       runs.push({ key: `${policy.id}|${provider}`, trace: trace.id, source: trace.source, ...rest });
     }
   }
-  return { file, trace: { id: trace.id, source: trace.source, steps: trace.steps, items: trace.items.length }, runs, errors, snapshots };
+  return { file, trace: { id: trace.id, source: trace.source, steps: trace.steps, items: trace.items.length }, runs, errors, snapshots, legibility };
+}
+
+/** Records the snapshots of one request not seen before (keyed by their images), with their layout. */
+function collectSnapshots(emitted, groups, changes) {
+  for (const g of groups) {
+    const key = g.urls.join('\n');
+    if (!emitted.has(key)) emitted.set(key, { steps: g.steps, urls: g.urls, layout: snapshotLayout(changes, g.at) });
+  }
+}
+
+/** OCR of every snapshot a run emitted and the facts inside each it shows (`bench/legibility.mjs`). */
+function measureLegibility(ctx, trace, emitted) {
+  const agg = emptyLegibility();
+  const entries = [...trace.facts.values()];
+  for (const snap of emitted.values()) {
+    const texts = snap.urls.map((u) => ctx.ocr.read(u));
+    if (texts.some((x) => x == null)) continue;
+    addLegibility(agg, readSnapshot({ facts: factsInside(entries, snap.steps), ocrText: texts.join('\n'), layout: snap.layout }));
+  }
+  return agg;
 }
 
 /** Interleaves files by size over `n` workers so each gets a similar load. */
@@ -528,7 +554,9 @@ export async function runBench(opts) {
   const runs = new Map();
   const errors = [];
   const snapshots = {};
+  let legibility = null;
   for (const r of traceResults) {
+    if (r.legibility) legibility = mergeLegibility(legibility ?? emptyLegibility(), r.legibility);
     for (const run of r.runs) {
       if (!runs.has(run.key)) runs.set(run.key, []);
       runs.get(run.key).push(run);
@@ -542,6 +570,7 @@ export async function runBench(opts) {
   const traces = traceResults.map((r) => r.trace);
   const result = summarize({ policies, runs, traces, prices, snapshots: opts.ocr === false ? null : snapshots });
   result.errors = errors;
+  result.legibility = legibility;
   result.meta = {
     generated: new Date().toISOString(),
     quick: !!opts.quick,
@@ -578,16 +607,19 @@ function addSnapshot(into, s) {
 /**
  * Snapshots of a request: each user message of images with the tool messages
  * just before it (the optical stage puts a tool result's images right after
- * it). Returns `[{ steps, urls, original }]` with the original observation texts.
+ * it). Returns `[{ steps, urls, original, at }]` with the original observation
+ * texts and `at` the emitted indices of the tool messages and the image message.
  */
 export function snapshotGroups(original, messages) {
   const originalByCall = new Map(original.filter((m) => m.role === 'tool').map((m) => [m.tool_call_id, messageText(m)]));
   const groups = [];
   let tools = [];
-  for (const m of messages) {
+  let at = [];
+  messages.forEach((m, i) => {
     if (m.role === 'tool') {
       tools.push(m.tool_call_id);
-      continue;
+      at.push(i);
+      return;
     }
     const urls = m.role === 'user' ? contentParts(m.content).images.map((i) => i.url) : [];
     if (urls.length > 0 && tools.length > 0) {
@@ -595,10 +627,12 @@ export function snapshotGroups(original, messages) {
         steps: tools.map((id) => Number(/^call_(\d+)$/.exec(id ?? '')?.[1] ?? -1)),
         urls,
         original: tools.map((id) => originalByCall.get(id) ?? '').join('\n'),
+        at: [...at, i],
       });
     }
     tools = [];
-  }
+    at = [];
+  });
   return groups;
 }
 

@@ -1,4 +1,5 @@
 // Writes bench/REPORT.md from the result object of the harness.
+import { legibilitySection } from './legibility.mjs';
 import { CLEARED_PLACEHOLDER } from './policies.mjs';
 import { PROVIDERS } from './tokens.mjs';
 
@@ -366,6 +367,7 @@ export function reportMarkdown(result, extra = {}) {
     out.push('Snapshot legibility: no policy emitted images in this run, so nothing was OCR\'d.');
   }
   out.push('');
+  out.push(legibilitySection(result.legibility));
 
   out.push(...groundingSection(result));
   out.push(...longSection(result));

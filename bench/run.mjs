@@ -9,6 +9,7 @@ import { lineChart } from './chart.mjs';
 import { wasmReport } from './size.mjs';
 import { defaultTracesDir, runBench, spreadPerSource, traceFiles } from './harness.mjs';
 import { LONG_POLICIES, LONG_STEPS, runLongParallel } from './long.mjs';
+import { legibilityLine, legibilitySection } from './legibility.mjs';
 import { dominance, headlineTable, reportMarkdown } from './report.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -23,6 +24,7 @@ const USAGE = `usage: node bench/run.mjs [options]
   --workers N          replay processes (default 2)
   --ocr-traces N       trajectories per source whose snapshots are OCR'd (default 3, quick 1)
   --long / --no-long   long sessions: trajectories chained to ≥ 300 steps per source (quick: 100); on by default
+  --legibility-report FILE   also write the snapshot legibility section alone to FILE
   --no-ocr --no-criterion --no-latency   skip a part`;
 
 function parseArgs(argv) {
@@ -51,6 +53,7 @@ function parseArgs(argv) {
     else if (a === '--ocr-traces') o.ocrTraces = Number(next());
     else if (a === '--workers') o.workers = Number(next());
     else if (a === '--no-ocr') o.ocr = false;
+    else if (a === '--legibility-report') o.legibilityReport = resolve(next());
     else if (a === '--no-criterion') o.criterion = false;
     else if (a === '--no-latency') o.latency = false;
     else if (a === '--long') o.long = true;
@@ -212,6 +215,12 @@ async function main() {
   if (o.out === join(ROOT, 'bench')) updateReadme(result, command === 'node bench/run.mjs' ? 'make bench' : command);
   const json = JSON.stringify({ ...result, speed, criterion: crit }, (k, v) => (k.startsWith('_') ? undefined : v), 1);
   writeFileSync(join(o.out, 'report.json'), json + '\n');
+  if (result.legibility) log(legibilityLine(result.legibility));
+  if (o.legibilityReport) {
+    const head = `# Snapshot legibility\n\n${result.meta.traces} trajectories, ${result.meta.generated.slice(0, 10)}, commit ${gitCommit()}.\n\n`;
+    writeFileSync(o.legibilityReport, head + legibilitySection(result.legibility, { command }).replace(/^## Snapshot legibility\n\n/, ''));
+    log(`wrote ${relative(process.cwd(), o.legibilityReport)}`);
+  }
   log(`wrote ${relative(process.cwd(), join(o.out, 'REPORT.md'))} (${result.meta.harnessSeconds.toFixed(0)} s)`);
 }
 

@@ -12,6 +12,7 @@ import { criticalItems, editedPaths, legible, recoverable, toolCallsKept } from 
 import { addImageBytes, runBench, sampleLines, snapshotGroups, spreadPerSource } from '../../bench/harness.mjs';
 import { CLEARED_PLACEHOLDER, clearToolUses, geminiMasking, geminiSnippet, geminiTokens, headTail, maskObservations } from '../../bench/policies.mjs';
 import { ocrShows } from '../../bench/grounding.mjs';
+import { addLegibility, emptyLegibility, factsInside, legibilitySection, legibilityShare, mergeLegibility, readSnapshot, snapshotLayout } from '../../bench/legibility.mjs';
 import { decodeGray, encodeGray, ocrReader, upscale } from '../../bench/ocr.mjs';
 import { findRenderer } from '../../bench/render.mjs';
 import { chainPlan, chainRequests, currentTaskVerbatim, endWindow } from '../../bench/long.mjs';
@@ -342,7 +343,7 @@ test('snapshots are matched to the observations they show', () => {
   const original = [{ role: 'user', content: 'task' }, call(0), { role: 'tool', tool_call_id: 'call_0', content: 'A' }, call(1), { role: 'tool', tool_call_id: 'call_1', content: 'B' }];
   const img = (n) => ({ role: 'user', content: Array.from({ length: n }, (_, k) => ({ type: 'image_url', image_url: { url: `data:image/png;base64,X${k}` } })) });
   const out = [original[0], call(0), { role: 'tool', tool_call_id: 'call_0', content: '[shown as 2 images]' }, img(2), call(1), original[4]];
-  assert.deepEqual(snapshotGroups(original, out), [{ steps: [0], urls: ['data:image/png;base64,X0', 'data:image/png;base64,X1'], original: 'A' }]);
+  assert.deepEqual(snapshotGroups(original, out), [{ steps: [0], urls: ['data:image/png;base64,X0', 'data:image/png;base64,X1'], original: 'A', at: [2, 3] }]);
   assert.deepEqual(sampleLines('short\n' + Array.from({ length: 50 }, (_, i) => `line number ${i}`).join('\n'), 2), ['line number 12', 'line number 37']);
   const files = ['/t/a__1.json', '/t/a__2.json', '/t/a__3.json', '/t/b__1.json'];
   assert.deepEqual(spreadPerSource(files, 1), ['/t/a__2.json', '/t/b__1.json']);
@@ -492,4 +493,45 @@ test('bench/windows.mjs: stage savings add up to each reduction', () => {
   } finally {
     rmSync(out, { recursive: true, force: true });
   }
+});
+
+test('snapshot legibility: facts inside a snapshot, the share OCR reads, by layout and kind', () => {
+  const entries = [
+    { step: 3, facts: [
+      { kind: 'path', text: 'astropy/io/fits/card.py', source: 1, sources: [1] },
+      { kind: 'identifier', text: 'parse_value', source: 2, sources: [2, 1] },
+      { kind: 'integer', text: '540', source: 2, sources: [2] },
+    ] },
+    // The same identifier again (counted once) and a fact from an observation outside the snapshot.
+    { step: 4, facts: [{ kind: 'identifier', text: 'parse_value', source: 1, sources: [1] }, { kind: 'identifier', text: 'Outside', source: 0, sources: [0] }] },
+  ];
+  const inside = factsInside(entries, [1]);
+  assert.deepEqual(inside.map((f) => f.text).sort(), ['astropy/io/fits/card.py', 'parse_value']);
+  assert.equal(factsInside(entries, [1, 2]).length, 3);
+  // Line by line: both read (`_` read as a space). Run together: the number misread, the identifier read.
+  const a = readSnapshot({ facts: inside, ocrText: 'astropy/io/fits/card.py\ndef parse value(self):', layout: 'line by line' });
+  assert.deepEqual([a.facts, a.read], [2, 2]);
+  const b = readSnapshot({ facts: factsInside(entries, [2]), ocrText: 'x = parse_value(5460) » return', layout: 'run together' });
+  assert.deepEqual([b.facts, b.read], [2, 1]);
+  const agg = addLegibility(addLegibility(emptyLegibility(), a), b);
+  assert.deepEqual(agg.overall, { facts: 4, read: 3, snapshots: 2 });
+  assert.equal(legibilityShare(agg.overall), 0.75);
+  assert.deepEqual(agg.byLayout['line by line'], { facts: 2, read: 2, snapshots: 1 });
+  assert.deepEqual(agg.byLayout['run together'], { facts: 2, read: 1, snapshots: 1 });
+  assert.deepEqual(agg.byKind.integer, { facts: 1, read: 0, snapshots: 1 });
+  assert.deepEqual(agg.byKind.identifier, { facts: 2, read: 2, snapshots: 2 });
+  assert.deepEqual(agg.byKind.path, { facts: 1, read: 1, snapshots: 1 });
+  // Aggregates add up (worker results merged).
+  const twice = mergeLegibility(mergeLegibility(emptyLegibility(), agg), agg);
+  assert.deepEqual(twice.overall, { facts: 8, read: 6, snapshots: 4 });
+  assert.deepEqual(twice.byKind.integer, { facts: 2, read: 0, snapshots: 2 });
+  const md = legibilitySection(agg);
+  assert.match(md, /\| overall \| 75\.0% \| 3 \/ 4 \| 2 \|/);
+  assert.match(md, /\| run together \| 50\.0% \| 1 \/ 2 \| 1 \|/);
+  assert.match(md, /\| number \| 0\.0% \| 0 \/ 1 \| 1 \|/);
+  // Layout from the optical stage's change at the snapshot's messages.
+  const changes = [{ kind: 'snapshot', message: 5, detail: 'text 900 tokens, image 300 tokens (9 px font, 120 columns, 800x400, reflowed), ratio 3.00' }, { kind: 'snapshot', message: 8, detail: 'text 900 tokens, image 300 tokens' }];
+  assert.equal(snapshotLayout(changes, [4, 5]), 'run together');
+  assert.equal(snapshotLayout(changes, [7, 8]), 'line by line');
+  assert.equal(snapshotLayout(changes, [9]), 'unknown');
 });
