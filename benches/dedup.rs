@@ -19,6 +19,7 @@ use tracelite::dedup::Dedup;
 use tracelite::model::{Conversation, Message, Part, PartKind, Role, ToolCall, ToolResult};
 use tracelite::phase::{EditDetector, Phase};
 use tracelite::pipeline::{HostState, Stage, StageContext, StageName};
+use tracelite::stage::SharedCaches;
 use tracelite::tokens::Estimator;
 use tracelite::{MemoryStore, Trajectory};
 
@@ -98,10 +99,19 @@ fn full_history() -> Option<(Trajectory, Conversation)> {
     Some((t, conv))
 }
 
-fn run(stage: &dyn Stage, conv: &mut Conversation, config: &Config) -> usize {
+fn run<T: Stage>(stage: &T, conv: &mut Conversation, config: &Config) -> usize
+where
+    T::State: Default,
+{
     let mut store = MemoryStore::new();
     let mut state = HostState::default();
-    let mut cx = StageContext::new(config, &Estimator, &mut store, &mut state);
+    let mut own = T::State::default();
+    let caches = SharedCaches {
+        keys: &mut state.keys,
+        redacted: &mut state.redacted,
+        activities: &mut state.activities,
+    };
+    let mut cx = StageContext::new(config, &Estimator, &mut store, caches, &mut own);
     cx.stage = StageName::Dedup;
     stage.apply(conv, &mut cx).unwrap();
     cx.changes.len()

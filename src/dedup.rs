@@ -32,23 +32,25 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::error::Result;
 use crate::model::{Conversation, Part, PartKind, PartRef, ToolResult};
-use crate::spill;
 use crate::stage::{Stage, StageContext, StageName};
+use crate::store;
 
 /// The dedup stage.
 #[derive(Debug, Default)]
 pub struct Dedup;
 
 impl Stage for Dedup {
+    type State = DedupCache;
+
     fn name(&self) -> StageName {
         StageName::Dedup
     }
 
-    fn enabled(&self, cx: &StageContext<'_>) -> bool {
+    fn enabled(&self, cx: &StageContext<'_, DedupCache>) -> bool {
         cx.config.dedup.enabled
     }
 
-    fn apply(&self, conv: &mut Conversation, cx: &mut StageContext<'_>) -> Result<()> {
+    fn apply(&self, conv: &mut Conversation, cx: &mut StageContext<'_, DedupCache>) -> Result<()> {
         let window = cx.config.window;
         let config = cx.config;
         let rule = Eligibility {
@@ -64,7 +66,7 @@ impl Stage for Dedup {
         if window < 2 || observations.len() < 2 {
             return Ok(());
         }
-        let plans = plan(conv, &observations, window, rule, &mut cx.state.dedup);
+        let plans = plan(conv, &observations, window, rule, cx.state);
         for plan in plans {
             apply_plan(conv, cx, plan)?;
         }
@@ -157,7 +159,7 @@ fn content_hash(result: &ToolResult) -> u64 {
     result.parts.iter().fold(result.parts.len() as u64, |h, p| {
         let part = p
             .as_text()
-            .map_or(0x5bd1_e995, |t| crate::tokens::text_hash(t.as_bytes()));
+            .map_or(0x5bd1_e995, |t| crate::hash::text_hash(t.as_bytes()));
         mix(h, part)
     })
 }
@@ -254,7 +256,7 @@ impl Eligibility<'_> {
     fn eligible(self, trimmed: &str) -> bool {
         trimmed.len() > self.min_chars
             && (trimmed.is_ascii() || trimmed.chars().count() > self.min_chars)
-            && !trimmed.contains(spill::SCHEME)
+            && !trimmed.contains(store::SCHEME)
             && (self.pointer_root.is_empty() || !trimmed.contains(self.pointer_root))
     }
 
@@ -262,7 +264,7 @@ impl Eligibility<'_> {
     fn fingerprint(self) -> u64 {
         mix(
             self.min_chars as u64,
-            crate::tokens::text_hash(self.pointer_root.as_bytes()),
+            crate::hash::text_hash(self.pointer_root.as_bytes()),
         )
     }
 }
@@ -351,7 +353,11 @@ pub fn marker(removed: usize, steps: &BTreeSet<usize>, unnumbered: bool, pointer
 /// Applies a plan when the marker costs fewer tokens than the lines it
 /// replaces. The change is priced on the affected content only (removed lines
 /// before, marker after), so an observation is never tokenized whole.
-fn apply_plan(conv: &mut Conversation, cx: &mut StageContext<'_>, plan: Thinning) -> Result<()> {
+fn apply_plan(
+    conv: &mut Conversation,
+    cx: &mut StageContext<'_, DedupCache>,
+    plan: Thinning,
+) -> Result<()> {
     let Some(result) = conv.tool_result(plan.at) else {
         return Ok(());
     };

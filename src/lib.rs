@@ -18,6 +18,7 @@
 pub mod activity;
 pub mod compact;
 pub mod config;
+pub mod controller;
 pub mod dedup;
 pub mod error;
 pub mod formats;
@@ -29,18 +30,20 @@ pub mod persist;
 pub mod phase;
 pub mod pipeline;
 pub mod plan;
+pub mod provider;
 pub mod redact;
-pub mod session;
 pub mod spill;
 pub mod stage;
+pub mod store;
+pub mod text;
 pub mod tokens;
 pub mod trajectory;
 #[cfg(target_arch = "wasm32")]
 mod wasm;
 
 pub use config::Config;
+pub use controller::TraceLite;
 pub use error::{Error, ErrorCode, Result};
 pub use pipeline::{compress, compress_with, Env, HostState, Output, Report};
-pub use session::TraceLite;
-pub use spill::{MemoryStore, SpillStore};
+pub use store::{MemoryStore, SpillStore};
 pub use trajectory::{trajectory_to_request, Trajectory};

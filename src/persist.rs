@@ -25,7 +25,7 @@ use crate::model::Image;
 use crate::optical::budget::Rendering;
 use crate::optical::raster::CellMetrics;
 use crate::optical::{Flow, Snapshot};
-use crate::stage::HostState;
+use crate::pipeline::HostState;
 use crate::tokens::CachedCount;
 
 /// What the `format` member of a segment says.
@@ -50,11 +50,11 @@ pub struct Imported {
 /// or, with `rendered_only`, when none of them is a rendered snapshot (then
 /// they wait for the next export: counts alone are cheap to make again).
 pub fn export(state: &mut HostState, all: bool, rendered_only: bool) -> Option<String> {
-    if rendered_only && !state.snapshots.has_fresh_render(all) {
+    if rendered_only && !state.optical.snapshots.has_fresh_render(all) {
         return None;
     }
     let counts = state.counts.take_fresh(all);
-    let snapshots = state.snapshots.take_fresh(all);
+    let snapshots = state.optical.snapshots.take_fresh(all);
     if snapshots.is_empty() && counts.is_empty() {
         return None;
     }
@@ -135,7 +135,7 @@ pub fn import(state: &mut HostState, segment: &str, config: &Config) -> Result<I
     }
     let mut imported = Imported::default();
     for (key, snapshot) in snapshots {
-        if state.snapshots.import(key, snapshot, cache_bytes) {
+        if state.optical.snapshots.import(key, snapshot, cache_bytes) {
             imported.snapshots += 1;
         }
     }

@@ -1,5 +1,6 @@
-//! The pipeline: parse → spill → dedup → phase → optical → compact → emit, and
-//! the [`Report`] of what each stage did.
+//! The pipeline (layer 4): parse → spill → plan → dedup → phase → optical →
+//! compact → emit, and the [`Report`] of what each stage did. It owns every
+//! stage's state across calls ([`HostState`]) and hands each stage its own.
 
 use serde::Serialize;
 use serde_json::Value;
@@ -12,9 +13,35 @@ use crate::redact::Redactions;
 use crate::spill::SpillStore;
 use crate::tokens::{CachedCounter, Estimator, TokenCounter};
 
+use crate::stage::SharedCaches;
 pub use crate::stage::{
-    Change, CompactionOutcome, HostState, SpillBlob, SpillRecord, Stage, StageContext, StageName,
+    Change, CompactionOutcome, SpillBlob, SpillRecord, Stage, StageContext, StageName,
 };
+
+/// State a host keeps across calls (caches, compaction records), for every
+/// session (spill namespace, `config.session`) it serves. Stateless callers
+/// pass a fresh one; results are identical, only slower.
+#[derive(Debug, Default)]
+pub struct HostState {
+    /// Number of compress calls made with this state.
+    pub turns: u64,
+    /// Compaction records, pinned constraints and pending summaries, per session.
+    pub compact: crate::compact::CompactState,
+    /// Optical snapshots rendered and proposals weighed so far.
+    pub optical: crate::optical::OpticalState,
+    /// Redaction results of texts already scanned, by content hash.
+    pub redacted: crate::redact::RedactCache,
+    /// Spill keys of texts already hashed.
+    pub keys: crate::hash::key::KeyCache,
+    /// Activities of tool calls already classified, by content.
+    pub activities: crate::activity::ActivityCache,
+    /// Dedup's decisions for observations whose window did not change.
+    pub dedup: crate::dedup::DedupCache,
+    /// Token counts of texts already counted, so a warm turn counts only what is new.
+    pub counts: crate::tokens::CountCache,
+    /// Spill excerpts already laid out, so a warm turn lays out only new outputs.
+    pub excerpts: crate::spill::ExcerptCache,
+}
 
 /// Token totals of one stage.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -186,7 +213,7 @@ pub struct Known {
 }
 
 /// Runs the stages over a conversation already in the neutral model (the
-/// stateful [`crate::session::TraceLite`] keeps one) and emits it as
+/// stateful [`crate::controller::TraceLite`] keeps one) and emits it as
 /// `format`, given what the caller knows of `conv` (repair mode measures the
 /// repaired conversation instead).
 pub fn compress_measured(
@@ -335,14 +362,24 @@ fn run_stages(
     format: FormatName,
     known: Option<Vec<u64>>,
 ) -> Result<(Report, Vec<SpillBlob>)> {
-    let stages: [&dyn Stage; 5] = [
-        &crate::spill::Spill,
-        &crate::dedup::Dedup,
-        &crate::phase::Phase,
-        &crate::optical::Optical,
-        &crate::compact::Compact,
-    ];
-    let mut cx = StageContext::new(config, counter, store, state);
+    let HostState {
+        turns,
+        compact,
+        optical,
+        redacted,
+        keys,
+        activities,
+        dedup,
+        counts: _,
+        excerpts,
+    } = state;
+    let caches = SharedCaches {
+        keys,
+        redacted,
+        activities,
+    };
+    let (mut between, mut phase) = ((), ());
+    let mut cx = StageContext::new(config, counter, store, caches, &mut between);
     // Each message is counted once per call: after a stage, only the
     // messages it recorded a change in are counted again.
     cx.message_tokens = match known {
@@ -350,42 +387,33 @@ fn run_stages(
         _ => cx.meter.messages(conv)?,
     };
     let tokens_before = cx.message_tokens.iter().sum();
-    let mut tokens = tokens_before;
-    let mut stage_reports = Vec::with_capacity(stages.len());
-    for stage in stages {
-        cx.stage = stage.name();
-        if cx.stage == StageName::Dedup {
-            // The planner decides what the rewriting stages may touch, on
-            // the history as spilling left it.
-            let (schedule, candidate) = crate::plan::demotion::for_conversation(conv, &mut cx)?;
-            cx.plan = Some(schedule);
-            cx.candidates.extend(candidate);
-        }
-        let enabled = stage.enabled(&cx);
-        let before = tokens;
-        if enabled {
-            let recorded = cx.changes.len();
-            stage.apply(conv, &mut cx)?;
-            // Stages record every change they make; recount only when one did.
-            if cx.changes.len() != recorded {
-                recount(conv, &mut cx, recorded)?;
-                tokens = cx.message_tokens.iter().sum();
-                debug_assert_eq!(
-                    cx.meter.messages(conv).ok(),
-                    Some(cx.message_tokens.clone())
-                );
-            }
-        }
-        stage_reports.push(StageReport {
-            stage: stage.name(),
-            enabled,
-            tokens_before: before,
-            tokens_after: tokens,
-            notes: std::mem::take(&mut cx.notes),
-        });
-    }
-    cx.state.turns += 1;
-    cx.state.keys.end_call();
+    let mut run = Runner {
+        tokens: tokens_before,
+        reports: Vec::with_capacity(5),
+    };
+    let cx = run.stage(&crate::spill::Spill, conv, cx, excerpts)?;
+    // The planner decides what the rewriting stages may touch, on the
+    // history as spilling left it, from the optical stage's proposals.
+    let (mut ocx, between) = cx.with(optical);
+    ocx.stage = StageName::Dedup;
+    let (schedule, candidate) =
+        crate::plan::demotion::for_conversation(conv, &mut ocx, crate::optical::proposed_savings)?;
+    ocx.plan = Some(schedule);
+    ocx.candidates.extend(candidate);
+    let (cx, optical) = ocx.with(between);
+    let cx = run.stage(&crate::dedup::Dedup, conv, cx, dedup)?;
+    let cx = run.stage(&crate::phase::Phase, conv, cx, &mut phase)?;
+    let cx = run.stage(&crate::optical::Optical, conv, cx, optical)?;
+    let cx = run.stage(
+        &crate::compact::Compact {
+            price: crate::plan::compaction::candidate,
+        },
+        conv,
+        cx,
+        compact,
+    )?;
+    *turns += 1;
+    cx.keys.end_call();
     let (prices, prices_source) = crate::plan::prices::for_config(config);
     let plan = crate::plan::PlanReport {
         prices,
@@ -396,11 +424,11 @@ fn run_stages(
     let report = Report {
         format,
         tokens_before,
-        tokens_after: tokens,
+        tokens_after: run.tokens,
         bytes_before: 0,
         bytes_after: 0,
         image_urls: None,
-        stages: stage_reports,
+        stages: run.reports,
         changes: cx.changes,
         spills: cx.spills,
         repairs: Vec::new(),
@@ -413,6 +441,64 @@ fn run_stages(
         compaction: cx.compaction,
     };
     Ok((report, cx.blobs))
+}
+
+/// Runs the stages one by one, keeping the running token total and each
+/// stage's report.
+struct Runner {
+    tokens: u64,
+    reports: Vec<StageReport>,
+}
+
+impl Runner {
+    /// Runs `stage` with its own `state` in `cx` (when enabled) and reports it.
+    fn stage<'a, T: Stage>(
+        &mut self,
+        stage: &T,
+        conv: &mut Conversation,
+        cx: StageContext<'a>,
+        state: &'a mut T::State,
+    ) -> Result<StageContext<'a>> {
+        let (mut own, between) = cx.with(state);
+        own.stage = stage.name();
+        let enabled = stage.enabled(&own);
+        let recorded = own.changes.len();
+        if enabled {
+            stage.apply(conv, &mut own)?;
+        }
+        let mut cx = own.with(between).0;
+        self.report(conv, &mut cx, enabled, recorded)?;
+        Ok(cx)
+    }
+
+    /// Recounts after the stage `cx` ran (when it recorded a change since
+    /// `recorded`) and reports it; not generic, so it exists once.
+    fn report(
+        &mut self,
+        conv: &Conversation,
+        cx: &mut StageContext<'_>,
+        enabled: bool,
+        recorded: usize,
+    ) -> Result<()> {
+        let before = self.tokens;
+        // Stages record every change they make; recount only when one did.
+        if enabled && cx.changes.len() != recorded {
+            recount(conv, cx, recorded)?;
+            self.tokens = cx.message_tokens.iter().sum();
+            debug_assert_eq!(
+                cx.meter.messages(conv).ok(),
+                Some(cx.message_tokens.clone())
+            );
+        }
+        self.reports.push(StageReport {
+            stage: cx.stage,
+            enabled,
+            tokens_before: before,
+            tokens_after: self.tokens,
+            notes: std::mem::take(&mut cx.notes),
+        });
+        Ok(())
+    }
 }
 
 /// Counts again the messages the running stage recorded changes in since

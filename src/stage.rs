@@ -1,17 +1,19 @@
-//! The stage contract: what a stage is ([`Stage`]), what it may use while it
-//! runs ([`StageContext`]: settings, token meter, spill store, session caches,
-//! the planner's schedule) and what it records ([`Change`], [`SpillRecord`]).
-//! Stages depend on this module only; the pipeline ([`crate::pipeline`]) sits
-//! above, runs them in order and owns the state they keep across calls.
+//! The stage contract (layer 1): what a stage is ([`Stage`]), what it may use
+//! while it runs ([`StageContext`]: settings, token meter, spill store, the
+//! caches every stage shares, its own state, the planner's schedule) and what
+//! it records ([`Change`], [`SpillRecord`]). No stage's types appear here: each
+//! stage names its own state ([`Stage::State`]); the pipeline
+//! ([`crate::pipeline`]) sits above, owns every stage's state and runs them.
 
 use serde::Serialize;
 
+use crate::activity::ActivityCache;
 use crate::config::Config;
-
 use crate::error::{Error, ErrorCode, Result};
+use crate::hash::key::KeyCache;
 use crate::model::Conversation;
-use crate::redact::Redactions;
-use crate::spill::{self, SpillStore};
+use crate::redact::{RedactCache, Redactions};
+use crate::store::{self, SpillStore};
 use crate::tokens::{Meter, TokenCounter};
 
 /// The five stages, in the order they run.
@@ -32,40 +34,26 @@ pub enum StageName {
 
 /// One pipeline stage.
 pub trait Stage {
+    /// What the stage keeps across calls (its caches and records), owned by
+    /// the pipeline's `HostState` and handed in as [`StageContext::state`].
+    type State;
     /// Which stage this is.
     fn name(&self) -> StageName;
     /// Whether the stage runs under the current config.
-    fn enabled(&self, cx: &StageContext<'_>) -> bool;
+    fn enabled(&self, cx: &StageContext<'_, Self::State>) -> bool;
     /// Rewrites the conversation, recording every change in `cx` (the pipeline
     /// recounts tokens only after a stage that recorded a change).
-    fn apply(&self, conv: &mut Conversation, cx: &mut StageContext<'_>) -> Result<()>;
+    fn apply(&self, conv: &mut Conversation, cx: &mut StageContext<'_, Self::State>) -> Result<()>;
 }
 
-/// State a host keeps across calls (caches, compaction records), for every
-/// session (spill namespace, `config.session`) it serves. Stateless callers
-/// pass a fresh one; results are identical, only slower.
-#[derive(Debug, Default)]
-pub struct HostState {
-    /// Number of compress calls made with this state.
-    pub turns: u64,
-    /// Compaction records, pinned constraints and pending summaries, per session.
-    pub compact: crate::compact::CompactState,
-    /// Optical snapshots rendered so far, by content hash.
-    pub snapshots: crate::optical::SnapshotCache,
-    /// Redaction results of texts already scanned, by content hash.
-    pub redacted: crate::redact::RedactCache,
+/// Caches every stage uses, kept across calls by the pipeline's `HostState`.
+pub struct SharedCaches<'a> {
     /// Spill keys of texts already hashed.
-    pub keys: crate::spill::key::KeyCache,
+    pub keys: &'a mut KeyCache,
+    /// Redaction results of texts already scanned, by content hash.
+    pub redacted: &'a mut RedactCache,
     /// Activities of tool calls already classified, by content.
-    pub activities: crate::activity::ActivityCache,
-    /// The optical stage's proposals for texts already weighed.
-    pub proposals: crate::optical::ProposalCache,
-    /// Dedup's decisions for observations whose window did not change.
-    pub dedup: crate::dedup::DedupCache,
-    /// Token counts of texts already counted, so a warm turn counts only what is new.
-    pub counts: crate::tokens::CountCache,
-    /// Spill excerpts already laid out, so a warm turn lays out only new outputs.
-    pub excerpts: crate::spill::ExcerptCache,
+    pub activities: &'a mut ActivityCache,
 }
 
 /// What a stage changed at one place.
@@ -154,16 +142,23 @@ pub enum CompactionKind {
     Reapplied,
 }
 
-/// Everything a stage may use while it runs.
-pub struct StageContext<'a> {
+/// Everything a stage may use while it runs; `S` is the running stage's own
+/// state ([`Stage::State`], `()` between stages).
+pub struct StageContext<'a, S = ()> {
     /// Settings.
     pub config: &'a Config,
     /// Token pricing.
     pub meter: Meter<'a>,
     /// Where removed text goes.
     pub store: &'a mut dyn SpillStore,
-    /// Caches and history across calls.
-    pub state: &'a mut HostState,
+    /// Spill keys of texts already hashed.
+    pub keys: &'a mut KeyCache,
+    /// Redaction results of texts already scanned, by content hash.
+    pub redacted: &'a mut RedactCache,
+    /// Activities of tool calls already classified, by content.
+    pub activities: &'a mut ActivityCache,
+    /// The running stage's own state across calls.
+    pub state: &'a mut S,
     /// The stage now running.
     pub stage: StageName,
     /// Changes recorded so far.
@@ -189,16 +184,18 @@ pub struct StageContext<'a> {
     pub message_tokens: Vec<u64>,
 }
 
-impl<'a> StageContext<'a> {
-    /// A context for running stages outside [`compress_with`] (e.g. one text).
+impl<'a, S> StageContext<'a, S> {
+    /// A context for one call, holding `state` (the pipeline's, or a
+    /// stage's own outside it, e.g. spilling one text).
     pub fn new(
         config: &'a Config,
         counter: &'a dyn TokenCounter,
         store: &'a mut dyn SpillStore,
-        state: &'a mut HostState,
+        caches: SharedCaches<'a>,
+        state: &'a mut S,
     ) -> Self {
         // A new call: what the last one hashed is not vouched for in this one.
-        state.keys.end_call();
+        caches.keys.end_call();
         Self {
             config,
             meter: Meter {
@@ -207,6 +204,9 @@ impl<'a> StageContext<'a> {
                 optical: &config.optical,
             },
             store,
+            keys: caches.keys,
+            redacted: caches.redacted,
+            activities: caches.activities,
             state,
             stage: StageName::Spill,
             changes: Vec::new(),
@@ -221,6 +221,31 @@ impl<'a> StageContext<'a> {
         }
     }
 
+    /// The same context holding `state` instead (the next stage's), and the
+    /// state it held.
+    pub fn with<T>(self, state: &'a mut T) -> (StageContext<'a, T>, &'a mut S) {
+        let cx = StageContext {
+            config: self.config,
+            meter: self.meter,
+            store: self.store,
+            keys: self.keys,
+            redacted: self.redacted,
+            activities: self.activities,
+            state,
+            stage: self.stage,
+            changes: self.changes,
+            spills: self.spills,
+            blobs: self.blobs,
+            notes: self.notes,
+            redactions: self.redactions,
+            plan: self.plan,
+            candidates: self.candidates,
+            compaction: self.compaction,
+            message_tokens: self.message_tokens,
+        };
+        (cx, self.state)
+    }
+
     /// The observations (of `observations`, oldest first) the rewriting
     /// stages may touch: the planner's schedule, else fixed batches.
     pub fn schedule(&self, observations: usize) -> Schedule {
@@ -231,7 +256,7 @@ impl<'a> StageContext<'a> {
 
     /// The spill key `text` gets ([`spill::content_key`]), from the session's cache.
     pub fn content_key(&mut self, kind: &str, text: &str) -> String {
-        self.state.keys.key(kind, text)
+        self.keys.key(kind, text)
     }
 
     /// Masks secrets in text that is about to reach the model (an excerpt, a
@@ -241,7 +266,7 @@ impl<'a> StageContext<'a> {
         if !self.config.redact.enabled {
             return std::borrow::Cow::Borrowed(text);
         }
-        let (out, found) = self.state.redacted.redact(text);
+        let (out, found) = self.redacted.redact(text);
         self.redactions.merge(&found);
         out
     }
@@ -285,6 +310,41 @@ impl<'a> StageContext<'a> {
     /// its pointer, or the reason it could not be kept (`STORE_REFUSED` when
     /// the store or `limits.maxSpillBytesPerSession` has no room).
     pub fn keep(&mut self, kind: &str, text: &str) -> std::result::Result<String, Error> {
+        self.keeper().keep(kind, text)
+    }
+
+    /// [`keep`](Self::keep) without `redact.store`: for a text the caller
+    /// already masked (compaction masks each original before it lays out its
+    /// blob, so the line numbers it cites hold).
+    pub fn keep_as_is(&mut self, kind: &str, text: &str) -> std::result::Result<String, Error> {
+        self.keeper().keep_as_is(kind, text)
+    }
+
+    fn keeper(&mut self) -> Keeper<'_> {
+        Keeper {
+            config: self.config,
+            store: &mut *self.store,
+            keys: &mut *self.keys,
+            spills: &mut self.spills,
+            blobs: &mut self.blobs,
+            redactions: &mut self.redactions,
+        }
+    }
+}
+
+/// What keeping a text touches: the [`StageContext`] fields that do not
+/// depend on the stage's state, so this code exists once, not per stage.
+struct Keeper<'k> {
+    config: &'k Config,
+    store: &'k mut dyn SpillStore,
+    keys: &'k mut KeyCache,
+    spills: &'k mut Vec<SpillRecord>,
+    blobs: &'k mut Vec<SpillBlob>,
+    redactions: &'k mut Redactions,
+}
+
+impl Keeper<'_> {
+    fn keep(&mut self, kind: &str, text: &str) -> std::result::Result<String, Error> {
         if self.config.redact.store {
             let (out, found) = crate::redact::redact(text);
             self.redactions.merge(&found);
@@ -293,14 +353,11 @@ impl<'a> StageContext<'a> {
         self.keep_as_is(kind, text)
     }
 
-    /// [`keep`](Self::keep) without `redact.store`: for a text the caller
-    /// already masked (compaction masks each original before it lays out its
-    /// blob, so the line numbers it cites hold).
-    pub fn keep_as_is(&mut self, kind: &str, text: &str) -> std::result::Result<String, Error> {
+    fn keep_as_is(&mut self, kind: &str, text: &str) -> std::result::Result<String, Error> {
         let session = self.config.session.clone();
         let session = session.as_str();
-        let (key, hashed) = self.state.keys.key_hashed(kind, text);
-        let hashed = hashed || self.state.keys.vouches(&key, text);
+        let (key, hashed) = self.keys.key_hashed(kind, text);
+        let hashed = hashed || self.keys.vouches(&key, text);
         let existed = self.store.contains(session, &key);
         if !existed {
             let held = self.store.session_bytes(session);
@@ -328,7 +385,7 @@ impl<'a> StageContext<'a> {
                 key: key.clone(),
                 pointer: pointer.clone(),
                 bytes: text.len(),
-                lines: spill::lines::count(text),
+                lines: store::lines::count(text),
             });
             self.blobs.push(SpillBlob {
                 session: session.to_string(),
@@ -374,6 +431,31 @@ pub struct Candidate {
     /// Why.
     pub reason: String,
 }
+
+/// What the planner needs to price a compaction (the compact stage fills it).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CompactionInputs {
+    /// Tokens of the request now.
+    pub tokens: u64,
+    /// Tokens of it the previous request already sent (a cached prefix).
+    pub cached: u64,
+    /// Tokens the request grows by per turn.
+    pub growth: u64,
+    /// Tokens of the request if compacted now.
+    pub compacted: u64,
+    /// Tokens at the start of the compacted request that stay cached (system prompt).
+    pub stable: u64,
+    /// Above this a compaction is forced.
+    pub forced: u64,
+    /// Turns to look ahead.
+    pub horizon: usize,
+}
+
+/// The planner's price of a compaction (the pipeline passes
+/// `crate::plan::compaction::candidate`, so the compact stage never imports
+/// the planner): the inputs, the tokens it saves → the explanation
+/// (`compact now` when it pays) and the candidate.
+pub type PriceCompaction = fn(&Config, &CompactionInputs, u64) -> (String, Candidate);
 
 /// The committed demotion boundaries of the history: how many observations
 /// (oldest first) the rewriting stages could touch after each move.

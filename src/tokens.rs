@@ -5,9 +5,11 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use crate::config::{OpticalConfig, Provider};
+use crate::config::OpticalConfig;
 use crate::error::Result;
+pub use crate::hash::{colliding_texts, text_hash};
 use crate::model::{Conversation, Image, Message, Part, PartKind};
+use crate::provider::Provider;
 
 /// Counts the tokens of a text.
 pub trait TokenCounter {
@@ -134,27 +136,6 @@ const MAX_CACHED_COUNTS: usize = 200_000;
 
 /// Most bytes of counted text a [`CountCache`] holds to check its hits against.
 const MAX_CACHED_TEXT_BYTES: usize = 32 << 20;
-
-/// A fast 64-bit hash of `bytes`, 8 bytes at a time: where a cache finds an
-/// entry, never what proves it is the right one ([`crate::hash::TextMap`]
-/// checks the text; a chosen text collides in a few thousand tries).
-pub fn text_hash(bytes: &[u8]) -> u64 {
-    const K: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut h = K ^ bytes.len() as u64;
-    let mut chunks = bytes.chunks_exact(8);
-    for c in &mut chunks {
-        let word = u64::from_le_bytes(c.try_into().unwrap_or([0; 8]));
-        h = (h.rotate_left(23) ^ word).wrapping_mul(K);
-    }
-    let mut last = [0u8; 8];
-    for (d, s) in last.iter_mut().zip(chunks.remainder()) {
-        *d = *s;
-    }
-    h = (h.rotate_left(23) ^ u64::from_le_bytes(last)).wrapping_mul(K);
-    h ^= h >> 29;
-    h = h.wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    h ^ (h >> 32)
-}
 
 /// `inner` with the counts remembered in `cache`.
 pub struct CachedCounter<'a> {
@@ -426,61 +407,6 @@ impl Meter<'_> {
         Ok(sum)
     }
 }
-
-/// Two different texts of the same length and [`text_hash`]: `tail` after
-/// a 24-byte head, and the same with bytes 8 to 24 of the head chosen so the
-/// hash's state after them is the first one's again (it is invertible block
-/// by block), in printable ASCII. For the tests of the caches that must not
-/// trust the hash.
-#[doc(hidden)]
-pub fn colliding_texts(tail: &str) -> (String, String) {
-    const K: u64 = 0x9e37_79b9_7f4a_7c15;
-    let a = format!("$ cargo test --workspace{tail}");
-    let step = |h: u64, word: u64| (h.rotate_left(23) ^ word).wrapping_mul(K);
-    let word = |s: &str, i: usize| {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(s.as_bytes().get(i * 8..i * 8 + 8).unwrap_or(&[0; 8]));
-        u64::from_le_bytes(w)
-    };
-    let h0 = step(K ^ a.len() as u64, word(&a, 0));
-    let target = step(step(h0, word(&a, 1)), word(&a, 2));
-    let printable = |w: u64| w.to_le_bytes().iter().all(|b| (0x20..0x7f).contains(b));
-    let mut seed: u64 = 1;
-    loop {
-        seed = seed
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        let mut w1 = seed.to_le_bytes();
-        for b in &mut w1 {
-            *b = 0x20 + *b % 0x5f;
-        }
-        let w1 = u64::from_le_bytes(w1);
-        // The block 2 that brings the state back to the target.
-        let w2 = target.wrapping_mul(K_INVERSE) ^ step(h0, w1).rotate_left(23);
-        if w1 != word(&a, 1) && printable(w2) {
-            let mut b = a.as_bytes().to_vec();
-            if let Some(dst) = b.get_mut(8..24) {
-                let (x, y) = dst.split_at_mut(8);
-                x.copy_from_slice(&w1.to_le_bytes());
-                y.copy_from_slice(&w2.to_le_bytes());
-            }
-            return (a, String::from_utf8(b).unwrap_or_default());
-        }
-    }
-}
-
-/// The inverse of `text_hash`'s odd multiplier modulo 2^64.
-const K_INVERSE: u64 = {
-    // Newton's iteration: each step doubles the correct low bits.
-    let k: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut x = k;
-    let mut i = 0;
-    while i < 6 {
-        x = x.wrapping_mul(2u64.wrapping_sub(k.wrapping_mul(x)));
-        i += 1;
-    }
-    x
-};
 
 #[cfg(test)]
 mod tests {

@@ -11,9 +11,9 @@ mod common;
 
 use tracelite::activity;
 use tracelite::compact::trigger::step_activities;
+use tracelite::controller::TraceLite;
 use tracelite::model::PartKind;
 use tracelite::phase::find_edits;
-use tracelite::session::TraceLite;
 use tracelite::Config;
 
 #[test]

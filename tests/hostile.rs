@@ -303,9 +303,9 @@ fn step_output(t: usize, bytes: usize) -> String {
 
 #[test]
 fn a_session_prices_each_text_once_not_on_every_turn() {
+    use tracelite::controller::TraceLite;
     use tracelite::formats::FormatName;
     use tracelite::model::ToolCall;
-    use tracelite::session::TraceLite;
     let seen = std::rc::Rc::new(std::cell::Cell::new(0));
     let mut tl = TraceLite::new(Config::default()).with_counter(Box::new(Watching(seen.clone())));
     let mut raw = 0;
@@ -333,9 +333,9 @@ fn a_session_prices_each_text_once_not_on_every_turn() {
 
 #[test]
 fn a_session_bounds_its_raw_history_by_spilling_old_outputs() {
+    use tracelite::controller::TraceLite;
     use tracelite::formats::FormatName;
     use tracelite::model::ToolCall;
-    use tracelite::session::TraceLite;
     let config =
         Config::from_json(json!({"budget": 16000, "limits": {"maxHistoryBytes": 1_000_000}}))
             .unwrap();

@@ -191,7 +191,7 @@ fn batches_keep_the_prefix_byte_identical_until_the_next_batch() {
     // window 3, batch 3: images appear in steps of 3.
     assert_eq!(rendered_at, [0, 0, 0, 0, 0, 3, 3, 3, 6, 6, 6, 9]);
     assert!(
-        state.snapshots.hits > 0,
+        state.optical.snapshots.hits > 0,
         "later turns reuse earlier renders"
     );
 }

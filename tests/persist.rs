@@ -81,7 +81,7 @@ fn imported_caches_give_the_same_output_without_rendering() {
         first.compress(t);
         segments.extend(export(&mut first.state, false, false));
     }
-    assert!(first.state.snapshots.rendered > 0);
+    assert!(first.state.optical.snapshots.rendered > 0);
     assert_eq!(export(&mut first.state, false, false), None, "nothing new");
     let mut warm = Host::new();
     let mut added = Imported::default();
@@ -98,7 +98,7 @@ fn imported_caches_give_the_same_output_without_rendering() {
     let (w, c) = (warm.compress(12), cold.compress(12));
     same(&w, &c);
     assert!(c.report.changes.iter().any(|ch| ch.kind == "snapshot"));
-    assert!(warm.state.snapshots.rendered < cold.state.snapshots.rendered);
+    assert!(warm.state.optical.snapshots.rendered < cold.state.optical.snapshots.rendered);
     assert!(warm.state.counts.counted_bytes() * 4 < cold.state.counts.counted_bytes());
     // Deterministic: the same state exports the same bytes.
     let (mut x, mut y) = (Host::new(), Host::new());
@@ -160,13 +160,13 @@ fn a_segment_that_does_not_check_out_adds_nothing() {
             (err.code, err.path.as_str()),
             (ErrorCode::InvalidCache, path.as_str())
         );
-        assert!(fresh.snapshots.is_empty() && fresh.counts.is_empty());
+        assert!(fresh.optical.snapshots.is_empty() && fresh.counts.is_empty());
     }
     let mut v = good.clone();
     v["version"] = json!("0.0.0");
     let mut fresh = HostState::default();
     let r = import(&mut fresh, &v.to_string(), &config()).unwrap();
-    assert!(r.stale && r.snapshots == 0 && fresh.snapshots.is_empty());
+    assert!(r.stale && r.snapshots == 0 && fresh.optical.snapshots.is_empty());
 }
 
 /// Prices every text at twice the estimate.

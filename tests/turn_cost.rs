@@ -11,9 +11,9 @@
 )]
 
 use serde_json::{json, Value};
+use tracelite::controller::Work;
 use tracelite::formats::{self, FormatName};
 use tracelite::model::{Extra, Image, Message, Part, PartKind, Role, ToolCall};
-use tracelite::session::Work;
 use tracelite::{Config, TraceLite};
 
 #[path = "common/agent_loop.rs"]

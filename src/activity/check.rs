@@ -1,7 +1,7 @@
 //! Checks: test and run commands, their exit code and outcome, and the error
 //! lines of their output.
 
-use crate::compact::text::one_line;
+use crate::text::one_line;
 
 /// Outcome of a test or run command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -269,7 +269,7 @@ pub fn critical_lines(output: &str, max_bytes: usize) -> Critical {
     let mut found: Vec<(String, bool)> = Vec::new();
     let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
     let mut push = |line: &str, primary: bool| {
-        let t = crate::compact::text::clip(line.trim(), CRITICAL_LINE_BYTES);
+        let t = crate::text::clip(line.trim(), CRITICAL_LINE_BYTES);
         if !t.is_empty() && seen.insert(t.clone()) {
             found.push((t, primary));
         }

@@ -1,5 +1,5 @@
 //! One reader of agent activity: what each tool call did. The phase stage,
-//! compaction and the [`crate::session::TraceLite`] controller all read a
+//! compaction and the [`crate::controller::TraceLite`] controller all read a
 //! conversation through [`read`], so they agree on what an edit is, which
 //! file it changed, whether that file existed before the session, and what
 //! each check (test or script run) reported.
@@ -19,9 +19,9 @@ pub use edit::{failed, EditAction, EditDetector, EditKind, EditMode};
 
 use serde_json::Value;
 
-use crate::compact::text::one_line;
 use crate::config::PhaseConfig;
 use crate::model::{Conversation, PartRef, Step, ToolCall, ToolResult};
+use crate::text::one_line;
 
 /// What kind of reading a call does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -234,7 +234,7 @@ pub fn read_cached(
     let mut out = Vec::with_capacity(steps.len());
     let mut files = OwnFiles::default();
     let mut seen = Mentioned::default();
-    let settings = crate::tokens::text_hash(format!("{config:?}").as_bytes());
+    let settings = crate::hash::text_hash(format!("{config:?}").as_bytes());
     // A hash of the steps so far (`None` once one could not be keyed), under
     // which the index's answers are remembered: a warm turn asks only about
     // its new steps, so it does not rebuild the index of the whole history.
@@ -329,7 +329,7 @@ impl ActivityCache {
     /// same outputs every turn). Starts over past 4 MiB of lines.
     pub fn critical_lines(&mut self, output: &str, max_bytes: usize) -> check::Critical {
         let id = (
-            crate::tokens::text_hash(output.as_bytes()),
+            crate::hash::text_hash(output.as_bytes()),
             output.len(),
             max_bytes,
         );
@@ -348,7 +348,7 @@ impl ActivityCache {
     }
 
     fn key(call: &ToolCall, result: Option<&ToolResult>) -> Option<(u64, usize)> {
-        use crate::tokens::text_hash;
+        use crate::hash::text_hash;
         let mut fields = vec![call.name.as_str(), call.arguments.as_str()];
         let marker = match result {
             None => "-",

@@ -66,7 +66,7 @@ pub fn cite(pointer: &str, lines: Option<&(usize, usize)>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spill::lines::LineIndex;
+    use crate::store::lines::LineIndex;
 
     #[test]
     fn index_lines_frame_each_original() {

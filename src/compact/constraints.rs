@@ -4,7 +4,7 @@
 //! byte-identical across compactions unless a new constraint appears (which
 //! is appended at the end).
 
-use super::text::{contains_phrase, sentences};
+use crate::text::{contains_phrase, sentences};
 
 /// First line of the archive message.
 pub const ARCHIVE_HEADER: &str =

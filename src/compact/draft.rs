@@ -9,10 +9,12 @@ use super::extractive::{self, transcript, Range};
 use super::prior::{is_user_authored, Prior};
 use super::summary::{Summary, SUMMARY_MARK};
 use super::trigger::StepActivity;
-use super::{constraints, prompt, text, views};
+use super::CompactState;
+use super::{constraints, prompt, views};
 use crate::error::Result;
 use crate::model::{Conversation, Message, Role};
 use crate::stage::StageContext;
+use crate::text;
 
 /// Most user messages dropped from the verbatim ones (`compact.userShare`)
 /// that the Goal cites one by one; the rest get one line.
@@ -47,7 +49,7 @@ pub(super) struct Draft {
 impl Draft {
     pub(super) fn build(
         conv: &Conversation,
-        cx: &mut StageContext<'_>,
+        cx: &mut StageContext<'_, CompactState>,
         prior: &Prior,
         steps: &[StepActivity],
         cut: usize,
@@ -207,12 +209,7 @@ impl Draft {
         )?;
         // The archive: previous items, then pinned, then new user constraints.
         let mut archive = prior.archive.clone().unwrap_or_default();
-        for p in config
-            .compact
-            .pinned
-            .iter()
-            .chain(cx.state.compact.pinned(session))
-        {
+        for p in config.compact.pinned.iter().chain(cx.state.pinned(session)) {
             archive.add(p);
         }
         // Constraints of user messages no longer shown word for word.
@@ -294,7 +291,7 @@ pub(super) fn chunk_end(
 /// Drops user messages (oldest first, never the first nor the newest) until
 /// the rest fit in `compact.userShare` of the budget; returns the dropped ones.
 fn over_share<T>(
-    cx: &StageContext<'_>,
+    cx: &StageContext<'_, CompactState>,
     users: &mut Vec<(Message, T)>,
 ) -> Result<Vec<(Message, T)>> {
     let config = cx.config;

@@ -11,11 +11,11 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use super::summary::Summary;
-use super::text::{clip, one_line, sentences};
 use super::trigger::StepActivity;
 use crate::activity::check::{critical_lines, fit_newest, is_detail_line, CRITICAL_BYTES};
 use crate::activity::Outcome;
 use crate::model::{Message, PartKind, Role};
+use crate::text::{clip, one_line, sentences};
 
 /// Longest goal excerpt, in bytes.
 const GOAL_BYTES: usize = 1_500;

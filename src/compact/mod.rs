@@ -36,7 +36,7 @@ mod prior;
 pub mod prompt;
 pub mod state;
 pub mod summary;
-pub mod text;
+pub use crate::text;
 pub mod trigger;
 pub mod views;
 
@@ -53,28 +53,38 @@ use trigger::{stage_boundaries, turns_after, StepActivity, Thresholds};
 use crate::error::Result;
 use crate::hash::Fnv1a;
 use crate::model::{Conversation, Message, Role};
-use crate::stage::{CompactionKind, CompactionOutcome, Stage, StageContext, StageName};
+use crate::stage::{
+    CompactionKind, CompactionOutcome, PriceCompaction, Stage, StageContext, StageName,
+};
 
 /// The compact stage.
-#[derive(Debug, Default)]
-pub struct Compact;
+#[derive(Debug)]
+pub struct Compact {
+    /// The planner's price of a compaction (from the pipeline).
+    pub price: PriceCompaction,
+}
 
 impl Stage for Compact {
+    type State = CompactState;
+
     fn name(&self) -> StageName {
         StageName::Compact
     }
 
-    fn enabled(&self, cx: &StageContext<'_>) -> bool {
+    fn enabled(&self, cx: &StageContext<'_, CompactState>) -> bool {
         cx.config.compact.enabled
     }
 
-    fn apply(&self, conv: &mut Conversation, cx: &mut StageContext<'_>) -> Result<()> {
+    fn apply(
+        &self,
+        conv: &mut Conversation,
+        cx: &mut StageContext<'_, CompactState>,
+    ) -> Result<()> {
         let config = cx.config;
         let session = config.session.clone();
         let host_boundary = std::mem::take(
             &mut cx
                 .state
-                .compact
                 .sessions
                 .entry(session.clone())
                 .or_default()
@@ -92,7 +102,7 @@ impl Stage for Compact {
         };
         let limits = Thresholds::of(config);
         let steps: Vec<StepActivity> =
-            crate::activity::read_cached(conv, &config.phase, &mut cx.state.activities)
+            crate::activity::read_cached(conv, &config.phase, cx.activities)
                 .into_iter()
                 .filter(|s| s.call_message >= prior.start)
                 .collect();
@@ -173,8 +183,8 @@ impl Stage for Compact {
                 limits.forced
             ));
         } else if config.compact.planner {
-            let (estimate, candidate) =
-                planner::price(conv, cx, &prior, &plan, tokens, saving, limits)?;
+            let inputs = planner::inputs(conv, cx, &prior, &plan, tokens, saving, limits)?;
+            let (estimate, candidate) = (self.price)(config, &inputs, saving);
             why.push_str(&format!("; {estimate}"));
             let committed = candidate.committed;
             cx.candidates.push(candidate);
@@ -233,7 +243,7 @@ impl Stage for Compact {
             covered,
             pointer: Some(plan.pointer.clone()),
         });
-        let s = cx.state.compact.sessions.entry(session).or_default();
+        let s = cx.state.sessions.entry(session).or_default();
         s.record = Some(CompactionRecord {
             covered,
             fingerprint: fp.0,
@@ -249,7 +259,7 @@ impl Stage for Compact {
 }
 
 /// Tokens of `messages` by the stage's meter.
-pub(super) fn sum_tokens(cx: &StageContext<'_>, messages: &[Message]) -> Result<u64> {
+pub(super) fn sum_tokens(cx: &StageContext<'_, CompactState>, messages: &[Message]) -> Result<u64> {
     let mut sum = 0;
     for m in messages {
         sum += cx.meter.message(m)?;
@@ -267,17 +277,20 @@ struct Base {
 
 /// Re-applies the session's last compaction while the incoming history
 /// starts with the messages it covered; drops it otherwise.
-fn reapply(conv: &mut Conversation, cx: &mut StageContext<'_>) -> Result<Option<Base>> {
+fn reapply(
+    conv: &mut Conversation,
+    cx: &mut StageContext<'_, CompactState>,
+) -> Result<Option<Base>> {
     let session = cx.config.session.clone();
     let pinned: Vec<String> = cx
         .config
         .compact
         .pinned
         .iter()
-        .chain(cx.state.compact.pinned(&session))
+        .chain(cx.state.pinned(&session))
         .cloned()
         .collect();
-    let Some(s) = cx.state.compact.sessions.get_mut(&session) else {
+    let Some(s) = cx.state.sessions.get_mut(&session) else {
         return Ok(None);
     };
     let Some(rec) = s.record.as_mut() else {

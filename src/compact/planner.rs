@@ -1,28 +1,29 @@
-//! Whether a compaction pays: the cache-aware price of compacting now
-//! against waiting ([`crate::plan::compaction`]), weighed as a planner candidate.
+//! Whether a compaction pays: the figures the planner prices (compacting now
+//! against waiting, cache-aware), asked through [`PriceCompaction`] so this
+//! stage does not import the planner.
 
 use super::draft::Draft;
 use super::prior::{is_archive, is_user_authored, Prior};
 use super::sum_tokens;
 use super::trigger::Thresholds;
+use super::CompactState;
 use crate::error::Result;
 use crate::model::{Conversation, Role};
-use crate::stage::StageContext;
+use crate::stage::{CompactionInputs, StageContext};
 
-/// Runs the planner: prices compacting now against waiting over its horizon;
-/// returns its explanation (containing `compact now` when it pays) and the
-/// candidate for the report.
-pub(super) fn price(
+/// What the planner prices compacting now against waiting with: the
+/// request's tokens, what the cache holds, growth per turn, the tokens after
+/// compacting (`saving` fewer) and what stays cached.
+pub(super) fn inputs(
     conv: &Conversation,
-    cx: &StageContext<'_>,
+    cx: &StageContext<'_, CompactState>,
     prior: &Prior,
     draft: &Draft,
     tokens: u64,
     saving: u64,
     limits: Thresholds,
-) -> Result<(String, crate::plan::Candidate)> {
+) -> Result<CompactionInputs> {
     let config = cx.config;
-    let (prices, source) = crate::plan::prices::for_config(config);
     // The previous request is this one without its newest turn.
     let assistants: Vec<usize> = conv
         .messages
@@ -56,33 +57,13 @@ pub(super) fn price(
             stable += cx.meter.message(first)?;
         }
     }
-    let horizon = config.plan.horizon(assistants.len());
-    let inputs = crate::plan::compaction::PlanInputs {
+    Ok(CompactionInputs {
         tokens,
         cached: tokens.saturating_sub(newest_tokens),
         growth,
         compacted: tokens.saturating_sub(saving),
         stable,
         forced: limits.forced,
-        horizon,
-    };
-    let e = crate::plan::compaction::estimate(&prices, &inputs);
-    let verdict = if e.pays() { "compact now" } else { "wait" };
-    let why = format!(
-        "planner: compacting ${:.4} vs waiting ${:.4} over {horizon} turns ({source}) → {verdict}",
-        e.compact, e.wait
-    );
-    let candidate = crate::plan::Candidate {
-        kind: crate::plan::CandidateKind::Compaction,
-        observations: None,
-        tokens_saved: saving,
-        tokens_rewritten: tokens.saturating_sub(stable),
-        cost_now: crate::plan::prices::turn_cost(&prices, inputs.compacted, stable)
-            - crate::plan::prices::turn_cost(&prices, tokens, inputs.cached),
-        saving: e.wait - e.compact,
-        horizon,
-        committed: e.pays(),
-        reason: why.clone(),
-    };
-    Ok((why, candidate))
+        horizon: config.plan.horizon(assistants.len()),
+    })
 }

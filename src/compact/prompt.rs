@@ -6,8 +6,9 @@
 
 use super::extractive::Range;
 use super::summary::SECTIONS;
-use super::text::{clip, reduce_output};
+use crate::activity::check::is_error_line;
 use crate::model::{PartKind, Role};
+use crate::text::clip;
 
 /// Builds the prompt.
 /// `max_tokens` bounds the summary (`compact.summaryShare` of the budget); a
@@ -89,4 +90,69 @@ pub fn build(
     }
     out.push_str("</history>\n");
     out
+}
+
+/// A tool output reduced to its first `head` lines, its last `tail` lines and
+/// up to `errors` error lines in between, with a count of what was left out.
+fn reduce_output(text: &str, head: usize, tail: usize, errors: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    if lines.len() <= head + tail + errors {
+        return lines
+            .iter()
+            .map(|l| clip(l, 300))
+            .collect::<Vec<_>>()
+            .join("\n");
+    }
+    let mut out: Vec<String> = lines.iter().take(head).map(|l| clip(l, 300)).collect();
+    let middle_end = lines.len() - tail;
+    let found: Vec<&str> = lines
+        .get(head..middle_end)
+        .unwrap_or(&[])
+        .iter()
+        .copied()
+        .filter(|l| is_error_line(l))
+        .collect();
+    let shown: Vec<&str> = found.iter().rev().take(errors).rev().copied().collect();
+    let omitted = middle_end - head - shown.len();
+    out.push(format!("[… {omitted} lines omitted …]"));
+    out.extend(shown.iter().map(|l| clip(l, 300)));
+    out.extend(
+        lines
+            .get(middle_end..)
+            .unwrap_or(&[])
+            .iter()
+            .map(|l| clip(l, 300)),
+    );
+    out.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reduce_keeps_head_tail_and_errors() {
+        let mut text = String::new();
+        for i in 0..100 {
+            text.push_str(&format!("line {i}\n"));
+            if i == 50 {
+                text.push_str("ValueError: bad value\n");
+            }
+        }
+        let r = reduce_output(&text, 3, 3, 2);
+        assert!(r.contains("line 0") && r.contains("line 99"));
+        assert!(r.contains("ValueError: bad value"));
+        assert!(!r.contains("line 40"));
+        assert!(r.contains("lines omitted"));
+    }
+
+    #[test]
+    fn error_lines() {
+        assert!(is_error_line(
+            "django.db.utils.OperationalError: no such table"
+        ));
+        assert!(is_error_line("Traceback (most recent call last):"));
+        assert!(!is_error_line("An Error occurred somewhere: maybe"));
+        assert!(!is_error_line("hello"));
+    }
 }

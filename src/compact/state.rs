@@ -54,8 +54,8 @@ impl CompactState {
     pub fn pin(&mut self, session: &str, text: &str) -> Result<bool> {
         let t = text.trim();
         if t.is_empty() || t.len() > 4_000 {
-            return Err(crate::Error::new(
-                crate::ErrorCode::InvalidOption,
+            return Err(crate::error::Error::new(
+                crate::error::ErrorCode::InvalidOption,
                 "text",
                 "a pinned constraint must be 1-4000 bytes of text",
             ));
@@ -65,8 +65,8 @@ impl CompactState {
             return Ok(false);
         }
         if s.pinned.len() >= MAX_PINNED {
-            return Err(crate::Error::new(
-                crate::ErrorCode::LimitExceeded,
+            return Err(crate::error::Error::new(
+                crate::error::ErrorCode::LimitExceeded,
                 "pinned",
                 format!("at most {MAX_PINNED} pinned constraints per session"),
             ));

@@ -9,6 +9,7 @@
 
 use super::extractive::Range;
 use super::trigger::StepActivity;
+use super::CompactState;
 use crate::activity::Action;
 use crate::error::Result;
 use crate::model::{Conversation, Message, PartKind, Role};
@@ -47,7 +48,7 @@ const MIN_LINES: usize = 3;
 /// `path` ``: a newer one supersedes it).
 fn key(step: &StepActivity, conv: &Conversation) -> Option<String> {
     let a = &step.activity;
-    let command = || format!("the output of `{}`", super::text::one_line(&a.command, 160));
+    let command = || format!("the output of `{}`", crate::text::one_line(&a.command, 160));
     let key = match a.action {
         Action::View if a.viewed.len() == 1 => command(),
         Action::Search => command(),
@@ -78,7 +79,7 @@ fn view_message(
     conv: &Conversation,
     key: &str,
     range: &Range<'_>,
-    cx: &mut StageContext<'_>,
+    cx: &mut StageContext<'_, CompactState>,
 ) -> Option<(Message, Redactions)> {
     let result = conv.tool_result(step.result_at?)?;
     let header = format!(
@@ -96,7 +97,7 @@ fn view_message(
     }
     let text = format!("{header}\n{}", result.text());
     let (text, found) = if cx.config.redact.enabled {
-        let (out, found) = cx.state.redacted.redact(&text);
+        let (out, found) = cx.redacted.redact(&text);
         (out.into_owned(), found)
     } else {
         (text, Redactions::default())
@@ -111,7 +112,7 @@ fn view_message(
 /// `budget` tokens.
 pub fn keep(
     conv: &Conversation,
-    cx: &mut StageContext<'_>,
+    cx: &mut StageContext<'_, CompactState>,
     prior: &[Message],
     range: &Range<'_>,
     later: &[StepActivity],

@@ -19,8 +19,8 @@ mod words;
 
 pub use limits::Limits;
 pub use stages::{
-    CompactConfig, DedupConfig, OpticalConfig, PhaseConfig, PlanConfig, Prices, RedactConfig,
-    SpillConfig,
+    ClearReason, CompactConfig, DedupConfig, OpticalConfig, PhaseConfig, PlanConfig, Prices,
+    RedactConfig, SpillConfig,
 };
 
 use serde::{Deserialize, Serialize};
@@ -29,22 +29,7 @@ use serde_json::Value;
 use crate::error::{Error, ErrorCode, Result};
 use crate::formats::FormatName;
 
-/// Target model family; decides how images are priced and placed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Provider {
-    /// Anthropic: w·h/750 tokens, 1568 px long edge, ~1.15 MP.
-    Anthropic,
-    /// OpenAI tile models: 85 + 170 per 512-px tile.
-    #[default]
-    Openai,
-    /// OpenAI patch models: 32-px patches × multiplier.
-    OpenaiPatch,
-    /// Gemini: 258 tokens per 768-px tile (or per `media_resolution`).
-    Gemini,
-    /// Qwen-VL: one token per 28×28 px.
-    Qwen,
-}
+pub use crate::provider::Provider;
 
 /// All settings. `Config::default()` is the documented default.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -147,7 +132,7 @@ impl Config {
     /// The pointer to `key` in this session: `spill://<session>/<key>`, or the
     /// file path under `spill.pointerRoot` when the host set one.
     pub fn pointer(&self, key: &str) -> String {
-        crate::spill::pointer_in(&self.spill.pointer_root, &self.session, key)
+        crate::store::pointer_in(&self.spill.pointer_root, &self.session, key)
     }
 
     /// Tokens that `share` of the budget is (the `…Share` settings).

@@ -90,6 +90,34 @@ impl Default for DedupConfig {
     }
 }
 
+/// Why the phase stage clears an output: the entries of `phase.clear`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClearReason {
+    /// A search that led to the change.
+    Search,
+    /// A listing that led to the change.
+    Listing,
+    /// The same command ran again later.
+    Rerun,
+    /// A view of a file edited since.
+    EditedView,
+}
+
+impl ClearReason {
+    /// The `phase.clear` name of the reason.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Search => "searches",
+            Self::Listing => "listings",
+            Self::Rerun => "reruns",
+            Self::EditedView => "editedViews",
+        }
+    }
+
+    /// Every reason, in `phase.clear` order.
+    pub const ALL: [ClearReason; 4] = [Self::Search, Self::Listing, Self::Rerun, Self::EditedView];
+}
+
 /// Edit-triggered clean-up settings (stage 3).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]

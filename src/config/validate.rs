@@ -4,7 +4,7 @@
 
 use super::{CompactConfig, Config, Limits, OpticalConfig, PhaseConfig, PlanConfig, SpillConfig};
 use crate::error::Result;
-use crate::spill::Pattern;
+use crate::store::grep::Pattern;
 
 impl Config {
     /// Checks every section.
@@ -74,8 +74,8 @@ impl SpillConfig {
             );
         }
         if self.error_patterns.len() > limits.max_error_patterns {
-            return Err(crate::Error::new(
-                crate::ErrorCode::LimitExceeded,
+            return Err(crate::error::Error::new(
+                crate::error::ErrorCode::LimitExceeded,
                 "spill.errorPatterns",
                 format!(
                     "{} patterns, limits.maxErrorPatterns is {}",
@@ -86,8 +86,8 @@ impl SpillConfig {
         }
         for (i, pattern) in self.error_patterns.iter().enumerate() {
             if let Err(e) = Pattern::new(pattern, false, false) {
-                return Err(crate::Error::new(
-                    crate::ErrorCode::InvalidOption,
+                return Err(crate::error::Error::new(
+                    crate::error::ErrorCode::InvalidOption,
                     format!("spill.errorPatterns[{i}]"),
                     e.message,
                 ));
@@ -160,7 +160,7 @@ impl PhaseConfig {
             );
         }
         if let Some(bad_reason) = self.clear.iter().find(|c| {
-            !crate::phase::Reason::ALL
+            !super::ClearReason::ALL
                 .iter()
                 .any(|r| r.as_str() == c.as_str())
         }) {
@@ -198,8 +198,8 @@ impl CompactConfig {
             .iter()
             .position(|p| p.trim().is_empty())
         {
-            return Err(crate::Error::new(
-                crate::ErrorCode::InvalidOption,
+            return Err(crate::error::Error::new(
+                crate::error::ErrorCode::InvalidOption,
                 format!("compact.constraintPatterns[{i}]"),
                 "must not be empty",
             ));
@@ -209,8 +209,8 @@ impl CompactConfig {
             .iter()
             .position(|p| p.trim().is_empty() || p.len() > 4_000)
         {
-            return Err(crate::Error::new(
-                crate::ErrorCode::InvalidOption,
+            return Err(crate::error::Error::new(
+                crate::error::ErrorCode::InvalidOption,
                 format!("compact.pinned[{i}]"),
                 "must be 1-4000 bytes of text",
             ));

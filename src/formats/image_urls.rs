@@ -25,8 +25,8 @@ use serde::Serialize;
 use super::image_header::Base64Bytes;
 use super::FormatName;
 use crate::error::{invalid_option, Result};
+use crate::hash::key::KeyCache;
 use crate::model::{Conversation, PartKind};
-use crate::spill::key::KeyCache;
 
 /// The option this module reads, as errors name it.
 const OPTION: &str = "optical.imageUrl";

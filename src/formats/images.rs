@@ -76,7 +76,7 @@ fn decoded_bytes(image: &Image) -> usize {
 pub(super) fn fingerprint(image: &Image) -> u64 {
     // The fast text hash (8 bytes a step; deterministic across runs and
     // hosts): every image of every turn's history is fingerprinted.
-    let hash = |s: &str| crate::tokens::text_hash(s.as_bytes());
+    let hash = |s: &str| crate::hash::text_hash(s.as_bytes());
     hash(&image.data)
         ^ hash(&image.media_type).rotate_left(21)
         ^ image

@@ -5,6 +5,15 @@ use std::collections::{HashMap, VecDeque};
 
 use super::{Outcome, Snapshot};
 
+/// The optical stage's state across calls ([`crate::stage::Stage::State`]).
+#[derive(Debug, Default)]
+pub struct OpticalState {
+    /// Optical snapshots rendered so far, by content hash.
+    pub snapshots: SnapshotCache,
+    /// The stage's proposals for texts already weighed.
+    pub proposals: ProposalCache,
+}
+
 /// Snapshots by [`super::cache_key`], evicted oldest-first past a byte bound.
 /// The cache only saves work: outputs never depend on what it holds.
 #[derive(Debug, Default)]
@@ -217,8 +226,8 @@ impl ProposalCache {
 
 /// A fingerprint of what a proposal depends on besides the text: the image
 /// pricing and layout, the pointer's session and the redaction switch.
-pub(super) fn settings(config: &crate::Config) -> u64 {
-    crate::tokens::text_hash(
+pub(super) fn settings(config: &crate::config::Config) -> u64 {
+    crate::hash::text_hash(
         format!(
             "{:?}|{:?}|{}|{}",
             config.provider, config.optical, config.session, config.redact.enabled

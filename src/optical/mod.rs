@@ -22,7 +22,7 @@ pub mod encode;
 pub mod layout;
 pub mod raster;
 
-pub use cache::{ProposalCache, SnapshotCache};
+pub use cache::{OpticalState, ProposalCache, SnapshotCache};
 
 use serde_json::{Map, Value};
 
@@ -30,8 +30,11 @@ use crate::activity::{self, check};
 use crate::config::{OpticalConfig, Provider};
 use crate::error::{Error, ErrorCode, Result};
 use crate::model::{Conversation, Image, Part, PartKind, PartRef};
-use crate::spill;
 use crate::stage::{Stage, StageContext, StageName};
+use crate::store;
+
+/// The optical stage's context.
+type Cx<'a> = StageContext<'a, OpticalState>;
 
 use budget::{Rendering, MARGIN};
 use layout::Lines;
@@ -262,15 +265,21 @@ struct Tally {
 }
 
 impl Stage for Optical {
+    type State = OpticalState;
+
     fn name(&self) -> StageName {
         StageName::Optical
     }
 
-    fn enabled(&self, cx: &StageContext<'_>) -> bool {
+    fn enabled(&self, cx: &StageContext<'_, OpticalState>) -> bool {
         cx.config.optical.enabled
     }
 
-    fn apply(&self, conv: &mut Conversation, cx: &mut StageContext<'_>) -> Result<()> {
+    fn apply(
+        &self,
+        conv: &mut Conversation,
+        cx: &mut StageContext<'_, OpticalState>,
+    ) -> Result<()> {
         let observations = conv.observations();
         let outside = observations.len().saturating_sub(cx.config.window);
         // What the planner handed over: the rendered set changes only when it
@@ -285,7 +294,7 @@ impl Stage for Optical {
         let live: std::collections::HashSet<PartRef> = if cx.config.optical.keep_live_views {
             let demoted: std::collections::HashSet<PartRef> =
                 observations.iter().take(due).copied().collect();
-            let mut steps = activity::read_cached(conv, &cx.config.phase, &mut cx.state.activities);
+            let mut steps = activity::read_cached(conv, &cx.config.phase, cx.activities);
             let settled = steps
                 .iter()
                 .take_while(|s| s.result_at.is_some_and(|r| demoted.contains(&r)))
@@ -369,11 +378,7 @@ struct Proposal {
 /// Tokens the optical stage would save on each observation of `at` if it
 /// were handed over now (0 when it would keep the text): the planner's
 /// estimate for a demotion ([`crate::plan::demotion`]).
-pub fn proposed_savings(
-    conv: &Conversation,
-    at: &[PartRef],
-    cx: &mut StageContext<'_>,
-) -> Result<Vec<u64>> {
+pub fn proposed_savings(conv: &Conversation, at: &[PartRef], cx: &mut Cx<'_>) -> Result<Vec<u64>> {
     let settings = cache::settings(cx.config);
     at.iter()
         .map(|&at| proposed_saving(conv, at, cx, settings))
@@ -384,7 +389,7 @@ pub fn proposed_savings(
 fn proposed_saving(
     conv: &Conversation,
     at: PartRef,
-    cx: &mut StageContext<'_>,
+    cx: &mut Cx<'_>,
     settings: u64,
 ) -> Result<u64> {
     // Weighed before (images rendered or not): the figures are remembered.
@@ -404,7 +409,7 @@ fn proposed_saving(
 fn proposal_id(settings: u64, text: &str) -> (u64, u64, usize) {
     (
         settings,
-        crate::tokens::text_hash(text.as_bytes()),
+        crate::hash::text_hash(text.as_bytes()),
         text.len(),
     )
 }
@@ -414,7 +419,7 @@ fn proposal_id(settings: u64, text: &str) -> (u64, u64, usize) {
 fn propose(
     conv: &Conversation,
     at: PartRef,
-    cx: &mut StageContext<'_>,
+    cx: &mut Cx<'_>,
     settings: u64,
 ) -> Result<std::result::Result<Proposal, Outcome>> {
     let Some(result) = conv.tool_result(at) else {
@@ -473,7 +478,7 @@ fn propose(
 fn weigh(
     text: String,
     result: &crate::model::ToolResult,
-    cx: &mut StageContext<'_>,
+    cx: &mut Cx<'_>,
 ) -> Result<std::result::Result<Proposal, Outcome>> {
     let config = cx.config;
     let optical = &config.optical;
@@ -485,14 +490,14 @@ fn weigh(
     // store keeps the original under `text`'s pointer). Counted for the
     // report only when the snapshot is applied.
     let shown = if config.redact.enabled {
-        cx.state.redacted.redact(&text).0.into_owned()
+        cx.redacted.redact(&text).0.into_owned()
     } else {
         text.clone()
     };
     let critical = check::critical_lines(&shown, check::CRITICAL_BYTES);
     let pointer = config.pointer(&cx.content_key("snapshot", &text));
-    let excerpt_only = spill::is_refused_excerpt(&text);
-    let total_lines = spill::lines::count(&text);
+    let excerpt_only = store::is_refused_excerpt(&text);
+    let total_lines = store::lines::count(&text);
     // Line by line first; run together when that is too costly.
     let flows: &[Flow] = if optical.reflow {
         &[Flow::Lines, Flow::Reflow]
@@ -548,7 +553,7 @@ impl Optical {
         &self,
         conv: &mut Conversation,
         at: PartRef,
-        cx: &mut StageContext<'_>,
+        cx: &mut Cx<'_>,
         images_in_request: usize,
         settings: u64,
     ) -> Result<Outcome> {

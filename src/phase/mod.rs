@@ -32,6 +32,7 @@ pub use crate::activity::{failed, shell, EditAction, EditDetector, EditKind};
 use std::collections::{HashMap, HashSet};
 
 use crate::activity::{self, check, Action, StepActivity};
+pub use crate::config::ClearReason as Reason;
 use crate::config::PhaseConfig;
 use crate::error::Result;
 use crate::model::{Conversation, Part, PartKind, PartRef, ToolResult};
@@ -128,34 +129,6 @@ fn edit_steps(steps: &[StepActivity]) -> Vec<EditStep> {
             })
         })
         .collect()
-}
-
-/// Why the phase stage clears an output.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reason {
-    /// A search that led to the change.
-    Search,
-    /// A listing that led to the change.
-    Listing,
-    /// The same command ran again later.
-    Rerun,
-    /// A view of a file edited since.
-    EditedView,
-}
-
-impl Reason {
-    /// The `phase.clear` name of the reason.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Search => "searches",
-            Self::Listing => "listings",
-            Self::Rerun => "reruns",
-            Self::EditedView => "editedViews",
-        }
-    }
-
-    /// Every reason, in `phase.clear` order.
-    pub const ALL: [Reason; 4] = [Self::Search, Self::Listing, Self::Rerun, Self::EditedView];
 }
 
 /// The outputs to clear: `(step index, reason, step number that made it
@@ -264,6 +237,8 @@ pub fn tombstone(
 }
 
 impl Stage for Phase {
+    type State = ();
+
     fn name(&self) -> StageName {
         StageName::Phase
     }
@@ -282,7 +257,7 @@ impl Stage for Phase {
         // Decide on the settled history only (the calls whose results have
         // left the recent window), so the decision, and the prompt prefix,
         // changes only when a batch leaves the window.
-        let mut steps = activity::read_cached(conv, config, &mut cx.state.activities);
+        let mut steps = activity::read_cached(conv, config, cx.activities);
         // A set: a slice search per step would make many steps quadratic.
         let left: HashSet<PartRef> = demoted.iter().copied().collect();
         let settled = steps
@@ -401,10 +376,7 @@ fn clear(
         .part(&Part::from(PartKind::ToolResult(result.clone())))?;
     let lines = text.lines().count();
     let predicted = cx.config.pointer(&cx.content_key("phase", &text));
-    let found = cx
-        .state
-        .activities
-        .critical_lines(&text, check::CRITICAL_BYTES);
+    let found = cx.activities.critical_lines(&text, check::CRITICAL_BYTES);
     let critical: Vec<String> = found
         .lines
         .iter()

@@ -2,27 +2,10 @@
 //! planner's horizon with prompt-cache prices — compaction throws away the
 //! cached prefix — unless the budget forces it.
 
-use super::prices::turn_cost;
-use crate::config::Prices;
-
-/// What the planner knows about the conversation.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PlanInputs {
-    /// Tokens of the request now.
-    pub tokens: u64,
-    /// Tokens of it the previous request already sent (a cached prefix).
-    pub cached: u64,
-    /// Tokens the request grows by per turn.
-    pub growth: u64,
-    /// Tokens of the request if compacted now.
-    pub compacted: u64,
-    /// Tokens at the start of the compacted request that stay cached (system prompt).
-    pub stable: u64,
-    /// Above this a compaction is forced.
-    pub forced: u64,
-    /// Turns to look ahead.
-    pub horizon: usize,
-}
+use super::prices::{for_config, turn_cost};
+use super::{Candidate, CandidateKind};
+use crate::config::{Config, Prices};
+pub use crate::stage::CompactionInputs as PlanInputs;
 
 /// The planner's estimate: dollars over the horizon for both choices.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -38,6 +21,34 @@ impl PlanEstimate {
     pub fn pays(&self) -> bool {
         self.compact < self.wait
     }
+}
+
+/// The compact stage's candidate (it saves `saving` tokens) priced under
+/// `config`: the explanation (`compact now` when it pays) and the candidate
+/// for the report. The pipeline hands this to the stage
+/// ([`crate::stage::PriceCompaction`]).
+pub fn candidate(config: &Config, inputs: &PlanInputs, saving: u64) -> (String, Candidate) {
+    let (prices, source) = for_config(config);
+    let horizon = inputs.horizon;
+    let e = estimate(&prices, inputs);
+    let verdict = if e.pays() { "compact now" } else { "wait" };
+    let why = format!(
+        "planner: compacting ${:.4} vs waiting ${:.4} over {horizon} turns ({source}) → {verdict}",
+        e.compact, e.wait
+    );
+    let candidate = Candidate {
+        kind: CandidateKind::Compaction,
+        observations: None,
+        tokens_saved: saving,
+        tokens_rewritten: inputs.tokens.saturating_sub(inputs.stable),
+        cost_now: turn_cost(&prices, inputs.compacted, inputs.stable)
+            - turn_cost(&prices, inputs.tokens, inputs.cached),
+        saving: e.wait - e.compact,
+        horizon,
+        committed: e.pays(),
+        reason: why.clone(),
+    };
+    (why, candidate)
 }
 
 /// Simulates `horizon` turns both ways. Each turn sends the whole request;

@@ -19,8 +19,12 @@
 use super::{prices, Candidate, CandidateKind, Schedule};
 use crate::config::{Config, Prices};
 use crate::error::Result;
-use crate::model::{Conversation, Role};
+use crate::model::{Conversation, PartRef, Role};
 use crate::stage::StageContext;
+
+/// The optical stage's proposed savings (tokens) for observations `at`,
+/// handed in by the pipeline so the planner imports no stage.
+pub type Propose<S> = fn(&Conversation, &[PartRef], &mut StageContext<'_, S>) -> Result<Vec<u64>>;
 
 /// The history as the planner sees it.
 #[derive(Debug, Clone, Copy)]
@@ -39,9 +43,10 @@ pub struct History<'a> {
 /// [`plan`] for `conv` as it stands after spilling: its requests, its token
 /// prefix sums and the optical stage's proposals for the observations that
 /// may leave the recent window.
-pub fn for_conversation(
+pub fn for_conversation<S>(
     conv: &Conversation,
-    cx: &mut StageContext<'_>,
+    cx: &mut StageContext<'_, S>,
+    propose: Propose<S>,
 ) -> Result<(Schedule, Option<Candidate>)> {
     let config = cx.config;
     let at = conv.observations();
@@ -73,7 +78,7 @@ pub fn for_conversation(
     let outside = at.len().saturating_sub(config.window);
     // Only what may leave the window is priced (the optical stage
     // remembers what it weighed).
-    let savings = crate::optical::proposed_savings(conv, at.get(..outside).unwrap_or(&[]), cx)?;
+    let savings = propose(conv, at.get(..outside).unwrap_or(&[]), cx)?;
     let mut observations = Vec::with_capacity(at.len());
     for (i, &at) in at.iter().enumerate() {
         observations.push((at.message, savings.get(i).copied().unwrap_or(0)));

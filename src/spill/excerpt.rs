@@ -11,24 +11,10 @@ use crate::activity::check::{
     fit_newest, is_detail_line, is_error_line, CRITICAL_BYTES, LISTED_CRITICAL,
 };
 use crate::error::Result;
+use crate::store::{HEADER_OPENING, REFUSED_OPENING};
 
 /// Longest error line quoted in the hidden-middle listing, in bytes.
 const ERROR_LINE_BYTES: usize = 200;
-
-/// Opening of an excerpt's first line.
-const HEADER_OPENING: &str = "[output too long: ";
-
-/// Opening of the second line of an excerpt whose full output was refused by the store.
-const REFUSED_OPENING: &str = "[full output could not be kept: ";
-
-/// Whether `text` is an excerpt whose full output could not be kept (the
-/// store refused it): what it shows is all that remains. Read from the text
-/// itself, so a later request (the stateless proxy) knows it too.
-pub fn is_refused_excerpt(text: &str) -> bool {
-    let mut lines = text.lines();
-    lines.next().is_some_and(|l| l.starts_with(HEADER_OPENING))
-        && lines.next().is_some_and(|l| l.starts_with(REFUSED_OPENING))
-}
 
 /// Where the full text went.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,106 +7,46 @@
 //! ([`crate::Config::result_cap`]), so it scales with the model's window.
 
 mod excerpt;
-pub mod grep;
-pub mod key;
-pub mod lines;
 mod literals;
-mod store;
 pub mod tools;
 
-pub use excerpt::{is_refused_excerpt, ErrorLine, ErrorSignals, Excerpt, Kept, ShownLine};
-pub use grep::{GrepLine, GrepOptions, GrepResult, Pattern};
-pub use key::content_key;
-pub use store::{MemoryStore, Page, SpillInfo, SpillStore, StoreLimits};
+pub use crate::hash::key::{self, content_key};
+pub use crate::store::grep::{self, GrepLine, GrepOptions, GrepResult, Pattern};
+pub use crate::store::{
+    is_path_pointer, is_refused_excerpt, lines, parse_pointer, pointer, pointer_in, validate_name,
+    MemoryStore, Page, SpillInfo, SpillStore, StoreLimits, FILE_EXTENSION, SCHEME,
+};
+pub use excerpt::{ErrorLine, ErrorSignals, Excerpt, Kept, ShownLine};
 pub use tools::{
     handle_tool_call, handle_tool_call_within, tool_definitions, ToolFormat, ToolReply,
 };
 
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::Result;
 use crate::model::{Conversation, PartKind};
-use crate::stage::{Stage, StageContext, StageName};
-
-/// URI scheme of spill pointers.
-pub const SCHEME: &str = "spill://";
-
-/// Extension of a spill kept as a file (see [`pointer_in`]).
-pub const FILE_EXTENSION: &str = ".txt";
-
-/// The pointer text for `key` in `session`: `spill://<session>/<key>`.
-pub fn pointer(session: &str, key: &str) -> String {
-    format!("{SCHEME}{session}/{key}")
-}
-
-/// The pointer text for `key` in `session` when the host keeps spills as
-/// files under `root` (`spill.pointerRoot`): the path
-/// `<root>/<session>/<key>.txt`; [`pointer`] when `root` is empty.
-pub fn pointer_in(root: &str, session: &str, key: &str) -> String {
-    if root.is_empty() {
-        return pointer(session, key);
-    }
-    let root = root.trim_end_matches(['/', '\\']);
-    format!("{root}/{session}/{key}{FILE_EXTENSION}")
-}
-
-/// Whether a pointer is a file path ([`pointer_in`] with a root), not `spill://`.
-pub fn is_path_pointer(pointer: &str) -> bool {
-    !pointer.starts_with(SCHEME)
-}
-
-/// Splits a pointer, `spill://<session>/<key>` or a file path
-/// `…/<session>/<key>.txt`, into `(session, key)`; a bare key gives `(None, key)`.
-pub fn parse_pointer(text: &str) -> (Option<&str>, &str) {
-    let text = text.trim();
-    if let Some(rest) = text.strip_prefix(SCHEME) {
-        return match rest.split_once('/') {
-            Some((session, key)) => (Some(session), key),
-            None => (None, rest),
-        };
-    }
-    if let Some(path) = text.strip_suffix(FILE_EXTENSION) {
-        let mut parts = path.rsplit(['/', '\\']);
-        if let (Some(key), Some(session), Some(_)) = (parts.next(), parts.next(), parts.next()) {
-            return (Some(session), key);
-        }
-    }
-    (None, text)
-}
-
-/// Checks a session name or key: 1–128 chars of `[A-Za-z0-9._-]`, no `..`.
-pub fn validate_name(what: &str, name: &str) -> Result<()> {
-    let ok = !name.is_empty()
-        && name.len() <= 128
-        && !name.contains("..")
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
-    if ok {
-        Ok(())
-    } else {
-        Err(Error::new(
-            ErrorCode::InvalidSpillKey,
-            what,
-            "must be 1-128 characters of [A-Za-z0-9._-] without \"..\"",
-        ))
-    }
-}
+use crate::stage::{SharedCaches, Stage, StageContext, StageName};
 
 /// The spill stage.
 #[derive(Debug, Default)]
 pub struct Spill;
 
 impl Stage for Spill {
+    type State = ExcerptCache;
+
     fn name(&self) -> StageName {
         StageName::Spill
     }
 
-    fn enabled(&self, cx: &StageContext<'_>) -> bool {
+    fn enabled(&self, cx: &StageContext<'_, ExcerptCache>) -> bool {
         cx.config.spill.enabled
     }
 
-    fn apply(&self, conv: &mut Conversation, cx: &mut StageContext<'_>) -> Result<()> {
-        let config: &crate::Config = cx.config;
-        let signals = cx.state.excerpts.signals(&config.spill)?;
+    fn apply(
+        &self,
+        conv: &mut Conversation,
+        cx: &mut StageContext<'_, ExcerptCache>,
+    ) -> Result<()> {
+        let config: &crate::config::Config = cx.config;
+        let signals = cx.state.signals(&config.spill)?;
         let settings = excerpt_settings(cx);
         for at in conv.observations() {
             let Some(result) = conv.tool_result(at) else {
@@ -262,10 +202,10 @@ impl ExcerptCache {
 /// A fingerprint of what an excerpt's layout depends on besides its text:
 /// the cap, the head share, the error signals, the session (its pointer),
 /// the pointer root, the counter and whether stored texts are masked.
-fn excerpt_settings(cx: &StageContext<'_>) -> u64 {
+fn excerpt_settings(cx: &StageContext<'_, ExcerptCache>) -> u64 {
     let config = cx.config;
     let spill = &config.spill;
-    crate::tokens::text_hash(
+    crate::hash::text_hash(
         format!(
             "{}|{}|{:?}|{}|{}|{}|{}|{}",
             config.result_cap(),
@@ -282,7 +222,11 @@ fn excerpt_settings(cx: &StageContext<'_>) -> u64 {
 }
 
 /// Lays out the excerpt of `text` with the pointer it will get (see [`Laid`]).
-fn lay_out(text: &str, signals: &ErrorSignals, cx: &mut StageContext<'_>) -> Result<Laid> {
+fn lay_out(
+    text: &str,
+    signals: &ErrorSignals,
+    cx: &mut StageContext<'_, ExcerptCache>,
+) -> Result<Laid> {
     let cap = cx.config.result_cap();
     let (before, exact) = measure(text, cap, &|s| cx.meter.text(s))?;
     if before <= cap {
@@ -321,7 +265,7 @@ fn lay_out(text: &str, signals: &ErrorSignals, cx: &mut StageContext<'_>) -> Res
 fn spill_one(
     text: &str,
     signals: &ErrorSignals,
-    cx: &mut StageContext<'_>,
+    cx: &mut StageContext<'_, ExcerptCache>,
     settings: Option<u64>,
 ) -> Result<Option<Spilled>> {
     let cap = cx.config.result_cap();
@@ -329,7 +273,7 @@ fn spill_one(
     if (text.len() as u64) <= cap {
         return Ok(None);
     }
-    let id = settings.map(|s| (crate::tokens::text_hash(text.as_bytes()), text.len(), s));
+    let id = settings.map(|s| (crate::hash::text_hash(text.as_bytes()), text.len(), s));
     let (before, exact, built) = if cx.config.redact.store {
         // Kept masked: its pointer is known once it is kept.
         let (before, exact) = measure(text, cap, &|s| cx.meter.text(s))?;
@@ -338,13 +282,13 @@ fn spill_one(
         }
         (before, exact, None)
     } else {
-        let cached = id.and_then(|id| cx.state.excerpts.get(&id));
+        let cached = id.and_then(|id| cx.state.get(&id));
         let laid = match cached {
             Some(laid) => laid,
             None => {
                 let laid = lay_out(text, signals, cx)?;
                 if let Some(id) = id {
-                    cx.state.excerpts.insert(id, laid.clone());
+                    cx.state.insert(id, laid.clone());
                 }
                 laid
             }
@@ -439,13 +383,19 @@ fn measure(text: &str, cap: u64, count: &excerpt::Count<'_>) -> Result<(u64, boo
 /// under `config.session` and replaced by its excerpt.
 pub fn spill_text(
     text: &str,
-    config: &crate::Config,
+    config: &crate::config::Config,
     store: &mut dyn SpillStore,
     counter: &dyn crate::tokens::TokenCounter,
 ) -> Result<Spilled> {
     let signals = ErrorSignals::new(&config.spill.error_patterns, config.spill.max_error_lines)?;
-    let mut state = crate::stage::HostState::default();
-    let mut cx = StageContext::new(config, counter, store, &mut state);
+    let (mut keys, mut redacted, mut activities) = Default::default();
+    let caches = SharedCaches {
+        keys: &mut keys,
+        redacted: &mut redacted,
+        activities: &mut activities,
+    };
+    let mut excerpts = ExcerptCache::default();
+    let mut cx = StageContext::new(config, counter, store, caches, &mut excerpts);
     match spill_one(text, &signals, &mut cx, None)? {
         Some(spilled) => Ok(spilled),
         None => {

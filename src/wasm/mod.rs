@@ -58,7 +58,7 @@ const MAX_COUNT: f64 = 4_294_967_295.0;
 struct JsCounter(js_sys::Function);
 
 impl TokenCounter for JsCounter {
-    fn count(&self, text: &str) -> crate::Result<u64> {
+    fn count(&self, text: &str) -> crate::error::Result<u64> {
         let fail = |msg: &str| Error::new(ErrorCode::CounterFailed, "countTokens", msg);
         let value = self
             .0

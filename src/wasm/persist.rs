@@ -66,9 +66,9 @@ impl WasmStore {
         let state = &self.state;
         json_text(
             &CacheStats {
-                snapshots: state.snapshots.len(),
-                snapshot_bytes: state.snapshots.bytes(),
-                rendered: state.snapshots.rendered,
+                snapshots: state.optical.snapshots.len(),
+                snapshot_bytes: state.optical.snapshots.bytes(),
+                rendered: state.optical.snapshots.rendered,
                 counts: state.counts.len(),
                 counted_bytes: state.counts.counted_bytes(),
             },

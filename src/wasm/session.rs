@@ -8,10 +8,10 @@ use wasm_bindgen::prelude::*;
 use super::json_text;
 use super::{args, to_js, JsCounter};
 use crate::config::Config;
+use crate::controller::TraceLite;
 use crate::error::{Error, ErrorCode};
 use crate::formats::FormatName;
 use crate::model::{Extra, ToolCall};
-use crate::session::TraceLite;
 use crate::spill::{self, SpillStore};
 
 fn parse(text: &str, what: &str) -> Result<Value, JsValue> {

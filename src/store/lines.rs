@@ -5,7 +5,7 @@
 //! [`str::lines`] but keeps line ends, so pages put back together are the
 //! original byte for byte.
 
-use super::store::Page;
+use super::Page;
 
 /// Number of lines of `text`.
 pub fn count(text: &str) -> usize {

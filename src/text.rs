@@ -1,5 +1,6 @@
-//! Small text tools shared by the compaction modules: char-safe truncation,
-//! sentence splitting, head/tail/error reduction of tool outputs.
+//! Small text tools shared by activity reading and compaction (base layer):
+//! char-safe truncation, one-line and head/tail forms, sentence splitting,
+//! phrase search.
 
 /// `text` cut to at most `max` bytes at a char boundary, preferring the last
 /// line break (or space) in the second half; `…` marks a cut.
@@ -111,42 +112,6 @@ pub fn contains_phrase(hay: &str, needle: &str) -> bool {
     })
 }
 
-pub use crate::activity::check::is_error_line;
-
-/// A tool output reduced to its first `head` lines, its last `tail` lines and
-/// up to `errors` error lines in between, with a count of what was left out.
-pub fn reduce_output(text: &str, head: usize, tail: usize, errors: usize) -> String {
-    let lines: Vec<&str> = text.lines().collect();
-    if lines.len() <= head + tail + errors {
-        return lines
-            .iter()
-            .map(|l| clip(l, 300))
-            .collect::<Vec<_>>()
-            .join("\n");
-    }
-    let mut out: Vec<String> = lines.iter().take(head).map(|l| clip(l, 300)).collect();
-    let middle_end = lines.len() - tail;
-    let found: Vec<&str> = lines
-        .get(head..middle_end)
-        .unwrap_or(&[])
-        .iter()
-        .copied()
-        .filter(|l| is_error_line(l))
-        .collect();
-    let shown: Vec<&str> = found.iter().rev().take(errors).rev().copied().collect();
-    let omitted = middle_end - head - shown.len();
-    out.push(format!("[… {omitted} lines omitted …]"));
-    out.extend(shown.iter().map(|l| clip(l, 300)));
-    out.extend(
-        lines
-            .get(middle_end..)
-            .unwrap_or(&[])
-            .iter()
-            .map(|l| clip(l, 300)),
-    );
-    out.join("\n")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -185,31 +150,5 @@ mod tests {
             sentences("One thing. Two things! x\nthree"),
             vec!["One thing.", "Two things!", "x", "three"]
         );
-    }
-
-    #[test]
-    fn reduce_keeps_head_tail_and_errors() {
-        let mut text = String::new();
-        for i in 0..100 {
-            text.push_str(&format!("line {i}\n"));
-            if i == 50 {
-                text.push_str("ValueError: bad value\n");
-            }
-        }
-        let r = reduce_output(&text, 3, 3, 2);
-        assert!(r.contains("line 0") && r.contains("line 99"));
-        assert!(r.contains("ValueError: bad value"));
-        assert!(!r.contains("line 40"));
-        assert!(r.contains("lines omitted"));
-    }
-
-    #[test]
-    fn error_lines() {
-        assert!(is_error_line(
-            "django.db.utils.OperationalError: no such table"
-        ));
-        assert!(is_error_line("Traceback (most recent call last):"));
-        assert!(!is_error_line("An Error occurred somewhere: maybe"));
-        assert!(!is_error_line("hello"));
     }
 }

@@ -1,4 +1,4 @@
-//! [`TraceLite`]: the stateful controller for agents that run in-process.
+//! [`TraceLite`]: the stateful controller for agents that run in-process (layer 5, host).
 //!
 //! The controller keeps the raw history (never compressed), a [`SpillStore`] and
 //! the [`HostState`] caches, and runs the same pure pipeline as
@@ -9,7 +9,7 @@
 //! ```
 //! use tracelite::formats::FormatName;
 //! use tracelite::model::{Message, Role, ToolCall};
-//! use tracelite::session::TraceLite;
+//! use tracelite::controller::TraceLite;
 //! use tracelite::Config;
 //!
 //! let mut tl = TraceLite::new(Config::default());
@@ -568,7 +568,7 @@ impl<S: SpillStore> TraceLite<S> {
             counted_bytes: self.state.counts.counted_bytes(),
             redacted_bytes: self.state.redacted.scanned_bytes,
             classified: self.state.activities.classified,
-            weighed: self.state.proposals.computed,
+            weighed: self.state.optical.proposals.computed,
             deduped: self.state.dedup.decided,
             measured: self.measured,
         }

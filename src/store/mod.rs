@@ -4,10 +4,91 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
-use super::grep::{self, GrepOptions, GrepResult, Pattern};
-use super::lines::LineIndex;
-use super::validate_name;
+pub mod grep;
+pub mod lines;
+
 use crate::error::{Error, ErrorCode, Result};
+use grep::{GrepOptions, GrepResult, Pattern};
+use lines::LineIndex;
+
+/// URI scheme of spill pointers.
+pub const SCHEME: &str = "spill://";
+
+/// Extension of a spill kept as a file (see [`pointer_in`]).
+pub const FILE_EXTENSION: &str = ".txt";
+
+/// The pointer text for `key` in `session`: `spill://<session>/<key>`.
+pub fn pointer(session: &str, key: &str) -> String {
+    format!("{SCHEME}{session}/{key}")
+}
+
+/// The pointer text for `key` in `session` when the host keeps spills as
+/// files under `root` (`spill.pointerRoot`): the path
+/// `<root>/<session>/<key>.txt`; [`pointer`] when `root` is empty.
+pub fn pointer_in(root: &str, session: &str, key: &str) -> String {
+    if root.is_empty() {
+        return pointer(session, key);
+    }
+    let root = root.trim_end_matches(['/', '\\']);
+    format!("{root}/{session}/{key}{FILE_EXTENSION}")
+}
+
+/// Whether a pointer is a file path ([`pointer_in`] with a root), not `spill://`.
+pub fn is_path_pointer(pointer: &str) -> bool {
+    !pointer.starts_with(SCHEME)
+}
+
+/// Splits a pointer, `spill://<session>/<key>` or a file path
+/// `…/<session>/<key>.txt`, into `(session, key)`; a bare key gives `(None, key)`.
+pub fn parse_pointer(text: &str) -> (Option<&str>, &str) {
+    let text = text.trim();
+    if let Some(rest) = text.strip_prefix(SCHEME) {
+        return match rest.split_once('/') {
+            Some((session, key)) => (Some(session), key),
+            None => (None, rest),
+        };
+    }
+    if let Some(path) = text.strip_suffix(FILE_EXTENSION) {
+        let mut parts = path.rsplit(['/', '\\']);
+        if let (Some(key), Some(session), Some(_)) = (parts.next(), parts.next(), parts.next()) {
+            return (Some(session), key);
+        }
+    }
+    (None, text)
+}
+
+/// Checks a session name or key: 1–128 chars of `[A-Za-z0-9._-]`, no `..`.
+pub fn validate_name(what: &str, name: &str) -> Result<()> {
+    let ok = !name.is_empty()
+        && name.len() <= 128
+        && !name.contains("..")
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::new(
+            ErrorCode::InvalidSpillKey,
+            what,
+            "must be 1-128 characters of [A-Za-z0-9._-] without \"..\"",
+        ))
+    }
+}
+
+/// Opening of an excerpt's first line.
+pub(crate) const HEADER_OPENING: &str = "[output too long: ";
+/// Opening of the second line of an excerpt whose full output was refused by the store.
+pub(crate) const REFUSED_OPENING: &str = "[full output could not be kept: ";
+
+/// Whether `text` is an excerpt whose full output could not be kept (the
+/// store refused it): what it shows is all that remains. Read from the text
+/// itself, so a later request (the stateless proxy) knows it too.
+pub fn is_refused_excerpt(text: &str) -> bool {
+    let mut lines = text.lines();
+    lines.next().is_some_and(|l| l.starts_with(HEADER_OPENING))
+        && lines.next().is_some_and(|l| l.starts_with(REFUSED_OPENING))
+}
 
 /// Metadata of one stored blob.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -333,7 +414,7 @@ impl MemoryStore {
         // A content key names one text: a forged text under it is refused
         // (held texts were checked here, so reads need no check).
         if !hashed {
-            super::key::verify(key, text)?;
+            crate::hash::key::verify(key, text)?;
         }
         if self.contains(session, key) {
             return Err(refused(
@@ -385,7 +466,7 @@ impl MemoryStore {
             Blob {
                 text: text.to_string(),
                 index: None,
-                lines: super::lines::count(text),
+                lines: lines::count(text),
             },
         );
         self.bytes += text.len();
