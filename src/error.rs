@@ -1,10 +1,15 @@
-//! Typed errors. Every failure the library reports carries a stable [`ErrorCode`]
-//! and the JSON path (or option name) of the offending field.
+//! Typed errors (base layer). Every failure the library reports carries a
+//! stable [`ErrorCode`] and the JSON path (or option name) of the offending
+//! field. Codes are grouped by whose fault they are ([`ErrorCode::group`]):
+//! bad input, bad option, a limit, the spill store, an internal fault; the
+//! host group holds the codes only the JS host raises.
 
 use std::fmt;
 
 /// Stable, machine-readable error codes. The JS `TraceLiteError.code` is
-/// [`ErrorCode::as_str`] of one of these.
+/// [`ErrorCode::as_str`] of one of these. The order is the generated
+/// TypeScript union's (`pkg-config/core/types/errors.d.ts`); each code's
+/// [`group`](Self::group) says whose fault it is.
 #[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ErrorCode {
@@ -158,10 +163,66 @@ impl ErrorCode {
         Self::InvalidCache,
     ];
 
+    /// Whose fault an error with this code is.
+    pub const fn group(self) -> ErrorGroup {
+        match self {
+            Self::InvalidJson
+            | Self::InvalidRequest
+            | Self::UnknownFormat
+            | Self::InvalidArgument
+            | Self::InvalidToolCall
+            | Self::InvalidPattern
+            | Self::InvalidSpillKey
+            | Self::InvalidCache
+            | Self::OrphanToolResult
+            | Self::MissingToolResult
+            | Self::DuplicateToolCallId
+            | Self::DuplicateToolResult
+            | Self::MisplacedToolResult
+            | Self::InvalidRoleOrder => ErrorGroup::BadInput,
+            Self::InvalidOption => ErrorGroup::BadOption,
+            Self::LimitExceeded | Self::GrepTooCostly => ErrorGroup::Limit,
+            Self::SpillNotFound | Self::StoreRefused | Self::SpillCorrupt => ErrorGroup::Store,
+            Self::CounterFailed
+            | Self::SummarizerFailed
+            | Self::RenderFailed
+            | Self::SerializationFailed => ErrorGroup::Internal,
+            Self::StoreFailed
+            | Self::StoreWriteLimit
+            | Self::StoreUnsafe
+            | Self::UnsupportedHost
+            | Self::MissingSession
+            | Self::InvalidSessionToken
+            | Self::NotFound
+            | Self::InvalidImageSignature
+            | Self::ImageNotFound => ErrorGroup::Host,
+        }
+    }
+
     /// The code of a stable string form.
     pub fn from_name(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|c| c.as_str() == name)
     }
+}
+
+/// Whose fault an error is ([`ErrorCode::group`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorGroup {
+    /// The request, an argument, a tool call or a cache segment is malformed.
+    BadInput,
+    /// An option has the wrong type or an out-of-range value.
+    BadOption,
+    /// A configured limit was exceeded.
+    Limit,
+    /// The spill store has no such blob, no room, or a blob that does not match its key.
+    Store,
+    /// Not the caller's input: a host collaborator (counter, summarizer)
+    /// failed, or rendering or serializing what TraceLite built did.
+    Internal,
+    /// Raised only by the JS host (proxy routes and signatures, host stores,
+    /// the runtime), never by this crate; listed in [`ErrorCode`] so the
+    /// generated TypeScript union, which the JS shares, names them.
+    Host,
 }
 
 /// An error with a code, the path of the offending field and a message.
@@ -234,5 +295,59 @@ mod tests {
             assert_eq!(ErrorCode::from_name(code.as_str()), Some(code));
         }
         assert_eq!(ErrorCode::from_name("NOPE"), None);
+    }
+
+    /// The crate raises no host-group code: each `ErrorCode::<Variant>` named
+    /// in `src/` (outside this file) is of a core group.
+    #[test]
+    fn the_core_raises_no_host_code() {
+        fn sources(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+            for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    sources(&path, out);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    out.push(path);
+                }
+            }
+        }
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut files = Vec::new();
+        sources(&src, &mut files);
+        assert!(files.len() > 20, "found {} files under src/", files.len());
+        let mut raised = std::collections::BTreeSet::new();
+        for file in files.iter().filter(|f| !f.ends_with("error.rs")) {
+            let text = std::fs::read_to_string(file).unwrap_or_default();
+            for (at, _) in text.match_indices("ErrorCode::") {
+                let rest = text.get(at + "ErrorCode::".len()..).unwrap_or("");
+                let name: String = rest
+                    .chars()
+                    .take_while(char::is_ascii_alphanumeric)
+                    .collect();
+                raised.insert(name);
+            }
+        }
+        let codes: Vec<(String, ErrorGroup)> = ErrorCode::ALL
+            .iter()
+            .map(|c| (format!("{c:?}"), c.group()))
+            .collect();
+        for name in &raised {
+            let group = codes.iter().find(|(n, _)| n == name).map(|(_, g)| *g);
+            assert!(group.is_some(), "ErrorCode::{name} is not a code");
+            assert_ne!(
+                group,
+                Some(ErrorGroup::Host),
+                "src/ raises host code {name}"
+            );
+        }
+        // Every core code is raised somewhere (else it belongs to the host).
+        for (name, group) in &codes {
+            if *group != ErrorGroup::Host {
+                assert!(
+                    raised.contains(name),
+                    "core code {name} is never raised in src/"
+                );
+            }
+        }
     }
 }
