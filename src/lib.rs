@@ -14,6 +14,20 @@
 //! assert_eq!(out.request, request);
 //! assert_eq!(out.report.tokens_before, out.report.tokens_after);
 //! ```
+//!
+//! # Layers
+//!
+//! A module imports only from its own layer or the layers below it, and no
+//! stage imports another (`tests/layers.rs` checks every `crate::` path):
+//!
+//! | layer | modules |
+//! |---|---|
+//! | 5 host | `wasm` (the only code touching wasm-bindgen), [`controller`] (the stateful [`TraceLite`]) |
+//! | 4 pipeline | [`pipeline`] (runs the stages, owns [`HostState`], builds the [`Report`]), [`persist`] (export/import of `HostState` caches) |
+//! | 3 planner | [`plan`] |
+//! | 2 stages | [`spill`], [`dedup`], [`phase`], [`optical`], [`compact`]: each owns its state type |
+//! | 1 contract | [`stage`] (the `Stage` trait, `StageContext`, changes, candidates), [`activity`] |
+//! | 0 base | [`model`], [`formats`], [`tokens`], [`provider`], [`config`], [`error`], [`json`], [`text`], [`hash`], [`redact`], [`store`], [`trajectory`] |
 
 pub mod activity;
 pub mod compact;

@@ -13,6 +13,10 @@
 //! of the text and settings (no chosen text takes another's), but a segment's
 //! pixels and counts are taken as written, so a host must never share one
 //! session's segments with another.
+//!
+//! Pipeline layer (4): it reads and fills the [`HostState`] the pipeline owns,
+//! stage by stage (optical snapshots, token counts), so it sits beside the
+//! pipeline, below the hosts (`wasm`, the controller) that call it.
 
 use std::fmt::Write;
 

@@ -254,7 +254,7 @@ impl<'a, S> StageContext<'a, S> {
             .unwrap_or_else(|| Schedule::fixed(self.config, observations))
     }
 
-    /// The spill key `text` gets ([`spill::content_key`]), from the session's cache.
+    /// The spill key `text` gets ([`crate::hash::key::content_key`]), from the session's cache.
     pub fn content_key(&mut self, kind: &str, text: &str) -> String {
         self.keys.key(kind, text)
     }

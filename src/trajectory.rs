@@ -1,5 +1,7 @@
 //! Agent trajectories (the `../shared/traces` schema) and the request an agent
-//! loop would send before step `t`.
+//! loop would send before step `t`. Base layer: parsing a trajectory file is
+//! input parsing into the neutral [`crate::model`], like a provider format;
+//! replaying it through the pipeline is the host's job.
 
 use serde::Deserialize;
 use serde_json::Value;

@@ -1,5 +1,5 @@
 // Internal: the checks every outside spill store (KV, Durable Objects) makes
-// on a blob: a content key (`<kind>-<32 hex>`, src/spill/key.rs) must be the
+// on a blob: a content key (`<kind>-<32 hex>`, src/hash/key.rs) must be the
 // SHA-256 of its text, checked on write and again on read.
 import { TraceLiteError, guarded } from '../core/errors.js';
 import { blobFacts, isContentKey as coreIsContentKey } from '../wasm/tracelite.js';

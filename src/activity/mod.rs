@@ -1,4 +1,5 @@
-//! One reader of agent activity: what each tool call did. The phase stage,
+//! One reader of agent activity (contract layer, beside [`crate::stage`]):
+//! what each tool call did. The phase stage,
 //! compaction and the [`crate::controller::TraceLite`] controller all read a
 //! conversation through [`read`], so they agree on what an edit is, which
 //! file it changed, whether that file existed before the session, and what

@@ -12,7 +12,7 @@
 //!
 //! The URL is the template with `{id}` replaced by the image's content id:
 //! the 32 hex digits of the content key `image-<id>` of its base64 text (the
-//! first 128 bits of its SHA-256, as spill keys are; [`crate::spill::key`]).
+//! first 128 bits of its SHA-256, as spill keys are; [`crate::hash::key`]).
 //! The same pixels give the same PNG bytes, so the same id and the same URL:
 //! the request stays byte-identical from turn to turn and prompt caches hold.
 //! A host that keeps the image as the blob `image-<id>` of a spill store gets

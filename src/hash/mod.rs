@@ -1,6 +1,7 @@
-//! 64-bit FNV-1a, the core's one non-cryptographic hash: fingerprints that
-//! compaction records compare (spill keys are SHA-256, [`crate::spill::key`]).
-//! The JS side names unnamed proxy sessions with the same function (`fnv1a` in wasm).
+//! Hashes (base layer): 64-bit FNV-1a, fingerprints that compaction records
+//! compare (the JS side names unnamed proxy sessions with the same function,
+//! `fnv1a` in wasm); [`text_hash`], where the caches look a text up; and the
+//! SHA-256 content keys of spills and snapshot URLs ([`key`]).
 //!
 //! Caches shared by every session of a [`crate::HostState`] cannot trust a
 //! 64-bit hash (a chosen text collides with another session's in a few

@@ -1,4 +1,7 @@
-//! The planner: stages propose, the planner commits what pays.
+//! The planner (layer 3): stages propose, the planner commits what pays. It
+//! imports no stage: the pipeline hands it the optical stage's proposals
+//! ([`demotion::Propose`]) and hands the compact stage its price
+//! ([`compaction::candidate`] as a [`crate::stage::PriceCompaction`]).
 //!
 //! Every rewrite of an earlier message (a snapshot, a dedup edit, a
 //! tombstone, a summary) re-sends everything after it uncached (and, for

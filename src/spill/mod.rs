@@ -1,5 +1,5 @@
-//! Stage 1, spilling: caps every tool result, keeps the full output in a
-//! [`SpillStore`] and leaves the model an [`Excerpt`] with a `spill://` pointer
+//! Stage 1, spilling (layer 2): caps every tool result, keeps the full output
+//! in a [`SpillStore`] ([`crate::store`], re-exported here) and leaves the model an [`Excerpt`] with a `spill://` pointer
 //! it can page through with `read_spill` and search with `grep_spill`
 //! ([`tools`]). Every other stage also keeps what it removes here.
 //!

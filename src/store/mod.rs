@@ -1,4 +1,9 @@
-//! The [`SpillStore`] trait and the default bounded in-memory store.
+//! Where removed text goes (base layer, below the stage contract, which keeps
+//! into it): the [`SpillStore`] trait and the default bounded in-memory
+//! store, how blobs are read ([`lines`]) and searched ([`grep`]), their
+//! pointers (`spill://<session>/<key>` or a file path) and the marker of an
+//! excerpt whose full text the store refused. The spill stage
+//! ([`crate::spill`]) re-exports all of it.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -135,12 +140,12 @@ pub trait SpillStore {
     /// Stores `text` under `key`. Storing the same text under the same key again
     /// is a no-op; different text under an existing key, or a blob the store has
     /// no room for, is refused with `STORE_REFUSED` (the held text stays). A
-    /// key shaped like a content key (`<kind>-<32 hex>`, [`super::key`]) must
+    /// key shaped like a content key (`<kind>-<32 hex>`, [`crate::hash::key`]) must
     /// be the hash of `text`, else `SPILL_CORRUPT`; a store whose texts live
     /// outside this process checks them again when it reads them back.
     fn put(&mut self, session: &str, key: &str, text: &str) -> Result<()>;
     /// [`put`](Self::put) of a text whose content key the caller has just
-    /// hashed from it ([`super::key::KeyCache::key_hashed`]): a store may skip
+    /// hashed from it ([`crate::hash::key::KeyCache::key_hashed`]): a store may skip
     /// hashing it again. Otherwise the same as `put`.
     fn put_hashed(&mut self, session: &str, key: &str, text: &str) -> Result<()> {
         self.put(session, key, text)
@@ -208,7 +213,7 @@ pub struct StoreLimits {
     /// 7 days; 0 keeps sessions until evicted).
     pub ttl_seconds: u64,
     /// Work one grep may do (pattern program bytes × bytes searched, see
-    /// [`super::grep`]); a search over it fails with `GREP_TOO_COSTLY`.
+    /// [`grep`]); a search over it fails with `GREP_TOO_COSTLY`.
     /// Default [`grep::DEFAULT_MAX_GREP_COST`] (2^32).
     pub max_grep_cost: u64,
 }
