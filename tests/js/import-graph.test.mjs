@@ -1,5 +1,6 @@
 // Issue 36 item 6: the JS glue (pkg-config/) and the playground (www/) have
-// no import cycle. Imports are read by TypeScript's parser:
+// no import cycle, and no function of the proxy (pkg-config/adapters/proxy/)
+// is longer than MAX_PROXY_FUNCTION_LINES. Imports are read by TypeScript's parser:
 // `import … from`, `export … from`, literal `import('…')`; `#entry` resolves
 // through pkg-config/package.json `imports`, `pkg/…` to the pkg-config/ file
 // it is built from (the built wasm is no source file).
@@ -15,6 +16,8 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 const PKG = join(root, 'pkg-config');
 const WWW = join(root, 'www');
 const BUILT = join(root, 'pkg');
+/** Longest function allowed in the proxy (lines, first to last). */
+const MAX_PROXY_FUNCTION_LINES = 100;
 const WASM = [join(PKG, 'wasm') + sep, join(BUILT, 'wasm') + sep];
 
 const manifest = JSON.parse(readFileSync(join(PKG, 'package.json'), 'utf8'));
@@ -82,4 +85,15 @@ test('pkg-config/ and www/ have no import cycle', () => {
   assert.ok(graph.size > 40, `only ${graph.size} files read`);
   const cycles = cyclesOf(graph).map((c) => shown(root, c).join(' -> '));
   assert.deepEqual(cycles, [], `import cycles:\n${cycles.join('\n')}`);
+});
+
+test(`no function of the proxy is over ${MAX_PROXY_FUNCTION_LINES} lines`, () => {
+  const dir = join(PKG, 'adapters', 'proxy');
+  const long = [];
+  for (const file of sourceFiles(dir).filter((f) => !f.endsWith('.test.mjs'))) {
+    for (const f of functionLengths(readFileSync(file, 'utf8'), file)) {
+      if (f.lines > MAX_PROXY_FUNCTION_LINES) long.push(`${shown(root, [file])[0]}:${f.line} ${f.name} (${f.lines} lines)`);
+    }
+  }
+  assert.deepEqual(long, []);
 });

@@ -2,6 +2,9 @@
 // deployment's `secret` (HMAC-SHA256): sessions, their tokens, image URL
 // signatures. Web Crypto only, so it runs in Node and in workerd alike.
 
+/** Header naming the spill session (also set on responses). */
+export const SESSION_HEADER = 'x-tracelite-session';
+
 const SIGNATURE = /^[A-Za-z0-9_-]{43}$/;
 
 // ---------------------------------------------------------------- sessions
