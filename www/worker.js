@@ -12,8 +12,8 @@ import {
 } from './pkg/entries/browser.js';
 import { grepLines, pageLines } from './pkg/internal/spill-reader.js';
 import { spillOrder, uniqueMatches } from './spill-matches.js';
-// bench/grounding.mjs, served at /grounding.js (www/serve.mjs): the same facts and classes as `make bench`.
-import { classify, extractFacts, hiddenBy, oldStrVisible, pointersOf, taskVerbatim, viewRequest } from './grounding.js';
+// The package's fact view: the same facts and classes as `make bench` (bench/grounding.mjs totals them).
+import { classify, extractFacts, hiddenBy, oldStrVisible, pointersOf, taskVerbatim, viewRequest } from './pkg/internal/facts.js';
 
 let run = null; // { kind, session, outputs: [{ text, report }], baselines: [text], store, texts: Map, facts: Map | null }
 

@@ -1,6 +1,7 @@
 // Issue 36 item 6: the JS glue (pkg-config/) and the playground (www/) have
-// no import cycle, and no function of the proxy (pkg-config/adapters/proxy/)
-// is longer than MAX_PROXY_FUNCTION_LINES. Imports are read by TypeScript's parser:
+// no import cycle, www/ never loads the benchmark's code (bench/), and no
+// function of the proxy (pkg-config/adapters/proxy/) is longer than
+// MAX_PROXY_FUNCTION_LINES. Imports are read by TypeScript's parser:
 // `import … from`, `export … from`, literal `import('…')`; `#entry` resolves
 // through pkg-config/package.json `imports`, `pkg/…` to the pkg-config/ file
 // it is built from (the built wasm is no source file).
@@ -15,6 +16,7 @@ import { cyclesOf, functionLengths, importGraph, shown, sourceFiles, specifiersO
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const PKG = join(root, 'pkg-config');
 const WWW = join(root, 'www');
+const BENCH = join(root, 'bench');
 const BUILT = join(root, 'pkg');
 /** Longest function allowed in the proxy (lines, first to last). */
 const MAX_PROXY_FUNCTION_LINES = 100;
@@ -80,11 +82,24 @@ test('the function length measure counts a function from its first line to its l
   assert.deepEqual(specifiersOf("export { x } from './x.js';\nconst y = await import(`./y.js`);\n"), ['./x.js', './y.js']);
 });
 
-test('pkg-config/ and www/ have no import cycle', () => {
-  const { graph } = repositoryGraph();
+test('pkg-config/ and www/ have no import cycle and no import of a missing file', () => {
+  const { graph, missing } = repositoryGraph();
   assert.ok(graph.size > 40, `only ${graph.size} files read`);
   const cycles = cyclesOf(graph).map((c) => shown(root, c).join(' -> '));
   assert.deepEqual(cycles, [], `import cycles:\n${cycles.join('\n')}`);
+  assert.deepEqual(missing.map(([from, spec]) => `${shown(root, [from])[0]}: ${spec}`), []);
+});
+
+test('www/ never imports the benchmark (bench/), nor serves it', () => {
+  const { graph } = repositoryGraph();
+  const intoBench = [];
+  for (const [file, edges] of graph) {
+    if (!inside(WWW, file)) continue;
+    for (const to of edges) if (inside(BENCH, to)) intoBench.push(`${shown(root, [file])[0]} -> ${shown(root, [to])[0]}`);
+  }
+  assert.deepEqual(intoBench, []);
+  // The static server maps URL paths to files: none of them into bench/.
+  assert.doesNotMatch(readFileSync(join(WWW, 'serve.mjs'), 'utf8'), /['"]bench['"]|\bbench\//);
 });
 
 test(`no function of the proxy is over ${MAX_PROXY_FUNCTION_LINES} lines`, () => {

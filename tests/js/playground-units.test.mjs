@@ -122,13 +122,14 @@ test('the static server listens on 127.0.0.1 and serves www/, the sample and pkg
   assert.equal(sample.status, 200);
   assert.ok(Array.isArray(JSON.parse(sample.body).steps));
   assert.match((await get('/app.js')).type, /^text\/javascript/);
-  // The worker imports the bench's grounding module: browser-safe (no node: imports).
-  const grounding = await get('/grounding.js');
-  assert.equal(grounding.status, 200);
-  assert.match(grounding.type, /^text\/javascript/);
-  assert.match(grounding.body, /export function extractFacts/);
-  assert.doesNotMatch(grounding.body, /from ['"]node:/);
-  assert.equal((await get('/bench/harness.mjs')).status, 404, 'only that one bench file is served');
+  // The worker's fact view is the package's: browser-safe (no node: imports); no bench file is served.
+  const facts = await get('/pkg/internal/facts.js');
+  assert.equal(facts.status, 200);
+  assert.match(facts.type, /^text\/javascript/);
+  assert.match(facts.body, /export function extractFacts/);
+  assert.doesNotMatch(facts.body, /from ['"]node:/);
+  assert.equal((await get('/grounding.js')).status, 404, 'the bench module is not served');
+  assert.equal((await get('/bench/harness.mjs')).status, 404, 'no bench file is served');
   const wasm = await get('/pkg/wasm/tracelite_bg.wasm');
   assert.equal(wasm.status, 200, 'pkg/ is built (make pkg)');
   assert.equal(wasm.type, 'application/wasm');
