@@ -9,7 +9,7 @@ import { SessionStores } from '../../internal/mirror.js';
 import { compressAndForward, forwardOther } from './forward.js';
 import { IMAGE_ROUTE, imageBase, serveImage } from './images.js';
 import { normalizePath, routeOf } from './routes.js';
-import { MaskedBlobs, SearchWindows } from './search-budget.js';
+import { MaskedBlobs, WorkWindows } from './search-budget.js';
 import { DEFAULT_PROVIDERS, proxySettings } from './settings.js';
 import { sessionSigner } from './signing.js';
 import { redactedReader, serveSpill } from './spill-routes.js';
@@ -20,6 +20,7 @@ export { GEMINI_METHODS, REFUSED_ROUTES, ROUTES, normalizePath } from './routes.
 export { SESSION_HEADER, defaultIdentity, sessionSigner } from './signing.js';
 export { IMAGE_CACHE_CONTROL, IMAGE_ROUTE } from './images.js';
 export {
+  DEFAULT_COMPRESS_MS_PER_MINUTE,
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_MAX_MASKED_BYTES,
   DEFAULT_MAX_SEARCH_COST,
@@ -71,6 +72,11 @@ export {
  *   session's on the grep route at most `maxSearchWorkPerMinute` (then 429).
  *   With redaction on, the model's calls and the spill routes read and search
  *   the masked text (no oracle for a secret).
+ * * Compress time: a tenant's (its credentials, `identify`) POSTs may spend
+ *   `maxCompressMsPerMinute` compressing a minute (wall time of the compress
+ *   step; with an outside store its round trips count too); once spent, a
+ *   POST is refused before its body is read: 429 `COMPRESS_BUDGET_SPENT`
+ *   with `retry-after`.
  * * Responses to compressed POSTs carry `x-tracelite-bytes: received->sent`.
  *
  * Caches between isolates (`persistCache`, default true, with an outside
@@ -166,7 +172,9 @@ function proxyContext(s) {
     // Masked once per blob, not once per read or search (LRU within maxMaskedBytes).
     reader: masking ? redactedReader(spills, new MaskedBlobs(s.maxMaskedBytes)) : spills,
     // Search work on the spill routes, per session and minute.
-    searchWindows: new SearchWindows({ limit: s.maxSearchWorkPerMinute, windowMs: 60_000 }),
+    searchWindows: new WorkWindows({ limit: s.maxSearchWorkPerMinute, windowMs: 60_000 }),
+    // Compress time per tenant and minute.
+    compressWindows: new WorkWindows({ limit: s.maxCompressMsPerMinute, windowMs: 60_000 }),
   };
 }
 

@@ -64,8 +64,8 @@ function redactBody(parsed) {
 }
 
 /** The session of a POST (`text` its body): `{ session }` or `{ error }`. */
-async function sessionOf(px, request, text) {
-  const { signer, options, identify } = px;
+async function sessionOf(px, request, text, identity) {
+  const { signer, options } = px;
   const sent = request.headers.get(SESSION_HEADER);
   if (sent && signer.isToken(sent)) {
     // A token from an earlier response names its session as it is.
@@ -81,7 +81,6 @@ async function sessionOf(px, request, text) {
       return { error: errorResponse(400, err.code, err.message, SESSION_HEADER) };
     }
   }
-  const identity = String(await identify(request) ?? '');
   return { session: await signer.session(identity, name ? { name } : { opening: openingOf(text) }) };
 }
 
@@ -93,20 +92,30 @@ async function sessionOf(px, request, text) {
  * only the bytes it forwards, not three copies of what it received.
  */
 export async function prepare(px, request, routeFormat) {
-  const { maxBodyBytes } = px;
+  const { maxBodyBytes, compressWindows } = px;
+  const identity = String(await px.identify(request) ?? '');
+  const tenant = await px.signer.tenant(identity);
+  if (compressWindows.left(tenant) <= 0) {
+    // Refused before the body is read: a refusal costs the attacker's tenant nothing here.
+    return { error: errorResponse(429, 'COMPRESS_BUDGET_SPENT', 'this client\'s compress time per minute (maxCompressMsPerMinute) is used up', 'body',
+      { 'retry-after': String(compressWindows.retryAfter(tenant)) }) };
+  }
   const read = await readLimited(request, maxBodyBytes);
   if (read === null) return { error: tooLarge(maxBodyBytes) };
   const { text, size: received } = read;
   const shape = bodyError(text);
   if (shape) return { error: shape };
-  const { session, error } = await sessionOf(px, request, text);
+  const { session, error } = await sessionOf(px, request, text, identity);
   if (error) return { error };
   const fmt = px.format ?? routeFormat;
+  const started = performance.now();
   try {
     return { session, received, ...(await compressed(px, text, fmt, session)) };
   } catch (err) {
     if (err?.name !== 'TraceLiteError') throw err;
     return { session, received, ...unreadable(px, text, err) };
+  } finally {
+    compressWindows.spend(tenant, performance.now() - started);
   }
 }
 

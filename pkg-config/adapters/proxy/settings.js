@@ -50,6 +50,14 @@ export const DEFAULT_SEARCHES_PER_REQUEST = 2;
 /** Default `maxSearchWorkPerMinute` of a session on the spill routes, in searches at `maxSearchCost`. */
 export const DEFAULT_SEARCHES_PER_MINUTE = 8;
 
+/**
+ * Default `maxCompressMsPerMinute`: the time one tenant's requests (its
+ * credentials, `identify`) may spend compressing per minute, in ms. Half a
+ * core: a normal agent spends well under a second a turn; a body at
+ * `maxBodyBytes` costs seconds. Over it: 429 `COMPRESS_BUDGET_SPENT`.
+ */
+export const DEFAULT_COMPRESS_MS_PER_MINUTE = 30_000;
+
 /** Default bytes of masked spills the proxy keeps for the spill routes and tools (`maxMaskedBytes`). */
 export const DEFAULT_MAX_MASKED_BYTES = 8 * 1024 * 1024;
 
@@ -85,11 +93,12 @@ export function proxySettings({
   maxSearchWork,
   maxSearchWorkPerMinute,
   maxMaskedBytes = DEFAULT_MAX_MASKED_BYTES,
+  maxCompressMsPerMinute = DEFAULT_COMPRESS_MS_PER_MINUTE,
 } = {}) {
   const s = {
     upstream, format, options, store, fetch, maxBodyBytes, maxSessions, maxHeldBytes, maxMemoryBytes, maxStoreWrites,
     onError, secret, identify, onReport, providers, spillTools, maxSpillRounds, maxSpillResponseBytes, imageBaseUrl,
-    persistCache, maxSearchCost, maxSearchWork, maxSearchWorkPerMinute, maxMaskedBytes,
+    persistCache, maxSearchCost, maxSearchWork, maxSearchWorkPerMinute, maxMaskedBytes, maxCompressMsPerMinute,
   };
   checkPlumbing(s);
   checkLimits(s);
@@ -163,7 +172,8 @@ function checkLimits(s) {
   }
   s.maxSearchWork ??= DEFAULT_SEARCHES_PER_REQUEST * maxSearchCost;
   s.maxSearchWorkPerMinute ??= DEFAULT_SEARCHES_PER_MINUTE * maxSearchCost;
-  for (const [name, value] of [['maxSearchWork', s.maxSearchWork], ['maxSearchWorkPerMinute', s.maxSearchWorkPerMinute], ['maxMaskedBytes', s.maxMaskedBytes]]) {
+  for (const [name, value] of [['maxSearchWork', s.maxSearchWork], ['maxSearchWorkPerMinute', s.maxSearchWorkPerMinute], ['maxMaskedBytes', s.maxMaskedBytes],
+    ['maxCompressMsPerMinute', s.maxCompressMsPerMinute]]) {
     if (!Number.isSafeInteger(value) || value < 1) {
       throw new TraceLiteError(`${name} must be a positive integer`, 'INVALID_OPTION', name);
     }

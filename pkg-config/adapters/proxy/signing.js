@@ -96,6 +96,10 @@ export function sessionSigner(secret) {
       const ok = await crypto.subtle.verify('HMAC', await key, fromBase64url(m[2]), message('token', m[1]));
       return ok ? m[1] : undefined;
     },
+    /** A tenant's key for budgets: an HMAC of its identity (the identity itself is never kept). */
+    async tenant(identity) {
+      return hex(await sign('tenant', identity), 16);
+    },
     /** The capability of one image URL: 43 base64url chars of an HMAC of (session, id). */
     async imageSignature(session, id) {
       return base64url(await sign('image', session, id));
