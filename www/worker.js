@@ -6,6 +6,7 @@ import {
   compress,
   defaultOptions,
   replayTrajectory,
+  requestConversation,
   sessionName,
   summarizeReplay,
   version,
@@ -181,7 +182,11 @@ const handlers = {
     const out = r.outputs[t];
     if (!out) throw Object.assign(new Error(`no step ${t}`), { code: 'NO_STEP' });
     const grounding = r.kind === 'trajectory' ? stepGrounding(r, t, out.text, r.baselines[t]) : null;
-    return { t, request: out.text, original: r.baselines[t], report: out.report, grounding };
+    // The neutral conversations the core parses them into: the page shows these, whatever the format.
+    const format = { format: out.report.format };
+    const conversation = requestConversation(out.text, format);
+    const originalConversation = requestConversation(r.baselines[t], format);
+    return { t, request: out.text, original: r.baselines[t], conversation, originalConversation, report: out.report, grounding };
   },
   spills: () => {
     const r = requireRun();

@@ -151,3 +151,11 @@ test('the sample opens at the settings of `make demo` (Makefile DEMO_ARGS)', () 
   for (let i = 0; i < args.length; i += 2) fromMake[args[i].replace(/^--/, '')] = Number(args[i + 1]);
   assert.deepEqual({ ...SAMPLE_OPTIONS }, fromMake);
 });
+
+test('the prompt view reads no provider format: it shows the neutral conversation the core exports', () => {
+  const www = (f) => readFileSync(new URL(`../../www/${f}`, import.meta.url), 'utf8');
+  // Members only a provider format has (Chat, Responses, Anthropic, Gemini).
+  const providerMembers = /tool_calls|tool_call_id|function_call_output|tool_use|input_image|image_url|functionCall|functionResponse|inline_data|inlineData|systemInstruction|\.contents\b/;
+  for (const file of ['prompt-view.js', 'app.js']) assert.doesNotMatch(www(file), providerMembers, file);
+  assert.match(www('worker.js'), /requestConversation\(/, 'the worker asks the core for the conversation');
+});
