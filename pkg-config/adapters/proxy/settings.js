@@ -105,6 +105,13 @@ export function proxySettings({
   return s;
 }
 
+/** `INVALID_OPTION` naming `name` unless `value` is a positive (`safe`: safe) integer. */
+function positive(name, value, { safe = false, hint = '' } = {}) {
+  if (!(safe ? Number.isSafeInteger(value) : Number.isInteger(value)) || value < 1) {
+    throw new TraceLiteError(`${name} must be a positive integer${hint}`, 'INVALID_OPTION', name);
+  }
+}
+
 /** The upstream, the store, the request limits and the hooks. */
 function checkPlumbing({ upstream, store, options, maxBodyBytes, maxStoreWrites, onError, identify }) {
   try {
@@ -118,12 +125,8 @@ function checkPlumbing({ upstream, store, options, maxBodyBytes, maxStoreWrites,
   if (options.store !== undefined) {
     throw new TraceLiteError('pass the store as createProxy({ store }), not in options', 'INVALID_OPTION', 'options.store');
   }
-  if (!Number.isInteger(maxBodyBytes) || maxBodyBytes < 1) {
-    throw new TraceLiteError('maxBodyBytes must be a positive integer', 'INVALID_OPTION', 'maxBodyBytes');
-  }
-  if (!Number.isInteger(maxStoreWrites) || maxStoreWrites < 1) {
-    throw new TraceLiteError('maxStoreWrites must be a positive integer', 'INVALID_OPTION', 'maxStoreWrites');
-  }
+  positive('maxBodyBytes', maxBodyBytes);
+  positive('maxStoreWrites', maxStoreWrites);
   if (!ON_ERROR.includes(onError)) {
     throw new TraceLiteError(`onError must be one of ${ON_ERROR.join(', ')}`, 'INVALID_OPTION', 'onError');
   }
@@ -161,22 +164,14 @@ function checkLimits(s) {
   if (typeof spillTools !== 'boolean') {
     throw new TraceLiteError('spillTools must be a boolean', 'INVALID_OPTION', 'spillTools');
   }
-  if (!Number.isInteger(maxSpillRounds) || maxSpillRounds < 1) {
-    throw new TraceLiteError('maxSpillRounds must be a positive integer (spillTools: false turns the tools off)', 'INVALID_OPTION', 'maxSpillRounds');
-  }
-  if (!Number.isInteger(maxSpillResponseBytes) || maxSpillResponseBytes < 1) {
-    throw new TraceLiteError('maxSpillResponseBytes must be a positive integer', 'INVALID_OPTION', 'maxSpillResponseBytes');
-  }
-  if (!Number.isSafeInteger(maxSearchCost) || maxSearchCost < 1) {
-    throw new TraceLiteError('maxSearchCost must be a positive integer (the core\'s search work units)', 'INVALID_OPTION', 'maxSearchCost');
-  }
+  positive('maxSpillRounds', maxSpillRounds, { hint: ' (spillTools: false turns the tools off)' });
+  positive('maxSpillResponseBytes', maxSpillResponseBytes);
+  positive('maxSearchCost', maxSearchCost, { safe: true, hint: ' (the core\'s search work units)' });
   s.maxSearchWork ??= DEFAULT_SEARCHES_PER_REQUEST * maxSearchCost;
   s.maxSearchWorkPerMinute ??= DEFAULT_SEARCHES_PER_MINUTE * maxSearchCost;
   for (const [name, value] of [['maxSearchWork', s.maxSearchWork], ['maxSearchWorkPerMinute', s.maxSearchWorkPerMinute], ['maxMaskedBytes', s.maxMaskedBytes],
     ['maxCompressMsPerMinute', s.maxCompressMsPerMinute]]) {
-    if (!Number.isSafeInteger(value) || value < 1) {
-      throw new TraceLiteError(`${name} must be a positive integer`, 'INVALID_OPTION', name);
-    }
+    positive(name, value, { safe: true });
   }
   if (options.session !== undefined) checkName('session', options.session);
   if (options.optical?.imageUrl) {
