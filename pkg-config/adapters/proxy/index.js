@@ -3,7 +3,8 @@
 // settings.js (options and defaults), forward.js and prepare.js (forwarding),
 // spill-routes.js, images.js (image route), signing.js (sessions, tokens,
 // signatures), routes.js (which paths carry a conversation), tools.js (the
-// spill tools answered on the model's behalf), search-budget.js, http.js.
+// spill tools answered on the model's behalf), search-budget.js (search and
+// compress budgets), http.js (responses, bounded body reads).
 import { compress } from '#entry';
 import { SessionStores } from '../../internal/mirror.js';
 import { compressAndForward, forwardOther } from './forward.js';
