@@ -91,21 +91,26 @@ function previewSample(text) {
   } catch {
     return;
   }
+  // Built straight from the trajectory in the shape of the core's neutral
+  // conversation (the package is not loaded yet), as the agent would send it.
   const trajectory = JSON.parse(text);
-  const messages = [
-    { role: 'system', content: trajectory.system ?? '' },
-    { role: 'user', content: trajectory.task },
-  ];
+  const textPart = (t) => ({ type: 'text', text: t });
+  const messages = [{ role: 'user', parts: [textPart(trajectory.task)] }];
   trajectory.steps.forEach((step, i) => {
     const id = `call_${i}`;
     const args = typeof step.args === 'string' ? step.args : JSON.stringify(step.args ?? {});
-    messages.push({ role: 'assistant', content: step.thought ?? null, tool_calls: [{ id, type: 'function', function: { name: step.tool, arguments: args } }] });
-    messages.push({ role: 'tool', tool_call_id: id, content: String(step.observation ?? '') });
+    const thought = step.thought ? [textPart(step.thought)] : [];
+    messages.push({ role: 'assistant', parts: [...thought, { type: 'tool_call', id, name: step.tool, arguments: args }] });
+    messages.push({ role: 'tool', parts: [{ type: 'tool_result', call_id: id, parts: [textPart(String(step.observation ?? ''))], is_error: false }] });
   });
+  const conversation = {
+    system: [{ role: 'system', parts: [textPart(trajectory.system ?? '')] }],
+    messages: messages.map((m, i) => ({ ...m, index: i + 1 })),
+  };
   $('input-label').textContent = `${input.label} (trajectory, ${input.steps} steps)`;
   const view = $('prompt-view');
   view.dataset.view = 'preview';
-  renderRequest(view, { messages }, 'openai-chat', [], onPointer);
+  renderRequest(view, conversation, [], onPointer);
   $('step-out').textContent = String(input.steps - 1);
   const slider = $('step');
   slider.max = String(input.steps - 1);
@@ -320,12 +325,10 @@ async function showStep(t) {
   state.stepData = data;
   const { report } = data;
   const original = state.view === 'original';
-  const text = original ? data.original : data.request;
-  const request = JSON.parse(text);
   const view = $('prompt-view');
   view.dataset.step = String(t);
   view.dataset.view = state.view;
-  renderRequest(view, request, report.format, original ? [] : report.changes, onPointer);
+  renderRequest(view, original ? data.originalConversation : data.conversation, original ? [] : report.changes, onPointer);
   renderChanges($('changes-table'), report.changes, view, onPointer);
   renderStages($('stages-table'), report.stages);
   $('plan-summary').textContent = renderPlan($('plan-table'), report.plan);

@@ -1,142 +1,47 @@
 // Renders a provider request as the model receives it: system prompt, then each
 // message with its text, tool calls, tool results and images (at real size),
-// marked with the stage that changed it (report.changes[].message indexes the
-// request's own list of messages: `messages`, `input` or `contents`).
+// marked with the stage that changed it. The request comes as the neutral
+// conversation the core parses it into (the worker's `requestConversation`),
+// whatever its format; each message's `index` is its position in the request's
+// own list, which report.changes[].message names.
 
 export const STAGES = ['spill', 'dedup', 'phase', 'optical', 'compact'];
 const POINTER = /spill:\/\/[A-Za-z0-9._-]+\/[A-Za-z0-9._-]+/g;
 
-// ---- normalization: every format → { system: Block[], messages: Msg[] } ----
-// Block: { type: 'text', text } | { type: 'image', src } | { type: 'call', name, args, id }
-//      | { type: 'result', id, name, blocks } | { type: 'other', json }
-// Msg: { role, blocks, index (position in the request's list of messages, or null), note }
+// ---- the display model: the core's neutral conversation (requestConversation) → blocks ----
+// Block: { type: 'text', text, thinking? } | { type: 'image', src } | { type: 'call', name, args, id }
+//      | { type: 'result', id, blocks, error } | { type: 'other', json }
+// Msg: { role, blocks, index (position in the request's own list of messages, or null), note }
 
-function textBlocks(content, map) {
-  if (content == null) return [];
-  if (typeof content === 'string') return [{ type: 'text', text: content }];
-  if (Array.isArray(content)) return content.flatMap(map);
-  return [{ type: 'other', json: content }];
-}
-
-function chatPart(p) {
-  if (p?.type === 'text') return [{ type: 'text', text: p.text }];
-  if (p?.type === 'image_url') return [{ type: 'image', src: p.image_url?.url ?? '' }];
-  return [{ type: 'other', json: p }];
-}
-
-function openaiChat(req) {
-  const out = { system: [], messages: [] };
-  let leading = true;
-  let previousRole = null;
-  for (const [index, m] of (req.messages ?? []).entries()) {
-    const blocks = textBlocks(m.content, chatPart);
-    for (const c of m.tool_calls ?? []) {
-      blocks.push({ type: 'call', id: c.id, name: c.function?.name, args: c.function?.arguments });
-    }
-    if (leading && (m.role === 'system' || m.role === 'developer')) {
-      out.system.push(...blocks);
-      continue;
-    }
-    leading = false;
-    // The emitter moves images out of tool messages into a user message right
-    // after the tool run: that message is not one of the conversation's messages.
-    const carrier = m.role === 'user' && previousRole === 'tool' && Array.isArray(m.content) &&
-      m.content.length > 0 && m.content.every((p) => p?.type === 'image_url');
-    previousRole = m.role;
-    if (carrier) {
-      out.messages.push({ role: 'user', blocks, index: null, note: 'images of the tool results above (Chat Completions accepts images only in user messages)' });
-      continue;
-    }
-    out.messages.push({ role: m.role, blocks, index, id: m.tool_call_id });
-  }
-  return out;
-}
-
-function anthropicBlock(b) {
-  if (typeof b === 'string') return [{ type: 'text', text: b }];
-  switch (b?.type) {
-    case 'text': return [{ type: 'text', text: b.text }];
-    case 'thinking': return [{ type: 'text', text: b.thinking, thinking: true }];
-    case 'image': {
-      const s = b.source ?? {};
-      const src = s.type === 'base64' ? `data:${s.media_type};base64,${s.data}` : (s.url ?? '');
-      return [{ type: 'image', src }];
-    }
-    case 'tool_use': return [{ type: 'call', id: b.id, name: b.name, args: JSON.stringify(b.input) }];
+function partBlocks(part) {
+  switch (part.type) {
+    case 'text': return [{ type: 'text', text: part.text, thinking: part.extra?.thought === true }];
+    case 'image': return [{ type: 'image', src: part.url ?? `data:${part.media_type};base64,${part.data}` }];
+    case 'tool_call': return [{ type: 'call', id: part.id, name: part.name, args: part.arguments }];
     case 'tool_result':
-      return [{ type: 'result', id: b.tool_use_id, blocks: textBlocks(b.content, anthropicBlock), error: b.is_error }];
-    default: return [{ type: 'other', json: b }];
+      return [{ type: 'result', id: part.call_id, blocks: part.parts.flatMap(partBlocks), error: part.is_error }];
+    default:
+      if (part.value?.type === 'thinking') return [{ type: 'text', text: part.value.thinking, thinking: true }];
+      return [{ type: 'other', json: part.value }];
   }
 }
 
-function anthropic(req) {
-  return {
-    system: textBlocks(req.system, anthropicBlock),
-    messages: (req.messages ?? []).map((m, i) => ({ role: m.role, blocks: textBlocks(m.content, anthropicBlock), index: i })),
-  };
-}
-
-function geminiPart(p) {
-  if (typeof p?.text === 'string') return [{ type: 'text', text: p.text, thinking: p.thought === true }];
-  const inline = p?.inline_data ?? p?.inlineData;
-  if (inline) return [{ type: 'image', src: `data:${inline.mime_type ?? inline.mimeType};base64,${inline.data}` }];
-  const call = p?.functionCall ?? p?.function_call;
-  if (call) return [{ type: 'call', id: call.id, name: call.name, args: JSON.stringify(call.args) }];
-  const resp = p?.functionResponse ?? p?.function_response;
-  if (resp) {
-    const r = resp.response;
-    const text = typeof r?.output === 'string' ? r.output : typeof r?.content === 'string' ? r.content : JSON.stringify(r, null, 2);
-    return [{ type: 'result', id: resp.id, name: resp.name, blocks: [{ type: 'text', text }] }];
-  }
-  return [{ type: 'other', json: p }];
-}
-
-function gemini(req) {
-  const sys = req.systemInstruction ?? req.system_instruction;
-  return {
-    system: sys ? textBlocks(sys.parts, geminiPart) : [],
-    messages: (req.contents ?? []).map((c, i) => ({ role: c.role ?? 'user', blocks: textBlocks(c.parts, geminiPart), index: i })),
-  };
-}
-
-function responsesPart(p) {
-  if (typeof p === 'string') return [{ type: 'text', text: p }];
-  if (['input_text', 'output_text', 'text'].includes(p?.type)) return [{ type: 'text', text: p.text }];
-  if (p?.type === 'input_image') return [{ type: 'image', src: p.image_url ?? '' }];
-  return [{ type: 'other', json: p }];
-}
-
-function openaiResponses(req) {
-  const out = { system: [], messages: [] };
-  if (typeof req.instructions === 'string') out.system.push({ type: 'text', text: req.instructions });
-  const items = typeof req.input === 'string' ? [{ role: 'user', content: req.input }] : (req.input ?? []);
-  let leading = true;
-  for (const [index, it] of items.entries()) {
-    const type = it.type ?? 'message';
-    if (type === 'message' && leading && (it.role === 'system' || it.role === 'developer')) {
-      out.system.push(...textBlocks(it.content, responsesPart));
-      continue;
-    }
-    leading = false;
-    let msg;
-    if (type === 'message') msg = { role: it.role, blocks: textBlocks(it.content, responsesPart) };
-    else if (type === 'function_call') msg = { role: 'assistant', blocks: [{ type: 'call', id: it.call_id, name: it.name, args: it.arguments }] };
-    else if (type === 'function_call_output') {
-      msg = { role: 'tool', blocks: [{ type: 'result', id: it.call_id, blocks: textBlocks(it.output, responsesPart) }] };
-    } else msg = { role: type, blocks: [{ type: 'other', json: it }] };
-    out.messages.push({ ...msg, index });
-  }
-  return out;
-}
-
-/** The display model of a request of `format`. */
-export function normalizeRequest(request, format) {
-  switch (format) {
-    case 'anthropic': return anthropic(request);
-    case 'gemini': return gemini(request);
-    case 'openai-responses': return openaiResponses(request);
-    default: return openaiChat(request);
-  }
+/**
+ * The display model of a neutral conversation (`{ system, messages }`, each
+ * message with `role`, `parts` and `index`). A user message of images only
+ * right after a tool message is where Chat Completions carries the images of
+ * tool results: shown as theirs, not as a message of the conversation.
+ */
+export function displayModel(conversation) {
+  let previousRole = null;
+  const messages = conversation.messages.map((m) => {
+    const carrier = m.role === 'user' && previousRole === 'tool' && m.parts.length > 0 && m.parts.every((p) => p.type === 'image');
+    previousRole = m.role;
+    const blocks = m.parts.flatMap(partBlocks);
+    if (carrier) return { role: 'user', blocks, index: null, note: 'images of the tool results above (Chat Completions accepts images only in user messages)' };
+    return { role: m.role, blocks, index: m.index };
+  });
+  return { system: conversation.system.flatMap((m) => m.parts.flatMap(partBlocks)), messages };
 }
 
 // ---- rendering ----
@@ -220,11 +125,12 @@ function badge(change, onPointer) {
 }
 
 /**
- * Renders `request` (object) of `format` into `container`, marking the messages
- * that `changes` touched. `onPointer(pointer)` opens a spill.
+ * Renders a request as its neutral conversation (`requestConversation` of the
+ * package) into `container`, marking the messages that `changes` touched.
+ * `onPointer(pointer)` opens a spill.
  */
-export function renderRequest(container, request, format, changes, onPointer) {
-  const view = normalizeRequest(request, format);
+export function renderRequest(container, conversation, changes, onPointer) {
+  const view = displayModel(conversation);
   const byMessage = new Map();
   for (const c of changes) {
     if (!byMessage.has(c.message)) byMessage.set(c.message, []);

@@ -3,7 +3,6 @@
 //   /                           → www/
 //   /pkg/                       → pkg/ (the built package: `make pkg`)
 //   /demo-session.json          → tests/fixtures/demo-session.json (the sample the page opens on)
-//   /grounding.js               → bench/grounding.mjs (facts and their classes, shared with `make bench`)
 // Usage: node www/serve.mjs [--port N]   (N = 0 picks a free port)
 import { createReadStream, statSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -18,7 +17,6 @@ const MOUNTS = [
 ];
 const FILES = {
   '/demo-session.json': join(ROOT, 'tests', 'fixtures', 'demo-session.json'),
-  '/grounding.js': join(ROOT, 'bench', 'grounding.mjs'),
 };
 const TYPES = {
   '.html': 'text/html; charset=utf-8',

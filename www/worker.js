@@ -6,14 +6,15 @@ import {
   compress,
   defaultOptions,
   replayTrajectory,
+  requestConversation,
   sessionName,
   summarizeReplay,
   version,
 } from './pkg/entries/browser.js';
 import { grepLines, pageLines } from './pkg/internal/spill-reader.js';
 import { spillOrder, uniqueMatches } from './spill-matches.js';
-// bench/grounding.mjs, served at /grounding.js (www/serve.mjs): the same facts and classes as `make bench`.
-import { classify, extractFacts, hiddenBy, oldStrVisible, pointersOf, taskVerbatim, viewRequest } from './grounding.js';
+// The package's fact view: the same facts and classes as `make bench` (bench/grounding.mjs totals them).
+import { classify, extractFacts, hiddenBy, oldStrVisible, pointersOf, taskVerbatim, viewRequest } from './pkg/internal/facts.js';
 
 let run = null; // { kind, session, outputs: [{ text, report }], baselines: [text], store, texts: Map, facts: Map | null }
 
@@ -181,7 +182,11 @@ const handlers = {
     const out = r.outputs[t];
     if (!out) throw Object.assign(new Error(`no step ${t}`), { code: 'NO_STEP' });
     const grounding = r.kind === 'trajectory' ? stepGrounding(r, t, out.text, r.baselines[t]) : null;
-    return { t, request: out.text, original: r.baselines[t], report: out.report, grounding };
+    // The neutral conversations the core parses them into: the page shows these, whatever the format.
+    const format = { format: out.report.format };
+    const conversation = requestConversation(out.text, format);
+    const originalConversation = requestConversation(r.baselines[t], format);
+    return { t, request: out.text, original: r.baselines[t], conversation, originalConversation, report: out.report, grounding };
   },
   spills: () => {
     const r = requireRun();

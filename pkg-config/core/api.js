@@ -1,106 +1,13 @@
-// The JS API shared by every host entry (entries/: node.js, browser.js, workerd.js, edge.js, deno.js).
-import {
-  estimateTokens as wasmEstimateTokens,
-  trajectoryToRequest as wasmTrajectoryToRequest,
-  version as wasmVersion,
-} from '../wasm/tracelite.js';
-import { TraceLiteError, guarded, jsonArg } from './errors.js';
-import { requestText, splitOptions } from './options.js';
-import { sharedStore } from './spill.js';
-import { defaultOptions } from './config.js';
-
+// The JS API shared by every host entry (entries/: node.js, browser.js, workerd.js, edge.js, deno.js):
+// a barrel only; it re-exports the modules and no module imports it (no import cycle).
 export { TraceLiteError } from './errors.js';
+export * from './compress.js';
 export * from './spill.js';
 export * from './compact.js';
 export * from './optical.js';
-export { SpillStore } from './spill.js';
 export * from './formats.js';
-
-let defaultStore;
-
-/**
- * Compresses a provider request. Returns `{ request, report, spills }`: `request`
- * has the same format as the input (auto-detected unless `options.format`),
- * `report` says what each stage did (never containing removed text), `spills`
- * holds the texts newly put in the store so a host can persist them elsewhere.
- */
-export function compress(request, options = {}) {
-  const text = requestText(request);
-  checkSession(options?.session);
-  const { settings, store, countTokens, previous } = splitOptions(options);
-  refuseOversized(text, settings);
-  const target = store ?? sharedStore();
-  const json = guarded(() =>
-    target.wasmStore.compress(text, jsonArg(settings, 'options'), countTokens, previous),
-  );
-  return JSON.parse(json);
-}
-
-/**
- * `options.session` is a string when given: a function or an object would
- * vanish on the way into wasm and the call would use the shared session
- * `"default"` without a word.
- */
-function checkSession(session) {
-  if (session !== undefined && typeof session !== 'string') {
-    throw new TraceLiteError(`options.session must be a string, not ${session === null ? 'null' : typeof session}`, 'INVALID_OPTION', 'session');
-  }
-}
-
-let defaultMaxRequestBytes;
-/** The core's default of `limits.maxRequestBytes`, read once. */
-function maxRequestBytesDefault() {
-  defaultMaxRequestBytes ??= defaultOptions().limits.maxRequestBytes;
-  return defaultMaxRequestBytes;
-}
-
-/**
- * A request over `limits.maxRequestBytes` is refused before it is copied into
- * wasm memory (which never shrinks): UTF-8 needs at least one byte per UTF-16
- * unit, so `text.length` over the limit is over it in bytes too. Requests under
- * it in units but over it in bytes are refused by the core.
- */
-function refuseOversized(text, settings) {
-  const limit = settings.limits?.maxRequestBytes ?? maxRequestBytesDefault();
-  if (!Number.isSafeInteger(limit) || limit < 0) {
-    throw new TraceLiteError('limits.maxRequestBytes must be a non-negative integer', 'INVALID_OPTION', 'limits.maxRequestBytes');
-  }
-  if (text.length > limit) {
-    throw new TraceLiteError(
-      `request is at least ${text.length} bytes, limit is ${limit}`,
-      'LIMIT_EXCEEDED',
-      'limits.maxRequestBytes',
-    );
-  }
-}
-
-/** Estimated o200k_base token count of a text. */
-export function estimateTokens(text) {
-  if (typeof text !== 'string') {
-    throw new TraceLiteError('text must be a string', 'INVALID_REQUEST', 'text');
-  }
-  return wasmEstimateTokens(text);
-}
-
-/** The library version. */
-export function version() {
-  return wasmVersion();
-}
-
-/**
- * The request an agent loop sends before step `t` of a trajectory (the
- * `../shared/traces` schema): system, task, then every earlier step's tool call and result.
- */
-export function trajectoryToRequest(trajectory, t, format = 'openai-chat') {
-  const text = typeof trajectory === 'string' ? trajectory : jsonArg(trajectory, 'trajectory');
-  if (!Number.isInteger(t) || t < 0) {
-    throw new TraceLiteError('t must be a non-negative integer', 'INVALID_OPTION', 't');
-  }
-  return JSON.parse(guarded(() => wasmTrajectoryToRequest(text, t, format)));
-}
 export * from './config.js';
 export * from './replay.js';
-
 export * from './session.js';
 export * from './memory.js';
 export * from './redact.js';

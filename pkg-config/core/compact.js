@@ -8,7 +8,7 @@
 // (`adoptSummary`) and re-applies it on later calls. If both attempts fail,
 // the extractive summary stays.
 import { validateSummary as wasmValidateSummary } from '../wasm/tracelite.js';
-import { compress } from './api.js';
+import { compress } from './compress.js';
 import { TraceLiteError, guarded, jsonArg } from './errors.js';
 import { splitOptions } from './options.js';
 import { SpillStore } from './spill.js';

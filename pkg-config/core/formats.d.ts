@@ -36,3 +36,38 @@ export function validateRequest<T extends object = Record<string, unknown>>(
   request: object | string,
   options?: { format?: FormatName; repair?: boolean },
 ): { format: FormatName; request: T; repairs: Repair[] };
+
+/** A part of a neutral message (the core's `PartKind`), with the members its format does not interpret in `extra`. */
+export type NeutralPart = (
+  | { type: 'text'; text: string }
+  | { type: 'image'; media_type: string; data: string; url: string | null; width: number; height: number }
+  | { type: 'tool_call'; id: string; name: string; arguments: string }
+  | { type: 'tool_result'; call_id: string; parts: NeutralPart[]; is_error: boolean }
+  | { type: 'other'; value: unknown }
+) & { extra?: Record<string, unknown> };
+
+/** A message of the neutral conversation. */
+export interface NeutralMessage {
+  role: 'system' | 'developer' | 'user' | 'assistant' | 'tool';
+  parts: NeutralPart[];
+  /** How the source laid the content out. */
+  layout: 'text' | 'parts' | 'null' | 'absent';
+  extra?: Record<string, unknown>;
+}
+
+/** The neutral conversation a request parses into. */
+export interface NeutralConversation {
+  format: FormatName;
+  /** System prompt messages. */
+  system: NeutralMessage[];
+  /** The conversation after the system prompt; `index` is the message's position in the request's own list (`report.changes[].message`). */
+  messages: (NeutralMessage & { index: number })[];
+  /** The request's other top-level members. */
+  extra: Record<string, unknown>;
+}
+
+/** The neutral conversation `request` parses into (`format` detected unless given). */
+export function requestConversation(
+  request: object | string,
+  options?: { format?: FormatName },
+): NeutralConversation;

@@ -1,8 +1,10 @@
-// Provider formats: detection, validation with opt-in repair, conversion.
+// Provider formats: detection, validation with opt-in repair, conversion, and
+// the neutral conversation a request parses into.
 import {
   formatsConvert as wasmConvert,
   formatsDetect as wasmDetect,
   formatsValidate as wasmValidate,
+  requestConversation as wasmConversation,
 } from '../wasm/tracelite.js';
 import { TraceLiteError, guarded } from './errors.js';
 import { requestText } from './options.js';
@@ -60,4 +62,18 @@ export function validateRequest(request, options = {}) {
     throw new TraceLiteError('options.repair must be a boolean', 'INVALID_OPTION', 'repair');
   }
   return JSON.parse(guarded(() => wasmValidate(text, format ?? undefined, repair)));
+}
+
+/**
+ * The neutral conversation a request parses into (the core's model, the same
+ * for every format): `{ format, system, messages, extra }`; each message has
+ * `role`, `parts` (`text`, `image`, `tool_call`, `tool_result`, `other`) and
+ * `index`, its position in the request's own list of messages (`messages`,
+ * `input` or `contents`), which `report.changes[].message` names.
+ */
+export function requestConversation(request, options = {}) {
+  const text = requestText(request);
+  const { format } = checkOptions(options);
+  checkFormat(format, 'format');
+  return JSON.parse(guarded(() => wasmConversation(text, format ?? undefined)));
 }

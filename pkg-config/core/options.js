@@ -1,9 +1,7 @@
 // Internal: option parsing shared by the JS API modules.
 import { TraceLiteError, jsonArg } from './errors.js';
 import { SpillStore } from './spill.js';
-
-/** Options that are JS objects, not settings; everything else goes to the core as JSON. */
-const HOST_OPTIONS = ['store', 'countTokens', 'previous'];
+import { settingsOf } from './settings.js';
 
 export function requestText(request, what = 'request') {
   if (typeof request === 'string') {
@@ -23,15 +21,8 @@ export function requestText(request, what = 'request') {
 
 /** Splits host objects from settings and checks their types. */
 export function splitOptions(options) {
-  if (options === undefined || options === null) options = {};
-  if (typeof options !== 'object' || Array.isArray(options)) {
-    throw new TraceLiteError('options must be an object', 'INVALID_OPTION', 'options');
-  }
-  const settings = {};
-  for (const [k, v] of Object.entries(options)) {
-    if (!HOST_OPTIONS.includes(k) && v !== undefined) settings[k] = v;
-  }
-  const { store, countTokens, previous } = options;
+  const settings = settingsOf(options);
+  const { store, countTokens, previous } = options ?? {};
   if (store !== undefined && !(store instanceof SpillStore)) {
     throw new TraceLiteError('options.store must be a SpillStore', 'INVALID_OPTION', 'store');
   }
@@ -41,4 +32,3 @@ export function splitOptions(options) {
   const prev = previous === undefined || previous === null ? undefined : requestText(previous, 'previous');
   return { settings, store, countTokens, previous: prev };
 }
-

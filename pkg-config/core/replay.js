@@ -1,7 +1,7 @@
 // Replays a trajectory as an agent loop would: compress the request sent before
 // every step with one store per trajectory. Shared by the CLI and the playground,
 // so both report the same figures for the same options.
-import { compress, trajectoryToRequest } from './api.js';
+import { compress, trajectoryToRequest } from './compress.js';
 import { SpillStore } from './spill.js';
 import { defaultOptions } from './config.js';
 import { TraceLiteError } from './errors.js';

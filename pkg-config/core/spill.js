@@ -2,7 +2,7 @@
 // read_spill / grep_spill (definitions + executor) and spillText.
 import { Store, spillTools as wasmSpillTools } from '../wasm/tracelite.js';
 import { TraceLiteError, guarded, jsonArg } from './errors.js';
-import { splitOptions } from './options.js';
+import { settingsOf } from './settings.js';
 
 /** Names of the agent tools over spilled output. */
 export const SPILL_TOOL_NAMES = Object.freeze(['read_spill', 'grep_spill']);
@@ -183,8 +183,7 @@ export class SpillStore {
   importCache(segment, options = {}) {
     text(segment, 'segment');
     // Host-only options (store, countTokens, previous) do not apply to a cache.
-    const { settings } = splitOptions(options);
-    return JSON.parse(guarded(() => this.wasmStore.importCache(segment, jsonArg(settings, 'options'))));
+    return JSON.parse(guarded(() => this.wasmStore.importCache(segment, jsonArg(settingsOf(options), 'options'))));
   }
 
   /** `{ snapshots, snapshotBytes, rendered, counts, countedBytes }`: what the caches hold and rendered here. */

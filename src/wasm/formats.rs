@@ -38,6 +38,44 @@ pub fn request_opening(request: &str) -> Result<String, JsValue> {
     super::json_text(&formats::opening(&conv), "opening")
 }
 
+/// `request` (JSON text of `format`, detected when absent) as the neutral
+/// conversation it parses into: `{"format", "system": [Message], "messages":
+/// [Message & {"index"}], "extra"}` as JSON text, where `index` is the
+/// message's position in the request's own list (`messages`, `input` or
+/// `contents`; what `report.changes[].message` names).
+#[wasm_bindgen(js_name = requestConversation)]
+pub fn request_conversation(request: &JsValue, format: &JsValue) -> Result<String, JsValue> {
+    let value = parse_json(&args::text(request, "request")?)?;
+    let format = format_of(args::optional_text(format, "format")?, &value)?;
+    let conv = formats::parse(format, &value).map_err(to_js)?;
+    let (_, at) = formats::emit_indexed(format, &conv);
+    let mut messages = Vec::with_capacity(conv.messages.len());
+    for (msg, index) in conv.messages.iter().zip(at) {
+        let mut item = to_value(msg, "messages")?;
+        if let Value::Object(obj) = &mut item {
+            obj.insert("index".into(), Value::from(index));
+        }
+        messages.push(item);
+    }
+    let mut obj = serde_json::Map::new();
+    obj.insert("format".into(), Value::String(format.as_str().into()));
+    obj.insert("system".into(), to_value(&conv.system, "system")?);
+    obj.insert("messages".into(), Value::Array(messages));
+    obj.insert("extra".into(), Value::Object(conv.extra.clone()));
+    super::json_text(&Value::Object(obj), "conversation")
+}
+
+/// `value` as JSON; `SERIALIZATION_FAILED` naming `path` otherwise.
+fn to_value(value: &impl serde::Serialize, path: &str) -> Result<Value, JsValue> {
+    serde_json::to_value(value).map_err(|e| {
+        to_js(Error::new(
+            ErrorCode::SerializationFailed,
+            path,
+            e.to_string(),
+        ))
+    })
+}
+
 /// The format of `request` (JSON text), e.g. `"anthropic"`.
 #[wasm_bindgen(js_name = formatsDetect)]
 pub fn formats_detect(request: &JsValue) -> Result<String, JsValue> {
@@ -84,15 +122,6 @@ pub fn formats_validate(
     let mut obj = serde_json::Map::new();
     obj.insert("format".into(), Value::String(format.as_str().into()));
     obj.insert("request".into(), out);
-    obj.insert(
-        "repairs".into(),
-        serde_json::to_value(&repairs).map_err(|e| {
-            to_js(Error::new(
-                ErrorCode::SerializationFailed,
-                "repairs",
-                e.to_string(),
-            ))
-        })?,
-    );
+    obj.insert("repairs".into(), to_value(&repairs, "repairs")?);
     super::json_text(&Value::Object(obj), "request")
 }

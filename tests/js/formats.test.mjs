@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  TraceLiteError, compress, convert, detectFormat, trajectoryToRequest, validateRequest,
+  TraceLiteError, compress, convert, detectFormat, requestConversation, trajectoryToRequest, validateRequest,
 } from '../../pkg/entries/node.js';
 
 const root = new URL('../../', import.meta.url).pathname;
@@ -104,4 +104,37 @@ test('repair mode fixes and reports, in validateRequest and in compress', () => 
   const { request, report } = compress(orphan, { repair: true });
   assert.equal(report.repairs[0].code, 'ORPHAN_TOOL_RESULT');
   assert.deepEqual(request, fixed.request);
+});
+
+/** The request's own list of messages of each format. */
+const LIST = { 'openai-chat': 'messages', 'openai-responses': 'input', anthropic: 'messages', gemini: 'contents' };
+
+test('requestConversation: the neutral conversation, each message at its index in the request (what report.changes names)', () => {
+  for (const format of FORMATS) {
+    const request = trajectoryToRequest(sample, sample.steps.length, format);
+    const { request: out, report } = compress(request, { format, budget: 16000, session: `neutral-${format}` });
+    const conv = requestConversation(out, { format });
+    assert.equal(conv.format, format);
+    assert.equal(requestConversation(JSON.stringify(out)).format, format, 'detected when not given');
+    const list = out[LIST[format]];
+    const indices = conv.messages.map((m) => m.index);
+    assert.deepEqual(indices, [...indices].sort((a, b) => a - b), `${format}: in request order`);
+    assert.ok(indices.every((i) => Number.isInteger(i) && i >= 0 && i < list.length), format);
+    // Every call of the request is a tool_call part of the message at its index, with the same id.
+    const calls = conv.messages.flatMap((m) => m.parts.filter((p) => p.type === 'tool_call').map((p) => ({ id: p.id, at: m.index })));
+    assert.ok(calls.length >= sample.steps.length, `${format}: ${calls.length} calls`);
+    for (const { id, at } of calls) assert.ok(JSON.stringify(list[at]).includes(JSON.stringify(id)), `${format}: call ${id} at ${LIST[format]}[${at}]`);
+    // The changes of the report name messages the conversation has.
+    const known = new Set(indices);
+    for (const c of report.changes) assert.ok(known.has(c.message), `${format}: change at ${c.message}`);
+    assert.ok(conv.system.length > 0 && conv.system[0].parts.some((p) => p.type === 'text'), `${format}: the system prompt`);
+  }
+  // Leading system messages of Chat Completions are the system prompt: the first message after them is at its index.
+  const chat = { model: 'm', messages: [{ role: 'system', content: 'a' }, { role: 'developer', content: 'b' }, { role: 'user', content: 'hi' }] };
+  const conv = requestConversation(chat);
+  assert.deepEqual(conv.system.map((m) => m.role), ['system', 'developer']);
+  assert.deepEqual(conv.messages.map((m) => [m.role, m.index, m.parts[0].text]), [['user', 2, 'hi']]);
+  throwsCode(() => requestConversation(chat, { format: 'nope' }), 'UNKNOWN_FORMAT', 'format');
+  // The core's strict parser: a duplicate key is refused, as compress refuses it.
+  throwsCode(() => requestConversation('{"model":"m","messages":[],"messages":[]}'), 'INVALID_REQUEST');
 });

@@ -122,13 +122,14 @@ test('the static server listens on 127.0.0.1 and serves www/, the sample and pkg
   assert.equal(sample.status, 200);
   assert.ok(Array.isArray(JSON.parse(sample.body).steps));
   assert.match((await get('/app.js')).type, /^text\/javascript/);
-  // The worker imports the bench's grounding module: browser-safe (no node: imports).
-  const grounding = await get('/grounding.js');
-  assert.equal(grounding.status, 200);
-  assert.match(grounding.type, /^text\/javascript/);
-  assert.match(grounding.body, /export function extractFacts/);
-  assert.doesNotMatch(grounding.body, /from ['"]node:/);
-  assert.equal((await get('/bench/harness.mjs')).status, 404, 'only that one bench file is served');
+  // The worker's fact view is the package's: browser-safe (no node: imports); no bench file is served.
+  const facts = await get('/pkg/internal/facts.js');
+  assert.equal(facts.status, 200);
+  assert.match(facts.type, /^text\/javascript/);
+  assert.match(facts.body, /export function extractFacts/);
+  assert.doesNotMatch(facts.body, /from ['"]node:/);
+  assert.equal((await get('/grounding.js')).status, 404, 'the bench module is not served');
+  assert.equal((await get('/bench/harness.mjs')).status, 404, 'no bench file is served');
   const wasm = await get('/pkg/wasm/tracelite_bg.wasm');
   assert.equal(wasm.status, 200, 'pkg/ is built (make pkg)');
   assert.equal(wasm.type, 'application/wasm');
@@ -149,4 +150,12 @@ test('the sample opens at the settings of `make demo` (Makefile DEMO_ARGS)', () 
   const fromMake = {};
   for (let i = 0; i < args.length; i += 2) fromMake[args[i].replace(/^--/, '')] = Number(args[i + 1]);
   assert.deepEqual({ ...SAMPLE_OPTIONS }, fromMake);
+});
+
+test('the prompt view reads no provider format: it shows the neutral conversation the core exports', () => {
+  const www = (f) => readFileSync(new URL(`../../www/${f}`, import.meta.url), 'utf8');
+  // Members only a provider format has (Chat, Responses, Anthropic, Gemini).
+  const providerMembers = /tool_calls|tool_call_id|function_call_output|tool_use|input_image|image_url|functionCall|functionResponse|inline_data|inlineData|systemInstruction|\.contents\b/;
+  for (const file of ['prompt-view.js', 'app.js']) assert.doesNotMatch(www(file), providerMembers, file);
+  assert.match(www('worker.js'), /requestConversation\(/, 'the worker asks the core for the conversation');
 });

@@ -68,6 +68,14 @@ export interface ProxyOptions {
    */
   maxSearchWorkPerMinute?: number;
   /**
+   * Milliseconds one tenant (its credentials: `identify`) may spend
+   * compressing per minute (wall time of the compress step, store round trips
+   * included with an outside store); once spent, its POSTs are refused before
+   * their body is read: 429 `COMPRESS_BUDGET_SPENT` with `retry-after`.
+   * Default 30,000 (half a core).
+   */
+  maxCompressMsPerMinute?: number;
+  /**
    * With redaction on, the model's spill calls and the spill routes read and
    * search a masked copy of each blob; this many bytes (UTF-16 units) of
    * masked copies are kept between requests, least recently used dropped
@@ -192,6 +200,8 @@ export const DEFAULT_MAX_SEARCH_COST: number;
 export const DEFAULT_SEARCHES_PER_REQUEST: number;
 /** Default `maxSearchWorkPerMinute`, in searches at `maxSearchCost` (8). */
 export const DEFAULT_SEARCHES_PER_MINUTE: number;
+/** Default `maxCompressMsPerMinute` (30,000 ms: half a core per tenant). */
+export const DEFAULT_COMPRESS_MS_PER_MINUTE: number;
 /** Default `maxMaskedBytes` (8 MiB). */
 export const DEFAULT_MAX_MASKED_BYTES: number;
 /**

@@ -1,11 +1,16 @@
-// Internal (createProxy): search work per session in a time window, for the
-// spill routes (`GET /spill/<key>/grep`), where each call is its own request.
+// Internal (createProxy): work per key in a time window: search work per
+// session on the spill routes (`GET /spill/<key>/grep`, each call its own
+// request), compress time per tenant (`maxCompressMsPerMinute`).
 
 /** Most sessions tracked at once; the oldest window is dropped first. */
 export const MAX_TRACKED_SESSIONS = 10_000;
 
-/** Work spent per session in fixed windows of `windowMs`, at most `limit` per window. */
-export class SearchWindows {
+/**
+ * Work spent per key (a session, a tenant) in fixed windows of `windowMs`,
+ * at most `limit` per window: work starts while some is left, so one piece of
+ * work may overshoot by its own cost.
+ */
+export class WorkWindows {
   #limit;
   #windowMs;
   #now;

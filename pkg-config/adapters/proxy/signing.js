@@ -2,6 +2,9 @@
 // deployment's `secret` (HMAC-SHA256): sessions, their tokens, image URL
 // signatures. Web Crypto only, so it runs in Node and in workerd alike.
 
+/** Header naming the spill session (also set on responses). */
+export const SESSION_HEADER = 'x-tracelite-session';
+
 const SIGNATURE = /^[A-Za-z0-9_-]{43}$/;
 
 // ---------------------------------------------------------------- sessions
@@ -92,6 +95,10 @@ export function sessionSigner(secret) {
       // crypto.subtle.verify compares in constant time.
       const ok = await crypto.subtle.verify('HMAC', await key, fromBase64url(m[2]), message('token', m[1]));
       return ok ? m[1] : undefined;
+    },
+    /** A tenant's key for budgets: an HMAC of its identity (the identity itself is never kept). */
+    async tenant(identity) {
+      return hex(await sign('tenant', identity), 16);
     },
     /** The capability of one image URL: 43 base64url chars of an HMAC of (session, id). */
     async imageSignature(session, id) {

@@ -1,0 +1,190 @@
+// Internal (createProxy): a conversation POST made ready to forward: its body
+// read within `maxBodyBytes` and checked, its session derived, the request
+// compressed (spills and images stored, the spill tools added, image URLs
+// signed), or, when the core cannot compress it, forwarded masked or refused.
+import { formatsDetect, requestOpening } from '../../wasm/tracelite.js';
+import { guarded } from '../../core/errors.js';
+import { redactJson } from '../../core/redact.js';
+import { STORE_BATCH, compressInto, saveCache } from '../../internal/mirror.js';
+import { checkName } from '../../internal/spill-reader.js';
+import { errorOf, errorResponse, readLimited, tooLarge } from './http.js';
+import { IMAGE_ROUTE, signUrls, storeImages } from './images.js';
+import { SESSION_HEADER } from './signing.js';
+import { addSpillTools } from './tools.js';
+
+/**
+ * The opening of a request (JSON text) in any supported format (its system
+ * messages and the messages up to the first user message, read by the core's
+ * strict parser; the same on every later turn). A body the core cannot read
+ * is its own opening: compress refuses it later with the reason.
+ */
+function openingOf(text) {
+  try {
+    return requestOpening(text);
+  } catch {
+    return text;
+  }
+}
+
+/**
+ * The error of the core's strict parser for `text` (duplicate keys, nesting,
+ * lone surrogates), else `undefined` (an unknown format is not its error).
+ */
+function strictError(text) {
+  try {
+    guarded(() => formatsDetect(text));
+    return undefined;
+  } catch (err) {
+    return err?.code === 'UNKNOWN_FORMAT' ? undefined : err;
+  }
+}
+
+/** The error response for a body that is not a JSON object, else `undefined`. */
+function bodyError(text) {
+  let body;
+  try {
+    body = JSON.parse(text);
+  } catch (err) {
+    return errorResponse(400, 'INVALID_JSON', `request body is not JSON: ${err.message}`, 'body');
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    return errorResponse(400, 'INVALID_REQUEST', 'request body must be a JSON object', 'body');
+  }
+  return undefined;
+}
+
+/**
+ * A forwarded body with its secrets masked: `{ text, redacted }`. The text is
+ * the masked value serialized again, never the bytes received: what the
+ * provider parses is what was searched for secrets.
+ */
+function redactBody(parsed) {
+  const r = redactJson(parsed);
+  return { text: JSON.stringify(r.value), redacted: r.count };
+}
+
+/** The session of a POST (`text` its body): `{ session }` or `{ error }`. */
+async function sessionOf(px, request, text, identity) {
+  const { signer, options } = px;
+  const sent = request.headers.get(SESSION_HEADER);
+  if (sent && signer.isToken(sent)) {
+    // A token from an earlier response names its session as it is.
+    const session = await signer.verify(sent);
+    if (session !== undefined) return { session };
+    return { error: errorResponse(403, 'INVALID_SESSION_TOKEN', `${SESSION_HEADER} is not a session token of this proxy`, SESSION_HEADER) };
+  }
+  const name = sent || options.session;
+  if (name) {
+    try {
+      checkName('session', name);
+    } catch (err) {
+      return { error: errorResponse(400, err.code, err.message, SESSION_HEADER) };
+    }
+  }
+  return { session: await signer.session(identity, name ? { name } : { opening: openingOf(text) }) };
+}
+
+/**
+ * Reads, checks and compresses a request body: `{ error }` (a response to
+ * send back) or `{ session, forwarded, report, skipped, redacted }`. Its own
+ * function so that the body text and the parsed request are garbage once it
+ * returns: a request waiting for the provider (seconds, for an LLM) holds
+ * only the bytes it forwards, not three copies of what it received.
+ */
+export async function prepare(px, request, routeFormat) {
+  const { maxBodyBytes, compressWindows } = px;
+  const identity = String(await px.identify(request) ?? '');
+  const tenant = await px.signer.tenant(identity);
+  if (compressWindows.left(tenant) <= 0) {
+    // Refused before the body is read: a refusal costs the attacker's tenant nothing here.
+    return { error: errorResponse(429, 'COMPRESS_BUDGET_SPENT', 'this client\'s compress time per minute (maxCompressMsPerMinute) is used up', 'body',
+      { 'retry-after': String(compressWindows.retryAfter(tenant)) }) };
+  }
+  const read = await readLimited(request, maxBodyBytes);
+  if (read === null) return { error: tooLarge(maxBodyBytes) };
+  const { text, size: received } = read;
+  const shape = bodyError(text);
+  if (shape) return { error: shape };
+  const { session, error } = await sessionOf(px, request, text, identity);
+  if (error) return { error };
+  const fmt = px.format ?? routeFormat;
+  const started = performance.now();
+  try {
+    return { session, received, ...(await compressed(px, text, fmt, session)) };
+  } catch (err) {
+    if (err?.name !== 'TraceLiteError') throw err;
+    return { session, received, ...unreadable(px, text, err) };
+  } finally {
+    compressWindows.spend(tenant, performance.now() - started);
+  }
+}
+
+/**
+ * `text` compressed in `session` and made ready to forward: `{ forwarded,
+ * report, cache, tools, images, imagesInline }`.
+ */
+async function compressed(px, text, fmt, session) {
+  const { store, spills, caches, maxStoreWrites, persistCache } = px;
+  const provider = px.providerOf(fmt);
+  const run = (req, opts) => compressInto(req, { ...opts, format: fmt, ...(provider ? { provider } : {}), session }, store ?? spills, caches, {
+    maxWrites: maxStoreWrites,
+    batch: STORE_BATCH,
+    persistCache,
+    // Written last (below), with what the request's writes leave.
+    deferCache: true,
+  });
+  // The text itself, read by the core's strict parser (duplicate keys,
+  // nesting): what it refuses is never forwarded.
+  let out = await run(text, px.optionsFor(session));
+  let imagesInline;
+  let signed;
+  let cacheSegment = out.cacheSegment;
+  try {
+    signed = await storeImages(px, out, session);
+  } catch (err) {
+    // The images could not be kept (the store's quota, maxStoreWrites, a
+    // failing store): the same compression with the snapshots inline,
+    // never a URL that leads nowhere.
+    imagesInline = err?.code === 'STORE_WRITE_LIMIT' || err?.code === 'STORE_REFUSED' ? err.code : 'STORE_FAILED';
+    out = await run(text, px.options);
+    // The request's writes are spent: no cache segment.
+    cacheSegment = undefined;
+  }
+  // The caches for the next isolate, when the request's writes leave room for them.
+  if (cacheSegment !== undefined && (out.written ?? 0) < maxStoreWrites) await saveCache(store, session, cacheSegment);
+  let forwarded = JSON.stringify(out.request);
+  // Pointers lead somewhere: the proxy defines read_spill / grep_spill and answers them.
+  const tools = px.spillTools && addSpillTools(out.request, fmt, session, forwarded);
+  if (tools) forwarded = JSON.stringify(out.request);
+  // Last, on the text: the session's cache keeps the request as the core made it.
+  if (signed) forwarded = signUrls(forwarded, `${px.imagesAt}${IMAGE_ROUTE}${session}/`, signed);
+  return { forwarded, report: out.report, cache: out.cache, tools: tools ? fmt : undefined, images: signed?.size ?? 0, imagesInline };
+}
+
+/**
+ * A body the core refused (`err`): `{ error }`, or `{ forwarded, skipped,
+ * redacted }` to send uncompressed (`onError: 'forward'`).
+ */
+function unreadable(px, text, err) {
+  if (err.code === 'LIMIT_EXCEEDED' || err.code === 'INVALID_JSON' || px.onError === 'reject') {
+    return { error: errorOf(err) };
+  }
+  // Fail closed: a body the core's strict parser refuses (duplicate keys,
+  // nesting, lone surrogates) is never forwarded, however it was refused.
+  const strict = strictError(text);
+  if (strict) return { error: errorOf(strict) };
+  // A body the core cannot read, or spills the store could not keep (the
+  // placeholders would point at nothing), goes to the provider
+  // uncompressed, which answers with its own error: never worse than no
+  // proxy. Its secrets are masked all the same (unless redaction is off),
+  // and it goes re-serialized (no duplicate key the provider may read otherwise).
+  let masked;
+  try {
+    const parsed = JSON.parse(text);
+    masked = px.redacting ? redactBody(parsed) : { text: JSON.stringify(parsed) };
+  } catch {
+    // Too deep to serialize again: refused, not forwarded as it came.
+    return { error: errorOf(err) };
+  }
+  return { forwarded: masked.text, skipped: err.code, redacted: masked.redacted };
+}

@@ -1,0 +1,114 @@
+// Issue 36 item 6: the JS glue (pkg-config/) and the playground (www/) have
+// no import cycle, www/ never loads the benchmark's code (bench/), and no
+// function of the proxy (pkg-config/adapters/proxy/) is longer than
+// MAX_PROXY_FUNCTION_LINES. Imports are read by TypeScript's parser:
+// `import … from`, `export … from`, literal `import('…')`; `#entry` resolves
+// through pkg-config/package.json `imports`, `pkg/…` to the pkg-config/ file
+// it is built from (the built wasm is no source file).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { cyclesOf, functionLengths, importGraph, shown, sourceFiles, specifiersOf } from './support/source-graph.mjs';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const PKG = join(root, 'pkg-config');
+const WWW = join(root, 'www');
+const BENCH = join(root, 'bench');
+const BUILT = join(root, 'pkg');
+/** Longest function allowed in the proxy (lines, first to last). */
+const MAX_PROXY_FUNCTION_LINES = 100;
+const WASM = [join(PKG, 'wasm') + sep, join(BUILT, 'wasm') + sep];
+
+const manifest = JSON.parse(readFileSync(join(PKG, 'package.json'), 'utf8'));
+const inside = (dir, path) => path === dir || path.startsWith(dir + sep);
+
+/** Package `imports` (`#entry`) to the Node condition's file; anything else as it is. */
+function mapSpecifier(spec, from) {
+  if (spec.startsWith('#')) {
+    const entry = manifest.imports?.[spec];
+    return entry === undefined ? undefined : join(PKG, entry.node ?? entry.default);
+  }
+  // The playground loads the built package as ./pkg/ (www/serve.mjs): its source is pkg-config/.
+  if (inside(WWW, from) && spec.startsWith('./pkg/')) return join(PKG, spec.slice('./pkg/'.length));
+  return spec;
+}
+
+/** A path into the built package stands for its pkg-config/ source. */
+function mapBuilt(graph) {
+  for (const [file, edges] of graph) {
+    graph.set(file, new Set([...edges].map((p) => (inside(BUILT, p) ? join(PKG, relative(BUILT, p)) : p))));
+  }
+  return graph;
+}
+
+const isWasm = (path) => WASM.some((dir) => path.startsWith(dir)) || inside(BUILT, path);
+
+function repositoryGraph() {
+  const files = [...sourceFiles(PKG).filter((f) => !inside(join(PKG, 'dev'), f)), ...sourceFiles(WWW)];
+  const { graph, missing } = importGraph(files, { map: mapSpecifier, optional: isWasm });
+  return { graph: mapBuilt(graph), missing };
+}
+
+test('the checker finds every kind of import and a cycle through them (synthetic files)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tracelite-import-graph-'));
+  try {
+    mkdirSync(join(dir, 'sub'));
+    writeFileSync(join(dir, 'a.js'), "import { b } from './sub/b.js';\nexport const a = () => b;\n");
+    writeFileSync(join(dir, 'sub', 'b.js'), "export * from '../c.js';\nexport const b = 1;\n");
+    // A template literal mentioning an import is text, not an import.
+    writeFileSync(join(dir, 'c.js'), "const snippet = `import { x } from './d.js'`;\nexport const c = () => import('./a.js');\n");
+    writeFileSync(join(dir, 'd.js'), "import './c.js';\n");
+    const files = [join(dir, 'a.js'), join(dir, 'sub', 'b.js'), join(dir, 'c.js'), join(dir, 'd.js')];
+    const { graph, missing } = importGraph(files);
+    assert.deepEqual(missing, []);
+    const cycles = cyclesOf(graph).map((c) => shown(dir, c).join(' -> '));
+    assert.deepEqual(cycles, ['a.js -> sub/b.js -> c.js -> a.js']);
+    // Breaking one edge breaks the cycle.
+    writeFileSync(join(dir, 'c.js'), 'export const c = 3;\n');
+    assert.deepEqual(cyclesOf(importGraph(files).graph), []);
+    writeFileSync(join(dir, 'd.js'), "import { gone } from './gone.js';\n");
+    assert.deepEqual(importGraph(files).missing.map(([from, spec]) => [shown(dir, [from])[0], spec]), [['d.js', './gone.js']]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the function length measure counts a function from its first line to its last', () => {
+  const text = 'export function outer() {\n  const inner = () => {\n    return 1;\n  };\n  return inner;\n}\nclass K {\n  m() { return 2; }\n}\n';
+  assert.deepEqual(functionLengths(text).map(({ name, lines }) => `${name}:${lines}`), ['outer:6', 'inner:3', 'm:1']);
+  assert.deepEqual(specifiersOf("export { x } from './x.js';\nconst y = await import(`./y.js`);\n"), ['./x.js', './y.js']);
+});
+
+test('pkg-config/ and www/ have no import cycle and no import of a missing file', () => {
+  const { graph, missing } = repositoryGraph();
+  assert.ok(graph.size > 40, `only ${graph.size} files read`);
+  const cycles = cyclesOf(graph).map((c) => shown(root, c).join(' -> '));
+  assert.deepEqual(cycles, [], `import cycles:\n${cycles.join('\n')}`);
+  assert.deepEqual(missing.map(([from, spec]) => `${shown(root, [from])[0]}: ${spec}`), []);
+});
+
+test('www/ never imports the benchmark (bench/), nor serves it', () => {
+  const { graph } = repositoryGraph();
+  const intoBench = [];
+  for (const [file, edges] of graph) {
+    if (!inside(WWW, file)) continue;
+    for (const to of edges) if (inside(BENCH, to)) intoBench.push(`${shown(root, [file])[0]} -> ${shown(root, [to])[0]}`);
+  }
+  assert.deepEqual(intoBench, []);
+  // The static server maps URL paths to files: none of them into bench/.
+  assert.doesNotMatch(readFileSync(join(WWW, 'serve.mjs'), 'utf8'), /['"]bench['"]|\bbench\//);
+});
+
+test(`no function of the proxy is over ${MAX_PROXY_FUNCTION_LINES} lines`, () => {
+  const dir = join(PKG, 'adapters', 'proxy');
+  const long = [];
+  for (const file of sourceFiles(dir).filter((f) => !f.endsWith('.test.mjs'))) {
+    for (const f of functionLengths(readFileSync(file, 'utf8'), file)) {
+      if (f.lines > MAX_PROXY_FUNCTION_LINES) long.push(`${shown(root, [file])[0]}:${f.line} ${f.name} (${f.lines} lines)`);
+    }
+  }
+  assert.deepEqual(long, []);
+});
