@@ -525,7 +525,16 @@ test('snapshot legibility: facts inside a snapshot, the share OCR reads, by layo
   const twice = mergeLegibility(mergeLegibility(emptyLegibility(), agg), agg);
   assert.deepEqual(twice.overall, { facts: 8, read: 6, snapshots: 4 });
   assert.deepEqual(twice.byKind.integer, { facts: 2, read: 0, snapshots: 2 });
+  // Only facts in the text the snapshot rendered are inside it; the rest are counted as cut.
+  const shown = 'astropy/io/fits/card.py\n[12 lines hidden]';
+  const kept = factsInside(entries, [1, 2], shown);
+  assert.deepEqual(kept.map((f) => f.text), ['astropy/io/fits/card.py']);
+  const c = readSnapshot({ facts: kept, cut: factsInside(entries, [1, 2]).filter((f) => !kept.some((k) => k.text === f.text)), ocrText: shown, layout: 'line by line' });
+  assert.deepEqual([c.facts, c.read, c.cut.facts, c.cut.read], [1, 1, 2, 0]);
+  assert.deepEqual(addLegibility(emptyLegibility(), c).cut, { facts: 2, read: 0 });
+  assert.match(legibilitySection(addLegibility(emptyLegibility(), c)), /Not counted: 2 facts/);
   const md = legibilitySection(agg);
+  assert.doesNotMatch(md, /Not counted/);
   assert.match(md, /\| overall \| 75\.0% \| 3 \/ 4 \| 2 \|/);
   assert.match(md, /\| run together \| 50\.0% \| 1 \/ 2 \| 1 \|/);
   assert.match(md, /\| number \| 0\.0% \| 0 \/ 1 \| 1 \|/);
