@@ -165,6 +165,8 @@ function replay(ctx, trace, policy, provider, { fidelity }) {
   };
   // Messages already counted in `bytes` (each distinct image once per run).
   const counted = new Set();
+  // Snapshot changes already counted in `bytes` (each distinct snapshot once per run).
+  const seenSnapshots = new Set();
   const blobCache = new Map();
   try {
     for (let t = 0; t < trace.requests.length; t++) {
@@ -186,6 +188,7 @@ function replay(ctx, trace, policy, provider, { fidelity }) {
         result.bytes.requestsOut += out.report.bytesAfter;
         stable = out.report.stableMessages;
         changes = out.report.changes;
+        countSnapshots(result.bytes, changes, seenSnapshots);
       }
       const ids = [];
       const shapes = [];
@@ -232,7 +235,27 @@ function replay(ctx, trace, policy, provider, { fidelity }) {
 
 /** Request and image bytes of a run (`requestsIn`/`requestsOut` only for TraceLite policies). */
 function emptyBytes() {
-  return { requestsIn: 0, requestsOut: 0, images: 0, png: 0, base64: 0, imageTokens: Object.fromEntries(PROVIDERS.map((p) => [p, 0])) };
+  return {
+    requestsIn: 0, requestsOut: 0, images: 0, png: 0, base64: 0, imageTokens: Object.fromEntries(PROVIDERS.map((p) => [p, 0])),
+    snapshots: { count: 0, textTokens: 0, imageTokens: 0 },
+  };
+}
+
+/**
+ * Adds the optical stage's snapshots among `changes` not counted before (by
+ * their detail) to `bytes.snapshots`: how many, the text tokens they replaced
+ * and their image tokens, as the stage priced them for the run's provider.
+ */
+export function countSnapshots(bytes, changes, seen) {
+  for (const c of changes ?? []) {
+    if (c.kind !== 'snapshot') continue;
+    const m = /^text (\d+) tokens, image (\d+) tokens/.exec(c.detail ?? '');
+    if (!m || seen.has(c.detail)) continue;
+    seen.add(c.detail);
+    bytes.snapshots.count++;
+    bytes.snapshots.textTokens += Number(m[1]);
+    bytes.snapshots.imageTokens += Number(m[2]);
+  }
 }
 
 /** Adds the images of `message` to `bytes`: count, PNG and base64 bytes, image tokens per provider. */
@@ -762,6 +785,11 @@ function summarize({ policies, runs, traces, prices, snapshots }) {
           png: sum(list, (r) => r.bytes.png),
           base64: sum(list, (r) => r.bytes.base64),
           imageTokens: sum(list, (r) => r.bytes.imageTokens[p]),
+          snapshots: {
+            count: sum(list, (r) => r.bytes.snapshots?.count ?? 0),
+            textTokens: sum(list, (r) => r.bytes.snapshots?.textTokens ?? 0),
+            imageTokens: sum(list, (r) => r.bytes.snapshots?.imageTokens ?? 0),
+          },
         },
         bySource,
       };

@@ -117,9 +117,35 @@ function row(name, c) {
 }
 
 /** The "Snapshot legibility" Markdown section of an aggregate (null: OCR off). */
-export function legibilitySection(agg, { command } = {}) {
+/**
+ * Rows of the snapshots TraceLite defaults emitted per provider (`result`'s
+ * `tracelite` policy): distinct snapshots, image tokens and the text tokens
+ * they replaced, per snapshot.
+ */
+export function snapshotTokenRows(result) {
+  const p = (result?.policies ?? []).find((x) => x.id === 'tracelite');
+  const names = { anthropic: 'Anthropic', openai: 'OpenAI', gemini: 'Gemini' };
+  const rows = [];
+  for (const [prov, name] of Object.entries(names)) {
+    const s = p?.byProvider?.[prov]?.bytes?.snapshots;
+    if (!s || s.count === 0) continue;
+    const per = (x) => Math.round(x / s.count).toLocaleString('en-US');
+    rows.push(`| ${name} | ${s.count} | ${per(s.imageTokens)} | ${per(s.textTokens)} | ${(s.textTokens / Math.max(1, s.imageTokens)).toFixed(2)}× |`);
+  }
+  if (rows.length === 0) return [];
+  return [
+    'Snapshots of the TraceLite-defaults replay per provider (each distinct snapshot once; tokens as the optical stage priced them):',
+    '',
+    '| provider | snapshots | image tokens per snapshot | text tokens it replaced | text / image |',
+    '|---|---:|---:|---:|---:|',
+    ...rows,
+    '',
+  ];
+}
+
+export function legibilitySection(agg, { command, result } = {}) {
   const out = ['## Snapshot legibility', ''];
-  if (!agg) return [...out, 'OCR off (`--no-ocr`) or tesseract missing: not measured.', ''].join('\n');
+  if (!agg) return [...out, 'OCR off (`--no-ocr`) or tesseract missing: not measured.', '', ...snapshotTokenRows(result)].join('\n');
   out.push(
     'Every snapshot the TraceLite-defaults replay (OpenAI) emits, at any step: the facts inside it ' +
       '(EVALUATION.md §1: paths, identifiers, integers of ≥ 2 digits a later tool call uses, with a source observation ' +
@@ -140,6 +166,7 @@ export function legibilitySection(agg, { command } = {}) {
       '',
     );
   }
+  out.push(...snapshotTokenRows(result));
   if (command) out.push(`Reproduce: \`${command}\`.`, '');
   return out.join('\n');
 }

@@ -218,7 +218,7 @@ async function main() {
   for (const [id, agg] of Object.entries(result.legibilityByPolicy ?? {})) log(`${id}: ${legibilityLine(agg)}`);
   if (o.legibilityReport) {
     const head = `# Snapshot legibility\n\n${result.meta.traces} trajectories, ${result.meta.generated.slice(0, 10)}, commit ${gitCommit()}.\n\n`;
-    writeFileSync(o.legibilityReport, head + legibilitySection(result.legibility, { command }).replace(/^## Snapshot legibility\n\n/, ''));
+    writeFileSync(o.legibilityReport, head + legibilitySection(result.legibility, { command, result }).replace(/^## Snapshot legibility\n\n/, ''));
     log(`wrote ${relative(process.cwd(), o.legibilityReport)}`);
   }
   log(`wrote ${relative(process.cwd(), join(o.out, 'REPORT.md'))} (${result.meta.harnessSeconds.toFixed(0)} s)`);
