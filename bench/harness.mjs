@@ -1,14 +1,14 @@
 // The evaluation harness: replays real trajectories under every policy and
 // measures tokens, cache-aware cost, fidelity and speed. `bench/run.mjs` is the
 // command line; `runBench` is importable (tests/js/bench.test.mjs).
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { spawn } from 'node:child_process';
 import { PromptCache, loadPrices } from './cost.mjs';
 import { criticalItems, legible, ocr, pointersIn, recoverable, toolCallsKept, visibleTexts } from './fidelity.mjs';
-import { classify, countFact, emptyGrounding, extractFacts, hiddenBy, mergeGrounding, oldStrVisible, taskVerbatim, viewRequest } from './grounding.mjs';
+import { classify, countFact, emptyGrounding, extractFacts, hiddenBy, mergeGrounding, ocrShows, oldStrVisible, taskVerbatim, viewRequest } from './grounding.mjs';
 import { addLegibility, emptyLegibility, factsInside, mergeLegibility, readSnapshot, snapshotLayout } from './legibility.mjs';
 import { ocrReader, tesseractAvailable } from './ocr.mjs';
 import { allPolicies, messageText } from './policies.mjs';
@@ -158,13 +158,15 @@ function replay(ctx, trace, policy, provider, { fidelity }) {
     latencyMs: [],
     perObservationMs: [],
     snapshotGroups: [],
-    // Every distinct snapshot the run emits (legibility): only for TraceLite defaults with OCR.
-    emitted: fidelity && ctx.ocr && policy.id === 'tracelite' ? new Map() : null,
+    // Every distinct snapshot the run emits (legibility): TraceLite defaults and variants, with OCR.
+    emitted: fidelity && ctx.ocr && (policy.id === 'tracelite' || policy.id.startsWith('variant-')) ? new Map() : null,
     grounding: emptyGrounding(),
     bytes: emptyBytes(),
   };
   // Messages already counted in `bytes` (each distinct image once per run).
   const counted = new Set();
+  // Snapshot changes already counted in `bytes` (each distinct snapshot once per run).
+  const seenSnapshots = new Set();
   const blobCache = new Map();
   try {
     for (let t = 0; t < trace.requests.length; t++) {
@@ -186,6 +188,7 @@ function replay(ctx, trace, policy, provider, { fidelity }) {
         result.bytes.requestsOut += out.report.bytesAfter;
         stable = out.report.stableMessages;
         changes = out.report.changes;
+        countSnapshots(result.bytes, changes, seenSnapshots);
       }
       const ids = [];
       const shapes = [];
@@ -222,7 +225,7 @@ function replay(ctx, trace, policy, provider, { fidelity }) {
         result.groundingMs = (result.groundingMs ?? 0) + performance.now() - t0;
       }
       if (fidelity && t === trace.requests.length - 1 && step.images > 0) result.snapshotGroups = snapshotGroups(request.messages, messages);
-      if (result.emitted && step.images > 0) collectSnapshots(result.emitted, snapshotGroups(request.messages, messages), changes);
+      if (result.emitted && step.images > 0) collectSnapshots(result.emitted, snapshotGroups(request.messages, messages), { changes, messages, store });
     }
   } finally {
     store?.free();
@@ -232,7 +235,27 @@ function replay(ctx, trace, policy, provider, { fidelity }) {
 
 /** Request and image bytes of a run (`requestsIn`/`requestsOut` only for TraceLite policies). */
 function emptyBytes() {
-  return { requestsIn: 0, requestsOut: 0, images: 0, png: 0, base64: 0, imageTokens: Object.fromEntries(PROVIDERS.map((p) => [p, 0])) };
+  return {
+    requestsIn: 0, requestsOut: 0, images: 0, png: 0, base64: 0, imageTokens: Object.fromEntries(PROVIDERS.map((p) => [p, 0])),
+    snapshots: { count: 0, textTokens: 0, imageTokens: 0 },
+  };
+}
+
+/**
+ * Adds the optical stage's snapshots among `changes` not counted before (by
+ * their detail) to `bytes.snapshots`: how many, the text tokens they replaced
+ * and their image tokens, as the stage priced them for the run's provider.
+ */
+export function countSnapshots(bytes, changes, seen) {
+  for (const c of changes ?? []) {
+    if (c.kind !== 'snapshot') continue;
+    const m = /^text (\d+) tokens, image (\d+) tokens/.exec(c.detail ?? '');
+    if (!m || seen.has(c.detail)) continue;
+    seen.add(c.detail);
+    bytes.snapshots.count++;
+    bytes.snapshots.textTokens += Number(m[1]);
+    bytes.snapshots.imageTokens += Number(m[2]);
+  }
 }
 
 /** Adds the images of `message` to `bytes`: count, PNG and base64 bytes, image tokens per provider. */
@@ -446,7 +469,7 @@ export function benchTrace(ctx, file, policies, { ocr: doOcr = false } = {}) {
         errors.push({ policy: policy.id, provider, trace: trace.id, error: String(err?.message ?? err) });
         continue;
       }
-      if (r.emitted) legibility = measureLegibility(ctx, trace, r.emitted);
+      if (r.emitted) (legibility ??= {})[policy.id] = measureLegibility(ctx, trace, r.emitted, policy.id);
       if (doOcr && provider === 'openai' && r.snapshotGroups.length > 0) {
         const stats = ocrSnapshot(r);
         if (stats) snapshots[policy.id] = stats;
@@ -460,24 +483,59 @@ export function benchTrace(ctx, file, policies, { ocr: doOcr = false } = {}) {
   return { file, trace: { id: trace.id, source: trace.source, steps: trace.steps, items: trace.items.length }, runs, errors, snapshots, legibility };
 }
 
-/** Records the snapshots of one request not seen before (keyed by their images), with their layout. */
-function collectSnapshots(emitted, groups, changes) {
+/**
+ * Records the snapshots of one request not seen before (keyed by their
+ * images), with their layout and the text they render: the blob of each tool
+ * message's first pointer (the snapshot's reference line), null when one
+ * does not resolve.
+ */
+function collectSnapshots(emitted, groups, { changes, messages, store }) {
   for (const g of groups) {
     const key = g.urls.join('\n');
-    if (!emitted.has(key)) emitted.set(key, { steps: g.steps, urls: g.urls, layout: snapshotLayout(changes, g.at) });
+    if (emitted.has(key)) continue;
+    const shown = g.at.slice(0, -1).map((i) => {
+      const p = pointersIn(messageText(messages[i]))[0];
+      try {
+        return p ? store.get(p.session, p.key) : null;
+      } catch {
+        return null;
+      }
+    });
+    const text = shown.some((t) => t == null) ? null : shown.join('\n');
+    const detail = changes.filter((c) => c.kind === 'snapshot' && g.at.includes(c.message)).map((c) => c.detail).join('; ');
+    emitted.set(key, { steps: g.steps, urls: g.urls, text, detail, layout: snapshotLayout(changes, g.at) });
   }
 }
 
 /** OCR of every snapshot a run emitted and the facts inside each it shows (`bench/legibility.mjs`). */
-function measureLegibility(ctx, trace, emitted) {
+function measureLegibility(ctx, trace, emitted, policyId) {
   const agg = emptyLegibility();
   const entries = [...trace.facts.values()];
   for (const snap of emitted.values()) {
     const texts = snap.urls.map((u) => ctx.ocr.read(u));
     if (texts.some((x) => x == null)) continue;
-    addLegibility(agg, readSnapshot({ facts: factsInside(entries, snap.steps), ocrText: texts.join('\n'), layout: snap.layout }));
+    const facts = factsInside(entries, snap.steps, snap.text);
+    const inside = new Set(facts.map((f) => `${f.kind}\u0000${f.text}`));
+    const cut = factsInside(entries, snap.steps).filter((f) => !inside.has(`${f.kind}\u0000${f.text}`));
+    const ocrText = texts.join('\n');
+    addLegibility(agg, readSnapshot({ facts, ocrText, layout: snap.layout, cut }));
+    if (process.env.TRACELITE_LEGIBILITY_DUMP) dumpSnapshot(join(process.env.TRACELITE_LEGIBILITY_DUMP, policyId), trace, snap, facts, ocrText);
   }
   return agg;
+}
+
+/**
+ * Writes a snapshot with facts tesseract missed to `dir` (diagnosis,
+ * `TRACELITE_LEGIBILITY_DUMP=dir`): its PNGs, the OCR text and the missed facts.
+ */
+function dumpSnapshot(dir, trace, snap, facts, ocrText) {
+  const missed = facts.filter((f) => !ocrShows(ocrText, f.text));
+  if (missed.length === 0) return;
+  mkdirSync(dir, { recursive: true });
+  const base = join(dir, `${trace.id}-${snap.steps.join('_')}`.slice(0, 180));
+  snap.urls.forEach((u, i) => writeFileSync(`${base}-${i}.png`, Buffer.from(u.slice(u.indexOf(',') + 1), 'base64')));
+  const list = missed.map((f) => `${f.kind}\t${f.text}`).join('\n');
+  writeFileSync(`${base}.txt`, `layout: ${snap.layout}; ${snap.detail}\nmissed (${missed.length} of ${facts.length}):\n${list}\n\n--- OCR ---\n${ocrText}`);
 }
 
 /** Interleaves files by size over `n` workers so each gets a similar load. */
@@ -554,9 +612,10 @@ export async function runBench(opts) {
   const runs = new Map();
   const errors = [];
   const snapshots = {};
-  let legibility = null;
+  // Per policy (TraceLite defaults and variants).
+  const legibility = {};
   for (const r of traceResults) {
-    if (r.legibility) legibility = mergeLegibility(legibility ?? emptyLegibility(), r.legibility);
+    for (const [id, agg] of Object.entries(r.legibility ?? {})) legibility[id] = mergeLegibility(legibility[id] ?? emptyLegibility(), agg);
     for (const run of r.runs) {
       if (!runs.has(run.key)) runs.set(run.key, []);
       runs.get(run.key).push(run);
@@ -570,7 +629,8 @@ export async function runBench(opts) {
   const traces = traceResults.map((r) => r.trace);
   const result = summarize({ policies, runs, traces, prices, snapshots: opts.ocr === false ? null : snapshots });
   result.errors = errors;
-  result.legibility = legibility;
+  result.legibility = legibility.tracelite ?? null;
+  result.legibilityByPolicy = legibility;
   result.meta = {
     generated: new Date().toISOString(),
     quick: !!opts.quick,
@@ -725,6 +785,11 @@ function summarize({ policies, runs, traces, prices, snapshots }) {
           png: sum(list, (r) => r.bytes.png),
           base64: sum(list, (r) => r.bytes.base64),
           imageTokens: sum(list, (r) => r.bytes.imageTokens[p]),
+          snapshots: {
+            count: sum(list, (r) => r.bytes.snapshots?.count ?? 0),
+            textTokens: sum(list, (r) => r.bytes.snapshots?.textTokens ?? 0),
+            imageTokens: sum(list, (r) => r.bytes.snapshots?.imageTokens ?? 0),
+          },
         },
         bySource,
       };

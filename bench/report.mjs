@@ -367,7 +367,7 @@ export function reportMarkdown(result, extra = {}) {
     out.push('Snapshot legibility: no policy emitted images in this run, so nothing was OCR\'d.');
   }
   out.push('');
-  out.push(legibilitySection(result.legibility));
+  out.push(legibilitySection(result.legibility, { result }));
 
   out.push(...groundingSection(result));
   out.push(...longSection(result));

@@ -215,10 +215,10 @@ async function main() {
   if (o.out === join(ROOT, 'bench')) updateReadme(result, command === 'node bench/run.mjs' ? 'make bench' : command);
   const json = JSON.stringify({ ...result, speed, criterion: crit }, (k, v) => (k.startsWith('_') ? undefined : v), 1);
   writeFileSync(join(o.out, 'report.json'), json + '\n');
-  if (result.legibility) log(legibilityLine(result.legibility));
+  for (const [id, agg] of Object.entries(result.legibilityByPolicy ?? {})) log(`${id}: ${legibilityLine(agg)}`);
   if (o.legibilityReport) {
     const head = `# Snapshot legibility\n\n${result.meta.traces} trajectories, ${result.meta.generated.slice(0, 10)}, commit ${gitCommit()}.\n\n`;
-    writeFileSync(o.legibilityReport, head + legibilitySection(result.legibility, { command }).replace(/^## Snapshot legibility\n\n/, ''));
+    writeFileSync(o.legibilityReport, head + legibilitySection(result.legibility, { command, result }).replace(/^## Snapshot legibility\n\n/, ''));
     log(`wrote ${relative(process.cwd(), o.legibilityReport)}`);
   }
   log(`wrote ${relative(process.cwd(), join(o.out, 'REPORT.md'))} (${result.meta.harnessSeconds.toFixed(0)} s)`);

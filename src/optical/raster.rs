@@ -333,6 +333,25 @@ mod tests {
     }
 
     #[test]
+    fn zero_is_drawn_without_its_inner_dot() {
+        // The dot of DejaVu's zero blurs into `6`/`8`/`@` at snapshot sizes
+        // (bench/LEGIBILITY.md); `subset.sh` removes it. Its middle is paper.
+        let font = font().unwrap();
+        for px in 8..=24u32 {
+            let (m, coverage) = font.rasterize('0', px as f32);
+            let (cx, cy) = (m.width / 2, m.height / 2);
+            let row = &coverage[cy * m.width..(cy + 1) * m.width];
+            assert!(
+                row[cx] < 64,
+                "{px} px: coverage {} at the middle of 0",
+                row[cx]
+            );
+            // The sides are drawn on that row.
+            assert!(row[..cx].iter().any(|&c| c > 64) && row[cx..].iter().any(|&c| c > 64));
+        }
+    }
+
+    #[test]
     fn covers_ascii_latin1_and_box_drawing_but_not_cjk() {
         for ch in ['a', '~', 'é', 'ø', '─', '✓', '—'] {
             assert!(covers(ch), "{ch}");

@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import * as pkg from '../../pkg/entries/node.js';
 import { PromptCache } from '../../bench/cost.mjs';
 import { criticalItems, editedPaths, legible, recoverable, toolCallsKept } from '../../bench/fidelity.mjs';
-import { addImageBytes, runBench, sampleLines, snapshotGroups, spreadPerSource } from '../../bench/harness.mjs';
+import { addImageBytes, countSnapshots, runBench, sampleLines, snapshotGroups, spreadPerSource } from '../../bench/harness.mjs';
 import { CLEARED_PLACEHOLDER, clearToolUses, geminiMasking, geminiSnippet, geminiTokens, headTail, maskObservations } from '../../bench/policies.mjs';
 import { ocrShows } from '../../bench/grounding.mjs';
-import { addLegibility, emptyLegibility, factsInside, legibilitySection, legibilityShare, mergeLegibility, readSnapshot, snapshotLayout } from '../../bench/legibility.mjs';
+import { addLegibility, emptyLegibility, factsInside, legibilitySection, legibilityShare, mergeLegibility, readSnapshot, snapshotLayout, snapshotTokenRows } from '../../bench/legibility.mjs';
 import { decodeGray, encodeGray, ocrReader, upscale } from '../../bench/ocr.mjs';
 import { findRenderer } from '../../bench/render.mjs';
 import { chainPlan, chainRequests, currentTaskVerbatim, endWindow } from '../../bench/long.mjs';
@@ -525,7 +525,16 @@ test('snapshot legibility: facts inside a snapshot, the share OCR reads, by layo
   const twice = mergeLegibility(mergeLegibility(emptyLegibility(), agg), agg);
   assert.deepEqual(twice.overall, { facts: 8, read: 6, snapshots: 4 });
   assert.deepEqual(twice.byKind.integer, { facts: 2, read: 0, snapshots: 2 });
+  // Only facts in the text the snapshot rendered are inside it; the rest are counted as cut.
+  const shown = 'astropy/io/fits/card.py\n[12 lines hidden]';
+  const kept = factsInside(entries, [1, 2], shown);
+  assert.deepEqual(kept.map((f) => f.text), ['astropy/io/fits/card.py']);
+  const c = readSnapshot({ facts: kept, cut: factsInside(entries, [1, 2]).filter((f) => !kept.some((k) => k.text === f.text)), ocrText: shown, layout: 'line by line' });
+  assert.deepEqual([c.facts, c.read, c.cut.facts, c.cut.read], [1, 1, 2, 0]);
+  assert.deepEqual(addLegibility(emptyLegibility(), c).cut, { facts: 2, read: 0 });
+  assert.match(legibilitySection(addLegibility(emptyLegibility(), c)), /Not counted: 2 facts/);
   const md = legibilitySection(agg);
+  assert.doesNotMatch(md, /Not counted/);
   assert.match(md, /\| overall \| 75\.0% \| 3 \/ 4 \| 2 \|/);
   assert.match(md, /\| run together \| 50\.0% \| 1 \/ 2 \| 1 \|/);
   assert.match(md, /\| number \| 0\.0% \| 0 \/ 1 \| 1 \|/);
@@ -534,4 +543,19 @@ test('snapshot legibility: facts inside a snapshot, the share OCR reads, by layo
   assert.equal(snapshotLayout(changes, [4, 5]), 'run together');
   assert.equal(snapshotLayout(changes, [7, 8]), 'line by line');
   assert.equal(snapshotLayout(changes, [9]), 'unknown');
+});
+
+test('snapshot tokens per provider: each distinct snapshot once, text tokens replaced and image tokens', () => {
+  const bytes = { snapshots: { count: 0, textTokens: 0, imageTokens: 0 } };
+  const seen = new Set();
+  const snap = (text, image) => ({ kind: 'snapshot', message: 3, detail: `text ${text} tokens, image ${image} tokens (10 px font, 80 columns, 500x300), ratio 2.50` });
+  countSnapshots(bytes, [snap(1000, 300), { kind: 'spill', detail: 'text 5 tokens, image 1 tokens' }], seen);
+  // The next request shows the same snapshot again, and a new one.
+  countSnapshots(bytes, [snap(1000, 300), snap(600, 200)], seen);
+  assert.deepEqual(bytes.snapshots, { count: 2, textTokens: 1600, imageTokens: 500 });
+  const result = { policies: [{ id: 'tracelite', byProvider: { openai: { bytes }, gemini: { bytes: { snapshots: { count: 0, textTokens: 0, imageTokens: 0 } } } } }] };
+  const rows = snapshotTokenRows(result);
+  assert.ok(rows.includes('| OpenAI | 2 | 250 | 800 | 3.20× |'), rows.join('\n'));
+  assert.ok(!rows.some((r) => r.startsWith('| Gemini')));
+  assert.deepEqual(snapshotTokenRows({ policies: [] }), []);
 });

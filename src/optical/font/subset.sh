@@ -12,3 +12,25 @@ pyftsubset "$SRC" \
   --no-hinting --layout-features='' --drop-tables+=GSUB,GPOS,GDEF,kern,FFTM \
   --name-IDs='*' --notdef-outline \
   --output-file=DejaVuSansMono-subset.ttf
+# The reader's zero: DejaVu Sans Mono draws `0` with a dot inside, which at
+# snapshot sizes (10-12 px) blurs into the counter and reads as `6`, `8` or
+# `@` (bench/LEGIBILITY.md). Drop the dot contour (the first of the three):
+# a plain oval, as DejaVu Sans draws it.
+python3 - DejaVuSansMono-subset.ttf <<'PY'
+import sys
+from fontTools.ttLib import TTFont
+from fontTools.ttLib.tables._g_l_y_f import GlyphCoordinates
+path = sys.argv[1]
+font = TTFont(path)
+glyf = font["glyf"]
+zero = glyf[font.getBestCmap()[ord("0")]]
+if zero.numberOfContours == 3:
+    coords, ends, flags = zero.getCoordinates(glyf)
+    start = ends[0] + 1
+    zero.coordinates = GlyphCoordinates(coords[start:])
+    zero.flags = flags[start:]
+    zero.endPtsOfContours = [e - start for e in ends[1:]]
+    zero.numberOfContours = 2
+    zero.recalcBounds(glyf)
+font.save(path)
+PY
