@@ -11,14 +11,10 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { CHROMIUM, CHROMIUM_ARGS as ARGS } from './support/chromium.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const ARTIFACTS = `${ROOT}tests/artifacts`;
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const ARGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
-];
 const WAIT = { timeout: 120_000 };
 const { tesseractAvailable } = await import(`${ROOT}scripts/tesseract.mjs`);
 
