@@ -17,7 +17,8 @@ export const OCR_DEFAULTS = Object.freeze({
   maxBytes: 8 << 20,
   maxPixels: MAX_PIXELS,
   concurrency: 2,
-  queue: 32,
+  // Each waiting request holds its decoded image: few wait (the page sends two at a time).
+  queue: 8,
   timeoutMs: 60_000,
   cacheEntries: 512,
   bin: TESSERACT,
