@@ -98,7 +98,7 @@ lint: wasm-target
 	cargo clippy --all-targets -- -D warnings
 	cargo clippy --lib --target wasm32-unknown-unknown -- -D warnings
 
-## playground: build the package and serve www/ (pkg/ at /pkg/) on http://127.0.0.1:$(PORT)/
+## playground: build the package and serve www/ (pkg/ at /pkg/, POST /ocr: tesseract for the step view's snapshot legibility) on http://127.0.0.1:$(PORT)/
 PORT ?= 8080
 playground: pkg
 	node www/serve.mjs --port $(PORT)

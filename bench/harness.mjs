@@ -8,9 +8,9 @@ import { performance } from 'node:perf_hooks';
 import { spawn } from 'node:child_process';
 import { PromptCache, loadPrices } from './cost.mjs';
 import { criticalItems, legible, ocr, pointersIn, recoverable, toolCallsKept, visibleTexts } from './fidelity.mjs';
-import { classify, countFact, emptyGrounding, extractFacts, hiddenBy, mergeGrounding, ocrShows, oldStrVisible, taskVerbatim, viewRequest } from './grounding.mjs';
-import { addLegibility, emptyLegibility, factsInside, mergeLegibility, readSnapshot, snapshotLayout } from './legibility.mjs';
-import { ocrReader, tesseractAvailable } from './ocr.mjs';
+import { classify, countFact, emptyGrounding, extractFacts, hiddenBy, mergeGrounding, oldStrVisible, taskVerbatim, viewRequest } from './grounding.mjs';
+import { addLegibility, emptyLegibility, mergeLegibility, readFacts, readSnapshot, snapshotFacts, snapshotGroups, snapshotLayout, snapshotOcrText, snapshotText } from './legibility.mjs';
+import { OCR_SETTINGS, ocrReader, tesseractAvailable } from './ocr.mjs';
 import { allPolicies, messageText } from './policies.mjs';
 import { findRenderer } from './render.mjs';
 import { percentile } from '../pkg/internal/stats.js';
@@ -493,15 +493,7 @@ function collectSnapshots(emitted, groups, { changes, messages, store }) {
   for (const g of groups) {
     const key = g.urls.join('\n');
     if (emitted.has(key)) continue;
-    const shown = g.at.slice(0, -1).map((i) => {
-      const p = pointersIn(messageText(messages[i]))[0];
-      try {
-        return p ? store.get(p.session, p.key) : null;
-      } catch {
-        return null;
-      }
-    });
-    const text = shown.some((t) => t == null) ? null : shown.join('\n');
+    const text = snapshotText(messages, g, (p) => store.get(p.session, p.key));
     const detail = changes.filter((c) => c.kind === 'snapshot' && g.at.includes(c.message)).map((c) => c.detail).join('; ');
     emitted.set(key, { steps: g.steps, urls: g.urls, text, detail, layout: snapshotLayout(changes, g.at) });
   }
@@ -514,10 +506,8 @@ function measureLegibility(ctx, trace, emitted, policyId) {
   for (const snap of emitted.values()) {
     const texts = snap.urls.map((u) => ctx.ocr.read(u));
     if (texts.some((x) => x == null)) continue;
-    const facts = factsInside(entries, snap.steps, snap.text);
-    const inside = new Set(facts.map((f) => `${f.kind}\u0000${f.text}`));
-    const cut = factsInside(entries, snap.steps).filter((f) => !inside.has(`${f.kind}\u0000${f.text}`));
-    const ocrText = texts.join('\n');
+    const { facts, cut } = snapshotFacts(entries, snap.steps, snap.text);
+    const ocrText = snapshotOcrText(texts);
     addLegibility(agg, readSnapshot({ facts, ocrText, layout: snap.layout, cut }));
     if (process.env.TRACELITE_LEGIBILITY_DUMP) dumpSnapshot(join(process.env.TRACELITE_LEGIBILITY_DUMP, policyId), trace, snap, facts, ocrText);
   }
@@ -529,7 +519,7 @@ function measureLegibility(ctx, trace, emitted, policyId) {
  * `TRACELITE_LEGIBILITY_DUMP=dir`): its PNGs, the OCR text and the missed facts.
  */
 function dumpSnapshot(dir, trace, snap, facts, ocrText) {
-  const missed = facts.filter((f) => !ocrShows(ocrText, f.text));
+  const { missed } = readFacts(facts, ocrText);
   if (missed.length === 0) return;
   mkdirSync(dir, { recursive: true });
   const base = join(dir, `${trace.id}-${snap.steps.join('_')}`.slice(0, 180));
@@ -643,7 +633,7 @@ export async function runBench(opts) {
     harnessSeconds: (performance.now() - started) / 1000,
     harnessPeakRssBytes: peakRss,
     grounding: {
-      ocr: opts.ocr === false ? 'off (--no-ocr)' : tesseractAvailable() ? 'tesseract, 2x bilinear upscale, --psm 6' : 'tesseract not installed',
+      ocr: opts.ocr === false ? 'off (--no-ocr)' : tesseractAvailable() ? OCR_SETTINGS : 'tesseract not installed',
       ocrStats,
       // Replay time spent measuring grounding (worker processes added up).
       seconds: traceResults.reduce((s, r) => s + r.runs.reduce((a, run) => a + (run.grounding?.ms ?? 0), 0), 0) / 1000,
@@ -662,38 +652,6 @@ function emptySnapshot() {
 
 function addSnapshot(into, s) {
   for (const k of Object.keys(into)) into[k] += s[k] ?? 0;
-}
-
-/**
- * Snapshots of a request: each user message of images with the tool messages
- * just before it (the optical stage puts a tool result's images right after
- * it). Returns `[{ steps, urls, original, at }]` with the original observation
- * texts and `at` the emitted indices of the tool messages and the image message.
- */
-export function snapshotGroups(original, messages) {
-  const originalByCall = new Map(original.filter((m) => m.role === 'tool').map((m) => [m.tool_call_id, messageText(m)]));
-  const groups = [];
-  let tools = [];
-  let at = [];
-  messages.forEach((m, i) => {
-    if (m.role === 'tool') {
-      tools.push(m.tool_call_id);
-      at.push(i);
-      return;
-    }
-    const urls = m.role === 'user' ? contentParts(m.content).images.map((i) => i.url) : [];
-    if (urls.length > 0 && tools.length > 0) {
-      groups.push({
-        steps: tools.map((id) => Number(/^call_(\d+)$/.exec(id ?? '')?.[1] ?? -1)),
-        urls,
-        original: tools.map((id) => originalByCall.get(id) ?? '').join('\n'),
-        at: [...at, i],
-      });
-    }
-    tools = [];
-    at = [];
-  });
-  return groups;
 }
 
 /** Up to `n` evenly spaced lines of `text` long enough to test legibility. */

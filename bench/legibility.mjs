@@ -1,41 +1,12 @@
 // Snapshot legibility (issue 40): of the facts (EVALUATION.md §1) inside each
 // snapshot the TraceLite-defaults replay emits, the share tesseract reads back,
 // overall, by layout (line by line, lines run together with `»`) and by kind.
-import { occurs, ocrShows } from './grounding.mjs';
+// The per-snapshot part (facts inside, layout, reading rule) is the package's
+// internal/legibility.js, which the playground shows per snapshot; this file
+// adds the totals and the report's section.
+import { KINDS, LAYOUTS } from '../pkg/internal/legibility.js';
 
-/** Layouts of a snapshot (from the optical stage's change detail). */
-export const LAYOUTS = ['line by line', 'run together', 'unknown'];
-/** Fact kinds, as `extractFacts` names them. */
-export const KINDS = ['path', 'identifier', 'integer'];
-
-/**
- * Layout of the snapshot at emitted message indices `at`: `run together` when
- * the optical stage's `snapshot` change there says `reflowed`.
- */
-export function snapshotLayout(changes, at) {
-  const own = (changes ?? []).filter((c) => c.kind === 'snapshot' && at.includes(c.message));
-  if (own.length === 0) return 'unknown';
-  return own.some((c) => /reflowed/.test(c.detail ?? '')) ? 'run together' : 'line by line';
-}
-
-/**
- * Distinct facts inside a snapshot showing the observations of `steps`: facts
- * of any tool call (`extractFacts` entries) with a source among those steps
- * and, when `shown` (the text the snapshot rendered) is given, occurring in
- * it: a fact an earlier stage cut from the observation (a spilled excerpt's
- * hidden lines) is not inside the image.
- */
-export function factsInside(entries, steps, shown = null) {
-  const out = new Map();
-  for (const e of entries) {
-    for (const f of e.facts) {
-      if (!(f.sources ?? [f.source]).some((s) => steps.includes(s))) continue;
-      if (shown != null && !occurs(shown, f.text, f.kind)) continue;
-      out.set(`${f.kind}\u0000${f.text}`, { kind: f.kind, text: f.text });
-    }
-  }
-  return [...out.values()];
-}
+export { KINDS, LAYOUTS, factsInside, readFacts, readSnapshot, snapshotFacts, snapshotGroups, snapshotLayout, snapshotOcrText, snapshotText } from '../pkg/internal/legibility.js';
 
 function emptyCount() {
   return { facts: 0, read: 0, snapshots: 0 };
@@ -53,25 +24,6 @@ export function emptyLegibility() {
     byLayout: Object.fromEntries(LAYOUTS.map((l) => [l, emptyCount()])),
     byKind: Object.fromEntries(KINDS.map((k) => [k, emptyCount()])),
   };
-}
-
-/**
- * One snapshot's legibility: its facts and those `ocrText` shows (the
- * grounding's IMAGE rule, `ocrShows`), by kind.
- */
-export function readSnapshot({ facts, ocrText, layout, cut = [] }) {
-  const byKind = {};
-  let read = 0;
-  for (const f of facts) {
-    const k = (byKind[f.kind] ??= { facts: 0, read: 0 });
-    k.facts++;
-    if (ocrShows(ocrText, f.text)) {
-      k.read++;
-      read++;
-    }
-  }
-  const cutRead = cut.filter((f) => ocrShows(ocrText, f.text)).length;
-  return { layout, facts: facts.length, read, byKind, cut: { facts: cut.length, read: cutRead } };
 }
 
 /** Adds one `readSnapshot` result into the aggregate `into`. */

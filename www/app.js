@@ -7,6 +7,7 @@ import { cliCall, jsCall } from './export.js';
 import { classifyInput, readFile } from './input.js';
 import { SAMPLE_OPTIONS, applyControls, buildControls, controlForPath, readControls, setControls } from './options.js';
 import { renderGrounding } from './grounding-view.js';
+import { OcrClient, renderLegibility } from './legibility-view.js';
 import { STAGES, renderChanges, renderPlan, renderRequest, renderStages } from './prompt-view.js';
 import { SpillBrowser } from './spill-browser.js';
 import { doneStatus } from './status.js';
@@ -31,6 +32,7 @@ const state = {
 };
 
 const engine = new Engine();
+const ocr = new OcrClient();
 const spills = new SpillBrowser(engine);
 window.tracelitePlayground = state; // for tests and curious users
 
@@ -329,6 +331,7 @@ async function showStep(t) {
   view.dataset.step = String(t);
   view.dataset.view = state.view;
   renderRequest(view, original ? data.originalConversation : data.conversation, original ? [] : report.changes, onPointer);
+  renderLegibility(view, original ? null : data.snapshots, ocr);
   renderChanges($('changes-table'), report.changes, view, onPointer);
   renderStages($('stages-table'), report.stages);
   $('plan-summary').textContent = renderPlan($('plan-table'), report.plan);

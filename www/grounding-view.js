@@ -3,10 +3,14 @@
 // internal/facts.js, which `make bench` totals)
 // and whether the prompt sent before it still shows each one.
 
-/** What each class means here. The browser has no OCR: a fact only in a snapshot is not read. */
+/**
+ * What each class means here. The class is not OCR'd: a fact only in a
+ * snapshot is IMAGE, and whether tesseract reads it is shown under the
+ * snapshot's image (www/legibility-view.js).
+ */
 export const CLASS_LABELS = {
   TEXT: 'TEXT: in the prompt as text',
-  IMAGE_UNREAD: "IMAGE: only in a snapshot image (not OCR'd in the browser)",
+  IMAGE_UNREAD: "IMAGE: only in a snapshot image (not OCR'd here; tesseract's reading is under the image)",
   POINTER: 'POINTER: removed, readable through a spill:// pointer',
   GONE: 'GONE: not in the prompt, no pointer reaches it',
 };

@@ -38,7 +38,7 @@ export function displayModel(conversation) {
     const carrier = m.role === 'user' && previousRole === 'tool' && m.parts.length > 0 && m.parts.every((p) => p.type === 'image');
     previousRole = m.role;
     const blocks = m.parts.flatMap(partBlocks);
-    if (carrier) return { role: 'user', blocks, index: null, note: 'images of the tool results above (Chat Completions accepts images only in user messages)' };
+    if (carrier) return { role: 'user', blocks, index: null, at: m.index, note: 'images of the tool results above (Chat Completions accepts images only in user messages)' };
     return { role: m.role, blocks, index: m.index };
   });
   return { system: conversation.system.flatMap((m) => m.parts.flatMap(partBlocks)), messages };
@@ -46,7 +46,8 @@ export function displayModel(conversation) {
 
 // ---- rendering ----
 
-function el(tag, attrs = {}, ...children) {
+/** An element with attributes (`class`, `text`, `data-*`, properties) and children. */
+export function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
     if (v === undefined || v === null || v === false) continue;
@@ -156,6 +157,8 @@ export function renderRequest(container, conversation, changes, onPointer) {
     const article = el('article', {
       class: `msg role-${m.role}${stages.length ? ' changed' : ''}`,
       'data-index': m.index === null ? 'images' : String(m.index),
+      // The position in the request's own list, for the carriers of images too (the legibility view finds its snapshot by it).
+      'data-message': m.at ?? m.index ?? null,
       tabIndex: -1,
       'data-stages': stages.join(' ') || null,
     }, header, ...renderBlocks(m.blocks, { onPointer, optical }));

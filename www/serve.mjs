@@ -3,11 +3,14 @@
 //   /                           → www/
 //   /pkg/                       → pkg/ (the built package: `make pkg`)
 //   /demo-session.json          → tests/fixtures/demo-session.json (the sample the page opens on)
+//   POST /ocr                   → tesseract's text of a snapshot PNG (www/ocr-endpoint.mjs), for
+//                                 the step view's legibility; 503 TESSERACT_MISSING without tesseract
 // Usage: node www/serve.mjs [--port N]   (N = 0 picks a free port)
 import { createReadStream, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { extname, join, normalize, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ocrEndpoint } from './ocr-endpoint.mjs';
 
 const WWW = fileURLToPath(new URL('.', import.meta.url));
 const ROOT = resolve(WWW, '..');
@@ -44,12 +47,11 @@ function locate(pathname) {
   return null;
 }
 
-function handle(req, res) {
+function handle(req, res, ocr) {
   const send = (status, text) => {
     res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' });
     res.end(text);
   };
-  if (req.method !== 'GET' && req.method !== 'HEAD') return send(405, 'method not allowed\n');
   let pathname;
   try {
     pathname = decodeURIComponent(new URL(req.url, 'http://127.0.0.1').pathname);
@@ -57,6 +59,8 @@ function handle(req, res) {
     return send(400, 'bad request\n');
   }
   if (pathname.includes('\0')) return send(400, 'bad request\n');
+  if (ocr?.handles(pathname)) return ocr.handle(req, res, req.socket.localPort);
+  if (req.method !== 'GET' && req.method !== 'HEAD') return send(405, 'method not allowed\n');
   let file = locate(pathname);
   if (!file) return send(404, 'not found\n');
   let stat;
@@ -79,10 +83,15 @@ function handle(req, res) {
   createReadStream(file).pipe(res);
 }
 
-/** Starts the server on 127.0.0.1; resolves to `{ server, url }`. */
-export function startServer({ port = 8080 } = {}) {
+/**
+ * Starts the server on 127.0.0.1; resolves to `{ server, url }`. `ocr`: the
+ * OCR endpoint's options (www/ocr-endpoint.mjs `OCR_DEFAULTS`), or false for
+ * none (as on a static host).
+ */
+export function startServer({ port = 8080, ocr = {} } = {}) {
+  const endpoint = ocr === false ? null : ocrEndpoint(ocr);
   return new Promise((resolvePromise, reject) => {
-    const server = createServer(handle);
+    const server = createServer((req, res) => handle(req, res, endpoint));
     server.once('error', reject);
     server.listen(port, '127.0.0.1', () => {
       const { port: actual } = server.address();

@@ -15,6 +15,8 @@ import { grepLines, pageLines } from './pkg/internal/spill-reader.js';
 import { spillOrder, uniqueMatches } from './spill-matches.js';
 // The package's fact view: the same facts and classes as `make bench` (bench/grounding.mjs totals them).
 import { classify, extractFacts, hiddenBy, oldStrVisible, pointersOf, taskVerbatim, viewRequest } from './pkg/internal/facts.js';
+// The snapshot legibility `make bench` totals (facts inside each snapshot; the page OCRs them).
+import { snapshotFacts, snapshotGroups, snapshotLayout, snapshotText } from './pkg/internal/legibility.js';
 
 let run = null; // { kind, session, outputs: [{ text, report }], baselines: [text], store, texts: Map, facts: Map | null }
 
@@ -144,10 +146,8 @@ function reachBlobs(pointers) {
  * where the request sent before it shows each: TEXT, POINTER, GONE, or
  * IMAGE_UNREAD (only in a snapshot: the browser has no OCR to check it).
  */
-function stepGrounding(r, t, requestText, originalText) {
+function stepGrounding(r, t, output, original) {
   const entry = r.facts?.get(t);
-  const original = JSON.parse(originalText).messages ?? [];
-  const output = JSON.parse(requestText).messages ?? [];
   const result = { executed: !!entry, taskVerbatim: taskVerbatim(original, output), facts: [], oldStr: null };
   if (!entry) return result;
   const view = viewRequest(output);
@@ -163,6 +163,24 @@ function stepGrounding(r, t, requestText, originalText) {
     result.oldStr = { source: entry.oldStr.source, visible, hiddenBy: visible ? null : hiddenBy(output, entry.oldStr, changes) };
   }
   return result;
+}
+
+/**
+ * The snapshots of step t's request and the facts inside each (issue 40,
+ * bench/legibility.mjs's measure): for each, the message index of its
+ * images, the steps it shows, its layout, the facts a later call uses that
+ * are inside the text it rendered, and those an earlier stage cut. The page
+ * reads them against tesseract's text of the images (www/legibility-view.js).
+ */
+function stepSnapshots(r, t, output, original) {
+  const entries = [...r.facts.values()];
+  const changes = r.outputs[t].report.changes;
+  const blob = (p) => (p.session === r.session ? spillText(p.key) : r.store.get(p.session, p.key));
+  return snapshotGroups(original, output).map((g) => {
+    const shown = snapshotText(output, g, blob);
+    const { facts, cut } = snapshotFacts(entries, g.steps, shown);
+    return { message: g.at.at(-1), steps: g.steps, images: g.urls.length, layout: snapshotLayout(changes, g.at), rendered: shown != null, facts, cut };
+  });
 }
 
 function requireRun() {
@@ -181,12 +199,19 @@ const handlers = {
     const r = requireRun();
     const out = r.outputs[t];
     if (!out) throw Object.assign(new Error(`no step ${t}`), { code: 'NO_STEP' });
-    const grounding = r.kind === 'trajectory' ? stepGrounding(r, t, out.text, r.baselines[t]) : null;
+    let grounding = null;
+    let snapshots = null;
+    if (r.kind === 'trajectory') {
+      const output = JSON.parse(out.text).messages ?? [];
+      const original = JSON.parse(r.baselines[t]).messages ?? [];
+      grounding = stepGrounding(r, t, output, original);
+      snapshots = stepSnapshots(r, t, output, original);
+    }
     // The neutral conversations the core parses them into: the page shows these, whatever the format.
     const format = { format: out.report.format };
     const conversation = requestConversation(out.text, format);
     const originalConversation = requestConversation(r.baselines[t], format);
-    return { t, request: out.text, original: r.baselines[t], conversation, originalConversation, report: out.report, grounding };
+    return { t, request: out.text, original: r.baselines[t], conversation, originalConversation, report: out.report, grounding, snapshots };
   },
   spills: () => {
     const r = requireRun();

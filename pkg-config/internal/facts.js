@@ -284,7 +284,7 @@ function oldStrOf(step, earlier) {
 }
 
 /** Text parts of a message (content and tool-call names and arguments). */
-function messageTexts(m) {
+export function messageTexts(m) {
   const out = [];
   if (typeof m.content === 'string') out.push(m.content);
   else if (Array.isArray(m.content)) for (const p of m.content) if (p?.type === 'text' && typeof p.text === 'string') out.push(p.text);
@@ -293,7 +293,7 @@ function messageTexts(m) {
 }
 
 /** Image URLs of a message (OpenAI chat `image_url` parts). */
-function messageImages(m) {
+export function messageImages(m) {
   if (!Array.isArray(m.content)) return [];
   return m.content.filter((p) => p?.type === 'image_url').map((p) => p.image_url?.url ?? p.image_url).filter((u) => typeof u === 'string');
 }

@@ -1,5 +1,7 @@
-// Issue 36 item 6: the JS glue (pkg-config/) and the playground (www/) have
-// no import cycle, www/ never loads the benchmark's code (bench/), and no
+// Issue 36 item 6: the JS glue (pkg-config/), the playground (www/) and the
+// Node scripts both the bench and the playground's server use (scripts/) have
+// no import cycle, www/ never loads the benchmark's code (bench/), not even
+// through scripts/, and no
 // function of the proxy (pkg-config/adapters/proxy/) is longer than
 // MAX_PROXY_FUNCTION_LINES. Imports are read by TypeScript's parser:
 // `import … from`, `export … from`, literal `import('…')`; `#entry` resolves
@@ -17,6 +19,7 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 const PKG = join(root, 'pkg-config');
 const WWW = join(root, 'www');
 const BENCH = join(root, 'bench');
+const SCRIPTS = join(root, 'scripts');
 const BUILT = join(root, 'pkg');
 /** Longest function allowed in the proxy (lines, first to last). */
 const MAX_PROXY_FUNCTION_LINES = 100;
@@ -47,7 +50,7 @@ function mapBuilt(graph) {
 const isWasm = (path) => WASM.some((dir) => path.startsWith(dir)) || inside(BUILT, path);
 
 function repositoryGraph() {
-  const files = [...sourceFiles(PKG).filter((f) => !inside(join(PKG, 'dev'), f)), ...sourceFiles(WWW)];
+  const files = [...sourceFiles(PKG).filter((f) => !inside(join(PKG, 'dev'), f)), ...sourceFiles(WWW), ...sourceFiles(SCRIPTS)];
   const { graph, missing } = importGraph(files, { map: mapSpecifier, optional: isWasm });
   return { graph: mapBuilt(graph), missing };
 }
@@ -82,22 +85,45 @@ test('the function length measure counts a function from its first line to its l
   assert.deepEqual(specifiersOf("export { x } from './x.js';\nconst y = await import(`./y.js`);\n"), ['./x.js', './y.js']);
 });
 
-test('pkg-config/ and www/ have no import cycle and no import of a missing file', () => {
+test('pkg-config/, www/ and scripts/ have no import cycle and no import of a missing file', () => {
   const { graph, missing } = repositoryGraph();
   assert.ok(graph.size > 40, `only ${graph.size} files read`);
+  assert.ok([...graph.keys()].some((f) => inside(SCRIPTS, f)), 'scripts/ is read');
   const cycles = cyclesOf(graph).map((c) => shown(root, c).join(' -> '));
   assert.deepEqual(cycles, [], `import cycles:\n${cycles.join('\n')}`);
   assert.deepEqual(missing.map(([from, spec]) => `${shown(root, [from])[0]}: ${spec}`), []);
 });
 
-test('www/ never imports the benchmark (bench/), nor serves it', () => {
-  const { graph } = repositoryGraph();
-  const intoBench = [];
-  for (const [file, edges] of graph) {
-    if (!inside(WWW, file)) continue;
-    for (const to of edges) if (inside(BENCH, to)) intoBench.push(`${shown(root, [file])[0]} -> ${shown(root, [to])[0]}`);
+/** Paths from a www/ file into bench/, through any file the graph reads (scripts/ too). */
+function pathsIntoBench(graph) {
+  const out = [];
+  for (const start of [...graph.keys()].filter((f) => inside(WWW, f))) {
+    const seen = new Set([start]);
+    const queue = [[start]];
+    while (queue.length > 0) {
+      const path = queue.shift();
+      for (const to of graph.get(path.at(-1)) ?? []) {
+        if (inside(BENCH, to)) out.push(shown(root, [...path, to]).join(' -> '));
+        else if (!seen.has(to)) {
+          seen.add(to);
+          queue.push([...path, to]);
+        }
+      }
+    }
   }
-  assert.deepEqual(intoBench, []);
+  return out;
+}
+
+test('www/ never imports the benchmark (bench/), directly or through scripts/, nor serves it', () => {
+  const { graph } = repositoryGraph();
+  assert.deepEqual(pathsIntoBench(graph), []);
+  // The check follows imports through other files: a scripts/ module importing bench/ is caught.
+  const probe = new Map(graph);
+  const server = join(WWW, 'ocr-endpoint.mjs');
+  const shared = join(SCRIPTS, 'tesseract.mjs');
+  assert.ok(probe.get(server)?.has(shared), 'www/ocr-endpoint.mjs imports scripts/tesseract.mjs');
+  probe.set(shared, new Set([...probe.get(shared), join(BENCH, 'ocr.mjs')]));
+  assert.ok(pathsIntoBench(probe).some((p) => p.endsWith('scripts/tesseract.mjs -> bench/ocr.mjs')), pathsIntoBench(probe).join('\n'));
   // The static server maps URL paths to files: none of them into bench/.
   assert.doesNotMatch(readFileSync(join(WWW, 'serve.mjs'), 'utf8'), /['"]bench['"]|\bbench\//);
 });

@@ -8,17 +8,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { CHROMIUM, CHROMIUM_ARGS as ARGS } from './support/chromium.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SAMPLE = `${ROOT}tests/fixtures/demo-session.json`;
 /** The settings the page opens the sample at (www/options.js SAMPLE_OPTIONS, `make demo`'s). */
 const { SAMPLE_OPTIONS } = await import(`${ROOT}www/options.js`);
 const ARTIFACTS = `${ROOT}tests/artifacts`;
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const ARGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
-];
 const WAIT = { timeout: 60_000 };
 
 let browser;
