@@ -1,6 +1,7 @@
 // bench/wasm-ab.mjs: builds compared in one run. On the bundled sample with
-// the shipped wasm twice: both rows report the file's sizes and real times
-// (no thresholds: the numbers belong to the benchmark).
+// the shipped wasm, and the package directory holding it (a build run with its
+// own JS): every row reports the file's sizes and real times (no thresholds:
+// the numbers belong to the benchmark).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -14,16 +15,19 @@ const wasm = `${root}pkg/wasm/tracelite_bg.wasm`;
 test('wasm-ab: every build measured on the same requests, ratios against the first', { timeout: 120000 }, async () => {
   const sample = `${root}tests/fixtures/sample-trajectory.json`;
   const { requests } = pickTrajectory(`${root}tests/fixtures`, sample);
-  const rows = await compareWasm([wasm, wasm], requests, { rounds: 2, coldRuns: 3 });
+  const rows = await compareWasm([wasm, `${root}pkg`], requests, { rounds: 2, coldRuns: 3 });
   const bytes = readFileSync(wasm);
   assert.equal(rows.length, 2);
+  assert.equal(rows[1].wasm, `${root}pkg`);
   for (const r of rows) {
     assert.equal(r.rawBytes, bytes.length);
     assert.equal(r.gzipBytes, gzipSync(bytes, { level: 9 }).length);
-    for (const ms of [r.firstMs, r.coldMs, r.replayMs]) assert.ok(ms > 0 && Number.isFinite(ms), `${ms}`);
+    for (const ms of [r.firstMs, r.coldMs, r.replayMs, r.stepP95Ms]) assert.ok(ms > 0 && Number.isFinite(ms), `${ms}`);
+    // One step's time, so no more than the whole replay's.
+    assert.ok(r.stepP95Ms < r.replayMs, `${r.stepP95Ms} of ${r.replayMs}`);
   }
   const md = abMarkdown(rows);
-  assert.match(md, /\| build \| gzip bytes/);
+  assert.match(md, /\| build \| gzip bytes.*\| p95 per step ms \|$/m);
   assert.equal(md.split('\n').length, 4);
   assert.match(md.split('\n')[2], /\(1\.00×\)/);
 });
