@@ -35,7 +35,8 @@ const RENAMED: &[(&str, &str)] = &[
 ];
 
 /// Fields whose Rust type is wider than the values the core accepts or emits
-/// (checked by `config/validate.rs` or fixed by the code that fills them).
+/// (checked by their section's `Section::validate` or fixed by the code that
+/// fills them).
 const NARROWED: &[(&str, &str, &str)] = &[
     ("OpticalConfig", "bit_depth", "1 | 2 | 4 | 8"),
     ("OpticalConfig", "detail", "'high' | 'low'"),
