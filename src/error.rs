@@ -1,15 +1,19 @@
 //! Typed errors (base layer). Every failure the library reports carries a
 //! stable [`ErrorCode`] and the JSON path (or option name) of the offending
 //! field. Codes are grouped by whose fault they are ([`ErrorCode::group`]):
-//! bad input, bad option, a limit, the spill store, an internal fault; the
-//! host group holds the codes only the JS host raises.
+//! bad input, bad option, a limit, the spill store, an internal fault.
+//! [`ErrorCode`] holds only what this crate raises: the codes only the JS
+//! host raises (proxy routes and signatures, host stores, the runtime) live
+//! with the host, in the table of `pkg-config/core/errors.js`, which gives
+//! each group an `Error` subclass (`InputError`, `OptionError`, …).
 
 use std::fmt;
 
-/// Stable, machine-readable error codes. The JS `TraceLiteError.code` is
-/// [`ErrorCode::as_str`] of one of these. The order is the generated
-/// TypeScript union's (`pkg-config/core/types/errors.d.ts`); each code's
-/// [`group`](Self::group) says whose fault it is.
+/// Stable, machine-readable codes of every error this crate raises. The JS
+/// `TraceLiteError.code` of a core error is [`ErrorCode::as_str`] of one of
+/// these, listed by group in the generated TypeScript
+/// (`CoreErrorCodes` in `pkg-config/core/types/errors.d.ts`); each code's
+/// [`group`](Self::group) says whose fault it is and picks its JS class.
 #[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ErrorCode {
@@ -58,26 +62,6 @@ pub enum ErrorCode {
     MisplacedToolResult,
     /// A part sits in a turn whose role cannot hold it (e.g. a tool call in a user turn).
     InvalidRoleOrder,
-    /// A host spill store (KV, Durable Object, a custom `put`/`get`) threw or rejected.
-    StoreFailed,
-    /// A request would write more blobs to the host store than `maxStoreWrites`.
-    StoreWriteLimit,
-    /// A file store found a symlink, or something else than its own directory
-    /// or file, where it keeps spills, and refused to follow or use it.
-    StoreUnsafe,
-    /// The API needs what this runtime lacks (e.g. `FileStore` a filesystem:
-    /// Node, Deno or Bun); the message names the host.
-    UnsupportedHost,
-    /// The proxy was asked for a spill route without a session.
-    MissingSession,
-    /// A proxy session token is missing, malformed or not the session's.
-    InvalidSessionToken,
-    /// A proxy route or resource does not exist.
-    NotFound,
-    /// A snapshot image URL's signature does not match.
-    InvalidImageSignature,
-    /// A snapshot image URL names no stored image.
-    ImageNotFound,
     /// A value TraceLite built could not be written as JSON (an internal fault,
     /// never the caller's input).
     SerializationFailed,
@@ -112,22 +96,13 @@ impl ErrorCode {
             Self::DuplicateToolResult => "DUPLICATE_TOOL_RESULT",
             Self::MisplacedToolResult => "MISPLACED_TOOL_RESULT",
             Self::InvalidRoleOrder => "INVALID_ROLE_ORDER",
-            Self::StoreFailed => "STORE_FAILED",
-            Self::StoreWriteLimit => "STORE_WRITE_LIMIT",
-            Self::StoreUnsafe => "STORE_UNSAFE",
-            Self::UnsupportedHost => "UNSUPPORTED_HOST",
-            Self::MissingSession => "MISSING_SESSION",
-            Self::InvalidSessionToken => "INVALID_SESSION_TOKEN",
-            Self::NotFound => "NOT_FOUND",
-            Self::InvalidImageSignature => "INVALID_IMAGE_SIGNATURE",
-            Self::ImageNotFound => "IMAGE_NOT_FOUND",
             Self::SerializationFailed => "SERIALIZATION_FAILED",
             Self::InvalidCache => "INVALID_CACHE",
         }
     }
 
-    /// Every code, in declaration order (what the TypeScript `ErrorCode` lists).
-    pub const ALL: [ErrorCode; 33] = [
+    /// Every code, in declaration order (the order of the generated `codes.js`).
+    pub const ALL: [ErrorCode; 24] = [
         Self::InvalidJson,
         Self::InvalidRequest,
         Self::UnknownFormat,
@@ -150,15 +125,6 @@ impl ErrorCode {
         Self::DuplicateToolResult,
         Self::MisplacedToolResult,
         Self::InvalidRoleOrder,
-        Self::StoreFailed,
-        Self::StoreWriteLimit,
-        Self::StoreUnsafe,
-        Self::UnsupportedHost,
-        Self::MissingSession,
-        Self::InvalidSessionToken,
-        Self::NotFound,
-        Self::InvalidImageSignature,
-        Self::ImageNotFound,
         Self::SerializationFailed,
         Self::InvalidCache,
     ];
@@ -187,15 +153,6 @@ impl ErrorCode {
             | Self::SummarizerFailed
             | Self::RenderFailed
             | Self::SerializationFailed => ErrorGroup::Internal,
-            Self::StoreFailed
-            | Self::StoreWriteLimit
-            | Self::StoreUnsafe
-            | Self::UnsupportedHost
-            | Self::MissingSession
-            | Self::InvalidSessionToken
-            | Self::NotFound
-            | Self::InvalidImageSignature
-            | Self::ImageNotFound => ErrorGroup::Host,
         }
     }
 
@@ -219,10 +176,30 @@ pub enum ErrorGroup {
     /// Not the caller's input: a host collaborator (counter, summarizer)
     /// failed, or rendering or serializing what TraceLite built did.
     Internal,
-    /// Raised only by the JS host (proxy routes and signatures, host stores,
-    /// the runtime), never by this crate; listed in [`ErrorCode`] so the
-    /// generated TypeScript union, which the JS shares, names them.
-    Host,
+}
+
+impl ErrorGroup {
+    /// Every group, in the order the generated TypeScript lists them.
+    pub const ALL: [ErrorGroup; 5] = [
+        Self::BadInput,
+        Self::BadOption,
+        Self::Limit,
+        Self::Store,
+        Self::Internal,
+    ];
+
+    /// The JS name of the group (`TraceLiteError.group`): `input`, `option`,
+    /// `limit`, `store` or `internal`; its class is `InputError`,
+    /// `OptionError`, `LimitError`, `StoreError` or `InternalError`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::BadInput => "input",
+            Self::BadOption => "option",
+            Self::Limit => "limit",
+            Self::Store => "store",
+            Self::Internal => "internal",
+        }
+    }
 }
 
 /// An error with a code, the path of the offending field and a message.
@@ -297,10 +274,11 @@ mod tests {
         assert_eq!(ErrorCode::from_name("NOPE"), None);
     }
 
-    /// The crate raises no host-group code: each `ErrorCode::<Variant>` named
-    /// in `src/` (outside this file) is of a core group.
+    /// Every code is one the crate raises (none is host-only): each is named
+    /// as `ErrorCode::<Variant>` somewhere in `src/` outside this file; and
+    /// every group holds a code.
     #[test]
-    fn the_core_raises_no_host_code() {
+    fn every_code_is_raised_by_the_core_and_has_a_group() {
         fn sources(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
             for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
                 let path = entry.path();
@@ -327,25 +305,58 @@ mod tests {
                 raised.insert(name);
             }
         }
-        let codes: Vec<(String, ErrorGroup)> = ErrorCode::ALL
-            .iter()
-            .map(|c| (format!("{c:?}"), c.group()))
-            .collect();
-        for name in &raised {
-            let group = codes.iter().find(|(n, _)| n == name).map(|(_, g)| *g);
-            assert!(group.is_some(), "ErrorCode::{name} is not a code");
-            assert_ne!(
-                group,
-                Some(ErrorGroup::Host),
-                "src/ raises host code {name}"
+        for code in ErrorCode::ALL {
+            let name = format!("{code:?}");
+            assert!(
+                raised.contains(&name),
+                "ErrorCode::{name} is never raised in src/: a host-only code belongs in pkg-config/core/errors.js"
             );
         }
-        // Every core code is raised somewhere (else it belongs to the host).
-        for (name, group) in &codes {
-            if *group != ErrorGroup::Host {
+        for group in ErrorGroup::ALL {
+            assert!(
+                ErrorCode::ALL.iter().any(|c| c.group() == group),
+                "{group:?} holds no code"
+            );
+        }
+        let names: std::collections::BTreeSet<&str> =
+            ErrorGroup::ALL.iter().map(|g| g.as_str()).collect();
+        assert_eq!(names.len(), ErrorGroup::ALL.len());
+    }
+
+    /// The host's table (`HOST_CODES` in `pkg-config/core/errors.js`) and
+    /// this enum share no code (a code has one owner), and each host code's
+    /// group is a core group or one of the host's own (`proxy`, `host`).
+    #[test]
+    fn the_host_table_shares_no_code_with_the_core() {
+        let js = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("pkg-config/core/errors.js");
+        let text = std::fs::read_to_string(&js).unwrap_or_default();
+        let table = text
+            .split_once("export const HOST_CODES")
+            .and_then(|(_, rest)| rest.split_once("});"))
+            .map(|(table, _)| table)
+            .unwrap_or_default();
+        let host: Vec<(&str, &str)> = table
+            .lines()
+            .filter_map(|l| {
+                let (code, group) = l.trim().split_once(':')?;
+                let group = group.trim().trim_end_matches(',').trim_matches('\'');
+                code.chars()
+                    .all(|c| c.is_ascii_uppercase() || c == '_')
+                    .then_some((code, group))
+            })
+            .collect();
+        assert!(
+            host.len() >= 9,
+            "read {} host codes from {}",
+            host.len(),
+            js.display()
+        );
+        for (code, group) in host {
+            assert_eq!(ErrorCode::from_name(code), None, "{code} is in both tables");
+            if ErrorGroup::ALL.iter().all(|g| g.as_str() != group) {
                 assert!(
-                    raised.contains(name),
-                    "core code {name} is never raised in src/"
+                    ["proxy", "host"].contains(&group),
+                    "{code}: unknown group {group}"
                 );
             }
         }

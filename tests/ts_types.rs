@@ -1,9 +1,11 @@
 //! The package's TypeScript types of the options, the report and the error
 //! codes are generated from the Rust declarations: the option structs of
 //! `src/config/`, the report structs they reach from `pipeline::Report`, and
-//! [`ErrorCode::ALL`]. Field names follow serde (camelCase), doc comments
-//! become JSDoc, options are optional and say their default (read from
-//! `Config::default()`). This test regenerates `pkg-config/core/types/*.d.ts`
+//! [`ErrorCode::ALL`] by [`ErrorGroup`]. Field names follow serde
+//! (camelCase), doc comments become JSDoc, options are optional and say
+//! their default (read from `Config::default()`). This test regenerates
+//! `pkg-config/core/types/*.d.ts` and `codes.js` (the core's codes and their
+//! groups as a JS table, which the package's error classes read at run time)
 //! and fails when the checked-in files differ; `TRACELITE_BLESS=1 cargo test
 //! --test ts_types` rewrites them.
 
@@ -16,6 +18,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use syn::{Attribute, Fields, GenericArgument, Item, PathArguments, Type};
+use tracelite::error::ErrorGroup;
 use tracelite::{Config, ErrorCode};
 
 const OUT: &str = "pkg-config/core/types";
@@ -35,7 +38,8 @@ const RENAMED: &[(&str, &str)] = &[
 ];
 
 /// Fields whose Rust type is wider than the values the core accepts or emits
-/// (checked by `config/validate.rs` or fixed by the code that fills them).
+/// (checked by their section's `Section::validate` or fixed by the code that
+/// fills them).
 const NARROWED: &[(&str, &str, &str)] = &[
     ("OpticalConfig", "bit_depth", "1 | 2 | 4 | 8"),
     ("OpticalConfig", "detail", "'high' | 'low'"),
@@ -526,30 +530,74 @@ fn report(decls: &BTreeMap<String, Vec<Decl>>, root: &Path, options: &BTreeSet<S
     g.out.replacen(HEADER, &format!("{HEADER}{import}"), 1)
 }
 
-fn errors(root: &Path) -> String {
-    // ALL must list every variant: count them in the declaration.
+/// The doc comment of each variant of enum `name` in `src/error.rs`.
+fn variant_docs(root: &Path, name: &str) -> BTreeMap<String, Vec<String>> {
     let text = std::fs::read_to_string(root.join("src/error.rs")).unwrap_or_default();
     let file = syn::parse_file(&text).unwrap_or_else(|e| panic!("src/error.rs: {e}"));
-    let variants = file
-        .items
+    file.items
         .iter()
         .find_map(|i| match i {
-            Item::Enum(e) if e.ident == "ErrorCode" => Some(e.variants.len()),
+            Item::Enum(e) if e.ident == name => Some(
+                e.variants
+                    .iter()
+                    .map(|v| (v.ident.to_string(), docs(&v.attrs)))
+                    .collect(),
+            ),
             _ => None,
         })
-        .unwrap_or(0);
+        .unwrap_or_default()
+}
+
+/// The core's codes: their union (`CoreErrorCode`) and their groups
+/// (`CoreErrorCodes`, keyed by `ErrorGroup::as_str`).
+fn errors(root: &Path) -> String {
+    // ALL must list every variant: count them in the declaration.
     assert_eq!(
-        variants,
+        variant_docs(root, "ErrorCode").len(),
         ErrorCode::ALL.len(),
         "ErrorCode::ALL must list every variant"
     );
+    let groups = variant_docs(root, "ErrorGroup");
+    assert_eq!(
+        groups.len(),
+        ErrorGroup::ALL.len(),
+        "ErrorGroup::ALL must list every variant"
+    );
     let mut out = String::from(HEADER);
-    out.push_str("\n/** Stable error codes of `TraceLiteError` (`ErrorCode` in src/error.rs). */\nexport type ErrorCode =\n");
-    for c in ErrorCode::ALL {
-        let _ = writeln!(out, "  | '{}'", c.as_str());
+    out.push_str(
+        "\n/**\n * The codes the core raises by group, whose fault an error is (`ErrorGroup`\n * in src/error.rs); `TraceLiteError.from` gives each group its class. The\n * host's own codes are `HostErrorCodes` (core/errors.d.ts).\n */\nexport interface CoreErrorCodes {\n",
+    );
+    for group in ErrorGroup::ALL {
+        jsdoc(&mut out, "  ", &groups[&format!("{group:?}")]);
+        let codes: Vec<String> = ErrorCode::ALL
+            .iter()
+            .filter(|c| c.group() == group)
+            .map(|c| format!("'{}'", c.as_str()))
+            .collect();
+        let one_line = format!("  {}: {};", group.as_str(), codes.join(" | "));
+        if one_line.len() <= 100 {
+            let _ = writeln!(out, "{one_line}");
+        } else {
+            let _ = write!(out, "  {}:", group.as_str());
+            for c in &codes {
+                let _ = write!(out, "\n    | {c}");
+            }
+            out.push_str(";\n");
+        }
     }
-    out.pop();
-    out.push_str(";\n");
+    out.push_str("}\n\n/** Stable error codes the core raises (`ErrorCode` in src/error.rs). */\nexport type CoreErrorCode = CoreErrorCodes[keyof CoreErrorCodes];\n");
+    out
+}
+
+/// The same as a JS table for the package at run time (`core/errors.js`
+/// picks an error's class by it).
+fn codes_js() -> String {
+    let mut out = String::from(HEADER);
+    out.push_str("\n/** The group of each code the core raises (`ErrorCode::group` in src/error.rs). */\nexport const CORE_CODES = Object.freeze({\n");
+    for c in ErrorCode::ALL {
+        let _ = writeln!(out, "  {}: '{}',", c.as_str(), c.group().as_str());
+    }
+    out.push_str("});\n");
     out
 }
 
@@ -562,6 +610,7 @@ fn typescript_types_match_the_rust_declarations() {
         ("options.d.ts", opts.clone()),
         ("report.d.ts", report(&decls, root, &seen)),
         ("errors.d.ts", errors(root)),
+        ("codes.js", codes_js()),
     ];
     let bless = std::env::var_os("TRACELITE_BLESS").is_some();
     let mut stale = Vec::new();

@@ -1,6 +1,8 @@
 // The JS API shared by every host entry (entries/: node.js, browser.js, workerd.js, edge.js, deno.js):
 // a barrel only; it re-exports the modules and no module imports it (no import cycle).
-export { TraceLiteError } from './errors.js';
+export {
+  TraceLiteError, InputError, OptionError, LimitError, StoreError, InternalError, ProxyError, HostError,
+} from './errors.js';
 export * from './compress.js';
 export * from './spill.js';
 export * from './compact.js';

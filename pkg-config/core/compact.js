@@ -9,7 +9,7 @@
 // the extractive summary stays.
 import { validateSummary as wasmValidateSummary } from '../wasm/tracelite.js';
 import { compress } from './compress.js';
-import { TraceLiteError, guarded, jsonArg } from './errors.js';
+import { OptionError, guarded, jsonArg } from './errors.js';
 import { splitOptions } from './options.js';
 import { SpillStore } from './spill.js';
 
@@ -17,7 +17,7 @@ let defaultStore;
 
 function storeOf(store, what = 'store') {
   if (!(store instanceof SpillStore)) {
-    throw new TraceLiteError(`${what} must be a SpillStore`, 'INVALID_OPTION', what);
+    throw new OptionError(`${what} must be a SpillStore`, 'INVALID_OPTION', what);
   }
   return store;
 }
@@ -25,7 +25,7 @@ function storeOf(store, what = 'store') {
 function sessionOf(session) {
   if (session === undefined || session === null) return 'default';
   if (typeof session !== 'string') {
-    throw new TraceLiteError('session must be a string', 'INVALID_OPTION', 'session');
+    throw new OptionError('session must be a string', 'INVALID_OPTION', 'session');
   }
   return session;
 }
@@ -52,11 +52,11 @@ export function validateSummary(text) {
  */
 export async function compressAsync(request, options = {}) {
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-    throw new TraceLiteError('options must be an object', 'INVALID_OPTION', 'options');
+    throw new OptionError('options must be an object', 'INVALID_OPTION', 'options');
   }
   const { summarizer, ...rest } = options;
   if (summarizer !== undefined && typeof summarizer !== 'function') {
-    throw new TraceLiteError(
+    throw new OptionError(
       'options.summarizer must be a function (prompt) => Promise<string>',
       'INVALID_OPTION',
       'summarizer',
@@ -109,7 +109,7 @@ export async function compressAsync(request, options = {}) {
  */
 export function pinConstraint(store, session, text) {
   if (typeof text !== 'string') {
-    throw new TraceLiteError('text must be a string', 'INVALID_OPTION', 'text');
+    throw new OptionError('text must be a string', 'INVALID_OPTION', 'text');
   }
   return guarded(() => storeOf(store).wasmStore.pinConstraint(sessionOf(session), text));
 }

@@ -6,7 +6,7 @@ import {
   formatsValidate as wasmValidate,
   requestConversation as wasmConversation,
 } from '../wasm/tracelite.js';
-import { TraceLiteError, guarded } from './errors.js';
+import { InputError, OptionError, guarded } from './errors.js';
 import { requestText } from './options.js';
 
 const FORMATS = ['openai-chat', 'openai-responses', 'anthropic', 'gemini'];
@@ -14,7 +14,7 @@ const FORMATS = ['openai-chat', 'openai-responses', 'anthropic', 'gemini'];
 function checkFormat(format, what) {
   if (format === undefined || format === null) return undefined;
   if (!FORMATS.includes(format)) {
-    throw new TraceLiteError(
+    throw new InputError(
       `${what} must be one of ${FORMATS.join(', ')}`, 'UNKNOWN_FORMAT', what,
     );
   }
@@ -24,7 +24,7 @@ function checkFormat(format, what) {
 function checkOptions(options) {
   if (options === undefined || options === null) return {};
   if (typeof options !== 'object' || Array.isArray(options)) {
-    throw new TraceLiteError('options must be an object', 'INVALID_OPTION', 'options');
+    throw new OptionError('options must be an object', 'INVALID_OPTION', 'options');
   }
   return options;
 }
@@ -59,7 +59,7 @@ export function validateRequest(request, options = {}) {
   const { format, repair = false } = checkOptions(options);
   checkFormat(format, 'format');
   if (typeof repair !== 'boolean') {
-    throw new TraceLiteError('options.repair must be a boolean', 'INVALID_OPTION', 'repair');
+    throw new OptionError('options.repair must be a boolean', 'INVALID_OPTION', 'repair');
   }
   return JSON.parse(guarded(() => wasmValidate(text, format ?? undefined, repair)));
 }

@@ -1,23 +1,16 @@
 // TypeScript types of the TraceLite package. The options, the report and the
-// error codes are generated from the Rust declarations (./types/, by
-// tests/ts_types.rs); the functions and classes are declared here.
+// core's error codes are generated from the Rust declarations (./types/, by
+// tests/ts_types.rs); the error classes and the host's codes are in
+// ./errors.d.ts; the functions and classes are declared here.
 import type { SpillStore } from './spill.js';
 export * from './spill.js';
 
 export * from './types/options.js';
 export * from './types/report.js';
 export * from './types/errors.js';
+export * from './errors.js';
 import type { CompressSettings, FormatName } from './types/options.js';
 import type { Report, SpillBlob, UrlImage } from './types/report.js';
-import type { ErrorCode } from './types/errors.js';
-
-/** Thrown by every function: `code` is stable, `path` names the offending field. */
-export class TraceLiteError extends Error {
-  constructor(message: string, code: ErrorCode, path?: string);
-  readonly name: 'TraceLiteError';
-  readonly code: ErrorCode;
-  readonly path: string;
-}
 
 /** Settings plus host objects. */
 export interface CompressOptions extends CompressSettings {

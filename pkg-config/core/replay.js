@@ -4,7 +4,7 @@
 import { compress, trajectoryToRequest } from './compress.js';
 import { SpillStore } from './spill.js';
 import { defaultOptions } from './config.js';
-import { TraceLiteError } from './errors.js';
+import { LimitError } from './errors.js';
 import { percentile } from '../internal/stats.js';
 
 /** The spill session a replay uses for a trajectory id (what `replay` uses by default). */
@@ -70,7 +70,7 @@ export function refuseOversizedTrajectory(bytes, options = {}, what = 'trajector
   const limit = options?.limits?.maxRequestBytes ?? defaultOptions().limits.maxRequestBytes;
   // A limit that is not a count is the core's INVALID_OPTION, reported by the first step.
   if (!Number.isSafeInteger(limit) || bytes <= limit) return;
-  throw new TraceLiteError(
+  throw new LimitError(
     `${what} is ${bytes} bytes, more than limits.maxRequestBytes (${limit}): the requests of its ` +
       `last steps would be about as large; raise limits.maxRequestBytes to replay it`,
     'LIMIT_EXCEEDED',

@@ -1,7 +1,7 @@
 // Spilling in JS: the SpillStore (bounded, inside wasm), the agent tools
 // read_spill / grep_spill (definitions + executor) and spillText.
 import { Store, spillTools as wasmSpillTools } from '../wasm/tracelite.js';
-import { TraceLiteError, guarded, jsonArg } from './errors.js';
+import { InputError, OptionError, guarded, jsonArg } from './errors.js';
 import { settingsOf } from './settings.js';
 
 /** Names of the agent tools over spilled output. */
@@ -21,7 +21,7 @@ function limitsJson(options) {
   for (const k of LIMIT_KEYS) if (options[k] !== undefined) limits[k] = options[k];
   for (const k of Object.keys(options)) {
     if (!LIMIT_KEYS.includes(k) && k !== 'now') {
-      throw new TraceLiteError(`unknown SpillStore option ${k}`, 'INVALID_OPTION', k);
+      throw new OptionError(`unknown SpillStore option ${k}`, 'INVALID_OPTION', k);
     }
   }
   return jsonArg(limits, 'options');
@@ -29,7 +29,7 @@ function limitsJson(options) {
 
 function text(value, what) {
   if (typeof value !== 'string') {
-    throw new TraceLiteError(`${what} must be a string`, 'INVALID_REQUEST', what);
+    throw new InputError(`${what} must be a string`, 'INVALID_REQUEST', what);
   }
   return value;
 }
@@ -50,11 +50,11 @@ export class SpillStore {
 
   constructor(options = {}) {
     if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-      throw new TraceLiteError('SpillStore options must be an object', 'INVALID_OPTION', 'options');
+      throw new OptionError('SpillStore options must be an object', 'INVALID_OPTION', 'options');
     }
     const { now = () => Date.now() / 1000 } = options;
     if (typeof now !== 'function') {
-      throw new TraceLiteError('options.now must be a function returning seconds', 'INVALID_OPTION', 'now');
+      throw new OptionError('options.now must be a function returning seconds', 'INVALID_OPTION', 'now');
     }
     this.#now = now;
     this.#wasm = guarded(() => Store.withLimits(limitsJson(options)));
@@ -62,7 +62,7 @@ export class SpillStore {
 
   /** The wasm store backing this store, told the current time (internal). */
   get wasmStore() {
-    if (!this.#wasm) throw new TraceLiteError('SpillStore was freed', 'INVALID_OPTION', 'store');
+    if (!this.#wasm) throw new OptionError('SpillStore was freed', 'INVALID_OPTION', 'store');
     guarded(() => this.#wasm.setNow(this.#now()));
     return this.#wasm;
   }
@@ -128,7 +128,7 @@ export class SpillStore {
   /** Puts back the `spills` a compress call returned (e.g. loaded from a KV store); returns how many. */
   rehydrate(spills) {
     if (!Array.isArray(spills)) {
-      throw new TraceLiteError('spills must be an array of { session, key, text }', 'INVALID_REQUEST', 'spills');
+      throw new InputError('spills must be an array of { session, key, text }', 'INVALID_REQUEST', 'spills');
     }
     for (const s of spills) this.put(s.session, s.key, s.text);
     return spills.length;
@@ -151,7 +151,7 @@ export class SpillStore {
    */
   spill(value, options = {}) {
     if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-      throw new TraceLiteError('options must be an object', 'INVALID_OPTION', 'options');
+      throw new OptionError('options must be an object', 'INVALID_OPTION', 'options');
     }
     const { countTokens, ...settings } = options;
     return JSON.parse(guarded(() => this.wasmStore.spillText(encoder.encode(text(value, 'text')), jsonArg(settings, 'options'), countTokens)));
@@ -167,7 +167,7 @@ export class SpillStore {
    */
   exportCache(options = {}) {
     if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-      throw new TraceLiteError('options must be an object { all, renderedOnly }', 'INVALID_OPTION', 'options');
+      throw new OptionError('options must be an object { all, renderedOnly }', 'INVALID_OPTION', 'options');
     }
     const { all = false, renderedOnly = false } = options;
     return guarded(() => this.wasmStore.exportCache(all, renderedOnly)) ?? undefined;
@@ -215,7 +215,7 @@ export function handleToolCall(name, args, where) {
   const { store, session } = typeof where === 'string' ? { session: where } : (where ?? {});
   const target = store ?? sharedStore();
   if (!(target instanceof SpillStore)) {
-    throw new TraceLiteError('store must be a SpillStore', 'INVALID_OPTION', 'store');
+    throw new OptionError('store must be a SpillStore', 'INVALID_OPTION', 'store');
   }
   return target.handleToolCall(name, args, session ?? 'default');
 }

@@ -1,7 +1,7 @@
 // Internal: the checks every outside spill store (KV, Durable Objects) makes
 // on a blob: a content key (`<kind>-<32 hex>`, src/hash/key.rs) must be the
 // SHA-256 of its text, checked on write and again on read.
-import { TraceLiteError, guarded } from '../core/errors.js';
+import { StoreError, guarded } from '../core/errors.js';
 import { blobFacts, isContentKey as coreIsContentKey } from '../wasm/tracelite.js';
 import { grepSpill, readSpill } from './spill-reader.js';
 
@@ -27,15 +27,15 @@ export function matchesKey(key, hash) {
 }
 
 export function corrupt(session, key) {
-  return new TraceLiteError(`spill ${session}/${key}: the text does not hash to its key (altered or forged)`, 'SPILL_CORRUPT', 'key');
+  return new StoreError(`spill ${session}/${key}: the text does not hash to its key (altered or forged)`, 'SPILL_CORRUPT', 'key');
 }
 
 export function notFound(session, key) {
-  return new TraceLiteError(`no spill ${session}/${key}`, 'SPILL_NOT_FOUND', 'key');
+  return new StoreError(`no spill ${session}/${key}`, 'SPILL_NOT_FOUND', 'key');
 }
 
 export function refused(name) {
-  return new TraceLiteError(`${name}: another text is already stored under this key`, 'STORE_REFUSED', 'key');
+  return new StoreError(`${name}: another text is already stored under this key`, 'STORE_REFUSED', 'key');
 }
 
 /** Checks a text read back under `key` (`SPILL_CORRUPT` when a content key's text does not hash to it). */

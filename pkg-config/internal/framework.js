@@ -1,7 +1,7 @@
 // Internal: what the agent-framework adapters (adapters/langchain/, adapters/openai-agents/)
 // share: the core's spill tool definitions, the per-conversation stores and the
 // compress call that keeps a conversation's spills where its tools read them.
-import { TraceLiteError } from '../core/errors.js';
+import { InputError } from '../core/errors.js';
 import { spillToolDefinitions } from '../core/spill.js';
 import { SessionStores, compressInto, sessionFromMessages } from './mirror.js';
 import { runSpillTool } from './spill-reader.js';
@@ -19,7 +19,7 @@ export function spillToolSpecs() {
  */
 export function frameworkSpillTools(store, session, make) {
   if (!store || typeof store.get !== 'function') {
-    throw new TraceLiteError('spillTools(store) needs the store the middleware spills into', 'INVALID_ARGUMENT', 'store');
+    throw new InputError('spillTools(store) needs the store the middleware spills into', 'INVALID_ARGUMENT', 'store');
   }
   return spillToolSpecs().map((spec) => make({
     ...spec,

@@ -1,7 +1,7 @@
 // Internal: `compress` with any spill store. The wasm SpillStore is used
 // directly; any other store (KV, yours) gets the call's new blobs (the `spills`
 // compress returns) copied into it, since compress itself is synchronous.
-import { SpillStore, TraceLiteError, compress } from '#entry';
+import { OptionError, LimitError, StoreError, SpillStore, compress } from '#entry';
 import { fnv1a } from '../wasm/tracelite.js';
 import { MEMORY_DEFAULTS, SESSION_BYTES_PER_REQUEST_BYTE } from '../core/memory.js';
 import { facts, isContentKey } from './blob-keys.js';
@@ -50,13 +50,13 @@ export class SessionStores {
     maxMemoryBytes = MEMORY_DEFAULTS.maxMemoryBytes,
   } = {}) {
     if (!Number.isInteger(maxSessions) || maxSessions < 1) {
-      throw new TraceLiteError('maxSessions must be a positive integer', 'INVALID_OPTION', 'maxSessions');
+      throw new OptionError('maxSessions must be a positive integer', 'INVALID_OPTION', 'maxSessions');
     }
     if (!Number.isInteger(maxHeldBytes) || maxHeldBytes < 0) {
-      throw new TraceLiteError('maxHeldBytes must be a non-negative integer', 'INVALID_OPTION', 'maxHeldBytes');
+      throw new OptionError('maxHeldBytes must be a non-negative integer', 'INVALID_OPTION', 'maxHeldBytes');
     }
     if (!Number.isInteger(maxMemoryBytes) || maxMemoryBytes < 1) {
-      throw new TraceLiteError('maxMemoryBytes must be a positive integer', 'INVALID_OPTION', 'maxMemoryBytes');
+      throw new OptionError('maxMemoryBytes must be a positive integer', 'INVALID_OPTION', 'maxMemoryBytes');
     }
     this.#max = maxSessions;
     this.#maxHeld = maxHeldBytes;
@@ -213,11 +213,11 @@ export class SessionStores {
   get(session, key) {
     const e = this.#entries.get(session);
     try {
-      if (!e) throw new TraceLiteError(`no spill ${session}/${key}`, 'SPILL_NOT_FOUND', 'key');
+      if (!e) throw new StoreError(`no spill ${session}/${key}`, 'SPILL_NOT_FOUND', 'key');
       return e.store.get(session, key);
     } catch (err) {
       if (err?.code !== 'SPILL_NOT_FOUND' || !this.#expired.has(session)) throw err;
-      throw new TraceLiteError(
+      throw new StoreError(
         `spill ${session}/${key} expired: its session was freed to keep the in-memory sessions within maxSessions and maxMemoryBytes`,
         'SPILL_NOT_FOUND',
         'key',
@@ -316,10 +316,10 @@ export function withPointer(options, store) {
   const { pointer, ...rest } = options;
   if (pointer === undefined || pointer === 'spill') return rest;
   if (pointer !== 'path') {
-    throw new TraceLiteError("pointer must be 'spill' or 'path'", 'INVALID_OPTION', 'pointer');
+    throw new OptionError("pointer must be 'spill' or 'path'", 'INVALID_OPTION', 'pointer');
   }
   if (typeof store?.root !== 'string' || typeof store?.pathOf !== 'function') {
-    throw new TraceLiteError("pointer: 'path' needs a store that keeps files (FileStore)", 'INVALID_OPTION', 'pointer');
+    throw new OptionError("pointer: 'path' needs a store that keeps files (FileStore)", 'INVALID_OPTION', 'pointer');
   }
   return { ...rest, spill: { ...rest.spill, pointerRoot: store.root } };
 }
@@ -354,7 +354,7 @@ async function compressAndStore(request, options, store, cache, entry, writes, l
     if (entry) cache.drop(options.session);
     if (err?.code === 'STORE_WRITE_LIMIT') throw err;
     // The placeholders of `out` would point at text that is not there.
-    const failed = new TraceLiteError(`the spill store failed: ${err?.message ?? err}`, 'STORE_FAILED', 'store');
+    const failed = new StoreError(`the spill store failed: ${err?.message ?? err}`, 'STORE_FAILED', 'store');
     failed.cause = err;
     throw failed;
   }
@@ -459,7 +459,7 @@ export async function storeSpills(store, spills, { maxWrites = Infinity, batch =
   let written = 0;
   for (let i = 0; i < spills.length;) {
     if (written >= maxWrites) {
-      throw new TraceLiteError(
+      throw new LimitError(
         `the request would write more than ${maxWrites} spills to the store (${spills.length} blobs, ${i} stored)`,
         'STORE_WRITE_LIMIT',
         'maxStoreWrites',

@@ -27,6 +27,7 @@
 pub mod adopt;
 pub mod blob;
 pub mod calls;
+mod config;
 pub mod constraints;
 pub mod cut;
 mod draft;

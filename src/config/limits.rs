@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::Result;
+
 /// Resource limits; exceeding one is a `LIMIT_EXCEEDED` error naming it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
@@ -56,5 +58,22 @@ impl Default for Limits {
             max_compact_messages: 10_000,
             max_compact_bytes: 4 << 20,
         }
+    }
+}
+
+impl Limits {
+    /// Checks the `limits` section; errors name the offending limit.
+    pub(super) fn validate(&self) -> Result<()> {
+        let bad = crate::error::invalid_option::<()>;
+        if !(1..=127).contains(&self.max_depth) {
+            return bad("limits.maxDepth", "must be between 1 and 127");
+        }
+        if self.max_compact_messages == 0 {
+            return bad("limits.maxCompactMessages", "must be at least 1");
+        }
+        if self.max_compact_bytes < 1024 {
+            return bad("limits.maxCompactBytes", "must be at least 1024");
+        }
+        Ok(())
     }
 }

@@ -7,7 +7,9 @@
 //! * [`stages`]: each stage's settings and the planner's (`spill`, `dedup`,
 //!   `phase`, `optical`, `compact`, `plan`, `redact`);
 //! * [`limits`]: resource limits (`limits`);
-//! * [`validate`]: the checks a parsed config must pass, every section's in one place;
+//! * [`validate`]: the checks a parsed config must pass: the top-level ones
+//!   and `limits` here, each stage's section (and the planner's) in its
+//!   owner's module, called through [`Section`];
 //! * [`read`]: how options are read, section by section;
 //! * [`words`]: serde's type errors in plain words.
 
@@ -22,6 +24,7 @@ pub use stages::{
     ClearReason, CompactConfig, DedupConfig, OpticalConfig, PhaseConfig, PlanConfig, Prices,
     RedactConfig, SpillConfig,
 };
+pub(crate) use validate::Section;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

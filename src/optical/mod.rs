@@ -18,6 +18,7 @@
 
 pub mod budget;
 mod cache;
+mod config;
 pub mod encode;
 pub mod layout;
 pub mod raster;

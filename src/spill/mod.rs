@@ -6,6 +6,7 @@
 //! The cap per tool result is `max(spill.floorTokens, spill.fraction × budget)`
 //! ([`crate::Config::result_cap`]), so it scales with the model's window.
 
+mod config;
 mod excerpt;
 mod literals;
 pub mod tools;

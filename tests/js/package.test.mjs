@@ -229,6 +229,10 @@ test('Vercel Edge: the edge-light entry (a `?module` wasm import) runs in an iso
 test('TypeScript resolves the types of the root and every subpath (node16 and bundler resolution)', () => {
   writeFileSync(join(project, 'types-check.ts'), `
     import { compress, SpillStore, type Report } from 'tracelite';
+    import {
+      TraceLiteError, InputError, OptionError, LimitError, StoreError, InternalError, ProxyError, HostError,
+      type ErrorCode, type ErrorCodeOf, type ErrorGroup,
+    } from 'tracelite';
     import { createProxy, type ProxyOptions } from 'tracelite/proxy';
     import { KvSpillStore, type SpillPage } from 'tracelite/kv-store';
     import { traceliteMiddleware, spillTools } from 'tracelite/ai-sdk';
@@ -253,6 +257,20 @@ test('TypeScript resolves the types of the root and every subpath (node16 and bu
     void [report, blobs, handler, page, tools.read_spill.execute({ pointer: 'spill://s/k' })];
     // @ts-expect-error: budget must be a number
     compress({ messages: [] }, { budget: 'big' });
+    // Errors by fault: each group's class narrows the code; every code is typed.
+    try { compress({ messages: [] }); } catch (err) {
+      if (err instanceof OptionError) { const code: 'INVALID_OPTION' = err.code; const group: 'option' = err.group; void [code, group, err.path]; }
+      else if (err instanceof StoreError) { const code: 'SPILL_NOT_FOUND' | 'STORE_REFUSED' | 'SPILL_CORRUPT' | 'STORE_FAILED' | 'STORE_UNSAFE' = err.code; void code; }
+      else if (err instanceof TraceLiteError) { const code: ErrorCode = err.code; const group: ErrorGroup | undefined = err.group; void [code, group]; }
+    }
+    const proxyError: ProxyError = new ProxyError('forged', 'INVALID_SESSION_TOKEN', 'x-tracelite-session');
+    const rebuilt: TraceLiteError = TraceLiteError.from({ code: 'NOT_FOUND', message: 'm' });
+    const limit: ErrorCodeOf<'limit'>[] = ['LIMIT_EXCEEDED', 'GREP_TOO_COSTLY', 'STORE_WRITE_LIMIT'];
+    void [proxyError, rebuilt, limit, InputError, LimitError, InternalError, HostError];
+    // @ts-expect-error: INVALID_JSON is an input code, not an option code
+    new OptionError('m', 'INVALID_JSON');
+    // @ts-expect-error: codes are the documented ones
+    const nope: ErrorCode = 'NOPE';
   `);
   const tsc = join(root, 'node_modules/typescript/bin/tsc');
   for (const [module, resolution] of [['node16', 'node16'], ['esnext', 'bundler']]) {

@@ -1,5 +1,6 @@
-// The TypeScript types against the code: every error code the core (src/error.rs)
-// and the JS (pkg-config/**/*.js) throw is in `ErrorCode`; every README snippet that
+// The TypeScript types against the code: the core's error codes (src/error.rs)
+// and the host's table (core/errors.js) do not overlap and hold every code the
+// JS (pkg-config/**/*.js) throws, each thrown as its group's class; every README snippet that
 // imports 'tracelite/ai-sdk' type-checks under `tsc --strict` with ai 6 and ai 7
 // and runs there (ai 7 on Node 22, as it declares), the provider's model replaced
 // by the `ai` package's own mock (MockLanguageModelV3 / V4) behind a stand-in
@@ -14,18 +15,13 @@ import { pkgDir, root } from './support/hosts.mjs';
 import { NODE_22, suiteSnippets } from './support/readme-snippets.mjs';
 import { SpillStore } from '../../pkg/entries/node.js';
 import { spillTools, traceliteMiddleware } from '../../pkg/adapters/ai-sdk/index.js';
+import { CORE_CODES } from '../../pkg-config/core/types/codes.js';
+import { HOST_CODES, groupOf } from '../../pkg-config/core/errors.js';
 
 const TSC = join(root, 'node_modules/typescript/bin/tsc');
 const AI = { 'ai 7': join(root, 'node_modules/ai'), 'ai 6': join(root, 'node_modules/ai-v6') };
 /** The Node each ai runs on: ai 7 declares Node ≥ 22, ai 6 runs on this one (≥ 20). */
 const NODE = { 'ai 7': NODE_22, 'ai 6': process.execPath };
-
-/** The string-literal members of `export type NAME = …;` in a .d.ts text. */
-function unionLiterals(dts, name) {
-  const m = new RegExp(`export type ${name} =([\\s\\S]*?);`).exec(dts);
-  assert.ok(m, `no type ${name}`);
-  return new Set([...m[1].replace(/\/\/.*$/gm, '').matchAll(/'([^']+)'/g)].map((x) => x[1]));
-}
 
 /** Top-level arguments of the call whose "(" is at `open` in `src` (string-aware). */
 function callArgs(src, open) {
@@ -64,61 +60,106 @@ function packageSources() {
     .sort();
 }
 
+/** The error classes by group (pkg-config/core/errors.js). */
+const CLASS_OF = {
+  input: 'InputError', option: 'OptionError', limit: 'LimitError', store: 'StoreError',
+  internal: 'InternalError', proxy: 'ProxyError', host: 'HostError',
+};
+const ERROR_CLASS = new RegExp(`new (TraceLiteError|${Object.values(CLASS_OF).join('|')})\\(`, 'g');
+
 /**
- * Codes of the JS throw sites: the literal second argument of each
- * `new TraceLiteError(…)`; where it is a parameter of the enclosing helper
- * (`fail(message, code, path)`), the literals its callers pass. Only the
- * re-throw of a core error (`err.code`) may forward a code it did not name.
+ * Codes of the JS throw sites, each with the class thrown: the literal
+ * second argument of each `new TraceLiteError(…)` or `new <Group>Error(…)`;
+ * where it is a parameter of the enclosing helper (`fail(message, code,
+ * path)`), the literals its callers pass. Only `TraceLiteError.from(err)`
+ * (an error re-raised from the wasm or a Durable Object, src/error.rs) may
+ * forward a code it did not name. Also the codes of the proxy's error
+ * responses (`errorResponse(status, 'CODE', …)`), class `response`.
  */
 function jsThrowCodes() {
   const codes = new Map();
-  const add = (code, where) => codes.set(code, [...(codes.get(code) ?? []), where]);
+  const add = (code, cls, where) => codes.set(code, [...(codes.get(code) ?? []), { cls, where }]);
   for (const file of packageSources()) {
     const src = readFileSync(join(root, 'pkg-config', file), 'utf8');
-    for (const m of src.matchAll(/new TraceLiteError\(/g)) {
+    for (const m of src.matchAll(ERROR_CLASS)) {
+      const cls = m[1];
       const code = callArgs(src, m.index + m[0].length - 1)[1];
       const where = `${file}:${src.slice(0, m.index).split('\n').length}`;
       const literal = /^(['"])([A-Z_]+)\1$/.exec(code ?? '');
       if (literal) {
-        add(literal[2], where);
+        add(literal[2], cls, where);
         continue;
       }
-      if (code === 'err.code') continue; // a core error re-thrown (core/errors.js rethrow): src/error.rs
       // A helper forwarding its parameter: collect the literals at that position of its calls.
       const helpers = [...src.slice(0, m.index).matchAll(/function (\w+)\(([^)]*)\)/g)];
       const helper = helpers[helpers.length - 1];
       const position = helper?.[2].split(',').map((p) => p.trim()).indexOf(code);
-      assert.ok(helper && position >= 0, `${where}: new TraceLiteError with code ${code}, not a literal nor a helper's parameter`);
+      assert.ok(helper && position >= 0, `${where}: new ${cls} with code ${code}, not a literal nor a helper's parameter`);
       let calls = 0;
       for (const c of src.matchAll(new RegExp(`\\b${helper[1]}\\(`, 'g'))) {
         if (src.slice(c.index - 9, c.index) === 'function ') continue;
         const arg = callArgs(src, c.index + c[0].length - 1)[position];
         const lit = /^(['"])([A-Z_]+)\1$/.exec(arg ?? '');
         assert.ok(lit, `${file}: ${helper[1]}(…) called with code ${arg}`);
-        add(lit[2], `${file}:${src.slice(0, c.index).split('\n').length}`);
+        add(lit[2], cls, `${file}:${src.slice(0, c.index).split('\n').length}`);
         calls++;
       }
       assert.ok(calls > 0, `${where}: helper ${helper[1]} is never called`);
+    }
+    for (const m of file === 'core/errors.js' ? [] : src.matchAll(/\bTraceLiteError\.from\(/g)) {
+      const arg = callArgs(src, m.index + m[0].length - 1)[0];
+      assert.ok(/^err$/.test(arg), `${file}:${src.slice(0, m.index).split('\n').length}: TraceLiteError.from(${arg}) with a code of its own: throw its class`);
+    }
+    for (const m of src.matchAll(/\berrorResponse\(/g)) {
+      if (src.slice(m.index - 9, m.index) === 'function ') continue;
+      const code = callArgs(src, m.index + m[0].length - 1)[1] ?? '';
+      const where = `${file}:${src.slice(0, m.index).split('\n').length}`;
+      for (const lit of code.matchAll(/'([A-Z_]+)'/g)) add(lit[1], 'response', where);
     }
   }
   return codes;
 }
 
-test('ErrorCode (generated in core/types/errors.d.ts) lists every code src/error.rs and the JS throw', () => {
-  const union = unionLiterals(readFileSync(join(root, 'pkg-config/core/types/errors.d.ts'), 'utf8'), 'ErrorCode');
+/** The core's codes as the Rust source spells them (`ErrorCode::as_str`). */
+function rustCodes() {
   const rust = readFileSync(join(root, 'src/error.rs'), 'utf8');
   const asStr = /pub const fn as_str\(self\)[\s\S]*?\n {4}\}/.exec(rust);
   assert.ok(asStr, 'ErrorCode::as_str not found in src/error.rs');
   const core = [...asStr[0].matchAll(/Self::(\w+) => "([A-Z][A-Z0-9_]*)"/g)].map((m) => m[2]);
   const variants = /pub enum ErrorCode \{([\s\S]*?)\n\}/.exec(rust)[1].replace(/\/\/.*$/gm, '').match(/\b[A-Z]\w*(?=,)/g);
   assert.equal(core.length, variants.length, `as_str covers ${core.length} of ${variants.length} variants`);
-  assert.ok(core.length >= 22, `only ${core.length} codes parsed from src/error.rs`);
-  const missingCore = core.filter((c) => !union.has(c));
-  assert.deepEqual(missingCore, [], `src/error.rs codes missing from ErrorCode: ${missingCore.join(', ')}`);
+  assert.ok(core.length >= 20, `only ${core.length} codes parsed from src/error.rs`);
+  return core;
+}
+
+test('the core\'s codes (src/error.rs, generated into core/types/) and the host\'s table (core/errors.js) do not overlap, and together hold every code the JS throws or answers, each thrown as its group\'s class', () => {
+  const core = rustCodes();
+  const dtsCore = readFileSync(join(root, 'pkg-config/core/types/errors.d.ts'), 'utf8');
+  const coreTypes = /export interface CoreErrorCodes \{([\s\S]*?)\n\}/.exec(dtsCore)[1].replace(/\/\*\*[\s\S]*?\*\//g, '');
+  const generated = [...coreTypes.matchAll(/'([A-Z_]+)'/g)].map((m) => m[1]);
+  assert.match(dtsCore, /export type CoreErrorCode = CoreErrorCodes\[keyof CoreErrorCodes\];/);
+  assert.deepEqual([...generated].sort(), [...core].sort(), 'CoreErrorCode is not src/error.rs\'s codes');
+  assert.deepEqual(Object.keys(CORE_CODES).sort(), [...core].sort(), 'core/types/codes.js is not src/error.rs\'s codes');
+  const host = Object.keys(HOST_CODES);
+  const both = host.filter((c) => core.includes(c));
+  assert.deepEqual(both, [], `codes in both the core and the host table: ${both.join(', ')}`);
+  // The host's codes as core/errors.d.ts types them, group by group.
+  const dts = readFileSync(join(root, 'pkg-config/core/errors.d.ts'), 'utf8');
+  const hostTypes = /export interface HostErrorCodes \{([\s\S]*?)\n\}/.exec(dts)[1].replace(/\/\*\*[\s\S]*?\*\//g, '');
+  const typed = Object.fromEntries([...hostTypes.matchAll(/(\w+):([^;]*);/g)]
+    .flatMap(([, group, union]) => [...union.matchAll(/'([A-Z_]+)'/g)].map((c) => [c[1], group])));
+  assert.deepEqual(typed, { ...HOST_CODES }, 'HostErrorCodes in core/errors.d.ts differs from HOST_CODES');
   const js = jsThrowCodes();
-  assert.ok(js.size >= 8, `only ${js.size} codes found at JS throw sites`);
-  const missingJs = [...js].filter(([c]) => !union.has(c)).map(([c, w]) => `${c} (${w.join(', ')})`);
-  assert.deepEqual(missingJs, [], `JS codes missing from ErrorCode: ${missingJs.join('; ')}`);
+  assert.ok(js.size >= 20, `only ${js.size} codes found at JS throw sites`);
+  const unknown = [...js].filter(([c]) => groupOf(c) === undefined).map(([c, w]) => `${c} (${w.map((x) => x.where).join(', ')})`);
+  assert.deepEqual(unknown, [], `JS codes in neither table: ${unknown.join('; ')}`);
+  const misclassed = [...js].flatMap(([c, sites]) => sites
+    .filter(({ cls }) => cls !== 'response' && cls !== CLASS_OF[groupOf(c)])
+    .map(({ cls, where }) => `${where}: ${c} thrown as ${cls}, its class is ${CLASS_OF[groupOf(c)]}`));
+  assert.deepEqual(misclassed, [], misclassed.join('\n'));
+  // Every host code is used by the host (else it is not the host's).
+  const sources = packageSources().filter((f) => f !== 'core/errors.js').map((f) => readFileSync(join(root, 'pkg-config', f), 'utf8')).join('\n');
+  assert.deepEqual(host.filter((c) => !new RegExp(`\\b${c}\\b`).test(sources)), [], 'host codes the JS never uses');
 });
 
 test('grep_spill takes the schema\'s max_matches / ignore_case, and the camel-case spellings from direct calls', async () => {

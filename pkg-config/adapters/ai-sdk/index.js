@@ -2,7 +2,7 @@
 // (`transformParams`) and the `read_spill` / `grep_spill` tools that read back
 // what it moved out. Import from 'tracelite/ai-sdk' (needs the `ai` package).
 import * as ai from 'ai';
-import { TraceLiteError } from '../../core/errors.js';
+import { InputError, OptionError } from '../../core/errors.js';
 import { spillToolSpecs } from '../../internal/framework.js';
 import { SessionStores, compressInto, sessionFromMessages } from '../../internal/mirror.js';
 import { runSpillTool } from '../../internal/spill-reader.js';
@@ -65,7 +65,7 @@ function outputText(output) {
  * every part the compression left alone exactly as it was.
  */
 export function toChatRequest(prompt) {
-  if (!Array.isArray(prompt)) throw new TraceLiteError('prompt must be an array of messages', 'INVALID_ARGUMENT', 'prompt');
+  if (!Array.isArray(prompt)) throw new InputError('prompt must be an array of messages', 'INVALID_ARGUMENT', 'prompt');
   const side = { parts: [], calls: new Map(), results: new Map(), rendered: new Map() };
   const ref = (value) => ({ type: REF, ref: side.parts.push(value) - 1 });
   const text = (p) => withOptions({ type: 'text', text: p.text }, p);
@@ -251,7 +251,7 @@ export function fromChatRequest(request, side, version = 'v4') {
 export function traceliteMiddleware(options = {}) {
   const { store, session, onReport, maxSessions, maxHeldBytes, maxMemoryBytes, specificationVersion = AI_SPEC, ...settings } = options;
   if (specificationVersion !== 'v3' && specificationVersion !== 'v4') {
-    throw new TraceLiteError("specificationVersion must be 'v3' or 'v4'", 'INVALID_OPTION', 'specificationVersion');
+    throw new OptionError("specificationVersion must be 'v3' or 'v4'", 'INVALID_OPTION', 'specificationVersion');
   }
   const spills = store ?? new SessionStores({ maxSessions, maxMemoryBytes });
   // With an outside store (KV), per-session caches still live here between turns.
@@ -293,7 +293,7 @@ function coreToolDefinitions() {
  */
 export function spillTools(store, { session } = {}) {
   if (!store || typeof store.get !== 'function') {
-    throw new TraceLiteError('spillTools(store) needs the store the middleware spills into', 'INVALID_ARGUMENT', 'store');
+    throw new InputError('spillTools(store) needs the store the middleware spills into', 'INVALID_ARGUMENT', 'store');
   }
   const defs = coreToolDefinitions();
   const make = (name) => ai.tool({

@@ -5,7 +5,7 @@
 // client, with the interface of `KvSpillStore` (same keys, never-overwrite and
 // verify-on-read rules). Paging and search run in the core (internal/spill-reader.js).
 import '#entry'; // initializes the wasm that read/grep run in
-import { TraceLiteError } from '../../core/errors.js';
+import { TraceLiteError, InputError, OptionError, StoreError } from '../../core/errors.js';
 import { FreshKeys, OutsideSpillStore, corrupt, facts, matchesKey, notFound, refused, verified } from '../../internal/blob-keys.js';
 import { checkName } from '../../internal/spill-reader.js';
 
@@ -58,7 +58,7 @@ export class TraceLiteSpillObject {
       const body = await request.json();
       const op = new URL(request.url).pathname.slice(1);
       if (!['get', 'put', 'list', 'delete'].includes(op)) {
-        throw new TraceLiteError(`unknown operation ${op}`, 'INVALID_REQUEST', 'op');
+        throw new InputError(`unknown operation ${op}`, 'INVALID_REQUEST', 'op');
       }
       await this.#checkSession(body.session);
       const now = Number.isFinite(body.now) ? body.now : Math.floor(Date.now() / 1000);
@@ -87,7 +87,7 @@ export class TraceLiteSpillObject {
     checkName('session', session);
     const held = await this.#storage.get('session');
     if (held === undefined) await this.#storage.put('session', session);
-    else if (held !== session) throw new TraceLiteError(`this object holds session ${held}, not ${session}`, 'INVALID_REQUEST', 'session');
+    else if (held !== session) throw new InputError(`this object holds session ${held}, not ${session}`, 'INVALID_REQUEST', 'session');
   }
 
   async #meta(key, now) {
@@ -109,7 +109,7 @@ export class TraceLiteSpillObject {
 
   async #put({ key, text, ttlSeconds, maxSessionBytes }, now) {
     checkName('key', key);
-    if (typeof text !== 'string') throw new TraceLiteError('text must be a string', 'INVALID_REQUEST', 'text');
+    if (typeof text !== 'string') throw new InputError('text must be a string', 'INVALID_REQUEST', 'text');
     const { hash, bytes, lines } = facts(text);
     if (!matchesKey(key, hash)) throw corrupt('this session', key);
     const held = await this.#storage.get(META + key);
@@ -126,7 +126,7 @@ export class TraceLiteSpillObject {
     if (held !== undefined) await this.#remove(key, held);
     const total = (await this.#storage.get('total')) ?? 0;
     if (total + bytes > maxSessionBytes) {
-      throw new TraceLiteError(
+      throw new StoreError(
         `the session would hold ${total + bytes} bytes, more than maxSessionBytes (${maxSessionBytes})`,
         'STORE_REFUSED',
         'maxSessionBytes',
@@ -212,13 +212,13 @@ export class DurableObjectSpillStore extends OutsideSpillStore {
   constructor(namespace, { ttlSeconds = DEFAULT_TTL_SECONDS, maxSessionBytes = DEFAULT_MAX_SESSION_BYTES, now = () => Date.now() } = {}) {
     super();
     if (!namespace || typeof namespace.idFromName !== 'function' || typeof namespace.get !== 'function') {
-      throw new TraceLiteError('namespace must be a Durable Object namespace binding', 'INVALID_OPTION', 'namespace');
+      throw new OptionError('namespace must be a Durable Object namespace binding', 'INVALID_OPTION', 'namespace');
     }
     if (!Number.isInteger(ttlSeconds) || ttlSeconds < 1) {
-      throw new TraceLiteError('ttlSeconds must be a positive integer', 'INVALID_OPTION', 'ttlSeconds');
+      throw new OptionError('ttlSeconds must be a positive integer', 'INVALID_OPTION', 'ttlSeconds');
     }
     if (!Number.isInteger(maxSessionBytes) || maxSessionBytes < 1) {
-      throw new TraceLiteError('maxSessionBytes must be a positive integer', 'INVALID_OPTION', 'maxSessionBytes');
+      throw new OptionError('maxSessionBytes must be a positive integer', 'INVALID_OPTION', 'maxSessionBytes');
     }
     this.#ns = namespace;
     this.#ttl = ttlSeconds;
@@ -241,7 +241,7 @@ export class DurableObjectSpillStore extends OutsideSpillStore {
     const body = await res.json();
     // An error the object raised (its codes are the literals above) is raised again here.
     const err = body?.error;
-    if (err) throw new TraceLiteError(err.message, err.code, err.path);
+    if (err) throw TraceLiteError.from(err);
     return body;
   }
 
@@ -264,7 +264,7 @@ export class DurableObjectSpillStore extends OutsideSpillStore {
    */
   async put(session, key, text) {
     if (typeof text !== 'string') {
-      throw new TraceLiteError('text must be a string', 'INVALID_REQUEST', 'text');
+      throw new InputError('text must be a string', 'INVALID_REQUEST', 'text');
     }
     checkName('session', session);
     checkName('key', key);

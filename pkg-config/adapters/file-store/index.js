@@ -9,7 +9,7 @@ import * as fs from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { pid } from 'node:process';
 import { resolve, join } from 'node:path';
-import { TraceLiteError } from '../../core/errors.js';
+import { InputError, OptionError, StoreError } from '../../core/errors.js';
 import { OutsideSpillStore, corrupt, facts, isContentKey, matchesKey, notFound, refused, verified } from '../../internal/blob-keys.js';
 import { checkName } from '../../internal/spill-reader.js';
 
@@ -35,13 +35,13 @@ const READ_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0);
 const CREATE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0);
 
 function unsafe(path, what) {
-  return new TraceLiteError(`${path}: ${what}; the file store refuses to follow or use it`, 'STORE_UNSAFE', 'root');
+  return new StoreError(`${path}: ${what}; the file store refuses to follow or use it`, 'STORE_UNSAFE', 'root');
 }
 
 function option(value, name, fallback, min) {
   if (value === undefined) return fallback;
   if (!Number.isSafeInteger(value) || value < min) {
-    throw new TraceLiteError(`${name} must be an integer ≥ ${min}`, 'INVALID_OPTION', name);
+    throw new OptionError(`${name} must be an integer ≥ ${min}`, 'INVALID_OPTION', name);
   }
   return value;
 }
@@ -104,20 +104,20 @@ export class FileStore extends OutsideSpillStore {
   constructor(options = {}) {
     super();
     if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-      throw new TraceLiteError('FileStore options must be an object { root, … }', 'INVALID_OPTION', 'options');
+      throw new OptionError('FileStore options must be an object { root, … }', 'INVALID_OPTION', 'options');
     }
     const { root, ttlSeconds, maxBytes, maxSessionBytes, sweepOnOpen = true, now = () => Date.now(), onTempWritten, ...rest } = options;
     for (const k of Object.keys(rest)) {
-      throw new TraceLiteError(`unknown FileStore option ${k}`, 'INVALID_OPTION', k);
+      throw new OptionError(`unknown FileStore option ${k}`, 'INVALID_OPTION', k);
     }
     if (typeof root !== 'string' || root === '' || root.includes('\0')) {
-      throw new TraceLiteError('root must be the path of a directory', 'INVALID_OPTION', 'root');
+      throw new OptionError('root must be the path of a directory', 'INVALID_OPTION', 'root');
     }
     if (typeof now !== 'function') {
-      throw new TraceLiteError('now must be a function returning milliseconds', 'INVALID_OPTION', 'now');
+      throw new OptionError('now must be a function returning milliseconds', 'INVALID_OPTION', 'now');
     }
     if (onTempWritten !== undefined && typeof onTempWritten !== 'function') {
-      throw new TraceLiteError('onTempWritten must be a function', 'INVALID_OPTION', 'onTempWritten');
+      throw new OptionError('onTempWritten must be a function', 'INVALID_OPTION', 'onTempWritten');
     }
     this.#root = resolve(root);
     this.#ttl = option(ttlSeconds, 'ttlSeconds', DEFAULT_TTL_SECONDS, 0);
@@ -234,7 +234,7 @@ export class FileStore extends OutsideSpillStore {
    */
   async put(session, key, text) {
     if (typeof text !== 'string') {
-      throw new TraceLiteError('text must be a string', 'INVALID_REQUEST', 'text');
+      throw new InputError('text must be a string', 'INVALID_REQUEST', 'text');
     }
     const path = this.pathOf(session, key);
     const blob = facts(text);
@@ -318,14 +318,14 @@ export class FileStore extends OutsideSpillStore {
     const { sessions, totalBytes } = await this.usage();
     const mine = sessions.find((s) => s.session === session)?.bytes ?? 0;
     if (mine + bytes > this.#maxSessionBytes) {
-      throw new TraceLiteError(
+      throw new StoreError(
         `the session's spill quota is full (${mine} bytes held + ${bytes} new > maxSessionBytes ${this.#maxSessionBytes})`,
         'STORE_REFUSED',
         'maxSessionBytes',
       );
     }
     if (totalBytes + bytes > this.#maxBytes) {
-      throw new TraceLiteError(
+      throw new StoreError(
         `the store is full (${totalBytes} bytes held + ${bytes} new > maxBytes ${this.#maxBytes})`,
         'STORE_REFUSED',
         'maxBytes',

@@ -1,6 +1,6 @@
 // FileStore on a host without a filesystem (browsers, Workers, edge
 // runtimes): the same exports, and a typed error naming the host on use.
-import { TraceLiteError } from '../../core/errors.js';
+import { HostError } from '../../core/errors.js';
 
 export const DEFAULT_TTL_SECONDS = 7 * 24 * 3600;
 export const DEFAULT_MAX_BYTES = 2 ** 30;
@@ -19,7 +19,7 @@ function hostName() {
 /** Throws `UNSUPPORTED_HOST`: a FileStore needs Node, Deno or Bun. */
 export class FileStore {
   constructor() {
-    throw new TraceLiteError(
+    throw new HostError(
       `FileStore needs a filesystem (Node, Deno or Bun); this host (${hostName()}) has none: use SpillStore, KvSpillStore or DoSpillStore`,
       'UNSUPPORTED_HOST',
       'store',

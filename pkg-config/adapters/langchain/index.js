@@ -10,7 +10,7 @@
 // state keeps every message as it was, and the next call compresses the whole
 // history again (same input, same bytes out: provider prompt caches keep working).
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage, createMiddleware, tool } from 'langchain';
-import { TraceLiteError } from '../../core/errors.js';
+import { InputError } from '../../core/errors.js';
 import { canonicalJson, conversationCompressor, frameworkSpillTools } from '../../internal/framework.js';
 
 /** Content-part type carrying a LangChain content block the chat format has no place for. */
@@ -32,7 +32,7 @@ function kind(message) {
  * every message the compression left alone as the very object it was.
  */
 export function toChatMessages(messages, systemMessage) {
-  if (!Array.isArray(messages)) throw new TraceLiteError('messages must be an array of LangChain messages', 'INVALID_ARGUMENT', 'messages');
+  if (!Array.isArray(messages)) throw new InputError('messages must be an array of LangChain messages', 'INVALID_ARGUMENT', 'messages');
   const side = { parts: [], messages, systemMessage, rendered: new Map() };
   const ref = (value) => ({ type: REF, ref: side.parts.push(value) - 1 });
   const content = (c) => (typeof c === 'string' ? c : (Array.isArray(c) ? c.map((p) => (p?.type === 'text' && typeof p.text === 'string' ? p : ref(p))) : ''));

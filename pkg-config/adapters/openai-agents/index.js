@@ -8,7 +8,7 @@
 // the turn's new input only, which TraceLite leaves alone), and the next call
 // compresses the whole history again.
 import { tool } from '@openai/agents';
-import { TraceLiteError } from '../../core/errors.js';
+import { InputError } from '../../core/errors.js';
 import { canonicalJson, conversationCompressor, frameworkSpillTools } from '../../internal/framework.js';
 
 /** Content-part / output type carrying an SDK part the Responses format has no place for. */
@@ -53,7 +53,7 @@ function itemOut(item, ref) {
  * every item the compression left alone as the very object it was.
  */
 export function toResponsesRequest(items, instructions) {
-  if (!Array.isArray(items)) throw new TraceLiteError('input must be an array of agent input items', 'INVALID_ARGUMENT', 'input');
+  if (!Array.isArray(items)) throw new InputError('input must be an array of agent input items', 'INVALID_ARGUMENT', 'input');
   const side = { items, parts: [], rendered: new Map() };
   const ref = (value) => ({ type: REF, ref: side.parts.push(value) - 1 });
   const input = items.map((item, i) => {

@@ -1,7 +1,7 @@
 // Internal (createProxy): its settings, their defaults and their checks; a
 // wrong setting fails at start-up (`INVALID_OPTION` naming it), not on the
 // first request.
-import { TraceLiteError } from '#entry';
+import { OptionError } from '#entry';
 import { MEMORY_DEFAULTS } from '../../core/memory.js';
 import { checkName } from '../../internal/spill-reader.js';
 import { DEFAULT_MAX_SPILL_RESPONSE_BYTES, DEFAULT_MAX_SPILL_ROUNDS } from './tools.js';
@@ -108,7 +108,7 @@ export function proxySettings({
 /** `INVALID_OPTION` naming `name` unless `value` is a positive (`safe`: safe) integer. */
 function positive(name, value, { safe = false, hint = '' } = {}) {
   if (!(safe ? Number.isSafeInteger(value) : Number.isInteger(value)) || value < 1) {
-    throw new TraceLiteError(`${name} must be a positive integer${hint}`, 'INVALID_OPTION', name);
+    throw new OptionError(`${name} must be a positive integer${hint}`, 'INVALID_OPTION', name);
   }
 }
 
@@ -117,21 +117,21 @@ function checkPlumbing({ upstream, store, options, maxBodyBytes, maxStoreWrites,
   try {
     new URL(upstream);
   } catch {
-    throw new TraceLiteError('upstream must be an absolute URL', 'INVALID_OPTION', 'upstream');
+    throw new OptionError('upstream must be an absolute URL', 'INVALID_OPTION', 'upstream');
   }
   if (store !== undefined && (typeof store.get !== 'function' || typeof store.put !== 'function')) {
-    throw new TraceLiteError('store must have get(session, key) and put(session, key, text)', 'INVALID_OPTION', 'store');
+    throw new OptionError('store must have get(session, key) and put(session, key, text)', 'INVALID_OPTION', 'store');
   }
   if (options.store !== undefined) {
-    throw new TraceLiteError('pass the store as createProxy({ store }), not in options', 'INVALID_OPTION', 'options.store');
+    throw new OptionError('pass the store as createProxy({ store }), not in options', 'INVALID_OPTION', 'options.store');
   }
   positive('maxBodyBytes', maxBodyBytes);
   positive('maxStoreWrites', maxStoreWrites);
   if (!ON_ERROR.includes(onError)) {
-    throw new TraceLiteError(`onError must be one of ${ON_ERROR.join(', ')}`, 'INVALID_OPTION', 'onError');
+    throw new OptionError(`onError must be one of ${ON_ERROR.join(', ')}`, 'INVALID_OPTION', 'onError');
   }
   if (typeof identify !== 'function') {
-    throw new TraceLiteError('identify must be a function (request) => string', 'INVALID_OPTION', 'identify');
+    throw new OptionError('identify must be a function (request) => string', 'INVALID_OPTION', 'identify');
   }
 }
 
@@ -139,7 +139,7 @@ function checkPlumbing({ upstream, store, options, maxBodyBytes, maxStoreWrites,
 function checkLimits(s) {
   const { secret, store, providers, persistCache, spillTools, maxSpillRounds, maxSpillResponseBytes, maxSearchCost, options } = s;
   if (secret !== undefined && (typeof secret !== 'string' || secret.length < MIN_SECRET_LENGTH)) {
-    throw new TraceLiteError(
+    throw new OptionError(
       `secret must be a string of at least ${MIN_SECRET_LENGTH} characters (e.g. openssl rand -base64 32)`,
       'INVALID_OPTION',
       'secret',
@@ -149,20 +149,20 @@ function checkLimits(s) {
     // Fail closed: a per-instance secret would make the spills of an outside
     // store, which outlive the instance, unreadable on the next one, and a
     // fixed default would make every deployment's tokens forgeable.
-    throw new TraceLiteError(
+    throw new OptionError(
       'secret is required with an outside store: set createProxy({ secret }) (e.g. env.TRACELITE_SECRET)',
       'INVALID_OPTION',
       'secret',
     );
   }
   if (providers === null || typeof providers !== 'object' || Array.isArray(providers)) {
-    throw new TraceLiteError('providers must be an object { [format]: provider }', 'INVALID_OPTION', 'providers');
+    throw new OptionError('providers must be an object { [format]: provider }', 'INVALID_OPTION', 'providers');
   }
   if (typeof persistCache !== 'boolean') {
-    throw new TraceLiteError('persistCache must be a boolean', 'INVALID_OPTION', 'persistCache');
+    throw new OptionError('persistCache must be a boolean', 'INVALID_OPTION', 'persistCache');
   }
   if (typeof spillTools !== 'boolean') {
-    throw new TraceLiteError('spillTools must be a boolean', 'INVALID_OPTION', 'spillTools');
+    throw new OptionError('spillTools must be a boolean', 'INVALID_OPTION', 'spillTools');
   }
   positive('maxSpillRounds', maxSpillRounds, { hint: ' (spillTools: false turns the tools off)' });
   positive('maxSpillResponseBytes', maxSpillResponseBytes);
@@ -176,6 +176,6 @@ function checkLimits(s) {
   if (options.session !== undefined) checkName('session', options.session);
   if (options.optical?.imageUrl) {
     // The proxy builds the template itself (signed per image) and serves what it names.
-    throw new TraceLiteError('set createProxy({ imageBaseUrl }) instead: the proxy signs and serves the image URLs', 'INVALID_OPTION', 'options.optical.imageUrl');
+    throw new OptionError('set createProxy({ imageBaseUrl }) instead: the proxy signs and serves the image URLs', 'INVALID_OPTION', 'options.optical.imageUrl');
   }
 }

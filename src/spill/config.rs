@@ -1,0 +1,59 @@
+//! The spill stage checks its own options section (`spill`); [`Config`]
+//! calls it through [`Section`].
+
+use crate::config::{Config, Section, SpillConfig};
+use crate::error::{invalid_option, Error, ErrorCode, Result};
+use crate::store::grep::Pattern;
+
+impl Section for SpillConfig {
+    /// Checks the `spill` section (`limits.maxErrorPatterns` bounds its
+    /// patterns); errors name the offending field.
+    fn validate(&self, config: &Config) -> Result<()> {
+        if !(self.fraction > 0.0 && self.fraction <= 1.0) {
+            return invalid_option("spill.fraction", "must be in (0, 1]");
+        }
+        if !(self.head_share >= 0.0 && self.head_share <= 1.0) {
+            return invalid_option("spill.headShare", "must be in [0, 1]");
+        }
+        if !self.pointer_root.is_empty() && !is_absolute_dir(&self.pointer_root) {
+            return invalid_option(
+                "spill.pointerRoot",
+                "must be an absolute directory (/… or C:\\…) of at most 1024 bytes without control characters or '",
+            );
+        }
+        let most = config.limits.max_error_patterns;
+        if self.error_patterns.len() > most {
+            return Err(Error::new(
+                ErrorCode::LimitExceeded,
+                "spill.errorPatterns",
+                format!(
+                    "{} patterns, limits.maxErrorPatterns is {most}",
+                    self.error_patterns.len()
+                ),
+            ));
+        }
+        for (i, pattern) in self.error_patterns.iter().enumerate() {
+            if let Err(e) = Pattern::new(pattern, false, false) {
+                return Err(Error::new(
+                    ErrorCode::InvalidOption,
+                    format!("spill.errorPatterns[{i}]"),
+                    e.message,
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether `path` is an absolute path (POSIX `/…`, Windows `C:\…` or
+/// `C:/…`) of at most 1024 bytes with no control character (a pointer is
+/// one line of an excerpt) and no `'` (excerpts quote it for the shell).
+fn is_absolute_dir(path: &str) -> bool {
+    let bytes = path.as_bytes();
+    let rooted = match bytes {
+        [b'/', ..] => true,
+        [drive, b':', b'\\' | b'/', ..] => drive.is_ascii_alphabetic(),
+        _ => false,
+    };
+    rooted && path.len() <= 1024 && !path.chars().any(|c| c.is_control() || c == '\'')
+}
