@@ -128,20 +128,24 @@ struct Thinning {
     unnumbered: bool,
 }
 
-/// Thinnings already decided, by the hash of an observation's texts, of the
-/// later ones in its window (with their step numbers) and of the setting:
-/// a cache only, so an observation is read again only when its window
-/// changed. Starts over past 16 MiB of thinned texts.
+/// Thinnings already decided, by a digest (the first 128 bits of a SHA-256)
+/// of an observation's texts, of the later ones in its window (with their
+/// step numbers) and of the settings: a cache only, so an observation is read
+/// again only when its window changed. Shared by every session of a state, so
+/// keyed by digests no chosen text can share with another's (each text's
+/// digest remembered, [`crate::hash::Digests`]). Starts over past 16 MiB of
+/// thinned texts.
 #[derive(Debug, Default)]
 pub struct DedupCache {
-    entries: HashMap<u64, Option<Thinning>>,
+    entries: HashMap<u128, Option<Thinning>>,
     bytes: usize,
+    digests: crate::hash::Digests,
     /// Observations decided (not found in the cache).
     pub decided: u64,
 }
 
 impl DedupCache {
-    fn insert(&mut self, key: u64, thinning: Option<Thinning>) {
+    fn insert(&mut self, key: u128, thinning: Option<Thinning>) {
         let size = thinning.as_ref().map_or(0, |t| {
             t.removed_text.len() + t.texts.iter().flatten().map(String::len).sum::<usize>()
         });
@@ -154,18 +158,22 @@ impl DedupCache {
     }
 }
 
-/// A hash of the texts of `result` (other parts by a marker).
-fn content_hash(result: &ToolResult) -> u64 {
-    result.parts.iter().fold(result.parts.len() as u64, |h, p| {
-        let part = p
-            .as_text()
-            .map_or(0x5bd1_e995, |t| crate::hash::text_hash(t.as_bytes()));
-        mix(h, part)
-    })
-}
-
-fn mix(h: u64, word: u64) -> u64 {
-    (h.rotate_left(29) ^ word).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+/// A digest of the texts of `result` (other parts by a marker).
+fn content_digest(result: &ToolResult, digests: &mut crate::hash::Digests) -> u128 {
+    let parts: Vec<[u8; 17]> = result
+        .parts
+        .iter()
+        .map(|p| {
+            let mut part = [0u8; 17];
+            if let Some(t) = p.as_text() {
+                part[0] = 1;
+                part[1..].copy_from_slice(&digests.of(t).to_le_bytes());
+            }
+            part
+        })
+        .collect();
+    let parts: Vec<&[u8]> = parts.iter().map(|p| &p[..]).collect();
+    crate::hash::digest128(&parts)
 }
 
 /// Decides, for every observation, which lines go. Reads only; owns its output.
@@ -186,7 +194,11 @@ fn plan(
         .iter()
         .map(|at| conv.tool_result(*at))
         .collect();
-    let hashes: Vec<u64> = results.iter().map(|r| r.map_or(0, content_hash)).collect();
+    let digests: Vec<u128> = results
+        .iter()
+        .map(|r| r.map_or(0, |r| content_digest(r, &mut cache.digests)))
+        .collect();
+    let fingerprint = rule.fingerprint();
     let step = |j: usize| observations.get(j).and_then(|a| step_of.get(a)).copied();
     // Built only for the windows not decided before.
     let mut sets: Vec<Option<LineSet<'_>>> = vec![None; results.len()];
@@ -194,11 +206,15 @@ fn plan(
     for (i, (at, result)) in observations.iter().zip(&results).enumerate() {
         let Some(result) = result else { continue };
         let end = (i + window - 1).min(observations.len() - 1);
-        let mut key = mix(rule.fingerprint(), hashes.get(i).copied().unwrap_or(0));
-        for j in i + 1..=end {
-            key = mix(key, hashes.get(j).copied().unwrap_or(0));
-            key = mix(key, step(j).map_or(u64::MAX, |s| s as u64));
+        // The settings, then each observation of the window with its step.
+        let mut window_of = Vec::with_capacity(24 * (end + 1 - i));
+        for j in i..=end {
+            window_of.extend_from_slice(&digests.get(j).copied().unwrap_or(0).to_le_bytes());
+            if j > i {
+                window_of.extend_from_slice(&step(j).map_or(u64::MAX, |s| s as u64).to_le_bytes());
+            }
         }
+        let key = crate::hash::digest128(&[&fingerprint, &window_of]);
         if let Some(decided) = cache.entries.get(&key) {
             if let Some(thinning) = decided {
                 plans.push(Thinning {
@@ -261,11 +277,10 @@ impl Eligibility<'_> {
     }
 
     /// What the decisions depend on, for the dedup cache's keys.
-    fn fingerprint(self) -> u64 {
-        mix(
-            self.min_chars as u64,
-            crate::hash::text_hash(self.pointer_root.as_bytes()),
-        )
+    fn fingerprint(self) -> Vec<u8> {
+        let mut out = (self.min_chars as u64).to_le_bytes().to_vec();
+        out.extend_from_slice(self.pointer_root.as_bytes());
+        out
     }
 }
 

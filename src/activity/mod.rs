@@ -235,24 +235,23 @@ pub fn read_cached(
     let mut out = Vec::with_capacity(steps.len());
     let mut files = OwnFiles::default();
     let mut seen = Mentioned::default();
-    let settings = crate::hash::text_hash(format!("{config:?}").as_bytes());
-    // A hash of the steps so far (`None` once one could not be keyed), under
+    let settings = crate::hash::digest128(&[format!("{config:?}").as_bytes()]);
+    // A digest of the steps so far (`None` once one could not be keyed), under
     // which the index's answers are remembered: a warm turn asks only about
     // its new steps, so it does not rebuild the index of the whole history.
     let mut chain = Some(settings);
     for (index, s) in steps.iter().enumerate() {
-        let key = ActivityCache::key(s.call, s.result);
-        let activity = cache.classify(settings, key, s.call, s.result, config);
+        let key = cache.key(settings, s.call, s.result);
+        let activity = cache.classify(key, s.call, s.result, config);
         let earlier = steps.get(..index).unwrap_or(&[]);
         let prior = chain;
         let changes_existing = files.observe(&activity, |path| match prior {
             Some(prior) => cache.mentioned(prior, path, || seen.before(earlier, path)),
             None => seen.before(earlier, path),
         });
-        chain = prior.zip(key).map(|(c, (h, len))| {
-            (c.rotate_left(31) ^ h ^ (len as u64).rotate_left(17))
-                .wrapping_mul(0x9e37_79b9_7f4a_7c15)
-        });
+        chain = prior
+            .zip(key)
+            .map(|(c, k)| crate::hash::digest128(&[&c.to_le_bytes(), &k.to_le_bytes()]));
         out.push(StepActivity {
             index,
             call_at: s.call_at,
@@ -266,28 +265,33 @@ pub fn read_cached(
     out
 }
 
-/// Activities of steps already classified, by the hash and length of the
-/// call's name and arguments, the result's texts and error flag, and the
-/// settings: a cache only ([`classify`] reads nothing else). Starts over past
-/// 100,000 entries; a result with a part that is not text is not cached.
+/// Activities of steps already classified, by a digest (the first 128 bits
+/// of a SHA-256) of the call's name and arguments, the result's texts and
+/// error flag, and the settings: a cache only ([`classify`] reads nothing
+/// else), shared by every session of a state, so keyed by digests no chosen
+/// text can share with another's (each text's digest remembered,
+/// [`crate::hash::Digests`]). Starts over past 100,000 entries; a result with
+/// a part that is not text is not cached.
 #[derive(Debug, Default)]
 pub struct ActivityCache {
-    entries: std::collections::HashMap<(u64, u64, usize), Activity>,
-    /// Whether the steps before a point (their chained hash) mention a path,
+    entries: std::collections::HashMap<u128, Activity>,
+    /// Whether the steps before a point (their chained digest) mention a path,
     /// for the paths the word index answers (a direct scan depends on a budget).
-    mentioned: std::collections::HashMap<(u64, String), bool>,
+    mentioned: std::collections::HashMap<(u128, String), bool>,
     /// Classifications computed (not found in the cache).
     pub classified: u64,
-    /// [`check::critical_lines`] of outputs scanned before, by the hash and
-    /// length of the output and the byte budget; and the bytes of lines held.
-    critical: std::collections::HashMap<(u64, usize, usize), check::Critical>,
+    /// [`check::critical_lines`] of outputs scanned before, by the digest of
+    /// the output and the byte budget; and the bytes of lines held.
+    critical: std::collections::HashMap<(u128, usize), check::Critical>,
     critical_bytes: usize,
+    /// Digests of the texts keyed so far.
+    digests: crate::hash::Digests,
 }
 
 impl ActivityCache {
     /// `ask()`, remembered under the steps before (`prior`) and `path` when
     /// the word index answers it.
-    fn mentioned(&mut self, prior: u64, path: &str, ask: impl FnOnce() -> bool) -> bool {
+    fn mentioned(&mut self, prior: u128, path: &str, ask: impl FnOnce() -> bool) -> bool {
         if index_kind(tail_of(path)).is_none() {
             return ask();
         }
@@ -305,13 +309,11 @@ impl ActivityCache {
 
     fn classify(
         &mut self,
-        settings: u64,
-        key: Option<(u64, usize)>,
+        key: Option<u128>,
         call: &ToolCall,
         result: Option<&ToolResult>,
         config: &PhaseConfig,
     ) -> Activity {
-        let key = key.map(|(h, len)| (settings, h, len));
         if let Some(found) = key.and_then(|k| self.entries.get(&k)) {
             return found.clone();
         }
@@ -329,11 +331,7 @@ impl ActivityCache {
     /// [`check::critical_lines`], remembered (a session clears and cites the
     /// same outputs every turn). Starts over past 4 MiB of lines.
     pub fn critical_lines(&mut self, output: &str, max_bytes: usize) -> check::Critical {
-        let id = (
-            crate::hash::text_hash(output.as_bytes()),
-            output.len(),
-            max_bytes,
-        );
+        let id = (self.digests.of(output), max_bytes);
         if let Some(found) = self.critical.get(&id) {
             return found.clone();
         }
@@ -348,25 +346,28 @@ impl ActivityCache {
         found
     }
 
-    fn key(call: &ToolCall, result: Option<&ToolResult>) -> Option<(u64, usize)> {
-        use crate::hash::text_hash;
-        let mut fields = vec![call.name.as_str(), call.arguments.as_str()];
-        let marker = match result {
-            None => "-",
-            Some(r) if r.is_error => "e",
-            Some(_) => "r",
+    /// The key of a step under `settings`: a digest of the settings, the
+    /// call's name, the digests of its arguments and of each text of its
+    /// result, and the result's error flag (`None` when a part is not text).
+    fn key(
+        &mut self,
+        settings: u128,
+        call: &ToolCall,
+        result: Option<&ToolResult>,
+    ) -> Option<u128> {
+        let marker: &[u8] = match result {
+            None => b"-",
+            Some(r) if r.is_error => b"e",
+            Some(_) => b"r",
         };
-        fields.push(marker);
+        let mut digests = vec![self.digests.of(&call.arguments).to_le_bytes()];
         for part in result.map_or(&[][..], |r| r.parts.as_slice()) {
-            fields.push(part.as_text()?);
+            digests.push(self.digests.of(part.as_text()?).to_le_bytes());
         }
-        let (mut h, mut len) = (0u64, 0usize);
-        for field in fields {
-            h = (h.rotate_left(29) ^ text_hash(field.as_bytes()))
-                .wrapping_mul(0x9e37_79b9_7f4a_7c15);
-            len = len.wrapping_add(field.len()).wrapping_add(1);
-        }
-        Some((h, len))
+        let settings = settings.to_le_bytes();
+        let mut fields: Vec<&[u8]> = vec![&settings, call.name.as_bytes(), marker];
+        fields.extend(digests.iter().map(|d| &d[..]));
+        Some(crate::hash::digest128(&fields))
     }
 }
 

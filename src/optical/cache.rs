@@ -31,14 +31,8 @@ pub struct SnapshotCache {
     /// the first call (nothing is logged for a host that never exports).
     fresh: Option<Vec<u128>>,
     /// [`SnapshotCache::text_digest`]s of texts weighed before.
-    digests: crate::hash::TextMap<u128>,
+    digests: crate::hash::Digests,
 }
-
-/// Texts whose digests a [`SnapshotCache`] remembers.
-const MAX_DIGESTS: usize = 100_000;
-
-/// Bytes of text a [`SnapshotCache`] holds to check its digests' hits against.
-const MAX_DIGEST_BYTES: usize = 32 << 20;
 
 /// Most insertions logged between two exports.
 const MAX_LOGGED: usize = 100_000;
@@ -51,12 +45,7 @@ impl SnapshotCache {
     /// The first 128 bits of the SHA-256 of `text` ([`crate::hash::digest128`]),
     /// remembered: a text planned but not rendered is weighed again every turn.
     pub fn text_digest(&mut self, text: &str) -> u128 {
-        if let Some(&d) = self.digests.get(text) {
-            return d;
-        }
-        let d = crate::hash::digest128(&[text.as_bytes()]);
-        self.digests.insert(text, d, MAX_DIGESTS, MAX_DIGEST_BYTES);
-        d
+        self.digests.of(text)
     }
 
     /// The snapshot cached under `key`.
