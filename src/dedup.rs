@@ -66,7 +66,10 @@ impl Stage for Dedup {
         if window < 2 || observations.len() < 2 {
             return Ok(());
         }
-        let plans = plan(conv, &observations, window, rule, cx.state);
+        // The texts' digests, shared with the activity cache (the same
+        // tool results): each text is hashed and held once.
+        let digests = cx.activities.digests();
+        let plans = plan(conv, &observations, window, rule, cx.state, digests);
         for plan in plans {
             apply_plan(conv, cx, plan)?;
         }
@@ -133,13 +136,12 @@ struct Thinning {
 /// step numbers) and of the settings: a cache only, so an observation is read
 /// again only when its window changed. Shared by every session of a state, so
 /// keyed by digests no chosen text can share with another's (each text's
-/// digest remembered, [`crate::hash::Digests`]). Starts over past 16 MiB of
+/// digest remembered by the activity cache, [`crate::activity::ActivityCache::digests`]). Starts over past 16 MiB of
 /// thinned texts.
 #[derive(Debug, Default)]
 pub struct DedupCache {
     entries: HashMap<u128, Option<Thinning>>,
     bytes: usize,
-    digests: crate::hash::Digests,
     /// Observations decided (not found in the cache).
     pub decided: u64,
 }
@@ -183,6 +185,7 @@ fn plan(
     window: usize,
     rule: Eligibility<'_>,
     cache: &mut DedupCache,
+    digests: &mut crate::hash::Digests,
 ) -> Vec<Thinning> {
     let step_of: HashMap<PartRef, usize> = conv
         .steps()
@@ -196,7 +199,7 @@ fn plan(
         .collect();
     let digests: Vec<u128> = results
         .iter()
-        .map(|r| r.map_or(0, |r| content_digest(r, &mut cache.digests)))
+        .map(|r| r.map_or(0, |r| content_digest(r, digests)))
         .collect();
     let fingerprint = rule.fingerprint();
     let step = |j: usize| observations.get(j).and_then(|a| step_of.get(a)).copied();

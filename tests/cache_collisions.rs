@@ -9,6 +9,8 @@
     clippy::field_reassign_with_default
 )]
 
+mod common;
+
 use serde_json::json;
 use tracelite::hash::colliding_with;
 use tracelite::tokens::{colliding_texts, text_hash, Estimator};
@@ -260,5 +262,40 @@ fn a_colliding_call_does_not_take_another_sessions_activity() {
         cold.report.changes.iter().any(|c| c.kind == "tombstone"),
         "the edit clears the diagnosis"
     );
+    assert_same(&warm, &cold);
+}
+
+/// The optical stage's proposals (whose reference lines hold the session's
+/// pointers) were found under a 64-bit hash of the settings, the session
+/// among them: a session name chosen to collide took another session's lines
+/// for the same texts (its pointers in the victim's prompt).
+#[test]
+fn a_colliding_session_name_does_not_take_another_sessions_snapshot_lines() {
+    let config =
+        |session: &str| Config::from_json_str(&format!(r#"{{"session":"{session}"}}"#)).unwrap();
+    let victim_session = "victim-session-0123456789abcdefghij";
+    // The settings as the old key hashed them, and a session name that
+    // makes them collide (alphanumeric: a valid name).
+    let old = |c: &Config| {
+        format!(
+            "{:?}|{:?}|{}|{}",
+            c.provider, c.optical, c.session, c.redact.enabled
+        )
+    };
+    let settings = old(&config(victim_session));
+    let at = settings.find(victim_session).unwrap();
+    let forged = colliding_with(&settings, at.div_ceil(8), |b| b.is_ascii_alphanumeric());
+    let attacker_session = &forged[at..at + victim_session.len()];
+    assert_eq!(old(&config(attacker_session)), forged);
+    assert_eq!(text_hash(forged.as_bytes()), text_hash(settings.as_bytes()));
+    let request = common::reading_conversation(12);
+    let (cold, warm) = cold_and_after(
+        &request,
+        &config(victim_session),
+        &request,
+        &config(attacker_session),
+    );
+    assert!(cold.report.changes.iter().any(|c| c.kind == "snapshot"));
+    assert!(!warm.request.contains(attacker_session));
     assert_same(&warm, &cold);
 }

@@ -7,31 +7,14 @@
 //! a forged or truncated MAC) is refused before anything of it is used.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
+mod common;
+
 use hmac::{Hmac, Mac};
 use serde_json::{json, Value};
 use tracelite::error::ErrorCode;
 use tracelite::persist::{Imported, Seal};
 use tracelite::tokens::{Estimator, TokenCounter};
 use tracelite::{compress_with, Config, Env, HostState, MemoryStore, Output};
-
-/// A conversation of `turns` tool calls, each reading a different dense
-/// 70-line file: older outputs are rendered at the defaults.
-fn conversation(turns: usize) -> String {
-    let mut messages = vec![
-        json!({"role": "system", "content": "You are a coding agent."}),
-        json!({"role": "user", "content": "Fix the failing parser tests in src/parse.py."}),
-    ];
-    for i in 0..turns {
-        let id = format!("call_{i}");
-        messages.push(json!({"role": "assistant", "content": null, "tool_calls": [{"id": id, "type": "function",
-            "function": {"name": "bash", "arguments": json!({"command": format!("cat src/module_{i}.py")}).to_string()}}]}));
-        let lines: Vec<String> = (0..70)
-            .map(|l| format!("def handler_{i}_{l}(request, response, timeout={}):  # line {l} of module {i}: return response.status_code == {}", l * 7 % 60, 200 + l % 5))
-            .collect();
-        messages.push(json!({"role": "tool", "tool_call_id": id, "content": lines.join("\n")}));
-    }
-    json!({"model": "gpt-test", "messages": messages}).to_string()
-}
 
 struct Host {
     store: MemoryStore,
@@ -48,7 +31,7 @@ impl Host {
 
     fn compress_with(&mut self, turns: usize, counter: &dyn TokenCounter) -> Output {
         compress_with(
-            &conversation(turns),
+            &common::reading_conversation(turns),
             &config(),
             Env {
                 store: &mut self.store,

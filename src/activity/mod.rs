@@ -346,6 +346,12 @@ impl ActivityCache {
         found
     }
 
+    /// The digests of texts this cache keys by (tool results, arguments),
+    /// for a cache that keys the same texts (dedup): each is hashed once.
+    pub fn digests(&mut self) -> &mut crate::hash::Digests {
+        &mut self.digests
+    }
+
     /// The key of a step under `settings`: a digest of the settings, the
     /// call's name, the digests of its arguments and of each text of its
     /// result, and the result's error flag (`None` when a part is not text).

@@ -177,19 +177,15 @@ pub struct ProposalCache {
     pub computed: u64,
 }
 
-/// Where a [`ProposalCache`] looks a text up: the settings' fingerprint, the
-/// text's fast hash and its length.
-type ProposalId = (u64, u64, usize);
+/// Where a [`ProposalCache`] looks a text up: the settings' digest, the
+/// text's fast hash and its length (the text is checked on a hit).
+type ProposalId = (u128, u64, usize);
 
 /// Bytes of weighed text a [`ProposalCache`] holds to check its hits against.
 const MAX_PROPOSAL_BYTES: usize = 32 << 20;
 
 impl ProposalCache {
-    pub(super) fn get(
-        &self,
-        id: &(u64, u64, usize),
-        text: &str,
-    ) -> Option<Result<Proposed, Outcome>> {
+    pub(super) fn get(&self, id: &ProposalId, text: &str) -> Option<Result<Proposed, Outcome>> {
         self.entries
             .get(id)
             .filter(|(held, _)| **held == *text)
@@ -213,14 +209,14 @@ impl ProposalCache {
     }
 }
 
-/// A fingerprint of what a proposal depends on besides the text: the image
-/// pricing and layout, the pointer's session and the redaction switch.
-pub(super) fn settings(config: &crate::config::Config) -> u64 {
-    crate::hash::text_hash(
-        format!(
-            "{:?}|{:?}|{}|{}",
-            config.provider, config.optical, config.session, config.redact.enabled
-        )
-        .as_bytes(),
-    )
+/// A digest of what a proposal depends on besides the text (the first 128
+/// bits of a SHA-256: no chosen session name takes another's proposals, whose
+/// lines hold its pointers): the image pricing and layout, the pointer's
+/// session and the redaction switch.
+pub(super) fn settings(config: &crate::config::Config) -> u128 {
+    let pricing = format!(
+        "{:?}|{:?}|{}",
+        config.provider, config.optical, config.redact.enabled
+    );
+    crate::hash::digest128(&[pricing.as_bytes(), config.session.as_bytes()])
 }
