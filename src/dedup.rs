@@ -131,23 +131,24 @@ struct Thinning {
     unnumbered: bool,
 }
 
-/// Thinnings already decided, by a digest (the first 128 bits of a SHA-256)
-/// of an observation's texts, of the later ones in its window (with their
-/// step numbers) and of the settings: a cache only, so an observation is read
-/// again only when its window changed. Shared by every session of a state, so
-/// keyed by digests no chosen text can share with another's (each text's
-/// digest remembered by the activity cache, [`crate::activity::ActivityCache::digests`]). Starts over past 16 MiB of
-/// thinned texts.
+/// Thinnings already decided, by the settings' digest and the digests (the
+/// first 128 bits of a SHA-256) of an observation's texts and of the later
+/// ones in its window, with their step numbers ([`WindowKey`]): a cache only,
+/// so an observation is read again only when its window changed. Shared by
+/// every session of a state, so keyed by digests no chosen text can share
+/// with another's (each text's digest remembered by the activity cache,
+/// [`crate::activity::ActivityCache::digests`]), compared whole. Starts over
+/// past 16 MiB of thinned texts.
 #[derive(Debug, Default)]
 pub struct DedupCache {
-    entries: HashMap<u128, Option<Thinning>>,
+    entries: HashMap<WindowKey, Option<Thinning>>,
     bytes: usize,
     /// Observations decided (not found in the cache).
     pub decided: u64,
 }
 
 impl DedupCache {
-    fn insert(&mut self, key: u128, thinning: Option<Thinning>) {
+    fn insert(&mut self, key: WindowKey, thinning: Option<Thinning>) {
         let size = thinning.as_ref().map_or(0, |t| {
             t.removed_text.len() + t.texts.iter().flatten().map(String::len).sum::<usize>()
         });
@@ -160,22 +161,24 @@ impl DedupCache {
     }
 }
 
-/// A digest of the texts of `result` (other parts by a marker).
-fn content_digest(result: &ToolResult, digests: &mut crate::hash::Digests) -> u128 {
-    let parts: Vec<[u8; 17]> = result
-        .parts
-        .iter()
-        .map(|p| {
-            let mut part = [0u8; 17];
-            if let Some(t) = p.as_text() {
-                part[0] = 1;
-                part[1..].copy_from_slice(&digests.of(t).to_le_bytes());
-            }
-            part
-        })
-        .collect();
-    let parts: Vec<&[u8]> = parts.iter().map(|p| &p[..]).collect();
-    crate::hash::digest128(&parts)
+/// What a [`DedupCache`] finds a decision by: the settings' digest, then
+/// each observation of the window as its number of parts and each part's
+/// digest (`u128::MAX` for a part that is not text; `u128::MAX` alone for a
+/// missing result), the later ones followed by their step (`u128::MAX` for none).
+type WindowKey = Box<[u128]>;
+
+/// The number of parts of `result` and the digest of each (`u128::MAX` for
+/// a part that is not text).
+fn content_digests(result: &ToolResult, digests: &mut crate::hash::Digests) -> Vec<u128> {
+    let mut out = Vec::with_capacity(1 + result.parts.len());
+    out.push(result.parts.len() as u128);
+    out.extend(
+        result
+            .parts
+            .iter()
+            .map(|p| p.as_text().map_or(u128::MAX, |t| digests.of(t))),
+    );
+    out
 }
 
 /// Decides, for every observation, which lines go. Reads only; owns its output.
@@ -197,11 +200,11 @@ fn plan(
         .iter()
         .map(|at| conv.tool_result(*at))
         .collect();
-    let digests: Vec<u128> = results
+    let digests: Vec<Vec<u128>> = results
         .iter()
-        .map(|r| r.map_or(0, |r| content_digest(r, digests)))
+        .map(|r| r.map_or_else(|| vec![u128::MAX], |r| content_digests(r, digests)))
         .collect();
-    let fingerprint = rule.fingerprint();
+    let fingerprint = crate::hash::digest128(&[&rule.fingerprint()]);
     let step = |j: usize| observations.get(j).and_then(|a| step_of.get(a)).copied();
     // Built only for the windows not decided before.
     let mut sets: Vec<Option<LineSet<'_>>> = vec![None; results.len()];
@@ -210,14 +213,14 @@ fn plan(
         let Some(result) = result else { continue };
         let end = (i + window - 1).min(observations.len() - 1);
         // The settings, then each observation of the window with its step.
-        let mut window_of = Vec::with_capacity(24 * (end + 1 - i));
+        let mut key = vec![fingerprint];
         for j in i..=end {
-            window_of.extend_from_slice(&digests.get(j).copied().unwrap_or(0).to_le_bytes());
+            key.extend(digests.get(j).into_iter().flatten());
             if j > i {
-                window_of.extend_from_slice(&step(j).map_or(u64::MAX, |s| s as u64).to_le_bytes());
+                key.push(step(j).map_or(u128::MAX, |s| s as u128));
             }
         }
-        let key = crate::hash::digest128(&[&fingerprint, &window_of]);
+        let key = key.into_boxed_slice();
         if let Some(decided) = cache.entries.get(&key) {
             if let Some(thinning) = decided {
                 plans.push(Thinning {

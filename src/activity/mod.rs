@@ -236,22 +236,20 @@ pub fn read_cached(
     let mut files = OwnFiles::default();
     let mut seen = Mentioned::default();
     let settings = crate::hash::digest128(&[format!("{config:?}").as_bytes()]);
-    // A digest of the steps so far (`None` once one could not be keyed), under
+    // The id of the steps so far (`None` once one could not be keyed), under
     // which the index's answers are remembered: a warm turn asks only about
     // its new steps, so it does not rebuild the index of the whole history.
-    let mut chain = Some(settings);
+    let mut history = Some(0);
     for (index, s) in steps.iter().enumerate() {
         let key = cache.key(settings, s.call, s.result);
-        let activity = cache.classify(key, s.call, s.result, config);
+        let activity = cache.classify(key.as_ref(), s.call, s.result, config);
         let earlier = steps.get(..index).unwrap_or(&[]);
-        let prior = chain;
+        let prior = history;
         let changes_existing = files.observe(&activity, |path| match prior {
             Some(prior) => cache.mentioned(prior, path, || seen.before(earlier, path)),
             None => seen.before(earlier, path),
         });
-        chain = prior
-            .zip(key)
-            .map(|(c, k)| crate::hash::digest128(&[&c.to_le_bytes(), &k.to_le_bytes()]));
+        history = prior.zip(key).map(|(h, k)| cache.extend(h, k));
         out.push(StepActivity {
             index,
             call_at: s.call_at,
@@ -265,19 +263,25 @@ pub fn read_cached(
     out
 }
 
-/// Activities of steps already classified, by a digest (the first 128 bits
-/// of a SHA-256) of the call's name and arguments, the result's texts and
-/// error flag, and the settings: a cache only ([`classify`] reads nothing
-/// else), shared by every session of a state, so keyed by digests no chosen
-/// text can share with another's (each text's digest remembered,
-/// [`crate::hash::Digests`]). Starts over past 100,000 entries; a result with
-/// a part that is not text is not cached.
+/// Activities of steps already classified, by the settings' digest and the
+/// digests (the first 128 bits of a SHA-256) of the call's name and
+/// arguments and of the result's texts, and its error flag ([`StepKey`]): a
+/// cache only ([`classify`] reads nothing else), shared by every session of
+/// a state, so keyed by digests no chosen text can share with another's (each
+/// text's digest remembered, [`crate::hash::Digests`]), compared whole.
+/// Starts over past 100,000 entries; a result with a part that is not text
+/// is not cached.
 #[derive(Debug, Default)]
 pub struct ActivityCache {
-    entries: std::collections::HashMap<u128, Activity>,
-    /// Whether the steps before a point (their chained digest) mention a path,
+    entries: std::collections::HashMap<StepKey, Activity>,
+    /// Ids of the histories seen: a history is the id of the one before its
+    /// last step (0: none) and that step's key. Ids are never reused.
+    histories: std::collections::HashMap<(u64, StepKey), u64>,
+    /// The last id given.
+    last_history: u64,
+    /// Whether the steps before a point (their history's id) mention a path,
     /// for the paths the word index answers (a direct scan depends on a budget).
-    mentioned: std::collections::HashMap<(u128, String), bool>,
+    mentioned: std::collections::HashMap<(u64, String), bool>,
     /// Classifications computed (not found in the cache).
     pub classified: u64,
     /// [`check::critical_lines`] of outputs scanned before, by the digest of
@@ -291,7 +295,7 @@ pub struct ActivityCache {
 impl ActivityCache {
     /// `ask()`, remembered under the steps before (`prior`) and `path` when
     /// the word index answers it.
-    fn mentioned(&mut self, prior: u128, path: &str, ask: impl FnOnce() -> bool) -> bool {
+    fn mentioned(&mut self, prior: u64, path: &str, ask: impl FnOnce() -> bool) -> bool {
         if index_kind(tail_of(path)).is_none() {
             return ask();
         }
@@ -307,14 +311,28 @@ impl ActivityCache {
         found
     }
 
+    /// The id of the history `history` followed by the step `step`.
+    fn extend(&mut self, history: u64, step: StepKey) -> u64 {
+        if self.histories.len() >= 100_000 {
+            // Answers under the ids dropped can no longer be asked for.
+            self.histories.clear();
+            self.mentioned.clear();
+        }
+        let last = &mut self.last_history;
+        *self.histories.entry((history, step)).or_insert_with(|| {
+            *last += 1;
+            *last
+        })
+    }
+
     fn classify(
         &mut self,
-        key: Option<u128>,
+        key: Option<&StepKey>,
         call: &ToolCall,
         result: Option<&ToolResult>,
         config: &PhaseConfig,
     ) -> Activity {
-        if let Some(found) = key.and_then(|k| self.entries.get(&k)) {
+        if let Some(found) = key.and_then(|k| self.entries.get(k)) {
             return found.clone();
         }
         self.classified += 1;
@@ -323,7 +341,7 @@ impl ActivityCache {
             if self.entries.len() >= 100_000 {
                 self.entries.clear();
             }
-            self.entries.insert(key, activity.clone());
+            self.entries.insert(key.clone(), activity.clone());
         }
         activity
     }
@@ -352,30 +370,40 @@ impl ActivityCache {
         &mut self.digests
     }
 
-    /// The key of a step under `settings`: a digest of the settings, the
-    /// call's name, the digests of its arguments and of each text of its
-    /// result, and the result's error flag (`None` when a part is not text).
+    /// The key of a step under `settings` (`None` when a part of its result
+    /// is not text).
     fn key(
         &mut self,
         settings: u128,
         call: &ToolCall,
         result: Option<&ToolResult>,
-    ) -> Option<u128> {
-        let marker: &[u8] = match result {
-            None => b"-",
-            Some(r) if r.is_error => b"e",
-            Some(_) => b"r",
+    ) -> Option<StepKey> {
+        let marker = match result {
+            None => 0,
+            Some(r) if r.is_error => 1,
+            Some(_) => 2,
         };
-        let mut digests = vec![self.digests.of(&call.arguments).to_le_bytes()];
-        for part in result.map_or(&[][..], |r| r.parts.as_slice()) {
-            digests.push(self.digests.of(part.as_text()?).to_le_bytes());
+        let parts = result.map_or(&[][..], |r| r.parts.as_slice());
+        let mut key = Vec::with_capacity(4 + parts.len());
+        key.extend([
+            settings,
+            self.digests.of(&call.name),
+            self.digests.of(&call.arguments),
+            marker,
+        ]);
+        for part in parts {
+            key.push(self.digests.of(part.as_text()?));
         }
-        let settings = settings.to_le_bytes();
-        let mut fields: Vec<&[u8]> = vec![&settings, call.name.as_bytes(), marker];
-        fields.extend(digests.iter().map(|d| &d[..]));
-        Some(crate::hash::digest128(&fields))
+        Some(key.into_boxed_slice())
     }
 }
+
+/// What an [`ActivityCache`] finds a step by: the settings' digest, the
+/// digests of the call's name and arguments, whether the result is missing
+/// (0), an error (1) or not (2), and the digests of the result's texts.
+/// Compared whole: two steps share a key only when all their texts are the
+/// same (or their SHA-256s collide).
+type StepKey = Box<[u128]>;
 
 /// Bytes [`Mentioned::before`] may scan directly (for paths with characters
 /// its index does not cover, e.g. spaces) in one [`read`]; past them such a
