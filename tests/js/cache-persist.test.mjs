@@ -337,3 +337,27 @@ test('workerd: a second worker over the same KV renders nothing the first render
   assert.ok(warm.rendered < cold.rendered, `warm ${warm.rendered}, cold ${cold.rendered}`);
   assert.equal(warmBody, coldBody);
 });
+
+test('framework adapters keep sealed session caches in a listing store only with cacheKey', async () => {
+  const { conversationCompressor } = await import('../../pkg/internal/framework.js');
+  for (const cacheKey of [undefined, SECRET]) {
+    const store = listingStore();
+    const first = conversationCompressor({ store, session: 's', cacheKey }, 'openai-chat');
+    for (let t = 1; t < TURNS; t++) await first.compress(upTo(t));
+    const segments = [...store.data.keys()].filter((k) => k.startsWith('s/cache-'));
+    if (cacheKey === undefined) {
+      assert.equal(segments.length, 0, 'nothing kept without a key');
+      continue;
+    }
+    assert.ok(segments.length > 0);
+    // Sealed for the session with the key: it imports there, and nowhere else.
+    const s = new SpillStore();
+    assert.ok(s.importCache(store.data.get(segments[0]), { key: SECRET, session: 's' }).counts > 0);
+    assert.throws(() => s.importCache(store.data.get(segments[0]), { key: SECRET, session: 't' }), { code: 'INVALID_CACHE', path: 'cache.mac' });
+    s.free();
+    // A new compressor (a new isolate) over the same store: the same output as a cold one.
+    const warm = await conversationCompressor({ store, session: 's', cacheKey }, 'openai-chat').compress(upTo(TURNS));
+    const cold = await conversationCompressor({ store: listingStore(), session: 's', cacheKey }, 'openai-chat').compress(upTo(TURNS));
+    assert.deepEqual(warm.request, cold.request);
+  }
+});
