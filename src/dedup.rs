@@ -66,7 +66,10 @@ impl Stage for Dedup {
         if window < 2 || observations.len() < 2 {
             return Ok(());
         }
-        let plans = plan(conv, &observations, window, rule, cx.state);
+        // The texts' digests, shared with the activity cache (the same
+        // tool results): each text is hashed and held once.
+        let digests = cx.activities.digests();
+        let plans = plan(conv, &observations, window, rule, cx.state, digests);
         for plan in plans {
             apply_plan(conv, cx, plan)?;
         }
@@ -128,20 +131,24 @@ struct Thinning {
     unnumbered: bool,
 }
 
-/// Thinnings already decided, by the hash of an observation's texts, of the
-/// later ones in its window (with their step numbers) and of the setting:
-/// a cache only, so an observation is read again only when its window
-/// changed. Starts over past 16 MiB of thinned texts.
+/// Thinnings already decided, by the settings' digest and the digests (the
+/// first 128 bits of a SHA-256) of an observation's texts and of the later
+/// ones in its window, with their step numbers ([`WindowKey`]): a cache only,
+/// so an observation is read again only when its window changed. Shared by
+/// every session of a state, so keyed by digests no chosen text can share
+/// with another's (each text's digest remembered by the activity cache,
+/// [`crate::activity::ActivityCache::digests`]), compared whole. Starts over
+/// past 16 MiB of thinned texts.
 #[derive(Debug, Default)]
 pub struct DedupCache {
-    entries: HashMap<u64, Option<Thinning>>,
+    entries: HashMap<WindowKey, Option<Thinning>>,
     bytes: usize,
     /// Observations decided (not found in the cache).
     pub decided: u64,
 }
 
 impl DedupCache {
-    fn insert(&mut self, key: u64, thinning: Option<Thinning>) {
+    fn insert(&mut self, key: WindowKey, thinning: Option<Thinning>) {
         let size = thinning.as_ref().map_or(0, |t| {
             t.removed_text.len() + t.texts.iter().flatten().map(String::len).sum::<usize>()
         });
@@ -154,18 +161,24 @@ impl DedupCache {
     }
 }
 
-/// A hash of the texts of `result` (other parts by a marker).
-fn content_hash(result: &ToolResult) -> u64 {
-    result.parts.iter().fold(result.parts.len() as u64, |h, p| {
-        let part = p
-            .as_text()
-            .map_or(0x5bd1_e995, |t| crate::hash::text_hash(t.as_bytes()));
-        mix(h, part)
-    })
-}
+/// What a [`DedupCache`] finds a decision by: the settings' digest, then
+/// each observation of the window as its number of parts and each part's
+/// digest (`u128::MAX` for a part that is not text; `u128::MAX` alone for a
+/// missing result), the later ones followed by their step (`u128::MAX` for none).
+type WindowKey = Box<[u128]>;
 
-fn mix(h: u64, word: u64) -> u64 {
-    (h.rotate_left(29) ^ word).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+/// The number of parts of `result` and the digest of each (`u128::MAX` for
+/// a part that is not text).
+fn content_digests(result: &ToolResult, digests: &mut crate::hash::Digests) -> Vec<u128> {
+    let mut out = Vec::with_capacity(1 + result.parts.len());
+    out.push(result.parts.len() as u128);
+    out.extend(
+        result
+            .parts
+            .iter()
+            .map(|p| p.as_text().map_or(u128::MAX, |t| digests.of(t))),
+    );
+    out
 }
 
 /// Decides, for every observation, which lines go. Reads only; owns its output.
@@ -175,6 +188,7 @@ fn plan(
     window: usize,
     rule: Eligibility<'_>,
     cache: &mut DedupCache,
+    digests: &mut crate::hash::Digests,
 ) -> Vec<Thinning> {
     let step_of: HashMap<PartRef, usize> = conv
         .steps()
@@ -186,7 +200,11 @@ fn plan(
         .iter()
         .map(|at| conv.tool_result(*at))
         .collect();
-    let hashes: Vec<u64> = results.iter().map(|r| r.map_or(0, content_hash)).collect();
+    let digests: Vec<Vec<u128>> = results
+        .iter()
+        .map(|r| r.map_or_else(|| vec![u128::MAX], |r| content_digests(r, digests)))
+        .collect();
+    let fingerprint = crate::hash::digest128(&[&rule.fingerprint()]);
     let step = |j: usize| observations.get(j).and_then(|a| step_of.get(a)).copied();
     // Built only for the windows not decided before.
     let mut sets: Vec<Option<LineSet<'_>>> = vec![None; results.len()];
@@ -194,11 +212,15 @@ fn plan(
     for (i, (at, result)) in observations.iter().zip(&results).enumerate() {
         let Some(result) = result else { continue };
         let end = (i + window - 1).min(observations.len() - 1);
-        let mut key = mix(rule.fingerprint(), hashes.get(i).copied().unwrap_or(0));
-        for j in i + 1..=end {
-            key = mix(key, hashes.get(j).copied().unwrap_or(0));
-            key = mix(key, step(j).map_or(u64::MAX, |s| s as u64));
+        // The settings, then each observation of the window with its step.
+        let mut key = vec![fingerprint];
+        for j in i..=end {
+            key.extend(digests.get(j).into_iter().flatten());
+            if j > i {
+                key.push(step(j).map_or(u128::MAX, |s| s as u128));
+            }
         }
+        let key = key.into_boxed_slice();
         if let Some(decided) = cache.entries.get(&key) {
             if let Some(thinning) = decided {
                 plans.push(Thinning {
@@ -261,11 +283,10 @@ impl Eligibility<'_> {
     }
 
     /// What the decisions depend on, for the dedup cache's keys.
-    fn fingerprint(self) -> u64 {
-        mix(
-            self.min_chars as u64,
-            crate::hash::text_hash(self.pointer_root.as_bytes()),
-        )
+    fn fingerprint(self) -> Vec<u8> {
+        let mut out = (self.min_chars as u64).to_le_bytes().to_vec();
+        out.extend_from_slice(self.pointer_root.as_bytes());
+        out
     }
 }
 

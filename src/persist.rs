@@ -5,14 +5,21 @@
 //! nor re-counts what an earlier one did.
 //!
 //! A cache only saves work: a request compressed with imported entries is
-//! byte-identical to one compressed cold. So an import checks every entry for
-//! consistency (an image is a PNG of the size its layout says), ignores a
-//! segment another TraceLite version wrote (its renders may differ), and
-//! keeps counts only for the counter that made them. Segments are the
-//! caller's session's own: a snapshot key is the first 128 bits of a SHA-256
-//! of the text and settings (no chosen text takes another's), but a segment's
-//! pixels and counts are taken as written, so a host must never share one
-//! session's segments with another.
+//! byte-identical to one compressed cold, and an output never depends on what
+//! a segment holds. A snapshot's pixels and a text's count cannot be checked
+//! for less than making them again, so a segment is authenticated instead:
+//! [`export`] seals it with an HMAC-SHA256 (the `hmac` and `sha2` crates)
+//! under a key only the host holds ([`Seal`]), over the format, the session
+//! it was written for and every byte of its entries; [`import`] refuses with
+//! `INVALID_CACHE` naming `cache.mac`, before it reads any entry, a segment
+//! whose MAC does not verify under its key for the importing session (altered,
+//! truncated, forged, or written for another session or under another key),
+//! so nothing of it is used. There is no unauthenticated mode: without a key
+//! nothing is exported or imported (`INVALID_OPTION` naming `key`). A genuine
+//! segment is still checked for consistency (an image is a PNG of the size
+//! its layout says), ignored when another TraceLite version wrote it (its
+//! renders may differ), and its counts kept only for the counter that made
+//! them.
 //!
 //! Pipeline layer (4): it reads and fills the [`HostState`] the pipeline owns,
 //! stage by stage (optical snapshots, token counts), so it sits beside the
@@ -21,6 +28,9 @@
 use std::fmt::Write;
 
 use serde_json::{Map, Value};
+
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
 
 use crate::config::Config;
 use crate::error::{Error, ErrorCode, Result};
@@ -33,7 +43,99 @@ use crate::pipeline::HostState;
 use crate::tokens::CachedCount;
 
 /// What the `format` member of a segment says.
-pub const FORMAT: &str = "tracelite-cache/2";
+pub const FORMAT: &str = "tracelite-cache/3";
+
+/// How a segment starts: its format, then its MAC (64 lowercase hex digits,
+/// then `",`), then the entries the MAC covers (from `"version"` on).
+const HEAD: &str = "{\"format\":\"tracelite-cache/3\",\"mac\":\"";
+
+/// Hex digits of a segment's MAC (HMAC-SHA256).
+const MAC_HEX: usize = 64;
+
+/// Fewest bytes of a key that seals segments.
+pub const MIN_KEY_BYTES: usize = 16;
+
+/// What seals a segment to its host and session: the host's secret key
+/// (at least [`MIN_KEY_BYTES`] bytes; the proxy's `secret`) and the session
+/// the segment is written for and may be imported into.
+#[derive(Debug, Clone, Copy)]
+pub struct Seal<'a> {
+    /// The host's secret key.
+    pub key: &'a [u8],
+    /// The session the segment belongs to.
+    pub session: &'a str,
+}
+
+impl Seal<'_> {
+    /// `INVALID_OPTION` naming `key` when the key is too short.
+    fn check(&self) -> Result<()> {
+        if self.key.len() < MIN_KEY_BYTES {
+            return Err(Error::new(
+                ErrorCode::InvalidOption,
+                "key",
+                format!(
+                    "cache segments are sealed with a secret key of at least {MIN_KEY_BYTES} bytes (e.g. the proxy's secret); none, or a shorter one, was given"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The HMAC-SHA256 of the format, the session and `body`, each after its
+    /// length (so no two inputs share one).
+    fn mac(&self, body: &str) -> Result<Hmac<Sha256>> {
+        // HMAC takes a key of any length: this never fails.
+        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(self.key)
+            .map_err(|e| Error::new(ErrorCode::InvalidOption, "key", e.to_string()))?;
+        for part in [FORMAT, self.session, body] {
+            mac.update(&(part.len() as u64).to_le_bytes());
+            mac.update(part.as_bytes());
+        }
+        Ok(mac)
+    }
+
+    /// Checks the MAC at the head of `segment`: `INVALID_CACHE` naming
+    /// `cache.mac` (or `cache`, `cache.format` for what is not a segment of
+    /// this format) unless it verifies.
+    fn verify(&self, segment: &str) -> Result<()> {
+        let Some(rest) = segment.strip_prefix(HEAD) else {
+            return Err(match serde_json::from_str::<Value>(segment) {
+                Err(e) => invalid("cache", format!("not JSON: {e}")),
+                Ok(v) if !v.is_object() => invalid("cache", "must be an object"),
+                Ok(v) if v.get("format").and_then(Value::as_str) != Some(FORMAT) => {
+                    invalid("cache.format", format!("must be {FORMAT:?}"))
+                }
+                Ok(_) => invalid(
+                    "cache.mac",
+                    "must follow the format, as 64 lowercase hex digits (a segment export wrote)",
+                ),
+            });
+        };
+        let (hex, body) = (rest.get(..MAC_HEX), rest.get(MAC_HEX..));
+        let tag = hex.and_then(|h| {
+            let valid = h
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+            valid.then(|| {
+                (0..MAC_HEX / 2)
+                    .filter_map(|i| u8::from_str_radix(h.get(2 * i..2 * i + 2)?, 16).ok())
+                    .collect::<Vec<u8>>()
+            })
+        });
+        let (Some(tag), Some(body)) = (tag, body.and_then(|b| b.strip_prefix("\","))) else {
+            return Err(invalid(
+                "cache.mac",
+                "must be 64 lowercase hex digits followed by the entries",
+            ));
+        };
+        self.mac(body)?.verify_slice(&tag).map_err(|_| {
+            invalid(
+                "cache.mac",
+                "does not verify: the segment was altered or truncated, or written for another session or under another key",
+            )
+        })
+    }
+}
 
 /// The TraceLite version that writes (and reads) segments.
 const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -50,17 +152,26 @@ pub struct Imported {
 }
 
 /// The entries `state` made since the last export (on the first export, or
-/// with `all`, every entry it holds) as a segment; `None` when there are none,
-/// or, with `rendered_only`, when none of them is a rendered snapshot (then
-/// they wait for the next export: counts alone are cheap to make again).
-pub fn export(state: &mut HostState, all: bool, rendered_only: bool) -> Option<String> {
+/// with `all`, every entry it holds) as a segment sealed with `seal` (only a
+/// host holding its key can import it, and only into its session); `None`
+/// when there are none, or, with `rendered_only`, when none of them is a
+/// rendered snapshot (then they wait for the next export: counts alone are
+/// cheap to make again). `INVALID_OPTION` naming `key` for a key shorter
+/// than [`MIN_KEY_BYTES`] (then nothing is taken).
+pub fn export(
+    state: &mut HostState,
+    all: bool,
+    rendered_only: bool,
+    seal: Seal<'_>,
+) -> Result<Option<String>> {
+    seal.check()?;
     if rendered_only && !state.optical.snapshots.has_fresh_render(all) {
-        return None;
+        return Ok(None);
     }
     let counts = state.counts.take_fresh(all);
     let snapshots = state.optical.snapshots.take_fresh(all);
     if snapshots.is_empty() && counts.is_empty() {
-        return None;
+        return Ok(None);
     }
     // Written by hand, not through `serde_json::Value`: a segment is mostly
     // base64 and numbers, and this is far less code in the wasm.
@@ -71,9 +182,7 @@ pub fn export(state: &mut HostState, all: bool, rendered_only: bool) -> Option<S
                 .map(|(_, s)| 256 + s.images.iter().map(|i| i.data.len() + 3).sum::<usize>())
                 .sum::<usize>(),
     );
-    out.push_str("{\"format\":\"");
-    out.push_str(FORMAT);
-    out.push_str("\",\"version\":\"");
+    out.push_str("\"version\":\"");
     out.push_str(VERSION);
     out.push_str("\",\"counter\":");
     out.push_str(&Value::from(state.counts.counter()).to_string());
@@ -90,7 +199,15 @@ pub fn export(state: &mut HostState, all: bool, rendered_only: bool) -> Option<S
         let _ = write!(out, "{comma}[\"{hash:016x}\",{len},{n}]");
     }
     out.push_str("]}");
-    Some(out)
+    let tag = seal.mac(&out)?.finalize().into_bytes();
+    let mut segment = String::with_capacity(HEAD.len() + MAC_HEX + 2 + out.len());
+    segment.push_str(HEAD);
+    for b in tag {
+        let _ = write!(segment, "{b:02x}");
+    }
+    segment.push_str("\",");
+    segment.push_str(&out);
+    Ok(Some(segment))
 }
 
 /// `LIMIT_EXCEEDED` for a segment of more than `limits.maxRequestBytes`
@@ -109,11 +226,25 @@ pub fn check_size(at_least: usize, config: &Config) -> Result<()> {
 }
 
 /// Adds the entries of `segment` (what [`export`] wrote) to `state`, the
-/// snapshots within `optical.cacheBytes` of `config`. `LIMIT_EXCEEDED` for a
-/// segment over `limits.maxRequestBytes`; `INVALID_CACHE`, naming the
-/// offending member, when it is malformed or inconsistent. Then nothing is added.
-pub fn import(state: &mut HostState, segment: &str, config: &Config) -> Result<Imported> {
+/// snapshots within `optical.cacheBytes` of `config`, when it verifies under
+/// `key` for the session of `config`. `LIMIT_EXCEEDED` for a segment over
+/// `limits.maxRequestBytes`; `INVALID_OPTION` naming `key` for a key shorter
+/// than [`MIN_KEY_BYTES`]; `INVALID_CACHE` naming `cache.mac` when its MAC
+/// does not verify, or naming the offending member when it is malformed or
+/// inconsistent. Then nothing is added.
+pub fn import(
+    state: &mut HostState,
+    segment: &str,
+    config: &Config,
+    key: &[u8],
+) -> Result<Imported> {
     check_size(segment.len(), config)?;
+    let seal = Seal {
+        key,
+        session: &config.session,
+    };
+    seal.check()?;
+    seal.verify(segment)?;
     let cache_bytes = config.optical.cache_bytes;
     let value: Value =
         serde_json::from_str(segment).map_err(|e| invalid("cache", format!("not JSON: {e}")))?;

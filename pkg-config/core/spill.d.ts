@@ -192,13 +192,24 @@ export class SpillStore {
    * outside; everything with `all`; `undefined` when nothing is new (with `renderedOnly`:
    * no new rendered snapshot).
    */
-  exportCache(options?: { all?: boolean; renderedOnly?: boolean }): string | undefined;
+  exportCache(options: {
+    all?: boolean;
+    renderedOnly?: boolean;
+    /** The host's secret (at least 16 bytes) the segment is sealed with (HMAC-SHA256); required. */
+    key: string | Uint8Array;
+    /** The session the segment is for (default `'default'`): only it may import it. */
+    session?: string;
+  }): string | undefined;
   /**
-   * Adds a segment `exportCache` wrote; `INVALID_CACHE` when malformed;
+   * Adds a segment `exportCache` wrote with `key` for `options.session`
+   * (default `'default'`). `INVALID_CACHE` naming `cache.mac` when its MAC does
+   * not verify (altered, truncated, forged, another session's or key's):
+   * nothing of it is used; `INVALID_CACHE` naming the member when malformed;
+   * `INVALID_OPTION` naming `key` without a key of at least 16 bytes;
    * `LIMIT_EXCEEDED` (at `limits.maxRequestBytes` of `options`) when larger, refused
    * before it is copied into wasm memory.
    */
-  importCache(segment: string, options?: Record<string, unknown>): CacheImport;
+  importCache(segment: string, options: Record<string, unknown> & { key: string | Uint8Array; session?: string }): CacheImport;
   /** What the caches hold and rendered here. */
   cacheStats(): CacheStats;
   free(): void;

@@ -27,6 +27,17 @@ function limitsJson(options) {
   return jsonArg(limits, 'options');
 }
 
+/**
+ * The bytes of a cache key: a string (its UTF-8) or a `Uint8Array`; none is
+ * empty (the core refuses it, naming `key`). `INVALID_OPTION` otherwise.
+ */
+function keyBytes(key) {
+  if (key === undefined) return new Uint8Array(0);
+  if (typeof key === 'string') return encoder.encode(key);
+  if (key instanceof Uint8Array) return key;
+  throw new OptionError('key must be a string or a Uint8Array of at least 16 bytes', 'INVALID_OPTION', 'key');
+}
+
 function text(value, what) {
   if (typeof value !== 'string') {
     throw new InputError(`${what} must be a string`, 'INVALID_REQUEST', what);
@@ -162,28 +173,40 @@ export class SpillStore {
    * call as a segment (text) to keep outside, e.g. in KV beside the spills;
    * on the first call, or with `{ all: true }`, everything held. `undefined` when there
    * is nothing new, or with `renderedOnly` when no new snapshot was rendered
-   * (the counts then wait for the next call). A segment holds one store's
-   * sessions: never hand it to a store serving another tenant.
+   * (the counts then wait for the next call). The segment is sealed with an
+   * HMAC-SHA256 under `key` (the host's secret: a string or `Uint8Array` of
+   * at least 16 bytes; required) for `session` (default `'default'`): only
+   * `importCache` with the same key and session accepts it.
    */
   exportCache(options = {}) {
     if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-      throw new OptionError('options must be an object { all, renderedOnly }', 'INVALID_OPTION', 'options');
+      throw new OptionError('options must be an object { all, renderedOnly, key, session }', 'INVALID_OPTION', 'options');
     }
-    const { all = false, renderedOnly = false } = options;
-    return guarded(() => this.wasmStore.exportCache(all, renderedOnly)) ?? undefined;
+    const { all = false, renderedOnly = false, key, session = 'default' } = options;
+    const bytes = keyBytes(key);
+    return guarded(() => this.wasmStore.exportCache(all, renderedOnly, bytes, text(session, 'session'))) ?? undefined;
   }
 
   /**
    * Adds a segment `exportCache` wrote (on a fresh isolate, say), so that
    * what it rendered and counted is not done again; outputs are the same as
    * without it. `options` are compress options (`optical.cacheBytes` bounds
-   * what is kept). Returns `{ snapshots, counts, stale }` (`stale`: written
-   * by another TraceLite version, ignored); `INVALID_CACHE` when malformed.
+   * what is kept; `session`, default `'default'`, is the session it must have
+   * been written for) and `key`, the key it was sealed with (required). A
+   * segment whose MAC does not verify (altered, truncated, forged, another
+   * session's or another key's) is `INVALID_CACHE` naming `cache.mac`, and
+   * nothing of it is used. Returns `{ snapshots, counts, stale }` (`stale`:
+   * written by another TraceLite version, ignored); `INVALID_CACHE` when malformed.
    */
   importCache(segment, options = {}) {
     text(segment, 'segment');
+    if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+      throw new OptionError('options must be an object', 'INVALID_OPTION', 'options');
+    }
+    const { key, ...rest } = options;
+    const bytes = keyBytes(key);
     // Host-only options (store, countTokens, previous) do not apply to a cache.
-    return JSON.parse(guarded(() => this.wasmStore.importCache(segment, jsonArg(settingsOf(options), 'options'))));
+    return JSON.parse(guarded(() => this.wasmStore.importCache(segment, jsonArg(settingsOf(rest), 'options'), bytes)));
   }
 
   /** `{ snapshots, snapshotBytes, rendered, counts, countedBytes }`: what the caches hold and rendered here. */

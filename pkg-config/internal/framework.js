@@ -29,14 +29,16 @@ export function frameworkSpillTools(store, session, make) {
 
 /**
  * A compressor for one framework: `settings` are the user's options (compress
- * settings plus `store`, `session`, `onReport`, `maxSessions`, and `pointer`:
+ * settings plus `store`, `session`, `onReport`, `maxSessions`, `cacheKey` (with
+ * a `store` that can list: the session caches are kept in it as segments
+ * sealed with this key, see `compressInto`), and `pointer`:
  * `'path'` with a `FileStore`, see `withPointer`); the result's
  * `compress(request, call)` compresses a request in `format` under the session
  * `session(call)` names (by default a hash of the conversation's opening) and
  * resolves `{ request, report, session }`; `store` is where the spills are.
  */
 export function conversationCompressor(options, format) {
-  const { store, session, onReport, maxSessions, ...settings } = options;
+  const { store, session, onReport, maxSessions, cacheKey, ...settings } = options;
   const spills = store ?? new SessionStores({ maxSessions });
   // With an outside store (KV), per-session caches still live here between turns.
   const caches = store === undefined ? undefined : new SessionStores({ maxSessions });
@@ -44,7 +46,7 @@ export function conversationCompressor(options, format) {
     store: spills,
     async compress(request, call, opening) {
       const name = typeof session === 'function' ? session(call) : (session ?? sessionFromMessages(opening));
-      const out = await compressInto(request, { ...settings, format, session: name }, spills, caches);
+      const out = await compressInto(request, { ...settings, format, session: name }, spills, caches, { cacheKey });
       onReport?.({ session: name, report: out.report });
       return { ...out, session: name };
     },

@@ -263,11 +263,13 @@ export function isWasmStore(store) {
  * and a later call neither hashes nor writes again the texts it kept. A call
  * hands over only what it adds (and a text kept over `REASSERT_MS`, whose
  * expiry in `store` that refreshes). Without `cache`, every call starts
- * cold. `writes` (`{ maxWrites, batch, persistCache }`) bounds the copy to
+ * cold. `writes` (`{ maxWrites, batch, persistCache, cacheKey }`) bounds the copy to
  * `store`: see `storeSpills`; `out.written` says how many blobs were written.
- * With `cache` and `persistCache` (default), the caches also go to `store`
- * (`loadCache`): a segment after the spills, within `maxWrites`, or left in
- * `out.cacheSegment` for the caller with `deferCache` (`saveCache`).
+ * With `cache`, `persistCache` (default) and `cacheKey` (the host's secret:
+ * segments are sealed with it, and one that does not verify is skipped), the
+ * caches also go to `store` (`loadCache`): a segment after the spills, within
+ * `maxWrites`, or left in `out.cacheSegment` for the caller with `deferCache`
+ * (`saveCache`). Without `cacheKey` nothing is persisted.
  * `out.cache` is `{ rendered, loaded? }`: snapshots this call rendered, and
  * what the session's first call here imported.
  */
@@ -290,9 +292,9 @@ export async function compressInto(request, options, store, cache, writes = {}) 
     // Only a store that can list a session's blobs can find its segments
     // again. `loaded` is reported by the call that loaded them only.
     let loaded;
-    if (entry && writes.persistCache !== false && typeof store.list === 'function') {
+    if (entry && writes.persistCache !== false && writes.cacheKey !== undefined && typeof store.list === 'function') {
       if (entry.loaded === undefined) {
-        entry.loaded = loadCache(store, options.session, entry.store, options);
+        entry.loaded = loadCache(store, options.session, entry.store, { ...options, key: writes.cacheKey });
         loaded = await entry.loaded;
       } else {
         await entry.loaded;
@@ -345,7 +347,9 @@ async function compressAndStore(request, options, store, cache, entry, writes, l
   // another call of the session may run while the spills are stored).
   // With the built-in estimator counts alone are cheap to make again: a
   // segment is written when a snapshot was rendered (the counts ride along).
-  const segment = entry && entry.loaded ? scratch.exportCache({ renderedOnly: options.countTokens === undefined }) : undefined;
+  const segment = entry && entry.loaded
+    ? scratch.exportCache({ renderedOnly: options.countTokens === undefined, key: writes.cacheKey, session: options.session })
+    : undefined;
   try {
     out.written = await storeSpills(store, spills, writes);
   } catch (err) {
@@ -391,8 +395,10 @@ export function isCacheSegment(key) {
  * Imports into `target` (the session's wasm store in this isolate) the cache
  * segments earlier isolates kept in `store` for `session` (rendered
  * snapshots, token counts), so that a first request here renders nothing
- * they rendered (`store` must have `list`). A segment that fails to load or
- * does not check out is skipped: outputs never depend on the cache. Past
+ * they rendered (`store` must have `list`). `options` are compress options
+ * and `key`, the host's secret the segments are sealed with: a segment that
+ * fails to load, or whose MAC does not verify (altered, forged, another
+ * session's), is skipped: outputs never depend on the cache. Past
  * `MAX_CACHE_SEGMENTS` segments they are merged into one (the first
  * `MAX_LOADED_SEGMENTS` read, all deleted when the store can). Returns
  * `{ segments, snapshots, counts }`.
@@ -411,7 +417,7 @@ export async function loadCache(store, session, target, options = {}) {
     for (const text of texts) {
       if (typeof text !== 'string') continue;
       try {
-        const r = target.importCache(text, options);
+        const r = target.importCache(text, { ...options, session });
         loaded.segments++;
         loaded.snapshots += r.snapshots;
         loaded.counts += r.counts;
@@ -421,7 +427,7 @@ export async function loadCache(store, session, target, options = {}) {
     }
   }
   // From here on, exportCache gives only what this isolate adds.
-  const merged = target.exportCache({ all: true });
+  const merged = target.exportCache({ all: true, key: options.key, session });
   if (keys.length > MAX_CACHE_SEGMENTS && merged !== undefined) {
     const key = await saveCache(store, session, merged);
     if (key !== undefined && typeof store.delete === 'function') {

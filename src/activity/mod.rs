@@ -235,24 +235,21 @@ pub fn read_cached(
     let mut out = Vec::with_capacity(steps.len());
     let mut files = OwnFiles::default();
     let mut seen = Mentioned::default();
-    let settings = crate::hash::text_hash(format!("{config:?}").as_bytes());
-    // A hash of the steps so far (`None` once one could not be keyed), under
+    let settings = crate::hash::digest128(&[format!("{config:?}").as_bytes()]);
+    // The id of the steps so far (`None` once one could not be keyed), under
     // which the index's answers are remembered: a warm turn asks only about
     // its new steps, so it does not rebuild the index of the whole history.
-    let mut chain = Some(settings);
+    let mut history = Some(0);
     for (index, s) in steps.iter().enumerate() {
-        let key = ActivityCache::key(s.call, s.result);
-        let activity = cache.classify(settings, key, s.call, s.result, config);
+        let key = cache.key(settings, s.call, s.result);
+        let activity = cache.classify(key.as_ref(), s.call, s.result, config);
         let earlier = steps.get(..index).unwrap_or(&[]);
-        let prior = chain;
+        let prior = history;
         let changes_existing = files.observe(&activity, |path| match prior {
             Some(prior) => cache.mentioned(prior, path, || seen.before(earlier, path)),
             None => seen.before(earlier, path),
         });
-        chain = prior.zip(key).map(|(c, (h, len))| {
-            (c.rotate_left(31) ^ h ^ (len as u64).rotate_left(17))
-                .wrapping_mul(0x9e37_79b9_7f4a_7c15)
-        });
+        history = prior.zip(key).map(|(h, k)| cache.extend(h, k));
         out.push(StepActivity {
             index,
             call_at: s.call_at,
@@ -266,22 +263,33 @@ pub fn read_cached(
     out
 }
 
-/// Activities of steps already classified, by the hash and length of the
-/// call's name and arguments, the result's texts and error flag, and the
-/// settings: a cache only ([`classify`] reads nothing else). Starts over past
-/// 100,000 entries; a result with a part that is not text is not cached.
+/// Activities of steps already classified, by the settings' digest and the
+/// digests (the first 128 bits of a SHA-256) of the call's name and
+/// arguments and of the result's texts, and its error flag ([`StepKey`]): a
+/// cache only ([`classify`] reads nothing else), shared by every session of
+/// a state, so keyed by digests no chosen text can share with another's (each
+/// text's digest remembered, [`crate::hash::Digests`]), compared whole.
+/// Starts over past 100,000 entries; a result with a part that is not text
+/// is not cached.
 #[derive(Debug, Default)]
 pub struct ActivityCache {
-    entries: std::collections::HashMap<(u64, u64, usize), Activity>,
-    /// Whether the steps before a point (their chained hash) mention a path,
+    entries: std::collections::HashMap<StepKey, Activity>,
+    /// Ids of the histories seen: a history is the id of the one before its
+    /// last step (0: none) and that step's key. Ids are never reused.
+    histories: std::collections::HashMap<(u64, StepKey), u64>,
+    /// The last id given.
+    last_history: u64,
+    /// Whether the steps before a point (their history's id) mention a path,
     /// for the paths the word index answers (a direct scan depends on a budget).
     mentioned: std::collections::HashMap<(u64, String), bool>,
     /// Classifications computed (not found in the cache).
     pub classified: u64,
-    /// [`check::critical_lines`] of outputs scanned before, by the hash and
-    /// length of the output and the byte budget; and the bytes of lines held.
-    critical: std::collections::HashMap<(u64, usize, usize), check::Critical>,
+    /// [`check::critical_lines`] of outputs scanned before, by the digest of
+    /// the output and the byte budget; and the bytes of lines held.
+    critical: std::collections::HashMap<(u128, usize), check::Critical>,
     critical_bytes: usize,
+    /// Digests of the texts keyed so far.
+    digests: crate::hash::Digests,
 }
 
 impl ActivityCache {
@@ -303,16 +311,28 @@ impl ActivityCache {
         found
     }
 
+    /// The id of the history `history` followed by the step `step`.
+    fn extend(&mut self, history: u64, step: StepKey) -> u64 {
+        if self.histories.len() >= 100_000 {
+            // Answers under the ids dropped can no longer be asked for.
+            self.histories.clear();
+            self.mentioned.clear();
+        }
+        let last = &mut self.last_history;
+        *self.histories.entry((history, step)).or_insert_with(|| {
+            *last += 1;
+            *last
+        })
+    }
+
     fn classify(
         &mut self,
-        settings: u64,
-        key: Option<(u64, usize)>,
+        key: Option<&StepKey>,
         call: &ToolCall,
         result: Option<&ToolResult>,
         config: &PhaseConfig,
     ) -> Activity {
-        let key = key.map(|(h, len)| (settings, h, len));
-        if let Some(found) = key.and_then(|k| self.entries.get(&k)) {
+        if let Some(found) = key.and_then(|k| self.entries.get(k)) {
             return found.clone();
         }
         self.classified += 1;
@@ -321,7 +341,7 @@ impl ActivityCache {
             if self.entries.len() >= 100_000 {
                 self.entries.clear();
             }
-            self.entries.insert(key, activity.clone());
+            self.entries.insert(key.clone(), activity.clone());
         }
         activity
     }
@@ -329,11 +349,7 @@ impl ActivityCache {
     /// [`check::critical_lines`], remembered (a session clears and cites the
     /// same outputs every turn). Starts over past 4 MiB of lines.
     pub fn critical_lines(&mut self, output: &str, max_bytes: usize) -> check::Critical {
-        let id = (
-            crate::hash::text_hash(output.as_bytes()),
-            output.len(),
-            max_bytes,
-        );
+        let id = (self.digests.of(output), max_bytes);
         if let Some(found) = self.critical.get(&id) {
             return found.clone();
         }
@@ -348,27 +364,46 @@ impl ActivityCache {
         found
     }
 
-    fn key(call: &ToolCall, result: Option<&ToolResult>) -> Option<(u64, usize)> {
-        use crate::hash::text_hash;
-        let mut fields = vec![call.name.as_str(), call.arguments.as_str()];
+    /// The digests of texts this cache keys by (tool results, arguments),
+    /// for a cache that keys the same texts (dedup): each is hashed once.
+    pub fn digests(&mut self) -> &mut crate::hash::Digests {
+        &mut self.digests
+    }
+
+    /// The key of a step under `settings` (`None` when a part of its result
+    /// is not text).
+    fn key(
+        &mut self,
+        settings: u128,
+        call: &ToolCall,
+        result: Option<&ToolResult>,
+    ) -> Option<StepKey> {
         let marker = match result {
-            None => "-",
-            Some(r) if r.is_error => "e",
-            Some(_) => "r",
+            None => 0,
+            Some(r) if r.is_error => 1,
+            Some(_) => 2,
         };
-        fields.push(marker);
-        for part in result.map_or(&[][..], |r| r.parts.as_slice()) {
-            fields.push(part.as_text()?);
+        let parts = result.map_or(&[][..], |r| r.parts.as_slice());
+        let mut key = Vec::with_capacity(4 + parts.len());
+        key.extend([
+            settings,
+            self.digests.of(&call.name),
+            self.digests.of(&call.arguments),
+            marker,
+        ]);
+        for part in parts {
+            key.push(self.digests.of(part.as_text()?));
         }
-        let (mut h, mut len) = (0u64, 0usize);
-        for field in fields {
-            h = (h.rotate_left(29) ^ text_hash(field.as_bytes()))
-                .wrapping_mul(0x9e37_79b9_7f4a_7c15);
-            len = len.wrapping_add(field.len()).wrapping_add(1);
-        }
-        Some((h, len))
+        Some(key.into_boxed_slice())
     }
 }
+
+/// What an [`ActivityCache`] finds a step by: the settings' digest, the
+/// digests of the call's name and arguments, whether the result is missing
+/// (0), an error (1) or not (2), and the digests of the result's texts.
+/// Compared whole: two steps share a key only when all their texts are the
+/// same (or their SHA-256s collide).
+type StepKey = Box<[u128]>;
 
 /// Bytes [`Mentioned::before`] may scan directly (for paths with characters
 /// its index does not cover, e.g. spaces) in one [`read`]; past them such a

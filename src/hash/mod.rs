@@ -172,17 +172,28 @@ const K_INVERSE: u64 = {
 /// trust the hash.
 #[doc(hidden)]
 pub fn colliding_texts(tail: &str) -> (String, String) {
-    const K: u64 = 0x9e37_79b9_7f4a_7c15;
     let a = format!("$ cargo test --workspace{tail}");
+    let b = colliding_with(&a, 1, |b| (0x20..0x7f).contains(&b));
+    (a, b)
+}
+
+/// `text` with its 8-byte blocks `block` and `block + 1` (bytes `8 * block`
+/// to `8 * block + 16`) replaced by others, each byte one `allowed` accepts,
+/// such that [`text_hash`] (and the length) stay the same: a second text
+/// colliding with `text` wherever a test needs the difference. `text` must
+/// hold those bytes plus at least one more (the last block is hashed apart).
+#[doc(hidden)]
+pub fn colliding_with(text: &str, block: usize, allowed: impl Fn(u8) -> bool) -> String {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
     let step = |h: u64, word: u64| (h.rotate_left(23) ^ word).wrapping_mul(K);
-    let word = |s: &str, i: usize| {
+    let word = |i: usize| {
         let mut w = [0u8; 8];
-        w.copy_from_slice(s.as_bytes().get(i * 8..i * 8 + 8).unwrap_or(&[0; 8]));
+        w.copy_from_slice(text.as_bytes().get(i * 8..i * 8 + 8).unwrap_or(&[0; 8]));
         u64::from_le_bytes(w)
     };
-    let h0 = step(K ^ a.len() as u64, word(&a, 0));
-    let target = step(step(h0, word(&a, 1)), word(&a, 2));
-    let printable = |w: u64| w.to_le_bytes().iter().all(|b| (0x20..0x7f).contains(b));
+    let h0 = (0..block).fold(K ^ text.len() as u64, |h, i| step(h, word(i)));
+    let target = step(step(h0, word(block)), word(block + 1));
+    let alphabet: Vec<u8> = (0..=255u8).filter(|b| allowed(*b)).collect();
     let mut seed: u64 = 1;
     loop {
         seed = seed
@@ -190,20 +201,48 @@ pub fn colliding_texts(tail: &str) -> (String, String) {
             .wrapping_add(1_442_695_040_888_963_407);
         let mut w1 = seed.to_le_bytes();
         for b in &mut w1 {
-            *b = 0x20 + *b % 0x5f;
+            *b = alphabet
+                .get(usize::from(*b) % alphabet.len().max(1))
+                .copied()
+                .unwrap_or(b'x');
         }
         let w1 = u64::from_le_bytes(w1);
-        // The block 2 that brings the state back to the target.
+        // The next block that brings the state back to the target.
         let w2 = target.wrapping_mul(K_INVERSE) ^ step(h0, w1).rotate_left(23);
-        if w1 != word(&a, 1) && printable(w2) {
-            let mut b = a.as_bytes().to_vec();
-            if let Some(dst) = b.get_mut(8..24) {
+        if w1 != word(block) && w2.to_le_bytes().iter().all(|b| allowed(*b)) {
+            let mut b = text.as_bytes().to_vec();
+            if let Some(dst) = b.get_mut(block * 8..block * 8 + 16) {
                 let (x, y) = dst.split_at_mut(8);
                 x.copy_from_slice(&w1.to_le_bytes());
                 y.copy_from_slice(&w2.to_le_bytes());
             }
-            return (a, String::from_utf8(b).unwrap_or_default());
+            return String::from_utf8(b).unwrap_or_default();
         }
+    }
+}
+
+/// The [`digest128`]s of texts, remembered ([`TextMap`]: found by a fast
+/// hash, checked against the text): a key a cache shares between sessions
+/// that no chosen text can take, computed once per text. Starts over past
+/// 100,000 texts or 32 MiB of text.
+#[derive(Debug, Default)]
+pub struct Digests(TextMap<u128>);
+
+/// Texts whose digests a [`Digests`] remembers.
+const MAX_DIGESTS: usize = 100_000;
+
+/// Bytes of text a [`Digests`] holds to check its hits against.
+const MAX_DIGEST_BYTES: usize = 32 << 20;
+
+impl Digests {
+    /// The [`digest128`] of `text` alone.
+    pub fn of(&mut self, text: &str) -> u128 {
+        if let Some(&d) = self.0.get(text) {
+            return d;
+        }
+        let d = digest128(&[text.as_bytes()]);
+        self.0.insert(text, d, MAX_DIGESTS, MAX_DIGEST_BYTES);
+        d
     }
 }
 
@@ -228,6 +267,29 @@ mod tests {
         assert_eq!((map.len(), map.get("y")), (1, Some(&4)));
         map.insert(&"z".repeat(64), 5, 10, 63);
         assert_eq!(map.get(&"z".repeat(64)), None);
+    }
+
+    #[test]
+    fn colliding_with_keeps_the_hash_and_the_alphabet() {
+        let text = "session-name-of-the-victim|and-more-settings";
+        for block in [0, 1, 3] {
+            let other = colliding_with(text, block, |b| b.is_ascii_alphanumeric());
+            assert_ne!(other, text);
+            assert_eq!(other.len(), text.len());
+            assert_eq!(text_hash(other.as_bytes()), text_hash(text.as_bytes()));
+            let changed = other.get(block * 8..block * 8 + 16).unwrap_or_default();
+            assert!(changed.bytes().all(|b| b.is_ascii_alphanumeric()));
+            assert_eq!(other.get(block * 8 + 16..), text.get(block * 8 + 16..));
+        }
+    }
+
+    #[test]
+    fn digests_are_remembered_per_text() {
+        let (a, b) = colliding_texts(" ok");
+        let mut digests = Digests::default();
+        assert_eq!(digests.of(&a), digest128(&[a.as_bytes()]));
+        assert_eq!(digests.of(&b), digest128(&[b.as_bytes()]), "not a's");
+        assert_ne!(digests.of(&a), digests.of(&b));
     }
 
     #[test]

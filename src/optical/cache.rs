@@ -31,14 +31,8 @@ pub struct SnapshotCache {
     /// the first call (nothing is logged for a host that never exports).
     fresh: Option<Vec<u128>>,
     /// [`SnapshotCache::text_digest`]s of texts weighed before.
-    digests: crate::hash::TextMap<u128>,
+    digests: crate::hash::Digests,
 }
-
-/// Texts whose digests a [`SnapshotCache`] remembers.
-const MAX_DIGESTS: usize = 100_000;
-
-/// Bytes of text a [`SnapshotCache`] holds to check its digests' hits against.
-const MAX_DIGEST_BYTES: usize = 32 << 20;
 
 /// Most insertions logged between two exports.
 const MAX_LOGGED: usize = 100_000;
@@ -51,12 +45,7 @@ impl SnapshotCache {
     /// The first 128 bits of the SHA-256 of `text` ([`crate::hash::digest128`]),
     /// remembered: a text planned but not rendered is weighed again every turn.
     pub fn text_digest(&mut self, text: &str) -> u128 {
-        if let Some(&d) = self.digests.get(text) {
-            return d;
-        }
-        let d = crate::hash::digest128(&[text.as_bytes()]);
-        self.digests.insert(text, d, MAX_DIGESTS, MAX_DIGEST_BYTES);
-        d
+        self.digests.of(text)
     }
 
     /// The snapshot cached under `key`.
@@ -188,19 +177,15 @@ pub struct ProposalCache {
     pub computed: u64,
 }
 
-/// Where a [`ProposalCache`] looks a text up: the settings' fingerprint, the
-/// text's fast hash and its length.
-type ProposalId = (u64, u64, usize);
+/// Where a [`ProposalCache`] looks a text up: the settings' digest, the
+/// text's fast hash and its length (the text is checked on a hit).
+type ProposalId = (u128, u64, usize);
 
 /// Bytes of weighed text a [`ProposalCache`] holds to check its hits against.
 const MAX_PROPOSAL_BYTES: usize = 32 << 20;
 
 impl ProposalCache {
-    pub(super) fn get(
-        &self,
-        id: &(u64, u64, usize),
-        text: &str,
-    ) -> Option<Result<Proposed, Outcome>> {
+    pub(super) fn get(&self, id: &ProposalId, text: &str) -> Option<Result<Proposed, Outcome>> {
         self.entries
             .get(id)
             .filter(|(held, _)| **held == *text)
@@ -224,14 +209,14 @@ impl ProposalCache {
     }
 }
 
-/// A fingerprint of what a proposal depends on besides the text: the image
-/// pricing and layout, the pointer's session and the redaction switch.
-pub(super) fn settings(config: &crate::config::Config) -> u64 {
-    crate::hash::text_hash(
-        format!(
-            "{:?}|{:?}|{}|{}",
-            config.provider, config.optical, config.session, config.redact.enabled
-        )
-        .as_bytes(),
-    )
+/// A digest of what a proposal depends on besides the text (the first 128
+/// bits of a SHA-256: no chosen session name takes another's proposals, whose
+/// lines hold its pointers): the image pricing and layout, the pointer's
+/// session and the redaction switch.
+pub(super) fn settings(config: &crate::config::Config) -> u128 {
+    let pricing = format!(
+        "{:?}|{:?}|{}",
+        config.provider, config.optical, config.redact.enabled
+    );
+    crate::hash::digest128(&[pricing.as_bytes(), config.session.as_bytes()])
 }

@@ -391,7 +391,7 @@ fn proposed_saving(
     conv: &Conversation,
     at: PartRef,
     cx: &mut Cx<'_>,
-    settings: u64,
+    settings: u128,
 ) -> Result<u64> {
     // Weighed before (images rendered or not): the figures are remembered.
     if let Some(result) = conv.tool_result(at) {
@@ -407,7 +407,7 @@ fn proposed_saving(
 }
 
 /// The [`ProposalCache`] key of `text` under `settings`.
-fn proposal_id(settings: u64, text: &str) -> (u64, u64, usize) {
+fn proposal_id(settings: u128, text: &str) -> (u128, u64, usize) {
     (
         settings,
         crate::hash::text_hash(text.as_bytes()),
@@ -421,7 +421,7 @@ fn propose(
     conv: &Conversation,
     at: PartRef,
     cx: &mut Cx<'_>,
-    settings: u64,
+    settings: u128,
 ) -> Result<std::result::Result<Proposal, Outcome>> {
     let Some(result) = conv.tool_result(at) else {
         return Ok(Err(Outcome::NotText));
@@ -556,7 +556,7 @@ impl Optical {
         at: PartRef,
         cx: &mut Cx<'_>,
         images_in_request: usize,
-        settings: u64,
+        settings: u128,
     ) -> Result<Outcome> {
         let proposal = match propose(conv, at, cx, settings)? {
             Ok(p) => p,

@@ -141,14 +141,17 @@ impl Figures {
     }
 }
 
-/// Excerpts laid out before, by the text's hash and length and a fingerprint
-/// of everything else the layout depends on: a cache only (the text is still
-/// kept and its excerpt masked and counted on every call, so the store, the
-/// report and the output are what they would be without it). Bounded by the
-/// bytes of the excerpts it holds (8 MiB): past that it starts over.
+/// Excerpts laid out before, by the text's content key (the first 128 bits
+/// of its SHA-256, [`crate::hash::key::KeyCache`]) and a digest of everything
+/// else the layout depends on ([`excerpt_settings`]): a cache only (the text
+/// is still kept and its excerpt masked and counted on every call, so the
+/// store, the report and the output are what they would be without it), and
+/// shared by every session of a state, so no chosen text or setting can take
+/// another's entry. Bounded by the bytes of the excerpts it holds (8 MiB):
+/// past that it starts over.
 #[derive(Debug, Default)]
 pub struct ExcerptCache {
-    entries: std::collections::HashMap<(u64, usize, u64), Laid>,
+    entries: std::collections::HashMap<ExcerptId, Laid>,
     bytes: usize,
     /// The error signals last compiled, with the patterns and line limit they
     /// were compiled from: a session's turns share them.
@@ -156,6 +159,10 @@ pub struct ExcerptCache {
 }
 
 const MAX_EXCERPT_CACHE_BYTES: usize = 8 << 20;
+
+/// Where an [`ExcerptCache`] finds a layout: the text's content key and the
+/// settings' digest.
+type ExcerptId = (String, u128);
 
 impl ExcerptCache {
     /// The error signals of `spill.errorPatterns` and `spill.maxErrorLines`,
@@ -181,12 +188,12 @@ impl ExcerptCache {
         Ok(signals)
     }
 
-    fn get(&self, id: &(u64, usize, u64)) -> Option<Laid> {
+    fn get(&self, id: &ExcerptId) -> Option<Laid> {
         self.entries.get(id).cloned()
     }
 
-    fn insert(&mut self, id: (u64, usize, u64), laid: Laid) {
-        let size = 64
+    fn insert(&mut self, id: ExcerptId, laid: Laid) {
+        let size = 96
             + match &laid {
                 Laid::Built { rendered, .. } => rendered.len(),
                 _ => 0,
@@ -200,26 +207,28 @@ impl ExcerptCache {
     }
 }
 
-/// A fingerprint of what an excerpt's layout depends on besides its text:
-/// the cap, the head share, the error signals, the session (its pointer),
-/// the pointer root, the counter and whether stored texts are masked.
-fn excerpt_settings(cx: &StageContext<'_, ExcerptCache>) -> u64 {
+/// A digest of what an excerpt's layout depends on besides its text (the
+/// first 128 bits of a SHA-256: no chosen session name or pattern gives
+/// another's): the cap, the head share, the error signals, the session (its
+/// pointer), the pointer root, the counter and whether stored texts are masked.
+fn excerpt_settings(cx: &StageContext<'_, ExcerptCache>) -> u128 {
     let config = cx.config;
     let spill = &config.spill;
-    crate::hash::text_hash(
-        format!(
-            "{}|{}|{:?}|{}|{}|{}|{}|{}",
-            config.result_cap(),
-            spill.head_share,
-            spill.error_patterns,
-            spill.max_error_lines,
-            config.session,
-            config.spill.pointer_root,
-            cx.meter.counter.name(),
-            config.redact.store
-        )
-        .as_bytes(),
-    )
+    let numbers = format!(
+        "{}|{}|{}|{}",
+        config.result_cap(),
+        spill.head_share,
+        spill.max_error_lines,
+        config.redact.store
+    );
+    let patterns = format!("{:?}", spill.error_patterns);
+    crate::hash::digest128(&[
+        numbers.as_bytes(),
+        patterns.as_bytes(),
+        config.session.as_bytes(),
+        spill.pointer_root.as_bytes(),
+        cx.meter.counter.name().as_bytes(),
+    ])
 }
 
 /// Lays out the excerpt of `text` with the pointer it will get (see [`Laid`]).
@@ -267,14 +276,13 @@ fn spill_one(
     text: &str,
     signals: &ErrorSignals,
     cx: &mut StageContext<'_, ExcerptCache>,
-    settings: Option<u64>,
+    settings: Option<u128>,
 ) -> Result<Option<Spilled>> {
     let cap = cx.config.result_cap();
     // A token covers at least one byte: short texts are under the cap.
     if (text.len() as u64) <= cap {
         return Ok(None);
     }
-    let id = settings.map(|s| (crate::hash::text_hash(text.as_bytes()), text.len(), s));
     let (before, exact, built) = if cx.config.redact.store {
         // Kept masked: its pointer is known once it is kept.
         let (before, exact) = measure(text, cap, &|s| cx.meter.text(s))?;
@@ -283,7 +291,8 @@ fn spill_one(
         }
         (before, exact, None)
     } else {
-        let cached = id.and_then(|id| cx.state.get(&id));
+        let id = settings.map(|s| (cx.content_key("tool", text), s));
+        let cached = id.as_ref().and_then(|id| cx.state.get(id));
         let laid = match cached {
             Some(laid) => laid,
             None => {

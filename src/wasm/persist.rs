@@ -22,39 +22,52 @@ struct CacheStats {
 impl WasmStore {
     /// The rendered snapshots and token counts made since the last call (on
     /// the first call, or with `all`, everything held) as a segment for a host
-    /// to keep; `undefined` when there is nothing new (with `renderedOnly`:
+    /// to keep, sealed with `key` (a `Uint8Array` of at least 16 bytes) for
+    /// `session`; `undefined` when there is nothing new (with `renderedOnly`:
     /// no new rendered snapshot; the rest waits for the next call).
     #[wasm_bindgen(js_name = exportCache)]
     pub fn export_cache(
         &mut self,
         all: &JsValue,
         rendered_only: &JsValue,
+        key: &JsValue,
+        session: &JsValue,
     ) -> Result<Option<String>, JsValue> {
         let all = args::flag(all, "all")?;
         let rendered_only = args::flag(rendered_only, "renderedOnly")?;
-        Ok(persist::export(&mut self.state, all, rendered_only))
+        let key = args::bytes(key, "key")?;
+        let session = args::text(session, "session")?;
+        let seal = persist::Seal {
+            key: &key,
+            session: &session,
+        };
+        persist::export(&mut self.state, all, rendered_only, seal).map_err(to_js)
     }
 
-    /// Adds a segment `exportCache` wrote; `options` (JSON text, as for
-    /// `compress`) bound the snapshots by `optical.cacheBytes` and the
-    /// segment by `limits.maxRequestBytes` (checked before the segment is
-    /// copied into wasm memory). Returns JSON text `{snapshots,
-    /// counts, stale}`; `INVALID_CACHE` for a malformed segment.
+    /// Adds a segment `exportCache` wrote with `key` (a `Uint8Array`) for
+    /// the session of `options` (JSON text, as for `compress`, which also
+    /// bound the snapshots by `optical.cacheBytes` and the segment by
+    /// `limits.maxRequestBytes`, checked before the segment is copied into
+    /// wasm memory). Returns JSON text `{snapshots, counts, stale}`;
+    /// `INVALID_CACHE` for a segment whose MAC does not verify (naming
+    /// `cache.mac`) or that is malformed.
     #[wasm_bindgen(js_name = importCache)]
     pub fn import_cache(
         &mut self,
         segment: &JsValue,
         options: &JsValue,
+        key: &JsValue,
     ) -> Result<String, JsValue> {
         let options = args::optional_text(options, "options")?.unwrap_or_default();
         let config = Config::from_json_str(&options).map_err(to_js)?;
+        let key = args::bytes(key, "key")?;
         // Refused before it is copied in: a huge segment never grows wasm memory
         // (its UTF-8 bytes are at least its UTF-16 length).
         if let Some(js) = segment.dyn_ref::<js_sys::JsString>() {
             persist::check_size(js.length() as usize, &config).map_err(to_js)?;
         }
         let segment = args::text(segment, "segment")?;
-        let imported = persist::import(&mut self.state, &segment, &config).map_err(to_js)?;
+        let imported = persist::import(&mut self.state, &segment, &config, &key).map_err(to_js)?;
         json_text(&imported, "importCache")
     }
 

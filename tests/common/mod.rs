@@ -82,3 +82,23 @@ pub fn decode_png(png_bytes: &[u8]) -> tracelite::optical::raster::Bitmap {
     data.truncate(info.buffer_size());
     tracelite::optical::raster::Bitmap::new(info.width, info.height, info.bit_depth as u8, data)
 }
+
+/// A conversation of `turns` tool calls, each reading a different dense
+/// 70-line file: older outputs are rendered at the defaults.
+pub fn reading_conversation(turns: usize) -> String {
+    use serde_json::json;
+    let mut messages = vec![
+        json!({"role": "system", "content": "You are a coding agent."}),
+        json!({"role": "user", "content": "Fix the failing parser tests in src/parse.py."}),
+    ];
+    for i in 0..turns {
+        let id = format!("call_{i}");
+        messages.push(json!({"role": "assistant", "content": null, "tool_calls": [{"id": id, "type": "function",
+            "function": {"name": "bash", "arguments": json!({"command": format!("cat src/module_{i}.py")}).to_string()}}]}));
+        let lines: Vec<String> = (0..70)
+            .map(|l| format!("def handler_{i}_{l}(request, response, timeout={}):  # line {l} of module {i}: return response.status_code == {}", l * 7 % 60, 200 + l % 5))
+            .collect();
+        messages.push(json!({"role": "tool", "tool_call_id": id, "content": lines.join("\n")}));
+    }
+    json!({"model": "gpt-test", "messages": messages}).to_string()
+}

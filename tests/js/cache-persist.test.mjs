@@ -12,9 +12,12 @@ import { createProxy } from '../../pkg/adapters/proxy/index.js';
 import { MAX_CACHE_SEGMENTS, MAX_LOADED_SEGMENTS, saveCache } from '../../pkg/internal/mirror.js';
 import { bundleWorker, projectWithPkg, startUpstream, startWorker } from './support/hosts.mjs';
 import { renderingConversation } from './support/requests.mjs';
+import { reseal } from './support/segments.mjs';
 import { mapStore } from './support/stores.mjs';
 
 const TURNS = 14;
+/** The host's key the segments are sealed with, and the session they are for. */
+const SEALED = { key: 'cache-persist-test-key-0123456789', session: 's' };
 /** The conversation as it stands before turn `t` (t tool calls so far). */
 const upTo = (t) => renderingConversation(t);
 
@@ -23,7 +26,7 @@ function replay(store, n, options = {}) {
   const segments = [];
   for (let t = 1; t <= n; t++) {
     compress(upTo(t), { ...options, session: 's', store });
-    const segment = store.exportCache();
+    const segment = store.exportCache(SEALED);
     if (segment !== undefined) segments.push(segment);
   }
   return segments;
@@ -33,11 +36,11 @@ test('imported segments: the next turn renders nothing, counts little and is byt
   const a = new SpillStore();
   const segments = replay(a, TURNS - 1);
   assert.ok(a.cacheStats().rendered > 0, 'the conversation renders snapshots');
-  assert.equal(a.exportCache(), undefined, 'nothing new since the last export');
+  assert.equal(a.exportCache(SEALED), undefined, 'nothing new since the last export');
   const warm = new SpillStore();
   let snapshots = 0;
   for (const s of segments) {
-    const r = warm.importCache(s);
+    const r = warm.importCache(s, SEALED);
     assert.equal(r.stale, false);
     snapshots += r.snapshots;
   }
@@ -59,35 +62,43 @@ test('imported segments: the next turn renders nothing, counts little and is byt
 test('exportCache({ all: true }) gives everything held; a first export starts the log', () => {
   const s = new SpillStore();
   compress(upTo(8), { session: 's', store: s });
-  const first = JSON.parse(s.exportCache());
+  const first = JSON.parse(s.exportCache(SEALED));
   assert.ok(first.snapshots.length > 0 && first.counts.length > 0);
-  assert.equal(s.exportCache(), undefined);
+  assert.equal(s.exportCache(SEALED), undefined);
   compress(upTo(9), { session: 's', store: s });
-  const next = JSON.parse(s.exportCache());
+  const next = JSON.parse(s.exportCache(SEALED));
   assert.ok(next.snapshots.length < first.snapshots.length + 2, 'only what the new turn added');
-  const all = JSON.parse(s.exportCache({ all: true }));
+  const all = JSON.parse(s.exportCache({ ...SEALED, all: true }));
   assert.ok(all.snapshots.length >= first.snapshots.length);
-  assert.throws(() => s.exportCache({ all: 'yes' }), { code: 'INVALID_ARGUMENT', path: 'all' });
+  assert.throws(() => s.exportCache({ ...SEALED, all: 'yes' }), { code: 'INVALID_ARGUMENT', path: 'all' });
   assert.throws(() => s.exportCache(true), { code: 'INVALID_OPTION', path: 'options' });
+  // No key, a short one, or one of another type: nothing is exported.
+  for (const key of [undefined, 'short', 42]) {
+    assert.throws(() => s.exportCache({ all: true, key }), { code: 'INVALID_OPTION', path: 'key' });
+  }
   // Counts alone wait for a render when only renders are wanted.
   const t = new SpillStore();
   compress(upTo(2), { session: 's', store: t });
-  assert.equal(t.exportCache({ renderedOnly: true }), undefined);
-  assert.equal(JSON.parse(t.exportCache()).snapshots.length, 0, 'the counts were kept for the next export');
+  assert.equal(t.exportCache({ ...SEALED, renderedOnly: true }), undefined);
+  assert.equal(JSON.parse(t.exportCache(SEALED)).snapshots.length, 0, 'the counts were kept for the next export');
   t.free();
   s.free();
 });
 
-test('a malformed or inconsistent segment is INVALID_CACHE naming the member, and adds nothing', () => {
+test('a malformed or inconsistent segment is INVALID_CACHE naming the member (cache.mac unless sealed again), and adds nothing', () => {
   const a = new SpillStore();
   compress(upTo(8), { session: 's', store: a });
-  const good = JSON.parse(a.exportCache());
+  const good = JSON.parse(a.exportCache(SEALED));
   const rendered = good.snapshots.findIndex((s) => s.images.length > 0);
   assert.ok(rendered >= 0);
   const variants = [
     ['not json', 'cache'],
     [JSON.stringify([]), 'cache'],
     [JSON.stringify({ ...good, format: 'other' }), 'cache.format'],
+  ];
+  // Changed, then sealed again by the key's holder: checked all the same
+  // (and refused at its MAC when not sealed again).
+  const sealed = [
     [JSON.stringify({ ...good, snapshots: 'x' }), 'cache.snapshots'],
     [JSON.stringify({ ...good, counts: [[1, 2, 3]] }), 'cache.counts[0][0]'],
     [JSON.stringify({ ...good, counts: [['00000000000000zz', 2, 3]] }), 'cache.counts[0][0]'],
@@ -98,7 +109,7 @@ test('a malformed or inconsistent segment is INVALID_CACHE naming the member, an
     fn(copy.snapshots[rendered]);
     return JSON.stringify(copy);
   };
-  variants.push(
+  sealed.push(
     [tamper((s) => { s.imageSizes[0][0] += 1; }), `cache.snapshots[${rendered}].images[0]`],
     [tamper((s) => { s.images[0] = `${s.images[0].slice(0, 10)}!${s.images[0].slice(11)}`; }), `cache.snapshots[${rendered}].images[0]`],
     [tamper((s) => { s.images[0] = 'R0lGODlhAQABAAAAACw='; }), `cache.snapshots[${rendered}].images[0]`],
@@ -110,16 +121,18 @@ test('a malformed or inconsistent segment is INVALID_CACHE naming the member, an
     [tamper((s) => { s.cell = [1, 2]; }), `cache.snapshots[${rendered}].cell`],
     [tamper((s) => { s.tokens = 1.5; }), `cache.snapshots[${rendered}].tokens`],
   );
+  for (const [segment, path] of sealed) variants.push([reseal(segment, SEALED), path], [segment, 'cache.mac']);
   for (const [segment, path] of variants) {
     const b = new SpillStore();
-    assert.throws(() => b.importCache(segment), (err) => err.code === 'INVALID_CACHE' && err.path === path, path);
+    assert.throws(() => b.importCache(segment, SEALED), (err) => err.code === 'INVALID_CACHE' && err.path === path, path);
     assert.deepEqual({ ...b.cacheStats() }, { snapshots: 0, snapshotBytes: 0, rendered: 0, counts: 0, countedBytes: 0 }, path);
     b.free();
   }
   const b = new SpillStore();
   assert.throws(() => b.importCache(42), { code: 'INVALID_REQUEST', path: 'segment' });
-  assert.throws(() => b.importCache(JSON.stringify(good), { limits: { maxRequestBytes: 100 } }), { code: 'LIMIT_EXCEEDED' });
-  assert.throws(() => b.importCache(JSON.stringify(good), { optical: { nope: 1 } }), { code: 'INVALID_OPTION' });
+  assert.throws(() => b.importCache(JSON.stringify(good), { ...SEALED, limits: { maxRequestBytes: 100 } }), { code: 'LIMIT_EXCEEDED' });
+  assert.throws(() => b.importCache(JSON.stringify(good), { ...SEALED, optical: { nope: 1 } }), { code: 'INVALID_OPTION' });
+  assert.throws(() => b.importCache(JSON.stringify(good)), { code: 'INVALID_OPTION', path: 'key' });
   b.free();
   a.free();
 });
@@ -129,11 +142,13 @@ test('a segment of another version is ignored; counts of another counter are not
   // A host counter that prices every text at twice the estimate.
   const countTokens = (text) => 2 * estimateTokens(text);
   compress(upTo(10), { session: 's', store: a, countTokens });
-  const segment = JSON.parse(a.exportCache());
+  const sealed = a.exportCache(SEALED);
+  const segment = JSON.parse(sealed);
   assert.equal(segment.counter, 'host');
   const b = new SpillStore();
-  assert.deepEqual(b.importCache(JSON.stringify({ ...segment, version: '0.0.0-old' })), { snapshots: 0, counts: 0, stale: true });
-  const r = b.importCache(JSON.stringify(segment));
+  // Another version's segment (sealed by the key's holder) is ignored.
+  assert.deepEqual(b.importCache(reseal(JSON.stringify({ ...segment, version: '0.0.0-old' }), SEALED), SEALED), { snapshots: 0, counts: 0, stale: true });
+  const r = b.importCache(sealed, SEALED);
   assert.ok(r.counts > 0 && r.snapshots > 0);
   // The estimator next: the host's counts (twice as high) must not be used.
   const cold = new SpillStore();
@@ -213,7 +228,7 @@ async function seededSegments(turns) {
   const earlier = new SpillStore();
   for (let t = 1; t <= turns; t++) {
     compress(upTo(t), { session, store: earlier });
-    await saveCache(store, session, earlier.exportCache());
+    await saveCache(store, session, earlier.exportCache({ key: SECRET, session }));
   }
   earlier.free();
   const keys = () => [...store.data.keys()].filter((k) => /\/cache-[0-9a-f]{32}$/.test(k));
@@ -234,6 +249,26 @@ test('proxy: segments past the limit are merged into one on load; a corrupt one 
   // The merged segment, and the one this request may have added.
   assert.ok(keys().length <= 2 && !keys().some((k) => before.includes(k) && k !== before[0]), keys().join());
   const cold = await post(proxyOver(listingStore(), []), upTo(MAX_CACHE_SEGMENTS + 5));
+  assert.equal(warm, cold);
+});
+
+test("proxy: another session's segment, or one sealed with another key, is skipped; the output is the cold one", async () => {
+  const { store, keys } = await seededSegments(TURNS - 1);
+  const genuine = keys();
+  const session = genuine[0].slice(0, genuine[0].lastIndexOf('/'));
+  // Another session's caches, copied into this one; caches sealed with another key.
+  for (const [as, key] of [['other-session', SECRET], [session, 'not-the-proxy-secret-0123456789']]) {
+    const s = new SpillStore();
+    compress(upTo(TURNS - 2), { session: as, store: s });
+    await saveCache(store, session, s.exportCache({ key, session: as }));
+    s.free();
+  }
+  assert.equal(keys().length, genuine.length + 2);
+  const reports = [];
+  const warm = await post(proxyOver(store, reports), upTo(TURNS));
+  assert.equal(reports[0].cache.loaded.segments, genuine.length, JSON.stringify(reports[0].cache));
+  assert.ok(reports[0].cache.loaded.snapshots > 0);
+  const cold = await post(proxyOver(listingStore(), []), upTo(TURNS));
   assert.equal(warm, cold);
 });
 
@@ -301,4 +336,28 @@ test('workerd: a second worker over the same KV renders nothing the first render
   assert.ok(warm.loaded.snapshots > 0, JSON.stringify(warm));
   assert.ok(warm.rendered < cold.rendered, `warm ${warm.rendered}, cold ${cold.rendered}`);
   assert.equal(warmBody, coldBody);
+});
+
+test('framework adapters keep sealed session caches in a listing store only with cacheKey', async () => {
+  const { conversationCompressor } = await import('../../pkg/internal/framework.js');
+  for (const cacheKey of [undefined, SECRET]) {
+    const store = listingStore();
+    const first = conversationCompressor({ store, session: 's', cacheKey }, 'openai-chat');
+    for (let t = 1; t < TURNS; t++) await first.compress(upTo(t));
+    const segments = [...store.data.keys()].filter((k) => k.startsWith('s/cache-'));
+    if (cacheKey === undefined) {
+      assert.equal(segments.length, 0, 'nothing kept without a key');
+      continue;
+    }
+    assert.ok(segments.length > 0);
+    // Sealed for the session with the key: it imports there, and nowhere else.
+    const s = new SpillStore();
+    assert.ok(s.importCache(store.data.get(segments[0]), { key: SECRET, session: 's' }).counts > 0);
+    assert.throws(() => s.importCache(store.data.get(segments[0]), { key: SECRET, session: 't' }), { code: 'INVALID_CACHE', path: 'cache.mac' });
+    s.free();
+    // A new compressor (a new isolate) over the same store: the same output as a cold one.
+    const warm = await conversationCompressor({ store, session: 's', cacheKey }, 'openai-chat').compress(upTo(TURNS));
+    const cold = await conversationCompressor({ store: listingStore(), session: 's', cacheKey }, 'openai-chat').compress(upTo(TURNS));
+    assert.deepEqual(warm.request, cold.request);
+  }
 });

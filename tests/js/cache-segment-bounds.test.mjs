@@ -8,7 +8,7 @@ test('a huge cache segment is LIMIT_EXCEEDED and does not grow wasm memory', () 
   const store = new SpillStore();
   try {
     const limit = 1 << 20;
-    const huge = `{"format":"tracelite-cache/2","pad":"${'x'.repeat(48 << 20)}"}`;
+    const huge = `{"format":"tracelite-cache/3","pad":"${'x'.repeat(48 << 20)}"}`;
     const before = wasmMemoryBytes();
     assert.throws(
       () => store.importCache(huge, { limits: { maxRequestBytes: limit } }),
@@ -17,7 +17,7 @@ test('a huge cache segment is LIMIT_EXCEEDED and does not grow wasm memory', () 
     assert.equal(wasmMemoryBytes(), before);
     // Just under the limit it is read (and refused as malformed, not too big).
     assert.throws(
-      () => store.importCache('x'.repeat(limit), { limits: { maxRequestBytes: limit } }),
+      () => store.importCache('x'.repeat(limit), { limits: { maxRequestBytes: limit }, key: 'bounds-test-key-0123456789' }),
       (err) => err.code === 'INVALID_CACHE',
     );
   } finally {

@@ -29,6 +29,14 @@ export interface TraceliteMiddlewareOptions extends Omit<CompressSettings, 'form
    */
   maxSessions?: number;
   /**
+   * With a `store` that can `list` (KV, a Durable Object store): the host's
+   * secret (at least 16 bytes) that seals the session caches (rendered
+   * snapshots, token counts) kept in it as segments, so a new isolate does not
+   * render them again; a segment that does not verify is skipped. Without it
+   * they are not kept.
+   */
+  cacheKey?: string | Uint8Array;
+  /**
    * With `store` set: bytes (UTF-16 code units) of spilled texts the in-memory
    * caches keep once `store` has them (at most 4 MiB per conversation), so a
    * turn neither hashes nor writes the history's spills again. 0 keeps none.

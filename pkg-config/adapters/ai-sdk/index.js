@@ -249,7 +249,7 @@ export function fromChatRequest(request, side, version = 'v4') {
  *   The prompt is converted to the spec of the model `transformParams` is given.
  */
 export function traceliteMiddleware(options = {}) {
-  const { store, session, onReport, maxSessions, maxHeldBytes, maxMemoryBytes, specificationVersion = AI_SPEC, ...settings } = options;
+  const { store, session, onReport, maxSessions, maxHeldBytes, maxMemoryBytes, cacheKey, specificationVersion = AI_SPEC, ...settings } = options;
   if (specificationVersion !== 'v3' && specificationVersion !== 'v4') {
     throw new OptionError("specificationVersion must be 'v3' or 'v4'", 'INVALID_OPTION', 'specificationVersion');
   }
@@ -266,7 +266,7 @@ export function traceliteMiddleware(options = {}) {
         : specificationVersion;
       const { request, side } = toChatRequest(params.prompt);
       const name = typeof session === 'function' ? session(params) : (session ?? sessionFromMessages(request.messages));
-      const out = await compressInto(request, { ...settings, format: 'openai-chat', session: name }, spills, caches);
+      const out = await compressInto(request, { ...settings, format: 'openai-chat', session: name }, spills, caches, { cacheKey });
       onReport?.({ session: name, report: out.report, type });
       return { ...params, prompt: fromChatRequest(out.request, side, spec) };
     },

@@ -21,6 +21,14 @@ export interface TraceliteInputFilterOptions extends Omit<CompressSettings, 'for
   pointer?: 'spill' | 'path';
   /** Conversations the default store (or, with `store`, the caches) keeps. Default 64. */
   maxSessions?: number;
+  /**
+   * With a `store` that can `list` (KV, a Durable Object store): the host's
+   * secret (at least 16 bytes) that seals the session caches (rendered
+   * snapshots, token counts) kept in it as segments, so a new isolate does not
+   * render them again; a segment that does not verify is skipped. Without it
+   * they are not kept.
+   */
+  cacheKey?: string | Uint8Array;
   /** Spill session: a name or a function of the filter's arguments; default: a hash of the conversation's opening. */
   session?: string | ((args: CallModelInputFilterArgs<any>) => string);
   /** Called after each compression. */

@@ -130,6 +130,8 @@ async function compressed(px, text, fmt, session) {
     maxWrites: maxStoreWrites,
     batch: STORE_BATCH,
     persistCache,
+    // Segments are sealed with the deployment's secret (required with an outside store).
+    cacheKey: px.secret,
     // Written last (below), with what the request's writes leave.
     deferCache: true,
   });
