@@ -65,8 +65,9 @@ pub enum ErrorCode {
     /// A value TraceLite built could not be written as JSON (an internal fault,
     /// never the caller's input).
     SerializationFailed,
-    /// A persisted cache segment (`Store.importCache`) is malformed or
-    /// inconsistent (altered, truncated, or not one TraceLite wrote).
+    /// A persisted cache segment (`Store.importCache`) is refused: its
+    /// HMAC-SHA256 does not verify under the host's key and session (altered,
+    /// truncated, another session's or another key's), or it is malformed.
     InvalidCache,
 }
 
