@@ -6,11 +6,12 @@
 //! stage removes stays readable through a `spill://` pointer.
 //!
 //! ```
-//! use tracelite::{compress, Config, MemoryStore};
+//! use tracelite::{compress_json, Config, Env, HostState, MemoryStore};
 //!
 //! let request = r#"{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]}"#;
-//! let mut store = MemoryStore::new();
-//! let out = compress(request, &Config::default(), &mut store).unwrap();
+//! let (mut store, mut state) = (MemoryStore::new(), HostState::default());
+//! let env = Env::new(&mut store, &mut state);
+//! let out = compress_json(request, &Config::default(), env).unwrap();
 //! assert_eq!(out.request, request);
 //! assert_eq!(out.report.tokens_before, out.report.tokens_after);
 //! ```
@@ -58,6 +59,6 @@ mod wasm;
 pub use config::Config;
 pub use controller::TraceLite;
 pub use error::{Error, ErrorCode, Result};
-pub use pipeline::{compress, compress_with, Env, HostState, Output, Report};
+pub use pipeline::{compress, compress_json, Env, HostState, Known, Output, Report};
 pub use store::{MemoryStore, SpillStore};
 pub use trajectory::{trajectory_to_request, Trajectory};

@@ -6,7 +6,7 @@
 
 use serde_json::json;
 use tracelite::tokens::{colliding_texts, text_hash, Estimator};
-use tracelite::{compress_with, Config, Env, HostState, MemoryStore, Output};
+use tracelite::{compress_json, Config, Env, HostState, MemoryStore, Output};
 
 /// A 9-10 KB test log holding a secret, as a tool output of `session`.
 fn request(output: &str) -> String {
@@ -41,7 +41,7 @@ fn tail() -> String {
 fn compress(request: &str, session: &str, state: &mut HostState) -> Output {
     let config =
         Config::from_json_str(&format!(r#"{{"session":"{session}","budget":1500}}"#)).unwrap();
-    compress_with(
+    compress_json(
         request,
         &config,
         Env {
@@ -49,6 +49,8 @@ fn compress(request: &str, session: &str, state: &mut HostState) -> Output {
             counter: &Estimator,
             state,
             previous: None,
+            format: None,
+            known: Default::default(),
         },
     )
     .unwrap()

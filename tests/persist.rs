@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use tracelite::error::ErrorCode;
 use tracelite::persist::{export, import, Imported};
 use tracelite::tokens::{Estimator, TokenCounter};
-use tracelite::{compress_with, Config, Env, HostState, MemoryStore, Output};
+use tracelite::{compress_json, Config, Env, HostState, MemoryStore, Output};
 
 /// A conversation of `turns` tool calls, each reading a different dense
 /// 70-line file: older outputs are rendered at the defaults.
@@ -43,7 +43,7 @@ impl Host {
     }
 
     fn compress_with(&mut self, turns: usize, counter: &dyn TokenCounter) -> Output {
-        compress_with(
+        compress_json(
             &conversation(turns),
             &config(),
             Env {
@@ -51,6 +51,8 @@ impl Host {
                 counter,
                 state: &mut self.state,
                 previous: None,
+                format: None,
+                known: Default::default(),
             },
         )
         .unwrap()

@@ -239,7 +239,7 @@ fn the_caches_change_nothing() {
             compact: std::mem::take(&mut state.compact),
             ..Default::default()
         };
-        let want = tracelite::compress_with(
+        let want = tracelite::compress_json(
             &request,
             &config,
             tracelite::Env {
@@ -247,6 +247,8 @@ fn the_caches_change_nothing() {
                 counter: &tracelite::tokens::Estimator,
                 state: &mut state,
                 previous: previous.as_deref(),
+                format: None,
+                known: Default::default(),
             },
         )
         .unwrap();
