@@ -1,9 +1,12 @@
 //! TraceLite keeps an LLM agent's context small without losing what the agent needs.
 //!
 //! A provider request is parsed into a neutral [`model::Conversation`], run
-//! through five stages (spill → dedup → phase → optical → compact) and emitted
-//! in the same format, with a [`pipeline::Report`] of every change. Everything a
-//! stage removes stays readable through a `spill://` pointer.
+//! through five stages (spill → dedup → phase → optical → compact; the
+//! stages propose, the planner commits what pays, the stages apply it) and
+//! emitted in the same format by one emit step, with a [`pipeline::Report`]
+//! of every change. Everything a stage removes stays readable through a
+//! `spill://` pointer. [`compress`] is the one entry point (a conversation
+//! in, an [`Output`] out); [`compress_json`] wraps it for request text.
 //!
 //! ```
 //! use tracelite::{compress_json, Config, Env, HostState, MemoryStore};
@@ -24,11 +27,11 @@
 //! | layer | modules |
 //! |---|---|
 //! | 5 host | `wasm` (the only code touching wasm-bindgen), [`controller`] (the stateful [`TraceLite`]) |
-//! | 4 pipeline | [`pipeline`] (runs the stages, owns [`HostState`], builds the [`Report`]), [`persist`] (export/import of `HostState` caches) |
-//! | 3 planner | [`plan`] |
+//! | 4 pipeline | [`pipeline`] ([`compress`] and [`compress_json`]; runs the stages, owns [`HostState`], builds the [`Report`] once), [`persist`] (export/import of `HostState` caches) |
+//! | 3 planner | [`plan`] ([`plan::commit`]: demotions and compactions priced in one place) |
 //! | 2 stages | [`spill`], [`dedup`], [`phase`], [`optical`], [`compact`]: each owns its state type |
-//! | 1 contract | [`stage`] (the `Stage` trait, `StageContext`, changes, candidates), [`activity`] |
-//! | 0 base | [`model`], [`formats`], [`tokens`], [`provider`], [`config`], [`error`], [`json`], [`text`], [`hash`], [`redact`], [`store`], [`trajectory`] |
+//! | 1 contract | [`stage`] (the `Stage` trait, `StageContext`, changes, proposals, candidates, the `Schedule`), [`activity`] |
+//! | 0 base | [`model`], [`formats`] (parse ⇄ emit, and the emit step [`formats::emit_request`]), [`tokens`], [`provider`], [`config`], [`error`], [`json`], [`text`], [`hash`], [`redact`], [`store`], [`trajectory`] |
 
 pub mod activity;
 pub mod compact;

@@ -16,10 +16,12 @@ use crate::redact::Redactions;
 use crate::spill::SpillStore;
 use crate::tokens::{CachedCounter, Estimator, TokenCounter};
 
-use crate::stage::SharedCaches;
+use std::collections::VecDeque;
+
 pub use crate::stage::{
     Change, CompactionOutcome, SpillBlob, SpillRecord, Stage, StageContext, StageName,
 };
+use crate::stage::{Proposal, Schedule, SharedCaches};
 
 /// State a host keeps across calls (caches, compaction records), for every
 /// session (spill namespace, `config.session`) it serves. Stateless callers
@@ -388,7 +390,7 @@ fn run_stages(
         activities,
     };
     let (mut between, mut phase) = ((), ());
-    let mut cx = StageContext::new(config, counter, store, caches, &mut between);
+    let mut cx: StageContext<'_> = StageContext::new(config, counter, store, caches, &mut between);
     // Each message is counted once per call: after a stage, only the
     // messages it recorded a change in are counted again.
     cx.message_tokens = match known {
@@ -400,34 +402,34 @@ fn run_stages(
         tokens: tokens_before,
         reports: Vec::with_capacity(5),
     };
-    let cx = run.stage(&crate::spill::Spill, conv, cx, excerpts)?;
-    // The planner decides what the rewriting stages may touch, on the
-    // history as spilling left it, from the optical stage's proposals.
-    let (mut ocx, between) = cx.with(optical);
-    ocx.stage = StageName::Dedup;
-    let (schedule, candidate) =
-        crate::plan::demotion::for_conversation(conv, &mut ocx, crate::optical::proposed_savings)?;
-    ocx.plan = Some(schedule);
-    ocx.candidates.extend(candidate);
-    let (cx, optical) = ocx.with(between);
-    let cx = run.stage(&crate::dedup::Dedup, conv, cx, dedup)?;
-    let cx = run.stage(&crate::phase::Phase, conv, cx, &mut phase)?;
-    let cx = run.stage(&crate::optical::Optical, conv, cx, optical)?;
-    let cx = run.stage(
-        &crate::compact::Compact {
-            price: crate::plan::compaction::candidate,
-        },
-        conv,
-        cx,
-        compact,
-    )?;
+    cx.planner = Some(crate::plan::commit);
+    // Stages propose, the planner commits, stages apply, in one loop: before
+    // the first stage that follows the schedule, the stages still to run
+    // propose demotions on the history as the earlier ones left it, and the
+    // planner commits them (later stages hand it their own proposals, e.g. a
+    // compaction, through the context).
+    let mut stages: VecDeque<Box<dyn Run<'_> + '_>> = VecDeque::from([
+        Bound::boxed(crate::spill::Spill, excerpts),
+        Bound::boxed(crate::dedup::Dedup, dedup),
+        Bound::boxed(crate::phase::Phase, &mut phase),
+        Bound::boxed(crate::optical::Optical, optical),
+        Bound::boxed(crate::compact::Compact, compact),
+    ]);
+    while let Some(stage) = stages.pop_front() {
+        if cx.committed.is_none() && stage.scheduled() {
+            stages.push_front(stage);
+            (cx, stages) = commit_demotions(conv, cx, stages)?;
+            continue;
+        }
+        cx = stage.run(conv, cx, &mut run)?;
+    }
     *turns += 1;
     cx.keys.end_call();
     let (prices, prices_source) = crate::plan::prices::for_config(config);
     let plan = crate::plan::PlanReport {
         prices,
         prices_source,
-        demoted: cx.plan.as_ref().map_or(0, crate::plan::Schedule::demoted),
+        demoted: cx.committed.as_ref().map_or(0, Schedule::demoted),
         candidates: cx.candidates,
     };
     Ok(Staged {
@@ -441,6 +443,102 @@ fn run_stages(
         plan,
         compaction: cx.compaction,
     })
+}
+
+/// The demotion round: each of `stages` (when enabled, and when the planner
+/// prices demotions) proposes on `conv` as it stands, the savings per
+/// observation are summed, and the planner commits the schedule.
+fn commit_demotions<'a>(
+    conv: &Conversation,
+    mut cx: StageContext<'a>,
+    stages: VecDeque<Box<dyn Run<'a> + 'a>>,
+) -> Result<(StageContext<'a>, VecDeque<Box<dyn Run<'a> + 'a>>)> {
+    let mut savings: Option<Vec<u64>> = None;
+    let mut asked = VecDeque::with_capacity(stages.len());
+    let priced = crate::plan::prices_demotions(cx.config);
+    for stage in stages {
+        if !priced {
+            asked.push_back(stage);
+            continue;
+        }
+        let (next, proposed, stage) = stage.propose(conv, cx)?;
+        cx = next;
+        asked.push_back(stage);
+        let Some(proposed) = proposed else { continue };
+        let sum = savings.get_or_insert_with(Vec::new);
+        if sum.len() < proposed.len() {
+            sum.resize(proposed.len(), 0);
+        }
+        for (s, p) in sum.iter_mut().zip(proposed) {
+            *s += p;
+        }
+    }
+    cx.commit(conv, &Proposal::Demotion(savings))?;
+    Ok((cx, asked))
+}
+
+/// A stage bound to its own state, so one loop runs them all.
+trait Run<'a> {
+    /// [`Stage::scheduled`].
+    fn scheduled(&self) -> bool;
+    /// The stage's demotion proposal ([`Stage::propose`]) when it is enabled.
+    #[allow(clippy::type_complexity)]
+    fn propose(
+        self: Box<Self>,
+        conv: &Conversation,
+        cx: StageContext<'a>,
+    ) -> Result<(StageContext<'a>, Option<Vec<u64>>, Box<dyn Run<'a> + 'a>)>;
+    /// Runs the stage (when enabled) and reports it.
+    fn run(
+        self: Box<Self>,
+        conv: &mut Conversation,
+        cx: StageContext<'a>,
+        runner: &mut Runner,
+    ) -> Result<StageContext<'a>>;
+}
+
+/// A stage and its state across calls.
+struct Bound<'a, T: Stage> {
+    stage: T,
+    state: &'a mut T::State,
+}
+
+impl<'a, T: Stage + 'a> Bound<'a, T> {
+    fn boxed(stage: T, state: &'a mut T::State) -> Box<dyn Run<'a> + 'a> {
+        Box::new(Self { stage, state })
+    }
+}
+
+impl<'a, T: Stage + 'a> Run<'a> for Bound<'a, T> {
+    fn scheduled(&self) -> bool {
+        self.stage.scheduled()
+    }
+
+    fn propose(
+        self: Box<Self>,
+        conv: &Conversation,
+        cx: StageContext<'a>,
+    ) -> Result<(StageContext<'a>, Option<Vec<u64>>, Box<dyn Run<'a> + 'a>)> {
+        let Bound { stage, state } = *self;
+        let (mut own, between) = cx.with(state);
+        own.stage = stage.name();
+        let proposed = if stage.enabled(&own) {
+            stage.propose(conv, &mut own)?
+        } else {
+            None
+        };
+        let (cx, state) = own.with(between);
+        Ok((cx, proposed, Box::new(Bound { stage, state })))
+    }
+
+    fn run(
+        self: Box<Self>,
+        conv: &mut Conversation,
+        cx: StageContext<'a>,
+        runner: &mut Runner,
+    ) -> Result<StageContext<'a>> {
+        runner.stage(&self.stage, conv, cx, self.state)
+    }
 }
 
 /// Runs the stages one by one, keeping the running token total and each

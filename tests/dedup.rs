@@ -11,6 +11,7 @@
 mod common;
 
 use serde_json::{json, Value};
+use tracelite::stage::Schedule;
 use tracelite::{compress_json, Config, Env, HostState, MemoryStore, SpillStore};
 
 /// Config with only dedup on.
@@ -274,11 +275,15 @@ fn prefix_stays_between_turns(batched: bool) {
         if let Some(prev) = &previous {
             let frozen = if !batched {
                 prev.len().saturating_sub(window - 1)
-            } else if c.settled(prev.len()) == c.settled(texts.len()) {
+            } else if Schedule::fixed(&c, prev.len()).settled(prev.len())
+                == Schedule::fixed(&c, texts.len()).settled(texts.len())
+            {
                 untouched_turns += 1;
                 prev.len()
             } else {
-                c.settled(prev.len()).saturating_sub(window - 1)
+                Schedule::fixed(&c, prev.len())
+                    .settled(prev.len())
+                    .saturating_sub(window - 1)
             };
             assert_eq!(
                 prev[..frozen],

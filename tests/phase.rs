@@ -11,6 +11,7 @@ mod common;
 
 use serde_json::{json, Value};
 use tracelite::formats::FormatName;
+use tracelite::stage::Schedule;
 use tracelite::{compress_json, Config, Env, HostState, MemoryStore, SpillStore};
 
 fn only_phase() -> Config {
@@ -549,8 +550,8 @@ fn real_run_prefix_breaks_only_at_batches() {
                 // for its closing `]}`, unless something earlier changed.
                 if p.shared_bytes + 2 < p.previous_bytes {
                     assert_ne!(
-                        c.demoted(t),
-                        c.demoted(t - 1),
+                        Schedule::fixed(&c, t).demoted(),
+                        Schedule::fixed(&c, t - 1).demoted(),
                         "{}: prefix broke at turn {t} without a batch leaving the window",
                         path.display()
                     );
