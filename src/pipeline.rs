@@ -28,8 +28,6 @@ use crate::stage::{Proposal, Schedule, SharedCaches};
 /// pass a fresh one; results are identical, only slower.
 #[derive(Debug, Default)]
 pub struct HostState {
-    /// Number of compress calls made with this state.
-    pub turns: u64,
     /// Compaction records, pinned constraints and pending summaries, per session.
     pub compact: crate::compact::CompactState,
     /// Optical snapshots rendered and proposals weighed so far.
@@ -374,7 +372,6 @@ fn run_stages(
     known: Option<Vec<u64>>,
 ) -> Result<Staged> {
     let HostState {
-        turns,
         compact,
         optical,
         redacted,
@@ -423,7 +420,6 @@ fn run_stages(
         }
         cx = stage.run(conv, cx, &mut run)?;
     }
-    *turns += 1;
     cx.keys.end_call();
     let (prices, prices_source) = crate::plan::prices::for_config(config);
     let plan = crate::plan::PlanReport {

@@ -235,7 +235,6 @@ fn the_caches_change_nothing() {
         conv.extra = base.clone();
         let request = serde_json::to_string(&formats::emit(FormatName::OpenaiChat, &conv)).unwrap();
         state = tracelite::HostState {
-            turns: state.turns,
             compact: std::mem::take(&mut state.compact),
             ..Default::default()
         };
