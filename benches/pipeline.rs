@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use tracelite::formats::FormatName;
 use tracelite::{
-    compress, compress_with, trajectory_to_request, Config, Env, HostState, MemoryStore, Trajectory,
+    compress_json, trajectory_to_request, Config, Env, HostState, MemoryStore, Trajectory,
 };
 
 fn traces_dir() -> Option<PathBuf> {
@@ -84,21 +84,37 @@ fn bench_pipeline(c: &mut Criterion) {
     group.bench_function("compress_mid_trajectory", |b| {
         b.iter_batched(
             MemoryStore::new,
-            |mut store| compress(&mid, &defaults, &mut store).unwrap(),
+            |mut store| {
+                compress_json(
+                    &mid,
+                    &defaults,
+                    Env::new(&mut store, &mut HostState::default()),
+                )
+                .unwrap()
+            },
             BatchSize::SmallInput,
         )
     });
     group.bench_function("compress_last_step", |b| {
         b.iter_batched(
             MemoryStore::new,
-            |mut store| compress(&last, &defaults, &mut store).unwrap(),
+            |mut store| {
+                compress_json(
+                    &last,
+                    &defaults,
+                    Env::new(&mut store, &mut HostState::default()),
+                )
+                .unwrap()
+            },
             BatchSize::SmallInput,
         )
     });
     group.bench_function("parse_emit_mid_trajectory", |b| {
         b.iter_batched(
             MemoryStore::new,
-            |mut store| compress(&mid, &off, &mut store).unwrap(),
+            |mut store| {
+                compress_json(&mid, &off, Env::new(&mut store, &mut HostState::default())).unwrap()
+            },
             BatchSize::SmallInput,
         )
     });
@@ -115,7 +131,7 @@ fn bench_pipeline(c: &mut Criterion) {
             let mut state = HostState::default();
             let mut previous: Option<String> = None;
             for request in &requests {
-                let out = compress_with(
+                let out = compress_json(
                     request,
                     &defaults,
                     Env {
@@ -123,6 +139,8 @@ fn bench_pipeline(c: &mut Criterion) {
                         counter: &tracelite::tokens::Estimator,
                         state: &mut state,
                         previous: previous.as_deref(),
+                        format: None,
+                        known: Default::default(),
                     },
                 )
                 .unwrap();

@@ -13,7 +13,7 @@
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use tracelite::spill::lines::LineIndex;
 use tracelite::spill::{content_key, grep, ErrorSignals, Excerpt, GrepOptions, Kept, Pattern};
-use tracelite::{compress, Config, MemoryStore, SpillStore};
+use tracelite::{compress_json, Config, Env, HostState, MemoryStore, SpillStore};
 
 /// A deterministic build/test log of about `bytes` bytes with a few error lines.
 fn log(bytes: usize) -> String {
@@ -96,7 +96,7 @@ fn bench(c: &mut Criterion) {
         .to_string();
         b.iter_batched(
             MemoryStore::new,
-            |mut store| compress(&request, &config, &mut store).unwrap().request.len(),
+            |mut store| compress_json(&request, &config, Env::new(&mut store, &mut HostState::default())).unwrap().request.len(),
             BatchSize::LargeInput,
         )
     });

@@ -1,6 +1,6 @@
 //! Cost of compacting a long conversation (issue 16, item 2): `n` one-word
 //! messages alternating user / assistant after a system prompt, the
-//! adversarial request of `bench/edge-load.mjs`, through `compress` with the
+//! adversarial request of `bench/edge-load.mjs`, through `compress_json` with the
 //! default config and a fresh in-memory store.
 //!
 //! ```text
@@ -26,7 +26,7 @@
 use std::time::Instant;
 
 use serde_json::json;
-use tracelite::{compress, Config, MemoryStore};
+use tracelite::{compress_json, Config, Env, HostState, MemoryStore};
 
 fn request(n: usize, tools: bool) -> String {
     let mut messages = vec![json!({"role": "system", "content": "You are terse."})];
@@ -84,7 +84,11 @@ fn main() {
             });
         }
         let start = Instant::now();
-        let result = compress(&req, &config, &mut store);
+        let result = compress_json(
+            &req,
+            &config,
+            Env::new(&mut store, &mut HostState::default()),
+        );
         let ms = start.elapsed().as_secs_f64() * 1e3;
         match result {
             Ok(out) => {

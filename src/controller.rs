@@ -34,7 +34,7 @@ use crate::model::{
     Conversation, Extra, Layout, Message, Part, PartKind, Role, ToolCall, ToolResult,
 };
 use crate::pipeline::{
-    compress_measured, json_len, Env, HostState, Known, Output, PrefixReport, Report, StageName,
+    compress, json_len, Env, HostState, Known, Output, PrefixReport, Report, StageName,
 };
 use crate::spill::{MemoryStore, SpillStore};
 use crate::tokens::{CachedCounter, CountCache, Estimator, TokenCounter};
@@ -408,20 +408,26 @@ impl<S: SpillStore> TraceLite<S> {
         let mut conv = self.conversation.clone();
         conv.extra = base;
         let previous = self.previous.get(format.as_str()).map(String::as_str);
+        // Repair mode measures the repaired conversation instead.
+        let known = if self.config.repair {
+            Known::default()
+        } else {
+            Known {
+                bytes: bytes_before,
+                tokens: Some(tokens),
+            }
+        };
         // The pipeline counts through the session state's cache.
-        let out = compress_measured(
+        let out = compress(
             conv,
-            format,
             &self.config,
-            Env {
+            &mut Env {
                 store: &mut self.store,
                 counter: self.counter.as_ref(),
                 state: &mut self.state,
                 previous,
-            },
-            Known {
-                bytes: bytes_before,
-                tokens: Some(tokens),
+                format: Some(format),
+                known,
             },
         )?;
         self.previous.insert(format.as_str(), out.request.clone());

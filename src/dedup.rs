@@ -50,6 +50,10 @@ impl Stage for Dedup {
         cx.config.dedup.enabled
     }
 
+    fn scheduled(&self) -> bool {
+        true
+    }
+
     fn apply(&self, conv: &mut Conversation, cx: &mut StageContext<'_, DedupCache>) -> Result<()> {
         let window = cx.config.window;
         let config = cx.config;

@@ -1,16 +1,20 @@
 //! TraceLite keeps an LLM agent's context small without losing what the agent needs.
 //!
 //! A provider request is parsed into a neutral [`model::Conversation`], run
-//! through five stages (spill → dedup → phase → optical → compact) and emitted
-//! in the same format, with a [`pipeline::Report`] of every change. Everything a
-//! stage removes stays readable through a `spill://` pointer.
+//! through five stages (spill → dedup → phase → optical → compact; the
+//! stages propose, the planner commits what pays, the stages apply it) and
+//! emitted in the same format by one emit step, with a [`pipeline::Report`]
+//! of every change. Everything a stage removes stays readable through a
+//! `spill://` pointer. [`compress`] is the one entry point (a conversation
+//! in, an [`Output`] out); [`compress_json`] wraps it for request text.
 //!
 //! ```
-//! use tracelite::{compress, Config, MemoryStore};
+//! use tracelite::{compress_json, Config, Env, HostState, MemoryStore};
 //!
 //! let request = r#"{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]}"#;
-//! let mut store = MemoryStore::new();
-//! let out = compress(request, &Config::default(), &mut store).unwrap();
+//! let (mut store, mut state) = (MemoryStore::new(), HostState::default());
+//! let env = Env::new(&mut store, &mut state);
+//! let out = compress_json(request, &Config::default(), env).unwrap();
 //! assert_eq!(out.request, request);
 //! assert_eq!(out.report.tokens_before, out.report.tokens_after);
 //! ```
@@ -23,11 +27,11 @@
 //! | layer | modules |
 //! |---|---|
 //! | 5 host | `wasm` (the only code touching wasm-bindgen), [`controller`] (the stateful [`TraceLite`]) |
-//! | 4 pipeline | [`pipeline`] (runs the stages, owns [`HostState`], builds the [`Report`]), [`persist`] (export/import of `HostState` caches) |
-//! | 3 planner | [`plan`] |
+//! | 4 pipeline | [`pipeline`] ([`compress`] and [`compress_json`]; runs the stages, owns [`HostState`], builds the [`Report`] once), [`persist`] (export/import of `HostState` caches) |
+//! | 3 planner | [`plan`] ([`plan::commit`]: demotions and compactions priced in one place) |
 //! | 2 stages | [`spill`], [`dedup`], [`phase`], [`optical`], [`compact`]: each owns its state type |
-//! | 1 contract | [`stage`] (the `Stage` trait, `StageContext`, changes, candidates), [`activity`] |
-//! | 0 base | [`model`], [`formats`], [`tokens`], [`provider`], [`config`], [`error`], [`json`], [`text`], [`hash`], [`redact`], [`store`], [`trajectory`] |
+//! | 1 contract | [`stage`] (the `Stage` trait, `StageContext`, changes, proposals, candidates, the `Schedule`), [`activity`] |
+//! | 0 base | [`model`], [`formats`] (parse ⇄ emit, and the emit step [`formats::emit_request`]), [`tokens`], [`provider`], [`config`], [`error`], [`json`], [`text`], [`hash`], [`redact`], [`store`], [`trajectory`] |
 
 pub mod activity;
 pub mod compact;
@@ -58,6 +62,6 @@ mod wasm;
 pub use config::Config;
 pub use controller::TraceLite;
 pub use error::{Error, ErrorCode, Result};
-pub use pipeline::{compress, compress_with, Env, HostState, Output, Report};
+pub use pipeline::{compress, compress_json, Env, HostState, Known, Output, Report};
 pub use store::{MemoryStore, SpillStore};
 pub use trajectory::{trajectory_to_request, Trajectory};

@@ -1,6 +1,9 @@
-//! The pipeline (layer 4): parse → spill → plan → dedup → phase → optical →
-//! compact → emit, and the [`Report`] of what each stage did. It owns every
-//! stage's state across calls ([`HostState`]) and hands each stage its own.
+//! The pipeline (layer 4): the one entry point [`compress`] (a conversation
+//! in the neutral model → stages → one emit step → the [`Report`], built
+//! once) and its JSON-text wrapper [`compress_json`] (parse → [`compress`]),
+//! which the wasm layer calls; the stateful [`crate::TraceLite`] calls
+//! [`compress`] on the history it keeps. It owns every stage's state across
+//! calls ([`HostState`]) and hands each stage its own.
 
 use serde::Serialize;
 use serde_json::Value;
@@ -13,18 +16,18 @@ use crate::redact::Redactions;
 use crate::spill::SpillStore;
 use crate::tokens::{CachedCounter, Estimator, TokenCounter};
 
-use crate::stage::SharedCaches;
+use std::collections::VecDeque;
+
 pub use crate::stage::{
     Change, CompactionOutcome, SpillBlob, SpillRecord, Stage, StageContext, StageName,
 };
+use crate::stage::{Proposal, Schedule, SharedCaches};
 
 /// State a host keeps across calls (caches, compaction records), for every
 /// session (spill namespace, `config.session`) it serves. Stateless callers
 /// pass a fresh one; results are identical, only slower.
 #[derive(Debug, Default)]
 pub struct HostState {
-    /// Number of compress calls made with this state.
-    pub turns: u64,
     /// Compaction records, pinned constraints and pending summaries, per session.
     pub compact: crate::compact::CompactState,
     /// Optical snapshots rendered and proposals weighed so far.
@@ -147,7 +150,9 @@ pub struct Output {
     pub images: Vec<formats::image_urls::UrlImage>,
 }
 
-/// Host-provided collaborators for [`compress_with`].
+/// What the host brings to a call: its collaborators (spill store, token
+/// counter, per-session state), the previous output, and what it already
+/// knows of the conversation (its format, sizes and counts).
 pub struct Env<'a> {
     /// Spill store.
     pub store: &'a mut dyn SpillStore,
@@ -157,25 +162,45 @@ pub struct Env<'a> {
     pub state: &'a mut HostState,
     /// The previous output request (JSON text), for prefix reuse.
     pub previous: Option<&'a str>,
+    /// The format the conversation came in and is emitted as; `None`:
+    /// `config.format`, and for [`compress_json`] the request's own (detected).
+    pub format: Option<FormatName>,
+    /// What the host knows of the conversation, so it is not measured again
+    /// ([`compress`] consumes it).
+    pub known: Known,
 }
 
-/// Compresses a request (JSON text) with the built-in estimator and a fresh session state.
-pub fn compress(request: &str, config: &Config, store: &mut dyn SpillStore) -> Result<Output> {
-    let mut state = HostState::default();
-    compress_with(
-        request,
-        config,
-        Env {
+impl<'a> Env<'a> {
+    /// An environment with `store` and `state`, the built-in token
+    /// estimator, no previous output and nothing known of the conversation.
+    pub fn new(store: &'a mut dyn SpillStore, state: &'a mut HostState) -> Self {
+        Self {
             store,
             counter: &Estimator,
-            state: &mut state,
+            state,
             previous: None,
-        },
-    )
+            format: None,
+            known: Known::default(),
+        }
+    }
 }
 
-/// Compresses a request (JSON text) with host-provided collaborators.
-pub fn compress_with(request: &str, config: &Config, env: Env<'_>) -> Result<Output> {
+/// What a caller knows of the conversation it hands to [`compress`].
+#[derive(Debug, Clone, Default)]
+pub struct Known {
+    /// Bytes of the request as received (the report's `bytesBefore`; for the
+    /// stateful controller, its history emitted as is).
+    pub bytes: Option<usize>,
+    /// Tokens of each message ([`crate::tokens::Meter::message`]), the
+    /// system prompt first (ignored when repair mode changed the conversation).
+    pub tokens: Option<Vec<u64>>,
+}
+
+/// The JSON-text wrapper over [`compress`] (what the wasm layer calls):
+/// parses `request` strictly (within `limits`), in `env.format`, else
+/// `config.format`, else the format it is detected as, and compresses it,
+/// knowing its size.
+pub fn compress_json(request: &str, config: &Config, mut env: Env<'_>) -> Result<Output> {
     if request.len() > config.limits.max_request_bytes {
         return Err(Error::new(
             ErrorCode::LimitExceeded,
@@ -188,47 +213,15 @@ pub fn compress_with(request: &str, config: &Config, env: Env<'_>) -> Result<Out
         ));
     }
     let value: Value = crate::json::parse_strict(request, config.limits.max_depth)?;
-    let format = match config.format {
+    let format = match env.format.or(config.format) {
         Some(f) => f,
         None => formats::detect(&value)?,
     };
     let conv = formats::parse(format, &value)?;
     drop(value);
-    let known = Known {
-        bytes: Some(request.len()),
-        tokens: None,
-    };
-    compress_sized(conv, format, config, env, known)
-}
-
-/// What a caller that keeps the history already knows of it.
-#[derive(Debug, Clone, Default)]
-pub struct Known {
-    /// Bytes of the conversation emitted as the request's format (the
-    /// report's `bytesBefore`).
-    pub bytes: Option<usize>,
-    /// Tokens of each message ([`crate::tokens::Meter::message`]), the
-    /// system prompt first.
-    pub tokens: Option<Vec<u64>>,
-}
-
-/// Runs the stages over a conversation already in the neutral model (the
-/// stateful [`crate::controller::TraceLite`] keeps one) and emits it as
-/// `format`, given what the caller knows of `conv` (repair mode measures the
-/// repaired conversation instead).
-pub fn compress_measured(
-    conv: Conversation,
-    format: FormatName,
-    config: &Config,
-    env: Env<'_>,
-    known: Known,
-) -> Result<Output> {
-    let known = if config.repair {
-        Known::default()
-    } else {
-        known
-    };
-    compress_sized(conv, format, config, env, known)
+    env.format = Some(format);
+    env.known.bytes = Some(request.len());
+    compress(conv, config, &mut env)
 }
 
 /// Bytes of `value` as JSON text, without building the text.
@@ -248,15 +241,18 @@ pub fn json_len(value: &Value) -> usize {
     count.0
 }
 
-/// Runs the stages over `conv` and emits it as `format`, given what is known
-/// of the request as received.
-fn compress_sized(
-    mut conv: Conversation,
-    format: FormatName,
-    config: &Config,
-    env: Env<'_>,
-    known: Known,
-) -> Result<Output> {
+/// The one entry point: runs the stages over `conv` (in the neutral model)
+/// and emits it as `env.format` (else `config.format`), with the [`Report`]
+/// of the call. Same conversation, config and state ⇒ the same bytes.
+pub fn compress(mut conv: Conversation, config: &Config, env: &mut Env<'_>) -> Result<Output> {
+    let format = env.format.or(config.format).ok_or_else(|| {
+        Error::new(
+            ErrorCode::UnknownFormat,
+            "format",
+            "compress needs the conversation's format (options.format, or compress_json detects it)",
+        )
+    })?;
+    let mut known = std::mem::take(&mut env.known);
     if conv.messages.len() + conv.system.len() > config.limits.max_messages {
         return Err(Error::new(
             ErrorCode::LimitExceeded,
@@ -269,12 +265,16 @@ fn compress_sized(
         ));
     }
     formats::images::check_pixels(&conv, format, config.limits.max_image_pixels)?;
-    let repairs = if config.repair {
+    let mut repairs = if config.repair {
         formats::repair(&mut conv, format)?
     } else {
         formats::validate(&conv, format)?;
         Vec::new()
     };
+    if !repairs.is_empty() {
+        // Counts of the messages as they came in, not as repaired.
+        known.tokens = None;
+    }
     let bytes_before = known
         .bytes
         .unwrap_or_else(|| json_len(&formats::emit(format, &conv)));
@@ -294,63 +294,73 @@ fn compress_sized(
         env.store,
         &counter,
         env.state,
-        format,
         known.tokens,
     );
     env.state.counts = counts;
-    let (mut report, spills) = staged?;
-    report.repairs = repairs;
-    let limited =
-        formats::images::enforce(&mut conv, format, config.optical.max_images, &client_images);
-    report.repairs.extend(limited);
-    let mut images = Vec::new();
-    if !config.optical.image_url.is_empty() {
-        let (sent, urls) = formats::image_urls::send_by_url(
-            &mut conv,
-            format,
-            &config.optical.image_url,
-            &client_images,
-            &mut env.state.keys,
-        );
-        images = sent;
-        report.image_urls = Some(urls);
+    let staged = staged?;
+    let stable = stable_messages(&conv, staged.plan.demoted, observed);
+    let emitted = formats::emit_request(
+        format,
+        &mut conv,
+        &formats::EmitSettings {
+            max_images: config.optical.max_images,
+            image_url: &config.optical.image_url,
+            client_images: &client_images,
+            // With every stage off the request passes through untouched.
+            cache_breakpoints: config.cache_breakpoint && staged.stages.iter().any(|s| s.enabled),
+            stable_messages: stable,
+        },
+        &mut env.state.keys,
+    )?;
+    let mut changes = staged.changes;
+    for c in &mut changes {
+        c.message = emitted.at.get(c.message).copied().unwrap_or(c.message);
     }
-    report.stable_messages = stable_messages(&conv, report.plan.demoted, observed);
-    // With every stage off the request passes through untouched.
-    let rewrites = report.stages.iter().any(|s| s.enabled);
-    if format == FormatName::Anthropic && config.cache_breakpoint && rewrites {
-        let lead = conv
-            .messages
-            .iter()
-            .position(|m| m.role != crate::model::Role::User)
-            .unwrap_or(0);
-        let ends = [report.stable_messages, conv.messages.len(), lead];
-        let marked = formats::anthropic::mark_breakpoints(&mut conv, &ends);
-        if marked.first() == Some(&report.stable_messages) {
-            report.cache_breakpoint = Some(report.stable_messages - 1);
-        }
-        report.cache_breakpoints = marked.iter().map(|end| end - 1).collect();
-    }
-    let (emitted, at) = formats::emit_indexed(format, &conv);
-    for c in &mut report.changes {
-        c.message = at.get(c.message).copied().unwrap_or(c.message);
-    }
-    let request_out = serde_json::to_string(&emitted)
-        .map_err(|e| Error::new(ErrorCode::InvalidRequest, "request", e.to_string()))?;
-    report.bytes_before = bytes_before;
-    report.bytes_after = request_out.len();
-    report.prefix = env.previous.map(|prev| PrefixReport {
-        shared_bytes: shared_prefix(prev, &request_out),
-        previous_bytes: prev.len(),
-        current_bytes: request_out.len(),
-    });
+    repairs.extend(emitted.repairs);
+    let request = emitted.request;
+    let report = Report {
+        format,
+        tokens_before: staged.tokens_before,
+        tokens_after: staged.tokens_after,
+        bytes_before,
+        bytes_after: request.len(),
+        image_urls: emitted.image_urls,
+        stages: staged.stages,
+        changes,
+        spills: staged.spills,
+        repairs,
+        redactions: staged.redactions,
+        prefix: env.previous.map(|prev| PrefixReport {
+            shared_bytes: shared_prefix(prev, &request),
+            previous_bytes: prev.len(),
+            current_bytes: request.len(),
+        }),
+        stable_messages: stable,
+        plan: staged.plan,
+        cache_breakpoint: emitted.cache_breakpoint,
+        cache_breakpoints: emitted.cache_breakpoints,
+        compaction: staged.compaction,
+    };
     Ok(Output {
-        request: request_out,
+        request,
         conversation: conv,
         report,
-        spills,
-        images,
+        spills: staged.blobs,
+        images: emitted.images,
     })
+}
+
+/// What the stages did on a call, for the [`Report`].
+struct Staged {
+    tokens_before: u64,
+    tokens_after: u64,
+    stages: Vec<StageReport>,
+    changes: Vec<Change>,
+    spills: Vec<SpillRecord>,
+    blobs: Vec<SpillBlob>,
+    redactions: Redactions,
+    plan: crate::plan::PlanReport,
+    compaction: Option<CompactionOutcome>,
 }
 
 fn run_stages(
@@ -359,11 +369,9 @@ fn run_stages(
     store: &mut dyn SpillStore,
     counter: &dyn TokenCounter,
     state: &mut HostState,
-    format: FormatName,
     known: Option<Vec<u64>>,
-) -> Result<(Report, Vec<SpillBlob>)> {
+) -> Result<Staged> {
     let HostState {
-        turns,
         compact,
         optical,
         redacted,
@@ -379,7 +387,7 @@ fn run_stages(
         activities,
     };
     let (mut between, mut phase) = ((), ());
-    let mut cx = StageContext::new(config, counter, store, caches, &mut between);
+    let mut cx: StageContext<'_> = StageContext::new(config, counter, store, caches, &mut between);
     // Each message is counted once per call: after a stage, only the
     // messages it recorded a change in are counted again.
     cx.message_tokens = match known {
@@ -391,56 +399,142 @@ fn run_stages(
         tokens: tokens_before,
         reports: Vec::with_capacity(5),
     };
-    let cx = run.stage(&crate::spill::Spill, conv, cx, excerpts)?;
-    // The planner decides what the rewriting stages may touch, on the
-    // history as spilling left it, from the optical stage's proposals.
-    let (mut ocx, between) = cx.with(optical);
-    ocx.stage = StageName::Dedup;
-    let (schedule, candidate) =
-        crate::plan::demotion::for_conversation(conv, &mut ocx, crate::optical::proposed_savings)?;
-    ocx.plan = Some(schedule);
-    ocx.candidates.extend(candidate);
-    let (cx, optical) = ocx.with(between);
-    let cx = run.stage(&crate::dedup::Dedup, conv, cx, dedup)?;
-    let cx = run.stage(&crate::phase::Phase, conv, cx, &mut phase)?;
-    let cx = run.stage(&crate::optical::Optical, conv, cx, optical)?;
-    let cx = run.stage(
-        &crate::compact::Compact {
-            price: crate::plan::compaction::candidate,
-        },
-        conv,
-        cx,
-        compact,
-    )?;
-    *turns += 1;
+    cx.planner = Some(crate::plan::commit);
+    // Stages propose, the planner commits, stages apply, in one loop: before
+    // the first stage that follows the schedule, the stages still to run
+    // propose demotions on the history as the earlier ones left it, and the
+    // planner commits them (later stages hand it their own proposals, e.g. a
+    // compaction, through the context).
+    let mut stages: VecDeque<Box<dyn Run<'_> + '_>> = VecDeque::from([
+        Bound::boxed(crate::spill::Spill, excerpts),
+        Bound::boxed(crate::dedup::Dedup, dedup),
+        Bound::boxed(crate::phase::Phase, &mut phase),
+        Bound::boxed(crate::optical::Optical, optical),
+        Bound::boxed(crate::compact::Compact, compact),
+    ]);
+    while let Some(stage) = stages.pop_front() {
+        if cx.committed.is_none() && stage.scheduled() {
+            stages.push_front(stage);
+            (cx, stages) = commit_demotions(conv, cx, stages)?;
+            continue;
+        }
+        cx = stage.run(conv, cx, &mut run)?;
+    }
     cx.keys.end_call();
     let (prices, prices_source) = crate::plan::prices::for_config(config);
     let plan = crate::plan::PlanReport {
         prices,
         prices_source,
-        demoted: cx.plan.as_ref().map_or(0, crate::plan::Schedule::demoted),
+        demoted: cx.committed.as_ref().map_or(0, Schedule::demoted),
         candidates: cx.candidates,
     };
-    let report = Report {
-        format,
+    Ok(Staged {
         tokens_before,
         tokens_after: run.tokens,
-        bytes_before: 0,
-        bytes_after: 0,
-        image_urls: None,
         stages: run.reports,
         changes: cx.changes,
         spills: cx.spills,
-        repairs: Vec::new(),
+        blobs: cx.blobs,
         redactions: cx.redactions,
-        prefix: None,
-        stable_messages: 0,
         plan,
-        cache_breakpoint: None,
-        cache_breakpoints: Vec::new(),
         compaction: cx.compaction,
-    };
-    Ok((report, cx.blobs))
+    })
+}
+
+/// The demotion round: each of `stages` (when enabled, and when the planner
+/// prices demotions) proposes on `conv` as it stands, the savings per
+/// observation are summed, and the planner commits the schedule.
+fn commit_demotions<'a>(
+    conv: &Conversation,
+    mut cx: StageContext<'a>,
+    stages: VecDeque<Box<dyn Run<'a> + 'a>>,
+) -> Result<(StageContext<'a>, VecDeque<Box<dyn Run<'a> + 'a>>)> {
+    let mut savings: Option<Vec<u64>> = None;
+    let mut asked = VecDeque::with_capacity(stages.len());
+    let priced = crate::plan::prices_demotions(cx.config);
+    for stage in stages {
+        if !priced {
+            asked.push_back(stage);
+            continue;
+        }
+        let (next, proposed, stage) = stage.propose(conv, cx)?;
+        cx = next;
+        asked.push_back(stage);
+        let Some(proposed) = proposed else { continue };
+        let sum = savings.get_or_insert_with(Vec::new);
+        if sum.len() < proposed.len() {
+            sum.resize(proposed.len(), 0);
+        }
+        for (s, p) in sum.iter_mut().zip(proposed) {
+            *s += p;
+        }
+    }
+    cx.commit(conv, &Proposal::Demotion(savings))?;
+    Ok((cx, asked))
+}
+
+/// A stage bound to its own state, so one loop runs them all.
+trait Run<'a> {
+    /// [`Stage::scheduled`].
+    fn scheduled(&self) -> bool;
+    /// The stage's demotion proposal ([`Stage::propose`]) when it is enabled.
+    #[allow(clippy::type_complexity)]
+    fn propose(
+        self: Box<Self>,
+        conv: &Conversation,
+        cx: StageContext<'a>,
+    ) -> Result<(StageContext<'a>, Option<Vec<u64>>, Box<dyn Run<'a> + 'a>)>;
+    /// Runs the stage (when enabled) and reports it.
+    fn run(
+        self: Box<Self>,
+        conv: &mut Conversation,
+        cx: StageContext<'a>,
+        runner: &mut Runner,
+    ) -> Result<StageContext<'a>>;
+}
+
+/// A stage and its state across calls.
+struct Bound<'a, T: Stage> {
+    stage: T,
+    state: &'a mut T::State,
+}
+
+impl<'a, T: Stage + 'a> Bound<'a, T> {
+    fn boxed(stage: T, state: &'a mut T::State) -> Box<dyn Run<'a> + 'a> {
+        Box::new(Self { stage, state })
+    }
+}
+
+impl<'a, T: Stage + 'a> Run<'a> for Bound<'a, T> {
+    fn scheduled(&self) -> bool {
+        self.stage.scheduled()
+    }
+
+    fn propose(
+        self: Box<Self>,
+        conv: &Conversation,
+        cx: StageContext<'a>,
+    ) -> Result<(StageContext<'a>, Option<Vec<u64>>, Box<dyn Run<'a> + 'a>)> {
+        let Bound { stage, state } = *self;
+        let (mut own, between) = cx.with(state);
+        own.stage = stage.name();
+        let proposed = if stage.enabled(&own) {
+            stage.propose(conv, &mut own)?
+        } else {
+            None
+        };
+        let (cx, state) = own.with(between);
+        Ok((cx, proposed, Box::new(Bound { stage, state })))
+    }
+
+    fn run(
+        self: Box<Self>,
+        conv: &mut Conversation,
+        cx: StageContext<'a>,
+        runner: &mut Runner,
+    ) -> Result<StageContext<'a>> {
+        runner.stage(&self.stage, conv, cx, self.state)
+    }
 }
 
 /// Runs the stages one by one, keeping the running token total and each
@@ -550,4 +644,88 @@ fn stable_messages(conv: &Conversation, demoted: usize, observed: usize) -> usiz
 /// Length in bytes of the common prefix of `a` and `b`.
 pub fn shared_prefix(a: &str, b: &str) -> usize {
     a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::MemoryStore;
+
+    const REQUEST: &str = r#"{"model":"claude","max_tokens":10,"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"tool_use","id":"a","name":"bash","input":{"command":"ls"}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"a","content":"src\ntests"}]}]}"#;
+
+    #[test]
+    fn the_wrapper_is_parse_then_compress() {
+        let config = Config::default();
+        let (mut store, mut state) = (MemoryStore::new(), HostState::default());
+        let wrapped = compress_json(REQUEST, &config, Env::new(&mut store, &mut state)).unwrap();
+        let value = crate::json::parse_strict(REQUEST, 64).unwrap();
+        let conv = formats::parse(FormatName::Anthropic, &value).unwrap();
+        let (mut store, mut state) = (MemoryStore::new(), HostState::default());
+        let mut env = Env {
+            format: Some(FormatName::Anthropic),
+            known: Known {
+                bytes: Some(REQUEST.len()),
+                tokens: None,
+            },
+            ..Env::new(&mut store, &mut state)
+        };
+        let core = compress(conv, &config, &mut env).unwrap();
+        assert_eq!(core.request, wrapped.request);
+        assert_eq!(core.report, wrapped.report);
+        assert_eq!(wrapped.report.format, FormatName::Anthropic);
+        // The core consumed what was known.
+        assert!(env.known.bytes.is_none());
+    }
+
+    #[test]
+    fn the_core_needs_a_format() {
+        let value = crate::json::parse_strict(REQUEST, 64).unwrap();
+        let conv = formats::parse(FormatName::Anthropic, &value).unwrap();
+        let (mut store, mut state) = (MemoryStore::new(), HostState::default());
+        let err = compress(
+            conv,
+            &Config::default(),
+            &mut Env::new(&mut store, &mut state),
+        )
+        .unwrap_err();
+        assert_eq!(
+            (err.code, err.path.as_str()),
+            (ErrorCode::UnknownFormat, "format")
+        );
+    }
+
+    #[test]
+    fn known_bytes_are_the_reports_bytes_before() {
+        let value = crate::json::parse_strict(REQUEST, 64).unwrap();
+        let conv = formats::parse(FormatName::Anthropic, &value).unwrap();
+        let (mut store, mut state) = (MemoryStore::new(), HostState::default());
+        let measured = compress(
+            conv.clone(),
+            &Config::default(),
+            &mut Env {
+                format: Some(FormatName::Anthropic),
+                ..Env::new(&mut store, &mut state)
+            },
+        )
+        .unwrap();
+        // Measured: the conversation emitted as is.
+        assert_eq!(
+            measured.report.bytes_before,
+            json_len(&formats::emit(FormatName::Anthropic, &conv))
+        );
+        let told = compress(
+            conv,
+            &Config::default(),
+            &mut Env {
+                format: Some(FormatName::Anthropic),
+                known: Known {
+                    bytes: Some(7),
+                    tokens: None,
+                },
+                ..Env::new(&mut store, &mut state)
+            },
+        )
+        .unwrap();
+        assert_eq!(told.report.bytes_before, 7);
+    }
 }

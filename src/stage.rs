@@ -4,6 +4,12 @@
 //! it records ([`Change`], [`SpillRecord`]). No stage's types appear here: each
 //! stage names its own state ([`Stage::State`]); the pipeline
 //! ([`crate::pipeline`]) sits above, owns every stage's state and runs them.
+//!
+//! Stages propose, the planner commits, stages apply: a stage hands a
+//! [`Proposal`] to [`StageContext::commit`], which asks the planner the
+//! pipeline installed ([`Planner`], `crate::plan::commit`: stages never import
+//! it), records the [`Candidate`] it weighed and keeps the [`Schedule`] it
+//! committed; the stages then touch only what was committed.
 
 use serde::Serialize;
 
@@ -41,6 +47,24 @@ pub trait Stage {
     fn name(&self) -> StageName;
     /// Whether the stage runs under the current config.
     fn enabled(&self, cx: &StageContext<'_, Self::State>) -> bool;
+    /// Whether the stage touches only the observations the planner handed
+    /// over ([`StageContext::schedule`]): the pipeline has the demotions
+    /// committed before the first such stage runs.
+    fn scheduled(&self) -> bool {
+        false
+    }
+    /// The stage's demotion proposal on the conversation as it stands
+    /// (asked, when it is enabled, before the demotions are committed): per
+    /// observation outside the recent window, oldest first, the tokens it
+    /// would save on it if handed over now. `None` (the default): it
+    /// proposes none.
+    fn propose(
+        &self,
+        _conv: &Conversation,
+        _cx: &mut StageContext<'_, Self::State>,
+    ) -> Result<Option<Vec<u64>>> {
+        Ok(None)
+    }
     /// Rewrites the conversation, recording every change in `cx` (the pipeline
     /// recounts tokens only after a stage that recorded a change).
     fn apply(&self, conv: &mut Conversation, cx: &mut StageContext<'_, Self::State>) -> Result<()>;
@@ -171,10 +195,14 @@ pub struct StageContext<'a, S = ()> {
     pub notes: Vec<String>,
     /// Secrets masked so far.
     pub redactions: Redactions,
-    /// Observations the planner handed to the rewriting stages (decided
-    /// after spilling, before dedup); `None` outside the pipeline, where
-    /// [`schedule`](Self::schedule) falls back to fixed batches.
-    pub plan: Option<Schedule>,
+    /// The planner (the pipeline installs `crate::plan::commit`); `None`
+    /// outside the pipeline, where [`commit`](Self::commit) commits unpriced.
+    pub planner: Option<Planner>,
+    /// Observations the planner handed to the rewriting stages (committed
+    /// before the first [`Stage::scheduled`] stage); `None` until then, and
+    /// outside the pipeline, where [`schedule`](Self::schedule) falls back to
+    /// fixed batches.
+    pub committed: Option<Schedule>,
     /// Rewrites the planner weighed on this call.
     pub candidates: Vec<Candidate>,
     /// What the compact stage did, if anything.
@@ -214,7 +242,8 @@ impl<'a, S> StageContext<'a, S> {
             blobs: Vec::new(),
             notes: Vec::new(),
             redactions: Redactions::default(),
-            plan: None,
+            planner: None,
+            committed: None,
             candidates: Vec::new(),
             compaction: None,
             message_tokens: Vec::new(),
@@ -238,7 +267,8 @@ impl<'a, S> StageContext<'a, S> {
             blobs: self.blobs,
             notes: self.notes,
             redactions: self.redactions,
-            plan: self.plan,
+            planner: self.planner,
+            committed: self.committed,
             candidates: self.candidates,
             compaction: self.compaction,
             message_tokens: self.message_tokens,
@@ -249,9 +279,41 @@ impl<'a, S> StageContext<'a, S> {
     /// The observations (of `observations`, oldest first) the rewriting
     /// stages may touch: the planner's schedule, else fixed batches.
     pub fn schedule(&self, observations: usize) -> Schedule {
-        self.plan
+        self.committed
             .clone()
             .unwrap_or_else(|| Schedule::fixed(self.config, observations))
+    }
+
+    /// Hands `proposal` (on `conv` as it stands) to the planner: records the
+    /// candidate it weighed, keeps the schedule it committed and returns its
+    /// decision. Without a planner (outside the pipeline) demotions come in
+    /// fixed batches and a compaction commits unpriced.
+    pub fn commit(&mut self, conv: &Conversation, proposal: &Proposal) -> Result<Decision> {
+        let decision = match self.planner {
+            Some(plan) => plan(
+                conv,
+                proposal,
+                &Planning {
+                    config: self.config,
+                    meter: &self.meter,
+                    message_tokens: &self.message_tokens,
+                },
+            )?,
+            None => Decision {
+                schedule: match proposal {
+                    Proposal::Demotion(_) => {
+                        Some(Schedule::fixed(self.config, conv.observations().len()))
+                    }
+                    Proposal::Compaction(_) => None,
+                },
+                candidate: None,
+            },
+        };
+        if let Some(schedule) = &decision.schedule {
+            self.committed = Some(schedule.clone());
+        }
+        self.candidates.extend(decision.candidate.clone());
+        Ok(decision)
     }
 
     /// The spill key `text` gets ([`crate::hash::key::content_key`]), from the session's cache.
@@ -432,30 +494,68 @@ pub struct Candidate {
     pub reason: String,
 }
 
-/// What the planner needs to price a compaction (the compact stage fills it).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct CompactionInputs {
-    /// Tokens of the request now.
-    pub tokens: u64,
-    /// Tokens of it the previous request already sent (a cached prefix).
-    pub cached: u64,
-    /// Tokens the request grows by per turn.
-    pub growth: u64,
-    /// Tokens of the request if compacted now.
-    pub compacted: u64,
-    /// Tokens at the start of the compacted request that stay cached (system prompt).
-    pub stable: u64,
-    /// Above this a compaction is forced.
-    pub forced: u64,
-    /// Turns to look ahead.
-    pub horizon: usize,
+/// A rewrite a stage proposes; the planner commits it now or defers it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Proposal {
+    /// Hand the observations that left the recent window to the rewriting
+    /// stages: per observation outside the window (oldest first), the tokens
+    /// the proposing stages would save on it; `None` when no stage proposes
+    /// (then they move in fixed batches).
+    Demotion(Option<Vec<u64>>),
+    /// Replace the history before the kept tail by a summary now.
+    Compaction(CompactionProposal),
 }
 
-/// The planner's price of a compaction (the pipeline passes
-/// `crate::plan::compaction::candidate`, so the compact stage never imports
-/// the planner): the inputs, the tokens it saves → the explanation
-/// (`compact now` when it pays) and the candidate.
-pub type PriceCompaction = fn(&Config, &CompactionInputs, u64) -> (String, Candidate);
+/// What the compact stage proposes: the figures only it knows (the planner
+/// reads the rest, what the cache holds and how the request grows, from
+/// the history).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CompactionProposal {
+    /// First message after the previous compaction's summary (0 without one).
+    pub start: usize,
+    /// Tokens of the request now.
+    pub tokens: u64,
+    /// Tokens the compaction saves.
+    pub saving: u64,
+    /// Tokens at the start of the compacted request that stay cached (the
+    /// system prompt, the user's messages kept first, an unchanged archive).
+    pub stable: u64,
+    /// Above this many tokens a compaction is forced.
+    pub forced: u64,
+}
+
+/// The planner's answer to a [`Proposal`].
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Decision {
+    /// A demotion: the boundaries committed so far.
+    pub schedule: Option<Schedule>,
+    /// The candidate weighed on this request, committed or deferred (none
+    /// when nothing was priced).
+    pub candidate: Option<Candidate>,
+}
+
+impl Decision {
+    /// Whether the proposal goes ahead now: what the planner committed, or
+    /// anything it did not price.
+    pub fn committed(&self) -> bool {
+        self.candidate.as_ref().map_or(true, |c| c.committed)
+    }
+}
+
+/// What the planner reads besides the proposal and the conversation.
+pub struct Planning<'p> {
+    /// Settings (prices, horizon, budget, batch).
+    pub config: &'p Config,
+    /// Token meter.
+    pub meter: &'p Meter<'p>,
+    /// Tokens of each message, system prompt first, as the stages left them
+    /// (empty, or stale after a compaction: then the planner counts).
+    pub message_tokens: &'p [u64],
+}
+
+/// The planner as the stages reach it (`crate::plan::commit`, installed by
+/// the pipeline in [`StageContext::planner`], so no stage imports it).
+pub type Planner = fn(&Conversation, &Proposal, &Planning<'_>) -> Result<Decision>;
 
 /// The committed demotion boundaries of the history: how many observations
 /// (oldest first) the rewriting stages could touch after each move.
@@ -468,14 +568,15 @@ pub struct Schedule {
 }
 
 impl Schedule {
-    /// Moves in fixed batches of `optical.batch` (the planner off): after
-    /// `observations` arrived, [`Config::demoted`](Config::demoted) of them.
+    /// Moves in fixed batches of `optical.batch` (the planner off, or
+    /// nothing proposed): after `observations` arrived, every whole batch of
+    /// those that left the recent window (`config.window`) has moved, so the
+    /// demoted count changes once every `batch` turns.
     pub fn fixed(config: &Config, observations: usize) -> Self {
         let step = config.optical.batch.max(1);
+        let demoted = observations.saturating_sub(config.window) / step;
         Self {
-            boundaries: (1..=config.demoted(observations) / step)
-                .map(|i| i * step)
-                .collect(),
+            boundaries: (1..=demoted).map(|i| i * step).collect(),
             window: config.window,
         }
     }
@@ -502,21 +603,86 @@ impl Schedule {
     }
 }
 
-/// The recent window and the fixed batch policy (the planner off, or outside
-/// the pipeline).
-impl Config {
-    /// Of `observations` (tool results, oldest first), how many have left
-    /// the recent window in whole batches of `optical.batch`: the rendered
-    /// ones. Changes once every `batch` turns.
-    pub fn demoted(&self, observations: usize) -> usize {
-        let batch = self.optical.batch.max(1);
-        observations.saturating_sub(self.window) / batch * batch
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::MemoryStore;
+    use crate::tokens::Estimator;
+
+    /// Runs `f` with a stage context over `config` (fresh store and caches).
+    fn with_context(config: &Config, f: impl FnOnce(&mut StageContext<'_>)) {
+        let mut store = MemoryStore::new();
+        let (mut keys, mut redacted, mut activities) = Default::default();
+        let caches = SharedCaches {
+            keys: &mut keys,
+            redacted: &mut redacted,
+            activities: &mut activities,
+        };
+        let mut state = ();
+        f(&mut StageContext::new(
+            config, &Estimator, &mut store, caches, &mut state,
+        ));
     }
 
-    /// Of `observations`, how many the prompt may reflect after the last
-    /// batch: all of them while the recent window fills, then the window
-    /// as it was when the last batch left it.
-    pub fn settled(&self, observations: usize) -> usize {
-        observations.min(self.window + self.demoted(observations))
+    /// What a stage outside the pipeline (no planner) gets from `commit`.
+    #[test]
+    fn without_a_planner_demotions_are_fixed_and_compactions_go_ahead() {
+        let config = Config {
+            window: 2,
+            ..Config::default()
+        };
+        with_context(&config, |cx| {
+            let conv = Conversation::default();
+            assert!(cx.committed.is_none());
+            let decision = cx
+                .commit(&conv, &Proposal::Demotion(Some(vec![9; 4])))
+                .unwrap();
+            assert_eq!(decision.schedule, Some(Schedule::fixed(&config, 0)));
+            assert_eq!(cx.committed, decision.schedule);
+            let compaction = CompactionProposal {
+                start: 0,
+                tokens: 10,
+                saving: 5,
+                stable: 0,
+                forced: 100,
+            };
+            let decision = cx.commit(&conv, &Proposal::Compaction(compaction)).unwrap();
+            assert!(decision.committed() && decision.candidate.is_none());
+            assert!(cx.candidates.is_empty());
+        });
+    }
+
+    /// A planner's schedule is kept for the stages and its candidate recorded.
+    #[test]
+    fn the_planners_decision_is_kept_and_recorded() {
+        fn planner(_: &Conversation, _: &Proposal, _: &Planning<'_>) -> Result<Decision> {
+            Ok(Decision {
+                schedule: Some(Schedule {
+                    boundaries: vec![3, 7],
+                    window: 2,
+                }),
+                candidate: Some(Candidate {
+                    kind: CandidateKind::Demotion,
+                    observations: Some([3, 7]),
+                    tokens_saved: 1,
+                    tokens_rewritten: 2,
+                    cost_now: 0.0,
+                    saving: 1.0,
+                    horizon: 10,
+                    committed: false,
+                    reason: "deferred".into(),
+                }),
+            })
+        }
+        with_context(&Config::default(), |cx| {
+            cx.planner = Some(planner);
+            let decision = cx
+                .commit(&Conversation::default(), &Proposal::Demotion(None))
+                .unwrap();
+            assert!(!decision.committed());
+            assert_eq!(cx.schedule(50).demoted(), 7);
+            assert_eq!(cx.schedule(50).first_covering(4), 7);
+            assert_eq!(cx.candidates.len(), 1);
+        });
     }
 }

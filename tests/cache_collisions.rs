@@ -14,7 +14,7 @@ mod common;
 use serde_json::json;
 use tracelite::hash::colliding_with;
 use tracelite::tokens::{colliding_texts, text_hash, Estimator};
-use tracelite::{compress_with, Config, Env, HostState, MemoryStore, Output};
+use tracelite::{compress_json, Config, Env, HostState, MemoryStore, Output};
 
 /// A 9-10 KB test log holding a secret, as a tool output of `session`.
 fn request(output: &str) -> String {
@@ -53,7 +53,7 @@ fn compress(request: &str, session: &str, state: &mut HostState) -> Output {
 }
 
 fn run(request: &str, config: &Config, state: &mut HostState) -> Output {
-    compress_with(
+    compress_json(
         request,
         config,
         Env {
@@ -61,6 +61,8 @@ fn run(request: &str, config: &Config, state: &mut HostState) -> Output {
             counter: &Estimator,
             state,
             previous: None,
+            format: None,
+            known: Default::default(),
         },
     )
     .unwrap()

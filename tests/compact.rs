@@ -23,7 +23,7 @@ use tracelite::model::{Conversation, Message, PartKind, Role};
 use tracelite::stage::CompactionKind;
 use tracelite::tokens::Estimator;
 use tracelite::{
-    compress_with, Config, Env, HostState, MemoryStore, Output, SpillStore, Trajectory,
+    compress_json, Config, Env, HostState, MemoryStore, Output, SpillStore, Trajectory,
 };
 
 fn request(conv: &Conversation) -> String {
@@ -31,7 +31,7 @@ fn request(conv: &Conversation) -> String {
 }
 
 fn run(req: &str, config: &Config, store: &mut MemoryStore, state: &mut HostState) -> Output {
-    compress_with(
+    compress_json(
         req,
         config,
         Env {
@@ -39,6 +39,8 @@ fn run(req: &str, config: &Config, store: &mut MemoryStore, state: &mut HostStat
             counter: &Estimator,
             state,
             previous: None,
+            format: None,
+            known: Default::default(),
         },
     )
     .unwrap()

@@ -25,7 +25,7 @@ use tracelite::formats::{emit, FormatName};
 use tracelite::model::Conversation;
 use tracelite::plan::prices::{default_prices, turn_cost};
 use tracelite::tokens::{Estimator, Meter};
-use tracelite::{compress_with, Config, Env, HostState, MemoryStore};
+use tracelite::{compress_json, Config, Env, HostState, MemoryStore};
 
 #[derive(Default, Clone, Copy)]
 struct Totals {
@@ -50,7 +50,7 @@ fn replay(t: &tracelite::Trajectory, config: &Config, provider: Provider) -> Tot
     for step in 0..t.steps.len() {
         let conv = t.conversation_at(step).unwrap();
         let req = serde_json::to_string(&emit(FormatName::OpenaiChat, &conv)).unwrap();
-        let out = compress_with(
+        let out = compress_json(
             &req,
             config,
             Env {
@@ -58,6 +58,8 @@ fn replay(t: &tracelite::Trajectory, config: &Config, provider: Provider) -> Tot
                 counter: &Estimator,
                 state: &mut state,
                 previous: None,
+                format: None,
+                known: Default::default(),
             },
         )
         .unwrap();

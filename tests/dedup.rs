@@ -11,7 +11,8 @@
 mod common;
 
 use serde_json::{json, Value};
-use tracelite::{compress, Config, HostState, MemoryStore, SpillStore};
+use tracelite::stage::Schedule;
+use tracelite::{compress_json, Config, Env, HostState, MemoryStore, SpillStore};
 
 /// Config with only dedup on.
 fn only_dedup(window: usize) -> Config {
@@ -85,7 +86,12 @@ KeyError: 'name'
 fn lines_repeated_by_the_newest_leave_earlier_observations_with_a_marker() {
     let req = request(&[A, B]);
     let mut store = MemoryStore::new();
-    let out = compress(&req, &only_dedup(3), &mut store).unwrap();
+    let out = compress_json(
+        &req,
+        &only_dedup(3),
+        Env::new(&mut store, &mut HostState::default()),
+    )
+    .unwrap();
     let texts = tool_texts(&out.request);
     // The newest observation is never touched.
     assert_eq!(texts[1], B);
@@ -123,7 +129,12 @@ fn tool_calls_and_user_text_are_never_deduplicated() {
     v["messages"][1]["tool_calls"][0]["function"]["arguments"] =
         json!(json!({"command": line}).to_string());
     let req = v.to_string();
-    let out = compress(&req, &only_dedup(3), &mut MemoryStore::new()).unwrap();
+    let out = compress_json(
+        &req,
+        &only_dedup(3),
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+    )
+    .unwrap();
     let o: Value = serde_json::from_str(&out.request).unwrap();
     assert_eq!(o["messages"][0], v["messages"][0]);
     assert_eq!(o["messages"][1], v["messages"][1]);
@@ -135,13 +146,28 @@ fn only_observations_inside_the_window_are_compared() {
     // With window 2 only the observation right before the newest is compared.
     let filler = "nothing in common here at all\n";
     let req = request(&[A, filler, B]);
-    let out = compress(&req, &only_dedup(2), &mut MemoryStore::new()).unwrap();
+    let out = compress_json(
+        &req,
+        &only_dedup(2),
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+    )
+    .unwrap();
     assert_eq!(tool_texts(&out.request)[0], A);
     // With window 3, the first one shares the window with B.
-    let out = compress(&req, &only_dedup(3), &mut MemoryStore::new()).unwrap();
+    let out = compress_json(
+        &req,
+        &only_dedup(3),
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+    )
+    .unwrap();
     assert!(tool_texts(&out.request)[0].contains("appear in step 3"));
     // Window 1 (or 0) means nothing is compared.
-    let out = compress(&request(&[A, B]), &only_dedup(1), &mut MemoryStore::new()).unwrap();
+    let out = compress_json(
+        &request(&[A, B]),
+        &only_dedup(1),
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+    )
+    .unwrap();
     assert_eq!(out.report.tokens_before, out.report.tokens_after);
 }
 
@@ -150,12 +176,22 @@ fn disabled_and_short_lines() {
     let mut c = only_dedup(3);
     c.dedup.enabled = false;
     let req = request(&[A, B]);
-    let out = compress(&req, &c, &mut MemoryStore::new()).unwrap();
+    let out = compress_json(
+        &req,
+        &c,
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+    )
+    .unwrap();
     assert_eq!(out.request, req);
     // Raising the threshold above the repeated line's length keeps it.
     let mut c = only_dedup(3);
     c.dedup.min_line_chars = 100;
-    let out = compress(&req, &c, &mut MemoryStore::new()).unwrap();
+    let out = compress_json(
+        &req,
+        &c,
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+    )
+    .unwrap();
     assert_eq!(out.request, req);
 }
 
@@ -163,7 +199,12 @@ fn disabled_and_short_lines() {
 fn never_applied_when_the_marker_costs_more_than_it_saves() {
     // A single short repeated line saves fewer tokens than the marker costs.
     let req = request(&["abcdefg\n", "abcdefg\n"]);
-    let out = compress(&req, &only_dedup(3), &mut MemoryStore::new()).unwrap();
+    let out = compress_json(
+        &req,
+        &only_dedup(3),
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+    )
+    .unwrap();
     assert_eq!(out.request, req);
     assert!(out.report.changes.is_empty());
 }
@@ -172,11 +213,26 @@ fn never_applied_when_the_marker_costs_more_than_it_saves() {
 fn idempotent_and_deterministic() {
     let req = request(&[A, B, A, B]);
     let c = only_dedup(3);
-    let first = compress(&req, &c, &mut MemoryStore::new()).unwrap();
-    let again = compress(&req, &c, &mut MemoryStore::new()).unwrap();
+    let first = compress_json(
+        &req,
+        &c,
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+    )
+    .unwrap();
+    let again = compress_json(
+        &req,
+        &c,
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+    )
+    .unwrap();
     assert_eq!(first.request, again.request);
     // Running the stage on its own output changes nothing.
-    let twice = compress(&first.request, &c, &mut MemoryStore::new()).unwrap();
+    let twice = compress_json(
+        &first.request,
+        &c,
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+    )
+    .unwrap();
     assert_eq!(twice.request, first.request);
 }
 
@@ -219,11 +275,15 @@ fn prefix_stays_between_turns(batched: bool) {
         if let Some(prev) = &previous {
             let frozen = if !batched {
                 prev.len().saturating_sub(window - 1)
-            } else if c.settled(prev.len()) == c.settled(texts.len()) {
+            } else if Schedule::fixed(&c, prev.len()).settled(prev.len())
+                == Schedule::fixed(&c, texts.len()).settled(texts.len())
+            {
                 untouched_turns += 1;
                 prev.len()
             } else {
-                c.settled(prev.len()).saturating_sub(window - 1)
+                Schedule::fixed(&c, prev.len())
+                    .settled(prev.len())
+                    .saturating_sub(window - 1)
             };
             assert_eq!(
                 prev[..frozen],

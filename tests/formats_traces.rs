@@ -124,7 +124,15 @@ fn compress_keeps_every_format_valid() {
             off.phase.enabled = false;
             off.optical.enabled = false;
             off.compact.enabled = false;
-            let out = tracelite::compress(&text, &off, &mut tracelite::MemoryStore::new()).unwrap();
+            let out = tracelite::compress_json(
+                &text,
+                &off,
+                tracelite::Env::new(
+                    &mut tracelite::MemoryStore::new(),
+                    &mut tracelite::HostState::default(),
+                ),
+            )
+            .unwrap();
             let back: serde_json::Value = serde_json::from_str(&out.request).unwrap();
             assert_eq!(back, request, "{ctx}");
             assert_eq!(out.report.format, format);
@@ -133,8 +141,15 @@ fn compress_keeps_every_format_valid() {
                 budget: 16_000,
                 ..Default::default()
             };
-            let out =
-                tracelite::compress(&text, &config, &mut tracelite::MemoryStore::new()).unwrap();
+            let out = tracelite::compress_json(
+                &text,
+                &config,
+                tracelite::Env::new(
+                    &mut tracelite::MemoryStore::new(),
+                    &mut tracelite::HostState::default(),
+                ),
+            )
+            .unwrap();
             let back: serde_json::Value = serde_json::from_str(&out.request).unwrap();
             let conv = formats::parse(format, &back).unwrap();
             formats::validate(&conv, format).unwrap();

@@ -9,7 +9,7 @@
 
 use serde_json::{json, Value};
 use tracelite::formats::{self, FormatName};
-use tracelite::{compress, Config, MemoryStore};
+use tracelite::{compress_json, Config, Env, HostState, MemoryStore};
 
 const CHAT: FormatName = FormatName::OpenaiChat;
 const RESP: FormatName = FormatName::OpenaiResponses;
@@ -548,11 +548,21 @@ fn compress_validates_and_repairs_on_request() {
         {"role": "tool", "tool_call_id": "nope", "content": "x"}
     ]})
     .to_string();
-    let e = compress(&request, &Config::default(), &mut MemoryStore::new()).unwrap_err();
+    let e = compress_json(
+        &request,
+        &Config::default(),
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+    )
+    .unwrap_err();
     assert_eq!(e.code.as_str(), "ORPHAN_TOOL_RESULT");
     assert_eq!(e.path, "messages[1].tool_call_id");
     let config = Config::from_json(json!({"repair": true})).unwrap();
-    let out = compress(&request, &config, &mut MemoryStore::new()).unwrap();
+    let out = compress_json(
+        &request,
+        &config,
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+    )
+    .unwrap();
     assert_eq!(out.report.repairs.len(), 1);
     assert_eq!(out.report.repairs[0].code, "ORPHAN_TOOL_RESULT");
     let report = serde_json::to_value(&out.report).unwrap();

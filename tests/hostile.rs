@@ -241,7 +241,12 @@ fn a_snapshot_of_an_excerpt_whose_output_was_refused_says_so() {
         max_session_bytes: 200_000,
         ..StoreLimits::default()
     });
-    let out = tracelite::compress(&request, &config, &mut store).unwrap();
+    let out = tracelite::compress_json(
+        &request,
+        &config,
+        tracelite::Env::new(&mut store, &mut tracelite::HostState::default()),
+    )
+    .unwrap();
     let v: serde_json::Value = serde_json::from_str(&out.request).unwrap();
     let first = v["messages"][2]["content"].as_str().unwrap();
     let snapshot = out

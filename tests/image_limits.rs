@@ -12,7 +12,7 @@
 
 use base64::Engine;
 use serde_json::{json, Value};
-use tracelite::{compress, Config, ErrorCode, MemoryStore};
+use tracelite::{compress_json, Config, Env, ErrorCode, HostState, MemoryStore};
 
 fn b64(bytes: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
@@ -76,10 +76,10 @@ fn requests(data: &str) -> Vec<(&'static str, Value, &'static str)> {
 }
 
 fn run(request: &Value) -> tracelite::Result<tracelite::Output> {
-    compress(
+    compress_json(
         &request.to_string(),
         &Config::default(),
-        &mut MemoryStore::new(),
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
     )
 }
 
@@ -119,7 +119,12 @@ fn the_limit_is_a_setting() {
     let mut config = Config::default();
     config.limits.max_image_pixels = 9_999;
     for (format, request, path) in requests(&data) {
-        let e = compress(&request.to_string(), &config, &mut MemoryStore::new()).unwrap_err();
+        let e = compress_json(
+            &request.to_string(),
+            &config,
+            Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+        )
+        .unwrap_err();
         assert_eq!(
             (e.code, e.path.as_str()),
             (ErrorCode::LimitExceeded, path),
@@ -128,8 +133,12 @@ fn the_limit_is_a_setting() {
     }
     config.limits.max_image_pixels = 10_000;
     for (format, request, _) in requests(&data) {
-        compress(&request.to_string(), &config, &mut MemoryStore::new())
-            .unwrap_or_else(|e| panic!("{format}: {e:?}"));
+        compress_json(
+            &request.to_string(),
+            &config,
+            Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+        )
+        .unwrap_or_else(|e| panic!("{format}: {e:?}"));
     }
 }
 

@@ -17,7 +17,17 @@ use tracelite::formats::image_header::decode_base64;
 use tracelite::formats::{self, FormatName};
 use tracelite::spill::key::content_key;
 use tracelite::tokens::Estimator;
-use tracelite::{compress, compress_with, Config, Env, ErrorCode, HostState, MemoryStore};
+use tracelite::{compress_json, Config, Env, ErrorCode, HostState, MemoryStore};
+
+/// Compresses `req` with a fresh store and state.
+fn fresh(req: &str, config: &Config) -> tracelite::Output {
+    compress_json(
+        req,
+        config,
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+    )
+    .unwrap()
+}
 
 const TEMPLATE: &str = "https://proxy.example.com/image/s1/{id}.png";
 
@@ -158,8 +168,8 @@ fn formats_that_take_urls_get_url_parts_and_the_images_to_serve() {
         FormatName::Anthropic,
     ] {
         let req = request(format, 7);
-        let inline = compress(&req, &config(format, ""), &mut MemoryStore::new()).unwrap();
-        let out = compress(&req, &config(format, TEMPLATE), &mut MemoryStore::new()).unwrap();
+        let inline = fresh(&req, &config(format, ""));
+        let out = fresh(&req, &config(format, TEMPLATE));
         let name = format.as_str();
         let emitted: Value = serde_json::from_str(&out.request).unwrap();
         // 7 observations, window 3, batch 3: 3 rendered.
@@ -225,12 +235,7 @@ fn formats_that_take_urls_get_url_parts_and_the_images_to_serve() {
 #[test]
 fn each_format_carries_the_url_where_its_provider_reads_it() {
     let out = |format| {
-        let o = compress(
-            &request(format, 7),
-            &config(format, TEMPLATE),
-            &mut MemoryStore::new(),
-        )
-        .unwrap();
+        let o = fresh(&request(format, 7), &config(format, TEMPLATE));
         (serde_json::from_str::<Value>(&o.request).unwrap(), o.images)
     };
     // Chat: the images follow the tool messages in a user message, detail kept.
@@ -269,8 +274,8 @@ fn each_format_carries_the_url_where_its_provider_reads_it() {
 fn gemini_keeps_snapshots_inline_and_says_why() {
     let format = FormatName::Gemini;
     let req = request(format, 7);
-    let inline = compress(&req, &config(format, ""), &mut MemoryStore::new()).unwrap();
-    let out = compress(&req, &config(format, TEMPLATE), &mut MemoryStore::new()).unwrap();
+    let inline = fresh(&req, &config(format, ""));
+    let out = fresh(&req, &config(format, TEMPLATE));
     assert_eq!(
         out.request, inline.request,
         "byte for byte as without the option"
@@ -286,8 +291,8 @@ fn gemini_keeps_snapshots_inline_and_says_why() {
 fn ids_and_urls_are_stable_across_calls_and_turns() {
     let format = FormatName::Anthropic;
     let c = config(format, TEMPLATE);
-    let a = compress(&request(format, 7), &c, &mut MemoryStore::new()).unwrap();
-    let b = compress(&request(format, 7), &c, &mut MemoryStore::new()).unwrap();
+    let a = fresh(&request(format, 7), &c);
+    let b = fresh(&request(format, 7), &c);
     assert_eq!(a.request, b.request, "deterministic bytes out");
     assert_eq!(a.images, b.images);
     // A session over later turns: earlier snapshots keep their URL, so the
@@ -296,7 +301,7 @@ fn ids_and_urls_are_stable_across_calls_and_turns() {
     let mut store = MemoryStore::new();
     let mut seen: Vec<String> = Vec::new();
     for n in 7..=12 {
-        let out = compress_with(
+        let out = compress_json(
             &request(format, n),
             &c,
             Env {
@@ -304,6 +309,8 @@ fn ids_and_urls_are_stable_across_calls_and_turns() {
                 counter: &Estimator,
                 state: &mut state,
                 previous: None,
+                format: None,
+                known: Default::default(),
             },
         )
         .unwrap();
@@ -321,12 +328,7 @@ fn the_same_pixels_share_one_image() {
     let messages = chat["messages"].as_array_mut().unwrap();
     let first = messages[3]["content"].clone();
     messages[5]["content"] = first;
-    let out = compress(
-        &chat.to_string(),
-        &config(FormatName::OpenaiChat, TEMPLATE),
-        &mut MemoryStore::new(),
-    )
-    .unwrap();
+    let out = fresh(&chat.to_string(), &config(FormatName::OpenaiChat, TEMPLATE));
     let report = out.report.image_urls.unwrap();
     assert_eq!(report.urls, report.images + 1, "{report:?}");
     assert_eq!(out.images.len(), report.images);
@@ -340,12 +342,7 @@ fn client_images_stay_as_the_client_sent_them() {
     let messages = chat["messages"].as_array_mut().unwrap();
     messages.push(json!({"role": "user", "content": [
         {"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{png}")}}]}));
-    let out = compress(
-        &chat.to_string(),
-        &config(FormatName::OpenaiChat, TEMPLATE),
-        &mut MemoryStore::new(),
-    )
-    .unwrap();
+    let out = fresh(&chat.to_string(), &config(FormatName::OpenaiChat, TEMPLATE));
     assert!(out.request.contains(png));
     assert!(out.images.iter().all(|i| i.data != png));
 }

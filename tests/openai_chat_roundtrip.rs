@@ -11,7 +11,7 @@ mod common;
 
 use serde_json::Value;
 use tracelite::formats::{self, openai_chat, FormatName};
-use tracelite::{compress, Config, MemoryStore};
+use tracelite::{compress_json, Config, Env, HostState, MemoryStore};
 
 #[test]
 #[cfg_attr(tracelite_no_traces, ignore = "needs ../shared/traces")]
@@ -54,7 +54,12 @@ fn compress_with_all_stages_off_is_the_identity() {
     config.phase.enabled = false;
     config.optical.enabled = false;
     config.compact.enabled = false;
-    let out = compress(&text, &config, &mut MemoryStore::new()).unwrap();
+    let out = compress_json(
+        &text,
+        &config,
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+    )
+    .unwrap();
     let back: Value = serde_json::from_str(&out.request).unwrap();
     assert_eq!(back, request);
     assert_eq!(out.report.tokens_before, out.report.tokens_after);
@@ -81,7 +86,7 @@ fn compress_is_deterministic_and_reports_prefix_reuse() {
             let req = tracelite::trajectory_to_request(&trace, t, FormatName::OpenaiChat)
                 .unwrap()
                 .to_string();
-            let out = tracelite::compress_with(
+            let out = tracelite::compress_json(
                 &req,
                 &config,
                 tracelite::Env {
@@ -89,6 +94,8 @@ fn compress_is_deterministic_and_reports_prefix_reuse() {
                     counter: &tracelite::tokens::Estimator,
                     state: &mut state,
                     previous: previous.as_deref(),
+                    format: None,
+                    known: Default::default(),
                 },
             )
             .unwrap();

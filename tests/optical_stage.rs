@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use tracelite::config::Provider;
 use tracelite::spill::SpillStore;
 use tracelite::tokens::Estimator;
-use tracelite::{compress, compress_with, Config, Env, HostState, MemoryStore};
+use tracelite::{compress_json, Config, Env, HostState, MemoryStore};
 
 /// Dense, code-like output (many tokens per character, long lines).
 fn dense(seed: usize) -> String {
@@ -82,7 +82,7 @@ fn old_observations_become_images_in_a_user_message_and_stay_recoverable() {
     let req = request(7, dense);
     let mut store = MemoryStore::new();
     let c = config(Provider::Openai);
-    let out = compress(&req, &c, &mut store).unwrap();
+    let out = compress_json(&req, &c, Env::new(&mut store, &mut HostState::default())).unwrap();
     let emitted: Value = serde_json::from_str(&out.request).unwrap();
     // 7 observations, window 3 → 4 outside, batch 3 → the oldest 3 are rendered.
     let snaps: Vec<_> = out
@@ -159,7 +159,7 @@ fn batches_keep_the_prefix_byte_identical_until_the_next_batch() {
     let mut rendered_at = Vec::new();
     for n in 1..=12 {
         let req = request(n, dense);
-        let out = compress_with(
+        let out = compress_json(
             &req,
             &c,
             Env {
@@ -167,6 +167,8 @@ fn batches_keep_the_prefix_byte_identical_until_the_next_batch() {
                 counter: &Estimator,
                 state: &mut state,
                 previous: previous.as_deref(),
+                format: None,
+                known: Default::default(),
             },
         )
         .unwrap();
@@ -207,11 +209,16 @@ fn output_is_deterministic_and_independent_of_the_cache() {
         Provider::Qwen,
     ] {
         let c = config(provider);
-        let a = compress(&req, &c, &mut MemoryStore::new()).unwrap();
+        let a = compress_json(
+            &req,
+            &c,
+            Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+        )
+        .unwrap();
         let mut state = HostState::default();
         let mut store = MemoryStore::new();
         let mut run = || {
-            compress_with(
+            compress_json(
                 &req,
                 &c,
                 Env {
@@ -219,6 +226,8 @@ fn output_is_deterministic_and_independent_of_the_cache() {
                     counter: &Estimator,
                     state: &mut state,
                     previous: None,
+                    format: None,
+                    known: Default::default(),
                 },
             )
             .unwrap()
@@ -247,7 +256,12 @@ fn never_worse_sparse_short_and_unrenderable_output_stays_text() {
     };
     let req = request(9, outputs);
     for provider in [Provider::Anthropic, Provider::Openai, Provider::Gemini] {
-        let out = compress(&req, &config(provider), &mut MemoryStore::new()).unwrap();
+        let out = compress_json(
+            &req,
+            &config(provider),
+            Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+        )
+        .unwrap();
         assert!(
             out.report.changes.is_empty(),
             "{provider:?}: {:#?}",
@@ -265,11 +279,21 @@ fn the_image_cap_and_the_switch_are_respected() {
     let req = request(12, dense);
     let mut c = config(Provider::Anthropic);
     c.optical.max_images = 2;
-    let out = compress(&req, &c, &mut MemoryStore::new()).unwrap();
+    let out = compress_json(
+        &req,
+        &c,
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+    )
+    .unwrap();
     let images = out.request.matches("data:image/png;base64,").count();
     assert!(images <= 2 && images > 0, "{images}");
     c.optical.enabled = false;
-    let off = compress(&req, &c, &mut MemoryStore::new()).unwrap();
+    let off = compress_json(
+        &req,
+        &c,
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+    )
+    .unwrap();
     let (a, b): (Value, Value) = (
         serde_json::from_str(&off.request).unwrap(),
         serde_json::from_str(&req).unwrap(),
@@ -317,10 +341,20 @@ fn short_lines_are_reflowed_when_line_by_line_costs_too_much() {
     let req = request(6, short_lines);
     let mut c = config(Provider::Anthropic);
     c.optical.reflow = false;
-    let off = compress(&req, &c, &mut MemoryStore::new()).unwrap();
+    let off = compress_json(
+        &req,
+        &c,
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+    )
+    .unwrap();
     assert!(off.report.changes.is_empty(), "{:#?}", off.report.changes);
     c.optical.reflow = true;
-    let on = compress(&req, &c, &mut MemoryStore::new()).unwrap();
+    let on = compress_json(
+        &req,
+        &c,
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+    )
+    .unwrap();
     assert_eq!(on.report.changes.len(), 3, "{:#?}", on.report.changes);
     for change in &on.report.changes {
         assert!(change.detail.contains("reflowed"), "{}", change.detail);
@@ -365,7 +399,12 @@ fn live_views_can_stay_text_until_their_file_is_edited() {
     }
     let req = json!({"model": "gpt-4o", "messages": messages}).to_string();
     let rendered = |c: &Config| {
-        let out = compress(&req, c, &mut MemoryStore::new()).unwrap();
+        let out = compress_json(
+            &req,
+            c,
+            Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+        )
+        .unwrap();
         let v: Value = serde_json::from_str(&out.request).unwrap();
         let contents = tool_contents(&v);
         (0..12)
@@ -398,7 +437,12 @@ fn snapshot_references_repeat_the_critical_lines_as_text() {
         )
     };
     let req = request(7, failing);
-    let out = compress(&req, &config(Provider::Openai), &mut MemoryStore::new()).unwrap();
+    let out = compress_json(
+        &req,
+        &config(Provider::Openai),
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+    )
+    .unwrap();
     let v: Value = serde_json::from_str(&out.request).unwrap();
     let contents = tool_contents(&v);
     let rendered: Vec<&str> = contents

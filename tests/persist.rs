@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use tracelite::error::ErrorCode;
 use tracelite::persist::{Imported, Seal};
 use tracelite::tokens::{Estimator, TokenCounter};
-use tracelite::{compress_with, Config, Env, HostState, MemoryStore, Output};
+use tracelite::{compress_json, Config, Env, HostState, MemoryStore, Output};
 
 struct Host {
     store: MemoryStore,
@@ -30,7 +30,7 @@ impl Host {
     }
 
     fn compress_with(&mut self, turns: usize, counter: &dyn TokenCounter) -> Output {
-        compress_with(
+        compress_json(
             &common::reading_conversation(turns),
             &config(),
             Env {
@@ -38,6 +38,8 @@ impl Host {
                 counter,
                 state: &mut self.state,
                 previous: None,
+                format: None,
+                known: Default::default(),
             },
         )
         .unwrap()

@@ -11,7 +11,8 @@ mod common;
 
 use serde_json::{json, Value};
 use tracelite::formats::FormatName;
-use tracelite::{compress, compress_with, Config, Env, HostState, MemoryStore, SpillStore};
+use tracelite::stage::Schedule;
+use tracelite::{compress_json, Config, Env, HostState, MemoryStore, SpillStore};
 
 fn only_phase() -> Config {
     let mut c = Config::default();
@@ -89,7 +90,12 @@ fn consumed_and_superseded_outputs_become_tombstones_that_keep_the_call() {
         ("bash", bash("pytest -q"), &test),
     ]);
     let mut store = MemoryStore::new();
-    let out = compress(&req, &eager(), &mut store).unwrap();
+    let out = compress_json(
+        &req,
+        &eager(),
+        Env::new(&mut store, &mut HostState::default()),
+    )
+    .unwrap();
     let before = messages(&req);
     let after = messages(&out.request);
     assert_eq!(before.len(), after.len());
@@ -104,7 +110,12 @@ fn consumed_and_superseded_outputs_become_tombstones_that_keep_the_call() {
     assert_eq!(after[10], before[10]);
     let mut every = eager();
     every.phase.every_phase = true;
-    let out_every = compress(&req, &every, &mut store).unwrap();
+    let out_every = compress_json(
+        &req,
+        &every,
+        Env::new(&mut store, &mut HostState::default()),
+    )
+    .unwrap();
     let after_every = messages(&out_every.request);
     for (i, original) in [(2, &grep), (4, &listing), (6, &view), (10, &test)] {
         let after = if i == 10 { &after_every } else { &after };
@@ -164,7 +175,12 @@ fn consumed_and_superseded_outputs_become_tombstones_that_keep_the_call() {
     // Each reason can be switched off.
     let mut c = every.clone();
     c.phase.clear = vec!["reruns".into()];
-    let out = compress(&req, &c, &mut MemoryStore::new()).unwrap();
+    let out = compress_json(
+        &req,
+        &c,
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+    )
+    .unwrap();
     let m = messages(&out.request);
     let cleared: Vec<usize> = (0..m.len())
         .filter(|&i| stone_of(&m[i]).is_some())
@@ -190,7 +206,12 @@ fn nothing_inside_the_recent_window_is_touched() {
         ("bash", bash("pytest"), "ok"),
     ]);
     // Window 3, batches of 3: the first three observations have left it.
-    let out = compress(&req, &only_phase(), &mut MemoryStore::new()).unwrap();
+    let out = compress_json(
+        &req,
+        &only_phase(),
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+    )
+    .unwrap();
     let m = messages(&out.request);
     assert!(stone_of(&m[2]).is_some());
     assert!(stone_of(&m[4]).is_some());
@@ -198,7 +219,12 @@ fn nothing_inside_the_recent_window_is_touched() {
     // Until the change itself has left the window, nothing is cleared.
     let mut c = only_phase();
     c.window = 4;
-    let out = compress(&req, &c, &mut MemoryStore::new()).unwrap();
+    let out = compress_json(
+        &req,
+        &c,
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+    )
+    .unwrap();
     assert_eq!(out.request, req);
 }
 
@@ -226,7 +252,12 @@ fn creating_a_script_or_editing_it_is_still_diagnosis() {
         ("bash", bash("python /w/reproduce_issue.py"), run.as_str()),
     ];
     let req = request(&steps);
-    let out = compress(&req, &eager(), &mut MemoryStore::new()).unwrap();
+    let out = compress_json(
+        &req,
+        &eager(),
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+    )
+    .unwrap();
     assert_eq!(out.request, req, "no change to a file that existed before");
     let note = &out.report.stages[2].notes[0];
     assert!(
@@ -241,7 +272,12 @@ fn creating_a_script_or_editing_it_is_still_diagnosis() {
         "The file /w/app/config.py has been edited.",
     ));
     let req = request(&more);
-    let out = compress(&req, &eager(), &mut MemoryStore::new()).unwrap();
+    let out = compress_json(
+        &req,
+        &eager(),
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+    )
+    .unwrap();
     let m = messages(&out.request);
     assert!(stone_of(&m[2]).unwrap().contains("at step 6"));
     // Overwriting a file that an earlier output showed is a change too.
@@ -253,7 +289,12 @@ fn creating_a_script_or_editing_it_is_still_diagnosis() {
         ),
         ("bash", bash("cat > app/config.py <<'EOF'\nx = 1\nEOF"), ""),
     ]);
-    let out = compress(&req, &eager(), &mut MemoryStore::new()).unwrap();
+    let out = compress_json(
+        &req,
+        &eager(),
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+    )
+    .unwrap();
     assert!(stone_of(&messages(&out.request)[2]).is_some());
 }
 
@@ -270,7 +311,12 @@ fn no_edit_no_change_and_reads_that_look_like_writes_do_not_count() {
         ),
         ("bash", bash("cat out.txt"), &out1),
     ]);
-    let out = compress(&req, &eager(), &mut MemoryStore::new()).unwrap();
+    let out = compress_json(
+        &req,
+        &eager(),
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+    )
+    .unwrap();
     assert_eq!(out.request, req);
 }
 
@@ -286,11 +332,21 @@ fn failed_edits_do_not_start_a_phase_unless_asked() {
         ),
     ];
     let req = request(&steps);
-    let out = compress(&req, &eager(), &mut MemoryStore::new()).unwrap();
+    let out = compress_json(
+        &req,
+        &eager(),
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+    )
+    .unwrap();
     assert_eq!(out.request, req);
     let mut c = eager();
     c.phase.skip_failed = false;
-    let out = compress(&req, &c, &mut MemoryStore::new()).unwrap();
+    let out = compress_json(
+        &req,
+        &c,
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+    )
+    .unwrap();
     assert!(stone_of(&messages(&out.request)[2])
         .unwrap()
         .starts_with("[output cleared at step 2"));
@@ -313,7 +369,12 @@ fn by_default_the_phase_clears_once_every_phase_keeps_clearing() {
         ("bash", bash("pytest"), &b2),
     ]);
     // Default: what was consumed or superseded before the phase began.
-    let out = compress(&req, &eager(), &mut MemoryStore::new()).unwrap();
+    let out = compress_json(
+        &req,
+        &eager(),
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+    )
+    .unwrap();
     let m = messages(&out.request);
     assert!(stone_of(&m[2])
         .unwrap()
@@ -327,7 +388,12 @@ fn by_default_the_phase_clears_once_every_phase_keeps_clearing() {
     // everyPhase: later re-runs and the search a later change consumed go too.
     let mut c = eager();
     c.phase.every_phase = true;
-    let out = compress(&req, &c, &mut MemoryStore::new()).unwrap();
+    let out = compress_json(
+        &req,
+        &c,
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+    )
+    .unwrap();
     let m = messages(&out.request);
     assert!(stone_of(&m[6])
         .unwrap()
@@ -340,9 +406,19 @@ fn by_default_the_phase_clears_once_every_phase_keeps_clearing() {
         ("bash", bash("python repro.py"), &b),
         ("bash", bash("python repro.py"), &b2),
     ]);
-    let out = compress(&req, &eager(), &mut MemoryStore::new()).unwrap();
+    let out = compress_json(
+        &req,
+        &eager(),
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+    )
+    .unwrap();
     assert_eq!(out.request, req);
-    let out = compress(&req, &c, &mut MemoryStore::new()).unwrap();
+    let out = compress_json(
+        &req,
+        &c,
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+    )
+    .unwrap();
     let m = messages(&out.request);
     assert!(stone_of(&m[2]).is_some());
     assert_eq!(m[4]["content"], json!(b2));
@@ -359,7 +435,12 @@ fn tombstones_repeat_the_critical_lines() {
         ("bash", bash("python t.py"), "ok"),
         ("bash", bash("sed -i 's/x/y/' t.py"), ""),
     ]);
-    let out = compress(&req, &eager(), &mut MemoryStore::new()).unwrap();
+    let out = compress_json(
+        &req,
+        &eager(),
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+    )
+    .unwrap();
     let stone = stone_of(&messages(&out.request)[2]).unwrap().to_string();
     assert!(
         stone.ends_with("\nit reported:\n  ValueError: bad input 540\n  exit code 1"),
@@ -383,7 +464,12 @@ fn tombstones_keep_every_failing_test_of_a_run() {
         ("bash", bash("python -m unittest"), "ok"),
         ("bash", bash("sed -i 's/x/y/' t.py"), ""),
     ]);
-    let out = compress(&req, &eager(), &mut MemoryStore::new()).unwrap();
+    let out = compress_json(
+        &req,
+        &eager(),
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+    )
+    .unwrap();
     let stone = stone_of(&messages(&out.request)[2]).unwrap().to_string();
     for t in &tests {
         assert!(stone.contains(&format!("\n  {t}")), "{t} missing: {stone}");
@@ -396,7 +482,12 @@ fn short_results_stay_when_a_tombstone_would_cost_more() {
         ("bash", bash("ls"), "a.py\nb.py"),
         ("bash", bash("sed -i 's/a/b/' a.py"), ""),
     ]);
-    let out = compress(&req, &eager(), &mut MemoryStore::new()).unwrap();
+    let out = compress_json(
+        &req,
+        &eager(),
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+    )
+    .unwrap();
     assert_eq!(out.request, req);
 }
 
@@ -407,9 +498,19 @@ fn idempotent() {
         ("bash", bash("grep -n a a.py"), &a),
         ("bash", bash("sed -i 's/a/b/' a.py"), ""),
     ]);
-    let once = compress(&req, &eager(), &mut MemoryStore::new()).unwrap();
+    let once = compress_json(
+        &req,
+        &eager(),
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+    )
+    .unwrap();
     assert_ne!(once.request, req);
-    let twice = compress(&once.request, &eager(), &mut MemoryStore::new()).unwrap();
+    let twice = compress_json(
+        &once.request,
+        &eager(),
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+    )
+    .unwrap();
     assert_eq!(twice.request, once.request);
 }
 
@@ -431,7 +532,7 @@ fn real_run_prefix_breaks_only_at_batches() {
             let req = tracelite::trajectory_to_request(&trajectory, t, FormatName::OpenaiChat)
                 .unwrap()
                 .to_string();
-            let out = compress_with(
+            let out = compress_json(
                 &req,
                 &c,
                 Env {
@@ -439,6 +540,8 @@ fn real_run_prefix_breaks_only_at_batches() {
                     counter: &tracelite::tokens::Estimator,
                     state: &mut state,
                     previous: previous.as_deref(),
+                    format: None,
+                    known: Default::default(),
                 },
             )
             .unwrap();
@@ -447,8 +550,8 @@ fn real_run_prefix_breaks_only_at_batches() {
                 // for its closing `]}`, unless something earlier changed.
                 if p.shared_bytes + 2 < p.previous_bytes {
                     assert_ne!(
-                        c.demoted(t),
-                        c.demoted(t - 1),
+                        Schedule::fixed(&c, t).demoted(),
+                        Schedule::fixed(&c, t - 1).demoted(),
                         "{}: prefix broke at turn {t} without a batch leaving the window",
                         path.display()
                     );
@@ -471,14 +574,24 @@ fn scratch_targets_can_be_left_out_of_the_trigger() {
         ("bash", bash("grep -rn y ."), &a),
         ("bash", bash("sed -i 's/x/y/' app.py"), ""),
     ]);
-    let out = compress(&req, &eager(), &mut MemoryStore::new()).unwrap();
+    let out = compress_json(
+        &req,
+        &eager(),
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+    )
+    .unwrap();
     let m = messages(&out.request);
     assert!(stone_of(&m[2]).unwrap().contains("at step 2"));
     assert_eq!(m[6]["content"], json!(a));
     // Ignoring test files moves the trigger to the change of app.py.
     let mut c = eager();
     c.phase.ignore_targets = vec!["test_*".into()];
-    let out = compress(&req, &c, &mut MemoryStore::new()).unwrap();
+    let out = compress_json(
+        &req,
+        &c,
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+    )
+    .unwrap();
     let m = messages(&out.request);
     assert!(stone_of(&m[2]).unwrap().contains("at step 4"));
     assert!(stone_of(&m[6]).unwrap().contains("at step 4"));
@@ -497,7 +610,12 @@ fn with_a_pointer_root_tombstones_name_the_file_of_the_cleared_output() {
     let mut rooted = eager();
     rooted.spill.pointer_root = "/srv/agent/tool-output".into();
     let mut store = MemoryStore::new();
-    let out = compress(&req, &rooted, &mut store).unwrap();
+    let out = compress_json(
+        &req,
+        &rooted,
+        Env::new(&mut store, &mut HostState::default()),
+    )
+    .unwrap();
     let stone = stone_of(&messages(&out.request)[2])
         .expect("the search is cleared")
         .to_string();
@@ -512,7 +630,12 @@ fn with_a_pointer_root_tombstones_name_the_file_of_the_cleared_output() {
         .unwrap_or_else(|| panic!("{stone}"));
     assert_eq!(store.get("ph", key).unwrap(), grep);
     // The same request without the root: the same tombstone with spill://.
-    let plain = compress(&req, &eager(), &mut MemoryStore::new()).unwrap();
+    let plain = compress_json(
+        &req,
+        &eager(),
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+    )
+    .unwrap();
     let plain_stone = stone_of(&messages(&plain.request)[2]).unwrap().to_string();
     assert_eq!(
         plain_stone,

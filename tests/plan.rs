@@ -5,7 +5,7 @@
 
 use serde_json::json;
 use tracelite::config::{Config, Provider};
-use tracelite::pipeline::{compress_with, Env, HostState, Output};
+use tracelite::pipeline::{compress_json, Env, HostState, Output};
 use tracelite::plan::CandidateKind;
 use tracelite::tokens::Estimator;
 use tracelite::MemoryStore;
@@ -54,7 +54,7 @@ fn session(config: &Config, n: usize) -> Vec<Output> {
     let mut outs: Vec<Output> = Vec::new();
     for i in 1..=n {
         let previous = outs.last().map(|o| o.request.clone());
-        let out = compress_with(
+        let out = compress_json(
             &request(i),
             config,
             Env {
@@ -62,6 +62,8 @@ fn session(config: &Config, n: usize) -> Vec<Output> {
                 counter: &Estimator,
                 state: &mut state,
                 previous: previous.as_deref(),
+                format: None,
+                known: Default::default(),
             },
         )
         .unwrap();

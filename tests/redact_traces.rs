@@ -44,7 +44,7 @@ fn redaction_false_positive_rate_on_shared_traces() {
 
 #[test]
 fn secrets_in_a_spilled_output_are_masked_in_the_excerpt_but_kept_in_the_store() {
-    use tracelite::{compress, Config, MemoryStore, SpillStore};
+    use tracelite::{compress_json, Config, Env, HostState, MemoryStore, SpillStore};
     let mut output =
         String::from("export OPENAI_API_KEY=sk-proj-4fQ2b9XwLm8Zt0aP3kR7sVn1Yc6Ue5Jh\n");
     for i in 0..20_000 {
@@ -57,7 +57,12 @@ fn secrets_in_a_spilled_output_are_masked_in_the_excerpt_but_kept_in_the_store()
     ]});
     let mut store = MemoryStore::new();
     let config = Config::from_json(serde_json::json!({"budget": 16000})).unwrap();
-    let out = compress(&request.to_string(), &config, &mut store).unwrap();
+    let out = compress_json(
+        &request.to_string(),
+        &config,
+        Env::new(&mut store, &mut HostState::default()),
+    )
+    .unwrap();
     assert!(
         !out.request.contains("sk-proj-4fQ2b9"),
         "secret reached the model"

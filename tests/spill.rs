@@ -12,7 +12,7 @@ use tracelite::activity::check::{critical_lines, CRITICAL_BYTES};
 use tracelite::spill::{
     self, handle_tool_call, tool_definitions, GrepOptions, Pattern, StoreLimits, ToolFormat,
 };
-use tracelite::{compress, Config, ErrorCode, MemoryStore, SpillStore};
+use tracelite::{compress_json, Config, Env, ErrorCode, HostState, MemoryStore, SpillStore};
 
 /// A request whose single tool result is `output`.
 fn request(output: &str) -> String {
@@ -61,7 +61,12 @@ fn over_the_cap_becomes_an_excerpt_with_a_pointer_and_error_lines() {
     let text = log(20_000);
     let mut store = MemoryStore::new();
     let cfg = config(16_000);
-    let out = compress(&request(&text), &cfg, &mut store).unwrap();
+    let out = compress_json(
+        &request(&text),
+        &cfg,
+        Env::new(&mut store, &mut HostState::default()),
+    )
+    .unwrap();
     let excerpt = tool_text(&out.request);
     let key = spill::content_key("tool", &text);
     let pointer = format!("spill://s1/{key}");
@@ -100,10 +105,20 @@ fn under_the_cap_nothing_changes_and_the_cap_scales_with_the_budget() {
     // that of a 16,000 one (the 2,000 floor).
     let text = log(1_000);
     let mut store = MemoryStore::new();
-    let big = compress(&request(&text), &config(1_000_000), &mut store).unwrap();
+    let big = compress_json(
+        &request(&text),
+        &config(1_000_000),
+        Env::new(&mut store, &mut HostState::default()),
+    )
+    .unwrap();
     assert_eq!(big.request, request(&text));
     assert!(store.list("s1").is_empty());
-    let small = compress(&request(&text), &config(16_000), &mut store).unwrap();
+    let small = compress_json(
+        &request(&text),
+        &config(16_000),
+        Env::new(&mut store, &mut HostState::default()),
+    )
+    .unwrap();
     assert_ne!(small.request, request(&text));
     assert_eq!(store.list("s1").len(), 1);
 }
@@ -113,9 +128,24 @@ fn compressing_twice_is_deterministic_and_stores_nothing_new() {
     let text = log(8_000);
     let mut a = MemoryStore::new();
     let mut b = MemoryStore::new();
-    let first = compress(&request(&text), &config(16_000), &mut a).unwrap();
-    let again = compress(&request(&text), &config(16_000), &mut a).unwrap();
-    let other = compress(&request(&text), &config(16_000), &mut b).unwrap();
+    let first = compress_json(
+        &request(&text),
+        &config(16_000),
+        Env::new(&mut a, &mut HostState::default()),
+    )
+    .unwrap();
+    let again = compress_json(
+        &request(&text),
+        &config(16_000),
+        Env::new(&mut a, &mut HostState::default()),
+    )
+    .unwrap();
+    let other = compress_json(
+        &request(&text),
+        &config(16_000),
+        Env::new(&mut b, &mut HostState::default()),
+    )
+    .unwrap();
     assert_eq!(first.request, again.request);
     assert_eq!(first.request, other.request);
     assert!(
@@ -124,7 +154,12 @@ fn compressing_twice_is_deterministic_and_stores_nothing_new() {
     );
     assert_eq!(a.list("s1").len(), 1);
     // Compressing the output again changes nothing.
-    let twice = compress(&first.request, &config(16_000), &mut a).unwrap();
+    let twice = compress_json(
+        &first.request,
+        &config(16_000),
+        Env::new(&mut a, &mut HostState::default()),
+    )
+    .unwrap();
     assert_eq!(twice.request, first.request);
 }
 
@@ -135,7 +170,12 @@ fn a_refused_blob_says_so_instead_of_pointing_to_nothing() {
         max_session_bytes: 1_000,
         ..StoreLimits::default()
     });
-    let out = compress(&request(&text), &config(16_000), &mut store).unwrap();
+    let out = compress_json(
+        &request(&text),
+        &config(16_000),
+        Env::new(&mut store, &mut HostState::default()),
+    )
+    .unwrap();
     let excerpt = tool_text(&out.request);
     assert!(
         excerpt.contains("[full output could not be kept: the session's spill quota is full"),
@@ -150,7 +190,15 @@ fn a_refused_blob_says_so_instead_of_pointing_to_nothing() {
         "budget": 16000, "session": "s1", "limits": {"maxSpillBytesPerSession": 100}
     }))
     .unwrap();
-    let excerpt = tool_text(&compress(&request(&text), &cfg, &mut store).unwrap().request);
+    let excerpt = tool_text(
+        &compress_json(
+            &request(&text),
+            &cfg,
+            Env::new(&mut store, &mut HostState::default()),
+        )
+        .unwrap()
+        .request,
+    );
     assert!(
         excerpt.contains("full output could not be kept:"),
         "{excerpt}"
@@ -163,7 +211,12 @@ fn a_single_giant_line_fits_cut_by_characters() {
     let line = "0123456789abcdef".repeat(65_536); // 1 MiB, no newline
     let mut store = MemoryStore::new();
     let cfg = config(16_000);
-    let out = compress(&request(&line), &cfg, &mut store).unwrap();
+    let out = compress_json(
+        &request(&line),
+        &cfg,
+        Env::new(&mut store, &mut HostState::default()),
+    )
+    .unwrap();
     let excerpt = tool_text(&out.request);
     assert!(excerpt.starts_with("[output too long: 1 line, 1048.6 KB; showing the first 0 and the last 1 line; 0 lines hidden]"), "{}", &excerpt[..200]);
     assert!(excerpt.contains("bytes of line 1 hidden"));
@@ -171,7 +224,15 @@ fn a_single_giant_line_fits_cut_by_characters() {
     assert!(tracelite::tokens::estimate(&excerpt) <= cfg.result_cap());
     // Giant first and last lines of a longer text.
     let two = format!("{line}\nmiddle\n{line}");
-    let excerpt = tool_text(&compress(&request(&two), &cfg, &mut store).unwrap().request);
+    let excerpt = tool_text(
+        &compress_json(
+            &request(&two),
+            &cfg,
+            Env::new(&mut store, &mut HostState::default()),
+        )
+        .unwrap()
+        .request,
+    );
     assert!(
         excerpt.contains("showing the first 1 and the last 1 line; 1 line hidden"),
         "{}",
@@ -566,7 +627,12 @@ fn error_patterns_are_a_validated_setting() {
             .unwrap();
     let mut text = log(20_000).replace("ValueError: boom", "CUSTOM-42 went wrong");
     text.push('\n');
-    let out = compress(&request(&text), &cfg, &mut MemoryStore::new()).unwrap();
+    let out = compress_json(
+        &request(&text),
+        &cfg,
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+    )
+    .unwrap();
     let excerpt = tool_text(&out.request);
     assert!(
         excerpt.contains("  10003: CUSTOM-42 went wrong"),
@@ -628,7 +694,12 @@ fn default_error_patterns_catch_real_errors_in_any_case() {
         "Traceback (most recent call last):",
     ] {
         let text = quiet_log(3_000, trouble);
-        let out = compress(&request(&text), &cfg, &mut MemoryStore::new()).unwrap();
+        let out = compress_json(
+            &request(&text),
+            &cfg,
+            Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+        )
+        .unwrap();
         let excerpt = tool_text(&out.request);
         assert!(
             excerpt.starts_with("[output too long: 6000 lines"),
@@ -645,7 +716,12 @@ fn default_error_patterns_catch_real_errors_in_any_case() {
     )
     .unwrap();
     let lower = quiet_log(3_000, "error worker-3 lower case");
-    let out = compress(&request(&lower), &cfg, &mut MemoryStore::new()).unwrap();
+    let out = compress_json(
+        &request(&lower),
+        &cfg,
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+    )
+    .unwrap();
     assert!(!tool_text(&out.request).contains("3000: error worker-3"));
 }
 
@@ -662,7 +738,12 @@ fn a_traceback_s_exception_line_stays_in_the_excerpt() {
             v["spill"] = json!({"errorPatterns": patterns});
         }
         let cfg = Config::from_json(v).unwrap();
-        let out = compress(&request(&text), &cfg, &mut MemoryStore::new()).unwrap();
+        let out = compress_json(
+            &request(&text),
+            &cfg,
+            Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+        )
+        .unwrap();
         let excerpt = tool_text(&out.request);
         assert!(
             excerpt.contains("myapp.registry.AppRegistryNotReady: Apps aren't loaded yet."),
@@ -684,7 +765,12 @@ fn critical_lines_are_listed_before_lines_that_only_mention_errors() {
     trouble.push_str("FAIL: test_parse (tests.test_u.ParseTests)\nE   assert 1 == 2");
     let text = quiet_log(3_000, &trouble);
     let cfg = Config::from_json(json!({"budget": 16000, "session": "s1"})).unwrap();
-    let out = compress(&request(&text), &cfg, &mut MemoryStore::new()).unwrap();
+    let out = compress_json(
+        &request(&text),
+        &cfg,
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+    )
+    .unwrap();
     let excerpt = tool_text(&out.request);
     for line in [
         "pylint.checkers.utils.IncompleteFormatString",
@@ -720,7 +806,7 @@ fn critical_lines_are_listed_before_lines_that_only_mention_errors() {
 #[test]
 fn excerpts_laid_out_before_never_serve_other_settings() {
     use tracelite::tokens::{Estimator, TokenCounter};
-    use tracelite::{compress_with, Env, HostState};
+    use tracelite::{compress_json, Env, HostState};
     struct Doubled;
     impl TokenCounter for Doubled {
         fn count(&self, text: &str) -> tracelite::Result<u64> {
@@ -742,7 +828,7 @@ fn excerpts_laid_out_before_never_serve_other_settings() {
                options: &str,
                counter: &dyn TokenCounter| {
         let config = Config::from_json_str(options).unwrap();
-        let out = compress_with(
+        let out = compress_json(
             &req,
             &config,
             Env {
@@ -750,6 +836,8 @@ fn excerpts_laid_out_before_never_serve_other_settings() {
                 counter,
                 state,
                 previous: None,
+                format: None,
+                known: Default::default(),
             },
         )
         .unwrap();
@@ -819,7 +907,12 @@ fn a_pointer_root_makes_the_pointer_a_file_path_the_tools_also_resolve() {
     let text = build_log();
     let rooted = rooted_config(json!({"spill": {"pointerRoot": "/var/data/tool-output/"}}));
     let mut store = MemoryStore::new();
-    let out = compress(&request(&text), &rooted, &mut store).unwrap();
+    let out = compress_json(
+        &request(&text),
+        &rooted,
+        Env::new(&mut store, &mut HostState::default()),
+    )
+    .unwrap();
     let excerpt = tool_text(&out.request);
     let key = &out.spills[0].key;
     let path = format!("/var/data/tool-output/s1/{key}.txt");
@@ -849,14 +942,19 @@ fn a_pointer_root_makes_the_pointer_a_file_path_the_tools_also_resolve() {
 #[test]
 fn without_a_pointer_root_the_output_is_the_same_as_before() {
     let text = build_log();
-    let plain = compress(
+    let plain = compress_json(
         &request(&text),
         &rooted_config(json!({})),
-        &mut MemoryStore::new(),
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
     )
     .unwrap();
     let empty = rooted_config(json!({"spill": {"pointerRoot": ""}}));
-    let same = compress(&request(&text), &empty, &mut MemoryStore::new()).unwrap();
+    let same = compress_json(
+        &request(&text),
+        &empty,
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+    )
+    .unwrap();
     assert_eq!(plain.request, same.request);
     let excerpt = tool_text(&plain.request);
     assert!(excerpt.contains(&format!("spill://s1/{}", plain.spills[0].key)));
@@ -904,7 +1002,12 @@ fn dedup_keeps_lines_holding_a_path_pointer() {
         )
     };
     let first = |c: &Config| {
-        let out = compress(&request, c, &mut MemoryStore::new()).unwrap();
+        let out = compress_json(
+            &request,
+            c,
+            Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+        )
+        .unwrap();
         let v: Value = serde_json::from_str(&out.request).unwrap();
         v["messages"][2]["content"].as_str().unwrap().to_string()
     };

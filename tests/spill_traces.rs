@@ -14,7 +14,7 @@ mod common;
 use serde_json::json;
 use tracelite::formats::FormatName;
 use tracelite::spill::{handle_tool_call, GrepOptions, Pattern, StoreLimits};
-use tracelite::{compress, Config, MemoryStore, SpillStore};
+use tracelite::{compress_json, Config, Env, HostState, MemoryStore, SpillStore};
 
 fn spill_only(budget: u64) -> Config {
     Config::from_json(json!({
@@ -95,7 +95,12 @@ fn spilled_observations_read_back_byte_for_byte_and_grep_like_a_reference() {
             max_grep_cost: u64::MAX,
             ..StoreLimits::default()
         });
-        let out = compress(&request, &spill_only(16_000), &mut store).unwrap();
+        let out = compress_json(
+            &request,
+            &spill_only(16_000),
+            Env::new(&mut store, &mut HostState::default()),
+        )
+        .unwrap();
         assert_eq!(out.spills.len(), out.report.spills.len());
         for (record, blob) in out.report.spills.iter().zip(&out.spills) {
             assert_eq!(record.key, blob.key);

@@ -235,11 +235,10 @@ fn the_caches_change_nothing() {
         conv.extra = base.clone();
         let request = serde_json::to_string(&formats::emit(FormatName::OpenaiChat, &conv)).unwrap();
         state = tracelite::HostState {
-            turns: state.turns,
             compact: std::mem::take(&mut state.compact),
             ..Default::default()
         };
-        let want = tracelite::compress_with(
+        let want = tracelite::compress_json(
             &request,
             &config,
             tracelite::Env {
@@ -247,6 +246,8 @@ fn the_caches_change_nothing() {
                 counter: &tracelite::tokens::Estimator,
                 state: &mut state,
                 previous: previous.as_deref(),
+                format: None,
+                known: Default::default(),
             },
         )
         .unwrap();

@@ -18,8 +18,10 @@
 //! * Host summarizers ([`prompt`], [`adopt_summary`]): after a compaction the
 //!   prepared prompt waits in the session state; the host's (async) summarizer
 //!   answers it and [`adopt_summary`] swaps the validated text in.
-//! * Planner ([`crate::plan::compaction`]): compacts only when it pays over
-//!   the planner's horizon, given prompt-cache prices, or when the budget
+//! * Planner: the stage proposes the compaction
+//!   ([`crate::stage::Proposal::Compaction`]) and compacts only when the
+//!   planner ([`crate::plan::compaction`]) commits it (it pays over the
+//!   planner's horizon, given prompt-cache prices), or when the budget
 //!   forces it.
 //! * Prefix stability: the session state remembers each compaction and
 //!   re-applies it byte for byte while the history still starts the same way.
@@ -32,7 +34,6 @@ pub mod constraints;
 pub mod cut;
 mod draft;
 pub mod extractive;
-mod planner;
 mod prior;
 pub mod prompt;
 pub mod state;
@@ -55,15 +56,12 @@ use crate::error::Result;
 use crate::hash::Fnv1a;
 use crate::model::{Conversation, Message, Role};
 use crate::stage::{
-    CompactionKind, CompactionOutcome, PriceCompaction, Stage, StageContext, StageName,
+    CompactionKind, CompactionOutcome, CompactionProposal, Proposal, Stage, StageContext, StageName,
 };
 
 /// The compact stage.
-#[derive(Debug)]
-pub struct Compact {
-    /// The planner's price of a compaction (from the pipeline).
-    pub price: PriceCompaction,
-}
+#[derive(Debug, Default)]
+pub struct Compact;
 
 impl Stage for Compact {
     type State = CompactState;
@@ -184,12 +182,18 @@ impl Stage for Compact {
                 limits.forced
             ));
         } else if config.compact.planner {
-            let inputs = planner::inputs(conv, cx, &prior, &plan, tokens, saving, limits)?;
-            let (estimate, candidate) = (self.price)(config, &inputs, saving);
-            why.push_str(&format!("; {estimate}"));
-            let committed = candidate.committed;
-            cx.candidates.push(candidate);
-            if !committed {
+            let proposal = CompactionProposal {
+                start: prior.start,
+                tokens,
+                saving,
+                stable: kept_cached(conv, cx, &plan)?,
+                forced: limits.forced,
+            };
+            let decision = cx.commit(conv, &Proposal::Compaction(proposal))?;
+            if let Some(candidate) = &decision.candidate {
+                why.push_str(&format!("; {}", candidate.reason));
+            }
+            if !decision.committed() {
                 cx.notes.push(format!("not compacting: {why}"));
                 return Ok(());
             }
@@ -266,6 +270,29 @@ pub(super) fn sum_tokens(cx: &StageContext<'_, CompactState>, messages: &[Messag
         sum += cx.meter.message(m)?;
     }
     Ok(sum)
+}
+
+/// Tokens at the start of the request compacted as `draft` that stay in
+/// the prompt cache: the system prompt, the user's messages kept first and
+/// an unchanged archive.
+fn kept_cached(
+    conv: &Conversation,
+    cx: &StageContext<'_, CompactState>,
+    draft: &Draft,
+) -> Result<u64> {
+    let mut stable = sum_tokens(cx, &conv.system)?;
+    for (new, old) in draft.messages.iter().zip(&conv.messages) {
+        if new != old || !is_user_authored(new) {
+            break;
+        }
+        stable += cx.meter.message(new)?;
+    }
+    if let (Some(first), Some(old)) = (draft.messages.first(), conv.messages.first()) {
+        if is_archive(first) && first == old {
+            stable += cx.meter.message(first)?;
+        }
+    }
+    Ok(stable)
 }
 
 /// What re-applying the previous compaction did.

@@ -59,10 +59,12 @@ pub mod image_urls;
 pub mod images;
 pub mod openai_chat;
 pub mod openai_responses;
+pub mod request;
 pub mod validate;
 
 pub use convert::{convert, convert_conversation, Conversion, Lossy};
 pub use images::{image_limits, ImageLimits};
+pub use request::{emit_request, EmitSettings, Emitted};
 pub use validate::{repair, validate, Repair};
 
 /// A supported request format.

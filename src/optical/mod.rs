@@ -276,6 +276,18 @@ impl Stage for Optical {
         cx.config.optical.enabled
     }
 
+    fn scheduled(&self) -> bool {
+        true
+    }
+
+    /// What a snapshot would save on each observation outside the recent
+    /// window (only those may be handed over).
+    fn propose(&self, conv: &Conversation, cx: &mut Cx<'_>) -> Result<Option<Vec<u64>>> {
+        let at = conv.observations();
+        let outside = at.len().saturating_sub(cx.config.window);
+        proposed_savings(conv, at.get(..outside).unwrap_or(&[]), cx).map(Some)
+    }
+
     fn apply(
         &self,
         conv: &mut Conversation,
@@ -377,9 +389,10 @@ struct Proposal {
 }
 
 /// Tokens the optical stage would save on each observation of `at` if it
-/// were handed over now (0 when it would keep the text): the planner's
-/// estimate for a demotion ([`crate::plan::demotion`]).
-pub fn proposed_savings(conv: &Conversation, at: &[PartRef], cx: &mut Cx<'_>) -> Result<Vec<u64>> {
+/// were handed over now (0 when it would keep the text): its demotion
+/// proposal ([`Stage::propose`]), which the planner prices
+/// ([`crate::plan::demotion`]).
+fn proposed_savings(conv: &Conversation, at: &[PartRef], cx: &mut Cx<'_>) -> Result<Vec<u64>> {
     let settings = cache::settings(cx.config);
     at.iter()
         .map(|&at| proposed_saving(conv, at, cx, settings))

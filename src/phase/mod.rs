@@ -249,6 +249,10 @@ impl Stage for Phase {
         cx.config.phase.enabled
     }
 
+    fn scheduled(&self) -> bool {
+        true
+    }
+
     fn apply(&self, conv: &mut Conversation, cx: &mut StageContext<'_>) -> Result<()> {
         let settings: &crate::config::Config = cx.config;
         let config = &settings.phase;

@@ -1,11 +1,94 @@
 //! When compaction pays: both choices (compact now, wait) simulated over the
 //! planner's horizon with prompt-cache prices — compaction throws away the
-//! cached prefix — unless the budget forces it.
+//! cached prefix — unless the budget forces it. The compact stage proposes
+//! the figures only it knows ([`CompactionProposal`]); what the cache holds,
+//! how fast the request grows and the horizon are read here, from the
+//! history.
 
 use super::prices::{for_config, turn_cost};
-use super::{Candidate, CandidateKind};
+use super::{Candidate, CandidateKind, Decision, Planning};
 use crate::config::{Config, Prices};
-pub use crate::stage::CompactionInputs as PlanInputs;
+use crate::error::Result;
+use crate::model::{Conversation, Message, Role};
+use crate::stage::CompactionProposal;
+
+/// What a compaction is priced with.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PlanInputs {
+    /// Tokens of the request now.
+    pub tokens: u64,
+    /// Tokens of it the previous request already sent (a cached prefix).
+    pub cached: u64,
+    /// Tokens the request grows by per turn.
+    pub growth: u64,
+    /// Tokens of the request if compacted now.
+    pub compacted: u64,
+    /// Tokens at the start of the compacted request that stay cached (system prompt).
+    pub stable: u64,
+    /// Above this a compaction is forced.
+    pub forced: u64,
+    /// Turns to look ahead.
+    pub horizon: usize,
+}
+
+/// Prices the compact stage's proposal on `conv` (the request as the
+/// stages before it left it).
+pub fn commit(
+    conv: &Conversation,
+    proposal: &CompactionProposal,
+    planning: &Planning<'_>,
+) -> Result<Decision> {
+    let inputs = inputs(conv, proposal, planning)?;
+    Ok(Decision {
+        schedule: None,
+        candidate: Some(candidate(planning.config, &inputs, proposal.saving)),
+    })
+}
+
+/// The request's figures for `proposal`: what the cache holds (the previous
+/// request is this one without its newest turn), growth per turn (over the
+/// last five turns since the previous summary) and the horizon.
+fn inputs(
+    conv: &Conversation,
+    proposal: &CompactionProposal,
+    planning: &Planning<'_>,
+) -> Result<PlanInputs> {
+    let sum = |messages: &[Message]| -> Result<u64> {
+        let mut sum = 0;
+        for m in messages {
+            sum += planning.meter.message(m)?;
+        }
+        Ok(sum)
+    };
+    let tokens = proposal.tokens;
+    let assistants: Vec<usize> = conv
+        .messages
+        .iter()
+        .enumerate()
+        .filter(|(i, m)| *i >= proposal.start && m.role == Role::Assistant)
+        .map(|(i, _)| i)
+        .collect();
+    let newest = assistants.last().copied().unwrap_or(conv.messages.len());
+    let newest_tokens = sum(conv.messages.get(newest..).unwrap_or(&[]))?;
+    let recent_from = assistants
+        .len()
+        .checked_sub(5)
+        .and_then(|i| assistants.get(i))
+        .or(assistants.first())
+        .copied()
+        .unwrap_or(conv.messages.len());
+    let recent_turns = assistants.len().clamp(1, 5) as u64;
+    let growth = sum(conv.messages.get(recent_from..).unwrap_or(&[]))? / recent_turns;
+    Ok(PlanInputs {
+        tokens,
+        cached: tokens.saturating_sub(newest_tokens),
+        growth,
+        compacted: tokens.saturating_sub(proposal.saving),
+        stable: proposal.stable,
+        forced: proposal.forced,
+        horizon: planning.config.plan.horizon(assistants.len()),
+    })
+}
 
 /// The planner's estimate: dollars over the horizon for both choices.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -23,11 +106,10 @@ impl PlanEstimate {
     }
 }
 
-/// The compact stage's candidate (it saves `saving` tokens) priced under
-/// `config`: the explanation (`compact now` when it pays) and the candidate
-/// for the report. The pipeline hands this to the stage
-/// ([`crate::stage::PriceCompaction`]).
-pub fn candidate(config: &Config, inputs: &PlanInputs, saving: u64) -> (String, Candidate) {
+/// A compaction that saves `saving` tokens, priced under `config`: the
+/// candidate for the report, its reason the explanation (`compact now` when
+/// it pays).
+pub fn candidate(config: &Config, inputs: &PlanInputs, saving: u64) -> Candidate {
     let (prices, source) = for_config(config);
     let horizon = inputs.horizon;
     let e = estimate(&prices, inputs);
@@ -36,7 +118,7 @@ pub fn candidate(config: &Config, inputs: &PlanInputs, saving: u64) -> (String, 
         "planner: compacting ${:.4} vs waiting ${:.4} over {horizon} turns ({source}) → {verdict}",
         e.compact, e.wait
     );
-    let candidate = Candidate {
+    Candidate {
         kind: CandidateKind::Compaction,
         observations: None,
         tokens_saved: saving,
@@ -46,9 +128,8 @@ pub fn candidate(config: &Config, inputs: &PlanInputs, saving: u64) -> (String, 
         saving: e.wait - e.compact,
         horizon,
         committed: e.pays(),
-        reason: why.clone(),
-    };
-    (why, candidate)
+        reason: why,
+    }
 }
 
 /// Simulates `horizon` turns both ways. Each turn sends the whole request;
@@ -104,5 +185,70 @@ mod tests {
         assert!(estimate(&prices, &big_summary).pays());
         // A small context is cheaper to keep cached.
         assert!(!estimate(&prices, &inputs(14_000, 10)).pays());
+    }
+
+    /// `turns` turns (a call of 40 characters, a result of `len`) after a task.
+    fn history(turns: usize, len: usize) -> Conversation {
+        let mut conv = Conversation::default();
+        conv.messages.push(Message::text(Role::User, "fix the bug"));
+        for t in 0..turns {
+            conv.messages
+                .push(Message::text(Role::Assistant, format!("step {t:>34}")));
+            conv.messages
+                .push(Message::text(Role::User, "x".repeat(len)));
+        }
+        conv
+    }
+
+    #[test]
+    fn the_history_gives_the_cached_prefix_growth_and_horizon() {
+        let mut config = Config::default();
+        // The horizon is the turns so far.
+        config.plan.min_horizon = 1;
+        let meter = crate::tokens::Meter {
+            counter: &crate::tokens::Estimator,
+            provider: config.provider,
+            optical: &config.optical,
+        };
+        let planning = Planning {
+            config: &config,
+            meter: &meter,
+            message_tokens: &[],
+        };
+        let conv = history(8, 4_000);
+        let count = |m: &[Message]| m.iter().map(|m| meter.message(m).unwrap()).sum::<u64>();
+        let tokens = count(&conv.messages);
+        let proposal = CompactionProposal {
+            start: 0,
+            tokens,
+            saving: 1_000,
+            stable: 10,
+            forced: 1_000_000,
+        };
+        let i = super::inputs(&conv, &proposal, &planning).unwrap();
+        let turn = count(&conv.messages[conv.messages.len() - 2..]);
+        // The previous request is this one without its newest turn.
+        assert_eq!(i.cached, tokens - turn);
+        // Growth: the mean of the last five turns (all alike here).
+        assert_eq!(i.growth, turn);
+        assert_eq!(i.compacted, tokens - 1_000);
+        assert_eq!((i.stable, i.forced), (10, 1_000_000));
+        assert_eq!(i.horizon, 8);
+        // After a previous summary (message 12) only the two turns since count.
+        let since = super::inputs(
+            &conv,
+            &CompactionProposal {
+                start: 12,
+                ..proposal
+            },
+            &planning,
+        )
+        .unwrap();
+        assert_eq!(since.horizon, 2);
+        let decision = commit(&conv, &proposal, &planning).unwrap();
+        let candidate = decision.candidate.unwrap();
+        assert_eq!(candidate.kind, CandidateKind::Compaction);
+        assert_eq!(candidate.tokens_rewritten, tokens - 10);
+        assert!(decision.schedule.is_none());
     }
 }

@@ -4,8 +4,9 @@
 //! request now) and, at each, weighs moving the boundary to the window's
 //! edge:
 //!
-//! * it saves `Δ` tokens on every later request (the optical stage's
-//!   proposals for the observations it hands over), read from the cache;
+//! * it saves `Δ` tokens on every later request (what the stages proposed
+//!   for the observations it hands over: the optical stage's snapshots),
+//!   read from the cache;
 //! * it sends again, uncached, the `R` tokens of the previous request from
 //!   the first handed-over observation on (for Anthropic, written to the
 //!   cache at the write price), minus the `Δ` it no longer sends.
@@ -16,15 +17,10 @@
 //! `optical.batch` observations; deferred ones accumulate, so moves get
 //! larger and rarer where rewrites are dear.
 
-use super::{prices, Candidate, CandidateKind, Schedule};
+use super::{prices, Candidate, CandidateKind, Decision, Planning, Schedule};
 use crate::config::{Config, Prices};
 use crate::error::Result;
-use crate::model::{Conversation, PartRef, Role};
-use crate::stage::StageContext;
-
-/// The optical stage's proposed savings (tokens) for observations `at`,
-/// handed in by the pipeline so the planner imports no stage.
-pub type Propose<S> = fn(&Conversation, &[PartRef], &mut StageContext<'_, S>) -> Result<Vec<u64>>;
+use crate::model::{Conversation, Role};
 
 /// The history as the planner sees it.
 #[derive(Debug, Clone, Copy)]
@@ -40,26 +36,29 @@ pub struct History<'a> {
     pub requests: &'a [usize],
 }
 
-/// [`plan`] for `conv` as it stands after spilling: its requests, its token
-/// prefix sums and the optical stage's proposals for the observations that
-/// may leave the recent window.
-pub fn for_conversation<S>(
+/// [`plan`] for `conv` as it stands (after spilling): its requests, its
+/// token prefix sums and the stages' proposed `savings` for the observations
+/// outside the recent window (`None`: nothing proposed, fixed batches).
+pub fn commit(
     conv: &Conversation,
-    cx: &mut StageContext<'_, S>,
-    propose: Propose<S>,
-) -> Result<(Schedule, Option<Candidate>)> {
-    let config = cx.config;
+    savings: Option<&[u64]>,
+    planning: &Planning<'_>,
+) -> Result<Decision> {
+    let config = planning.config;
     let at = conv.observations();
-    if !priced(config) {
+    let Some(savings) = savings.filter(|_| priced(config)) else {
         // Fixed batches: nothing to count.
-        return Ok((Schedule::fixed(config, at.len()), None));
-    }
+        return Ok(Decision {
+            schedule: Some(Schedule::fixed(config, at.len())),
+            candidate: None,
+        });
+    };
     // The pipeline's counts of the messages as they stand, else counted here.
     let counted;
-    let tokens = if cx.message_tokens.len() == conv.system.len() + conv.messages.len() {
-        &cx.message_tokens
+    let tokens = if planning.message_tokens.len() == conv.system.len() + conv.messages.len() {
+        planning.message_tokens
     } else {
-        counted = cx.meter.messages(conv)?;
+        counted = planning.meter.messages(conv)?;
         &counted
     };
     let (system, messages) = tokens.split_at(conv.system.len());
@@ -75,16 +74,12 @@ pub fn for_conversation<S>(
         prefix.push(total);
     }
     requests.push(conv.messages.len());
-    let outside = at.len().saturating_sub(config.window);
-    // Only what may leave the window is priced (the optical stage
-    // remembers what it weighed).
-    let savings = propose(conv, at.get(..outside).unwrap_or(&[]), cx)?;
     let mut observations = Vec::with_capacity(at.len());
     for (i, &at) in at.iter().enumerate() {
         observations.push((at.message, savings.get(i).copied().unwrap_or(0)));
     }
     let (prices, _) = prices::for_config(config);
-    Ok(plan(
+    let (schedule, candidate) = plan(
         &History {
             prefix: &prefix,
             observations: &observations,
@@ -92,13 +87,17 @@ pub fn for_conversation<S>(
         },
         config,
         &prices,
-    ))
+    );
+    Ok(Decision {
+        schedule: Some(schedule),
+        candidate,
+    })
 }
 
-/// Whether moves are priced: the planner is on, and so is the optical stage
-/// whose proposals it prices; otherwise they come in fixed batches.
+/// Whether moves are priced (the planner is on); otherwise they come in
+/// fixed batches.
 fn priced(config: &Config) -> bool {
-    config.plan.enabled && config.optical.enabled
+    super::prices_demotions(config)
 }
 
 /// The committed boundaries, and the candidate weighed on the request now
@@ -321,7 +320,7 @@ mod tests {
         let mut config = Config::default();
         config.plan.enabled = false;
         let (schedule, candidate) = run(&config, 20, 3_000, 0);
-        assert_eq!(schedule.demoted(), config.demoted(20));
+        assert_eq!(schedule.demoted(), Schedule::fixed(&config, 20).demoted());
         assert!(candidate.is_none());
         assert_eq!(schedule.boundaries.first(), Some(&config.optical.batch));
     }

@@ -1,7 +1,9 @@
-//! The planner (layer 3): stages propose, the planner commits what pays. It
-//! imports no stage: the pipeline hands it the optical stage's proposals
-//! ([`demotion::Propose`]) and hands the compact stage its price
-//! ([`compaction::candidate`] as a [`crate::stage::PriceCompaction`]).
+//! The planner (layer 3): stages propose, the planner commits what pays.
+//! [`commit`] is its one entry, for both kinds of [`Proposal`]; it imports no
+//! stage: the pipeline installs it in the stage context
+//! ([`crate::stage::Planner`]) and asks every stage for its demotion
+//! proposal before the first scheduled stage runs; the compact stage hands
+//! it its compaction through the context too.
 //!
 //! Every rewrite of an earlier message (a snapshot, a dedup edit, a
 //! tombstone, a summary) re-sends everything after it uncached (and, for
@@ -35,7 +37,29 @@ use serde::Serialize;
 
 pub use crate::config::PlanConfig;
 use crate::config::Prices;
-pub use crate::stage::{Candidate, CandidateKind, Schedule};
+use crate::error::Result;
+use crate::model::Conversation;
+pub use crate::stage::{Candidate, CandidateKind, Decision, Planning, Proposal, Schedule};
+
+/// Commits `proposal` on `conv` or defers it (see the module doc): a
+/// demotion gives the schedule and the candidate weighed on the request
+/// now, a compaction its priced candidate.
+pub fn commit(
+    conv: &Conversation,
+    proposal: &Proposal,
+    planning: &Planning<'_>,
+) -> Result<Decision> {
+    match proposal {
+        Proposal::Demotion(savings) => demotion::commit(conv, savings.as_deref(), planning),
+        Proposal::Compaction(p) => compaction::commit(conv, p, planning),
+    }
+}
+
+/// Whether the planner prices demotions under `config` (else they move in
+/// fixed batches and no stage is asked to propose).
+pub fn prices_demotions(config: &crate::config::Config) -> bool {
+    config.plan.enabled
+}
 
 impl PlanConfig {
     /// Turns expected after a request that is the `turn`-th (1-based).
@@ -59,4 +83,85 @@ pub struct PlanReport {
     pub demoted: usize,
     /// Every candidate weighed on this turn.
     pub candidates: Vec<Candidate>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::model::{Message, Role};
+    use crate::tokens::{Estimator, Meter};
+
+    /// A task and `n` tool calls with results of 3,000 characters.
+    fn conversation(n: usize) -> Conversation {
+        let mut conv = Conversation::default();
+        conv.messages.push(Message::text(Role::User, "task"));
+        for i in 0..n {
+            let call = crate::model::ToolCall {
+                id: format!("c{i}"),
+                name: "bash".into(),
+                arguments: "{}".into(),
+            };
+            conv.messages.push(Message {
+                role: Role::Assistant,
+                parts: vec![crate::model::Part::from(crate::model::PartKind::ToolCall(
+                    call,
+                ))],
+                layout: crate::model::Layout::Null,
+                extra: Default::default(),
+            });
+            conv.messages.push(Message {
+                role: Role::Tool,
+                parts: vec![crate::model::Part::from(
+                    crate::model::PartKind::ToolResult(crate::model::ToolResult {
+                        call_id: format!("c{i}"),
+                        parts: vec![crate::model::Part::text("y\n".repeat(1_500))],
+                        is_error: false,
+                    }),
+                )],
+                layout: crate::model::Layout::Text,
+                extra: Default::default(),
+            });
+        }
+        conv
+    }
+
+    fn decide(config: &Config, conv: &Conversation, proposal: &Proposal) -> Decision {
+        let meter = Meter {
+            counter: &Estimator,
+            provider: config.provider,
+            optical: &config.optical,
+        };
+        commit(
+            conv,
+            proposal,
+            &Planning {
+                config,
+                meter: &meter,
+                message_tokens: &[],
+            },
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn demotions_nobody_proposed_move_in_fixed_batches() {
+        let config = Config::default();
+        let conv = conversation(12);
+        let fixed = Schedule::fixed(&config, 12);
+        let none = decide(&config, &conv, &Proposal::Demotion(None));
+        assert_eq!(none.schedule.as_ref(), Some(&fixed));
+        assert!(none.candidate.is_none());
+        // Proposed savings are priced: a candidate says why.
+        let proposed = decide(&config, &conv, &Proposal::Demotion(Some(vec![2_000; 9])));
+        let candidate = proposed.candidate.expect("a priced candidate");
+        assert_eq!(candidate.kind, CandidateKind::Demotion);
+        assert!(proposed.schedule.is_some());
+        // The planner off: fixed batches whatever was proposed.
+        let mut off = config.clone();
+        off.plan.enabled = false;
+        let unplanned = decide(&off, &conv, &Proposal::Demotion(Some(vec![2_000; 9])));
+        assert_eq!(unplanned.schedule, Some(fixed));
+        assert!(unplanned.candidate.is_none());
+    }
 }

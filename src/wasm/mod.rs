@@ -22,7 +22,7 @@ mod config;
 use crate::config::Config;
 use crate::error::{Error, ErrorCode};
 use crate::formats::FormatName;
-use crate::pipeline::{compress_with, Env, HostState};
+use crate::pipeline::{compress_json, Env, HostState};
 use crate::spill::{MemoryStore, SpillStore};
 use crate::tokens::{estimate, Estimator, TokenCounter};
 use crate::trajectory::{trajectory_to_request, Trajectory};
@@ -141,14 +141,13 @@ impl WasmStore {
             Some(c) => c,
             None => &Estimator,
         };
-        let out = compress_with(
+        let out = compress_json(
             &request,
             &config,
             Env {
-                store: &mut self.store,
                 counter,
-                state: &mut self.state,
                 previous: previous.as_deref(),
+                ..Env::new(&mut self.store, &mut self.state)
             },
         )
         .map_err(to_js)?;

@@ -50,7 +50,7 @@ pub fn load_trace(path: &Path) -> Trajectory {
     Trajectory::from_json(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
-/// `compress_with` in a session: the in-memory `store` and `state` carry over
+/// `compress_json` in a session: the in-memory `store` and `state` carry over
 /// between calls, tokens come from the built-in estimator.
 pub fn compress_in(
     request: &str,
@@ -58,7 +58,7 @@ pub fn compress_in(
     store: &mut tracelite::MemoryStore,
     state: &mut tracelite::HostState,
 ) -> tracelite::Output {
-    tracelite::compress_with(
+    tracelite::compress_json(
         request,
         config,
         tracelite::Env {
@@ -66,6 +66,8 @@ pub fn compress_in(
             counter: &tracelite::tokens::Estimator,
             state,
             previous: None,
+            format: None,
+            known: Default::default(),
         },
     )
     .unwrap()

@@ -14,7 +14,7 @@ use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Value};
 use tracelite::formats::{self, FormatName};
 use tracelite::model::PartKind;
-use tracelite::{compress, Config, MemoryStore};
+use tracelite::{compress_json, Config, Env, HostState, MemoryStore};
 
 /// Bytes the compaction may add beyond the input: the five-section summary
 /// (at most 40 lines a section, lines clipped to a few hundred bytes, two
@@ -88,7 +88,9 @@ fuzz_target!(|data: &[u8]| {
                     list.push(json!({"id": format!("call_{ids}"), "type": "function",
                         "function": {"name": "bash", "arguments": json!({"command": command}).to_string()}}));
                 }
-                messages.push(json!({"role": "assistant", "content": bytes.text(), "tool_calls": list}));
+                messages.push(
+                    json!({"role": "assistant", "content": bytes.text(), "tool_calls": list}),
+                );
                 for k in 0..calls {
                     messages.push(json!({"role": "tool", "tool_call_id": format!("call_{}", ids + 1 + k - calls),
                         "content": bytes.text()}));
@@ -109,10 +111,19 @@ fuzz_target!(|data: &[u8]| {
     config.redact.store = head[2] & 2 != 0;
     config.limits.max_compact_messages = 1 + usize::from(head[3] % 64);
     config.limits.max_compact_bytes = 1024 + usize::from(head[3]) * 256;
-    let Ok(out) = compress(&request, &config, &mut MemoryStore::new()) else {
+    let Ok(out) = compress_json(
+        &request,
+        &config,
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+    ) else {
         return;
     };
-    let again = compress(&request, &config, &mut MemoryStore::new()).expect("same input, same result");
+    let again = compress_json(
+        &request,
+        &config,
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+    )
+    .expect("same input, same result");
     assert_eq!(out.request, again.request, "deterministic");
     assert!(
         out.request.len() <= request.len() + OVERHEAD,
@@ -141,7 +152,11 @@ fuzz_target!(|data: &[u8]| {
         .iter()
         .filter(|c| c.kind == "summary" && c.pointer.is_some())
         .count();
-    let blobs: Vec<_> = out.spills.iter().filter(|s| s.key.starts_with("compact-")).collect();
+    let blobs: Vec<_> = out
+        .spills
+        .iter()
+        .filter(|s| s.key.starts_with("compact-"))
+        .collect();
     assert_eq!(blobs.len(), compactions);
     for blob in blobs {
         let listed = blob

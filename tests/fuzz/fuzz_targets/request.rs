@@ -3,13 +3,19 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tracelite::{compress, formats, Config, MemoryStore};
+use tracelite::{compress_json, formats, Config, Env, HostState, MemoryStore};
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else { return };
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
     let mut config = Config::default();
     config.budget = 8_000;
-    let _ = compress(text, &config, &mut MemoryStore::new());
+    let _ = compress_json(
+        text,
+        &config,
+        Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+    );
     if let Ok(value) = tracelite::json::parse_strict(text, 64) {
         if let Ok(format) = formats::detect(&value) {
             if let Ok(conv) = formats::parse(format, &value) {
