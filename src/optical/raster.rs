@@ -256,34 +256,37 @@ impl Bitmap {
 /// Bit depths a PNG grayscale image may use.
 pub const BIT_DEPTHS: [u8; 4] = [1, 2, 4, 8];
 
-/// Packs gray levels of `bits` each into a row of bytes, most significant
-/// bits first; what is not written stays as it was (paper).
+/// Packs runs of bits into a row of bytes, most significant bits first;
+/// what is not written stays as it was (paper).
 struct RowPacker<'a> {
     bytes: std::slice::IterMut<'a, u8>,
-    bits: u32,
-    acc: u32,
+    acc: u64,
     filled: u32,
 }
 
+/// Most bits a run given to [`RowPacker::push`] may hold.
+const RUN_BITS: u32 = 56;
+
 impl<'a> RowPacker<'a> {
-    fn new(row: &'a mut [u8], bits: u8) -> Self {
+    fn new(row: &'a mut [u8]) -> Self {
         Self {
             bytes: row.iter_mut(),
-            bits: u32::from(bits),
             acc: 0,
             filled: 0,
         }
     }
 
-    fn push(&mut self, level: u8) {
-        self.acc = (self.acc << self.bits) | u32::from(level);
-        self.filled += self.bits;
-        if self.filled == 8 {
+    /// Appends the low `len` (at most [`RUN_BITS`]) bits of `run`.
+    fn push(&mut self, run: u64, len: u32) {
+        self.acc = (self.acc << len) | run;
+        self.filled += len;
+        while self.filled >= 8 {
+            self.filled -= 8;
             if let Some(b) = self.bytes.next() {
-                *b = self.acc as u8;
+                *b = (self.acc >> self.filled) as u8;
             }
-            (self.acc, self.filled) = (0, 0);
         }
+        self.acc &= (1 << self.filled) - 1;
     }
 
     /// Ends the row: a partly filled byte is padded with paper (all ones).
@@ -329,38 +332,79 @@ pub fn draw(
             }
         }
     }
-    let levels = (1u32 << bits) - 1;
-    let level: Vec<u8> = (0..=255u32)
-        .map(|g| ((g * levels + 127) / 255) as u8)
+    let (cw, ch) = (cell.width as usize, cell.height as usize);
+    // Each row of a tile in use quantized and packed once: runs of up to
+    // RUN_BITS bits (a whole row at 2 bits when the cell is at most 28 wide).
+    let depth = u32::from(bits);
+    let per_run = (RUN_BITS / depth) as usize;
+    let runs: Vec<u32> = (0..cw)
+        .step_by(per_run)
+        .map(|x| (cw - x).min(per_run) as u32 * depth)
         .collect();
-    let paper = levels as u8;
+    let levels = (1u64 << bits) - 1;
+    let level: Vec<u64> = (0..=255u64).map(|g| (g * levels + 127) / 255).collect();
+    let pack = |tile: &[u8]| -> Vec<u64> {
+        tile.chunks_exact(cw.max(1))
+            .flat_map(|line| line.chunks(per_run.max(1)))
+            .map(|run| {
+                run.iter().fold(0u64, |acc, &g| {
+                    (acc << bits) | level.get(usize::from(g)).copied().unwrap_or(0)
+                })
+            })
+            .collect()
+    };
+    let ascii: Vec<Option<Vec<u64>>> = (' '..='~')
+        .map(|c| atlas.tile(c, &extra).map(pack))
+        .collect();
+    let mut other: BTreeMap<char, Option<Vec<u64>>> = BTreeMap::new();
+    for c in rows.iter().flat_map(|r| r.iter()) {
+        if !(' '..='~').contains(c) && !other.contains_key(c) {
+            other.insert(*c, atlas.tile(*c, &extra).map(pack));
+        }
+    }
+    let packed = |c: char| {
+        if (' '..='~').contains(&c) {
+            ascii.get(c as usize - ' ' as usize)
+        } else {
+            other.get(&c)
+        }
+        .and_then(Option::as_deref)
+    };
     let stride = Bitmap::row_bytes(width, bits);
     let mut data = vec![0xff; stride * height as usize];
-    let (cw, ch) = (cell.width as usize, cell.height as usize);
     let fit_x = (width.saturating_sub(margin) / cell.width.max(1)) as usize;
     let fit_y = (height.saturating_sub(margin) / cell.height.max(1)) as usize;
-    let mut tiles: Vec<Option<&[u8]>> = Vec::with_capacity(fit_x);
+    let margin_runs: Vec<u32> = (0..margin as usize)
+        .step_by(per_run)
+        .map(|x| (margin as usize - x).min(per_run) as u32 * depth)
+        .collect();
+    let paper = |len: u32| (1u64 << len) - 1;
+    let mut cells: Vec<Option<&[u64]>> = Vec::with_capacity(fit_x);
     let bands = data
         .get_mut(stride * margin as usize..)
         .unwrap_or_default()
         .chunks_exact_mut((stride * ch).max(1));
     for (row, band) in rows.iter().take(fit_y).zip(bands) {
-        tiles.clear();
-        tiles.extend(row.iter().take(fit_x).map(|c| atlas.tile(*c, &extra)));
+        cells.clear();
+        cells.extend(row.iter().take(fit_x).map(|c| packed(*c)));
         // Past the last cell with ink the band stays paper.
-        let Some(last) = tiles.iter().rposition(Option::is_some) else {
+        let Some(last) = cells.iter().rposition(Option::is_some) else {
             continue;
         };
-        let inked = tiles.get(..=last).unwrap_or_default();
+        let inked = cells.get(..=last).unwrap_or_default();
         for (ty, line) in band.chunks_exact_mut(stride.max(1)).enumerate() {
-            let mut packer = RowPacker::new(line, bits);
-            (0..margin).for_each(|_| packer.push(paper));
-            for tile in inked {
-                match tile.and_then(|t| t.get(ty * cw..(ty + 1) * cw)) {
-                    Some(grays) => grays.iter().for_each(|&g| {
-                        packer.push(level.get(usize::from(g)).copied().unwrap_or(0))
-                    }),
-                    None => (0..cw).for_each(|_| packer.push(paper)),
+            let mut packer = RowPacker::new(line);
+            margin_runs
+                .iter()
+                .for_each(|&len| packer.push(paper(len), len));
+            for cell in inked {
+                let at = ty * runs.len();
+                match cell.and_then(|rows| rows.get(at..at + runs.len())) {
+                    Some(row) => row
+                        .iter()
+                        .zip(&runs)
+                        .for_each(|(&run, &len)| packer.push(run, len)),
+                    None => runs.iter().for_each(|&len| packer.push(paper(len), len)),
                 }
             }
             packer.finish();
