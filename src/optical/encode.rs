@@ -27,7 +27,7 @@ pub struct PngSettings {
 /// The settings snapshots are encoded with.
 pub const PNG_SETTINGS: PngSettings = PngSettings {
     filter: Filter::NoFilter,
-    compression: DeflateCompression::Level(1),
+    compression: DeflateCompression::Level(2),
 };
 
 /// Encodes `bitmap` as a grayscale PNG at its bit depth with [`PNG_SETTINGS`].
