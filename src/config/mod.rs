@@ -332,6 +332,16 @@ mod tests {
             ),
             (json!({"spill": 3}), "spill", "must be an object, got 3"),
             (
+                json!({"plan": [true, 1, 2, 3]}),
+                "plan",
+                "must be an object, got an array",
+            ),
+            (
+                serde_json::from_str(r#"{"plan": {"prices": 2e3}}"#).unwrap(),
+                "plan.prices",
+                "must be an object, got 2e+3",
+            ),
+            (
                 json!({"phase": {"editTools": "edit"}}),
                 "phase.editTools",
                 "must be an array, got the string \"edit\"",

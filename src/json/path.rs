@@ -128,11 +128,12 @@ impl<'de, 'p> de::Deserializer<'de> for At<'de, 'p> {
         visitor.visit_unit()
     }
 
-    /// An object or an array as [`deserialize_any`](Self::deserialize_any);
-    /// anything else is refused by its type without reaching `visitor`, so a
-    /// struct's derived visitor is built for this deserializer's members and
-    /// elements only (not also for serde_json's arbitrary-precision numbers,
-    /// which arrive as a map).
+    /// A struct is read from an object only: anything else (an array too,
+    /// which serde's derive would read field by field in order) is refused
+    /// by its type without reaching `visitor`, so a struct's derived visitor
+    /// is built for this deserializer's members only (not also for arrays,
+    /// nor for serde_json's arbitrary-precision numbers, which arrive as a
+    /// map): about 8 KB of the wasm's gzip size.
     fn deserialize_struct<V: Visitor<'de>>(
         self,
         _name: &'static str,
@@ -140,7 +141,7 @@ impl<'de, 'p> de::Deserializer<'de> for At<'de, 'p> {
         visitor: V,
     ) -> Result<V::Value, Error> {
         match self.value {
-            Value::Object(_) | Value::Array(_) => self.deserialize_any(visitor),
+            Value::Object(_) => self.deserialize_any(visitor),
             other => de::Deserializer::deserialize_any(
                 other,
                 Refuse {
