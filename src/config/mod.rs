@@ -1,7 +1,10 @@
 //! [`Config`]: every setting of the pipeline, with documented defaults.
 //!
-//! Options arrive from JS (or the CLI) as JSON with camelCase names; unknown
-//! names and wrong types are rejected with an `INVALID_OPTION` error naming the field.
+//! Options arrive from JS (or the CLI) as JSON with camelCase names, read by
+//! the sections' serde derives (`default`: a member the options lack keeps its
+//! default); unknown names and wrong types are rejected with an
+//! `INVALID_OPTION` error naming the field by its path
+//! ([`json::from_value`](crate::json::from_value)).
 //!
 //! * this file: the top-level settings and how options are parsed;
 //! * [`stages`]: each stage's settings and the planner's (`spill`, `dedup`,
@@ -10,11 +13,9 @@
 //! * [`validate`]: the checks a parsed config must pass: the top-level ones
 //!   and `limits` here, each stage's section (and the planner's) in its
 //!   owner's module, called through [`Section`];
-//! * [`read`]: how options are read, section by section;
 //! * [`words`]: serde's type errors in plain words.
 
 mod limits;
-mod read;
 mod stages;
 mod validate;
 mod words;
@@ -103,13 +104,14 @@ impl Default for Config {
 }
 
 impl Config {
-    /// Parses options JSON (camelCase); `null` gives the defaults.
+    /// Parses options JSON (camelCase) with the serde derive: a member the
+    /// options lack keeps its default, `null` gives the defaults; an error
+    /// names the offending field by its path (`spill.fraction`).
     pub fn from_json(value: Value) -> Result<Self> {
         if value.is_null() {
             return Ok(Self::default());
         }
-        let mut config = Self::default();
-        crate::json::read_into(&mut config, &value).map_err(|(path, e)| {
+        let config: Self = crate::json::from_value(&value).map_err(|(path, e)| {
             Error::new(ErrorCode::InvalidOption, path, words::plain(&e.to_string()))
         })?;
         config.validate()?;
@@ -172,6 +174,132 @@ mod tests {
         assert_eq!(e.path, "provider");
     }
 
+    /// The value `path` (`a.b[2].c`, `.` for the root) names in `value`.
+    fn at<'v>(value: &'v Value, path: &str) -> Option<&'v Value> {
+        if path == "." {
+            return Some(value);
+        }
+        let mut here = value;
+        for part in path.split('.') {
+            let (key, indices) = part.split_once('[').map_or((part, ""), |(k, i)| (k, i));
+            if !key.is_empty() {
+                here = here.get(key)?;
+            }
+            for index in indices.split('[').filter(|i| !i.is_empty()) {
+                here = here.get(index.trim_end_matches(']').parse::<usize>().ok()?)?;
+            }
+        }
+        Some(here)
+    }
+
+    /// Options read by the derive: a section given in part keeps the defaults
+    /// of the members it lacks, and every error, whatever the value and
+    /// wherever it sits (top level, section member, array element, the
+    /// required `plan.prices`), names by its path a place the options have.
+    #[test]
+    fn partial_sections_keep_defaults_and_every_error_has_its_path() {
+        let c = Config::from_json(json!({"spill": {"fraction": 0.5}, "plan": {"prices": null}}))
+            .unwrap();
+        let mut want = Config::default();
+        want.spill.fraction = 0.5;
+        assert_eq!(c, want);
+        let odd: Vec<Value> = [
+            "null",
+            "true",
+            "0",
+            "5",
+            "-1",
+            "300",
+            "70000",
+            "1.5",
+            "1.50",
+            "1e400",
+            "2e3",
+            "18446744073709551616",
+            "-9223372036854775809",
+            "\"x\"",
+            "\"openai-chat\"",
+            "\"anthropic\"",
+            "[]",
+            "[1]",
+            "[\"a\",\"b\"]",
+            "[true,5]",
+            "{}",
+            "{\"a\":1}",
+            "{\"enabled\":false}",
+            "{\"input\":1,\"cachedInput\":0.5,\"cacheWrite\":2}",
+            "{\"input\":1}",
+            "[1,2]",
+            "[1,2,3,4]",
+        ]
+        .iter()
+        .map(|t| serde_json::from_str(t).unwrap())
+        .collect();
+        let defaults = serde_json::to_value(Config::default()).unwrap();
+        let mut options = vec![json!({"plan": {"prices": {"input": 1}}})];
+        for v in &odd {
+            options.push(v.clone());
+            options.push(json!({ "bogus": v }));
+            options.push(json!({ "plan": { "prices": v } }));
+            options.push(json!({ "plan": [true, 1, 2, 3, v] }));
+        }
+        for (key, section) in defaults.as_object().unwrap() {
+            for v in &odd {
+                options.push(json!({ key: v }));
+                options.push(json!({ "budget": 7, key: v, "window": 2 }));
+            }
+            if let Value::Object(fields) = section {
+                for field in fields.keys() {
+                    for v in &odd {
+                        options.push(json!({ key: { field: v } }));
+                        options.push(json!({ key: { field: v, "bogus": 1 } }));
+                        options.push(json!({ key: [v] }));
+                    }
+                }
+            }
+        }
+        let mut errors = 0;
+        for o in &options {
+            let Err(e) = Config::from_json(o.clone()) else {
+                continue;
+            };
+            errors += 1;
+            assert!(
+                matches!(e.code, ErrorCode::InvalidOption | ErrorCode::LimitExceeded),
+                "{o}: {e}"
+            );
+            // A reading error names a place of the options; a check of the
+            // read config (`optical.minFontPx` against `fontPx`) may name one
+            // the options left to its default.
+            let given = at(o, &e.path);
+            assert!(
+                given.is_some() || at(&defaults, &e.path).is_some(),
+                "{o}: {} is neither in the options nor a setting",
+                e.path
+            );
+            if e.path == "." {
+                assert!(!o.is_object(), "{o}: {e}");
+            }
+            if let Some(field) = e.message.strip_prefix("unknown field `") {
+                let field = field.split('`').next().unwrap_or_default();
+                assert!(
+                    e.path.ends_with(&format!(".{field}")) || e.path == field,
+                    "{o}: {e}"
+                );
+            }
+            if let Some((_, got)) = e.message.split_once(", got ") {
+                if got.parse::<f64>().is_ok() {
+                    assert_eq!(
+                        given.map(Value::to_string).as_deref(),
+                        Some(got),
+                        "{o}: {e}"
+                    );
+                }
+            }
+        }
+        assert!(errors > options.len() / 2, "{errors} of {}", options.len());
+    }
+
     /// Each mistyped option: its path once, serde's words for the type
     /// replaced (no `u64`, `f64`, `struct`).
     #[test]
@@ -203,6 +331,16 @@ mod tests {
                 "must be true or false, got 1",
             ),
             (json!({"spill": 3}), "spill", "must be an object, got 3"),
+            (
+                json!({"plan": [true, 1, 2, 3]}),
+                "plan",
+                "must be an object, got an array",
+            ),
+            (
+                serde_json::from_str(r#"{"plan": {"prices": 2e3}}"#).unwrap(),
+                "plan.prices",
+                "must be an object, got 2e+3",
+            ),
             (
                 json!({"phase": {"editTools": "edit"}}),
                 "phase.editTools",

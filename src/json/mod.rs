@@ -18,7 +18,7 @@ use crate::error::{Error, ErrorCode, Result};
 
 mod path;
 
-pub use path::{from_value, read_into, At, Path, ReadInto};
+pub use path::{from_value, Path};
 
 const DEPTH_MARK: &str = "nesting deeper than limits.maxDepth";
 const DUPLICATE_MARK: &str = "duplicate key";

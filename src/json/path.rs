@@ -1,9 +1,17 @@
 //! Where reading a JSON value failed: a path (`messages[0].content`) kept
 //! while a value is deserialized, so a typed error names the field.
 //!
-//! [`from_value`] reads a typed value (options, settings) out of a parsed
-//! [`Value`] with the path of whatever it could not read; the strict request
-//! parser keeps a [`Path`] the same way.
+//! [`from_value`] reads a typed value (options, settings) through its serde
+//! derive out of a parsed [`Value`], with the path of whatever it could not
+//! read; the strict request parser keeps a [`Path`] the same way.
+//!
+//! Why not `serde_path_to_error` over serde_json's own `&Value`: with
+//! `arbitrary_precision` (which requests need, to keep numbers' text) that
+//! deserializer answers a mistyped number with `invalid number` or `invalid
+//! type: number`, without the value. [`from_value`]'s deserializer hands
+//! every leaf to the visitor as what it is (`integer -5`, `floating point
+//! 1.5`), which the options' plain words need, and keeps the
+//! path as it goes, so a second wrapper for the path would add nothing.
 
 use std::cell::RefCell;
 use std::fmt;
@@ -67,141 +75,11 @@ pub fn from_value<T: DeserializeOwned>(value: &Value) -> Result<T, (String, Erro
     T::deserialize(At { value, path: &path }).map_err(|e| (path.to_string(), e))
 }
 
-/// Reads `target` in place out of `value` (the settings keep their values
-/// where `value` has none); on failure, the path and error [`from_value`]
-/// would give for the same type deserialized with serde.
-pub fn read_into<T: ReadInto>(target: &mut T, value: &Value) -> Result<(), (String, Error)> {
-    let path = Path::default();
-    target
-        .read_into(At { value, path: &path })
-        .map_err(|e| (path.to_string(), e))
-}
-
-/// A value read in place by [`read_into`]: a leaf through its `Deserialize`
-/// ([`At::read_leaf`]), a struct member by member ([`At::read_struct`]), so
-/// each struct costs a table instead of a serde visitor.
-pub trait ReadInto {
-    /// Reads `self` from the value `at` points to.
-    fn read_into(&mut self, at: At<'_, '_>) -> Result<(), Error>;
-}
-
-/// Leaves: read through their `Deserialize`.
-macro_rules! read_leaves {
-    ($($ty:ty),*) => {$(
-        impl ReadInto for $ty {
-            fn read_into(&mut self, at: At<'_, '_>) -> Result<(), Error> {
-                at.read_leaf(self)
-            }
-        }
-    )*};
-}
-read_leaves!(bool, u8, u32, u64, usize, f64, String, Vec<String>);
-
-/// A value being read at a place of the [`Path`].
-pub struct At<'v, 'p> {
+/// The value being read at a place of the [`Path`]: a deserializer over a
+/// parsed [`Value`] that keeps the path as it enters members and elements.
+struct At<'v, 'p> {
     value: &'v Value,
     path: &'p Path,
-}
-
-impl At<'_, '_> {
-    /// The value read.
-    pub fn value(&self) -> &Value {
-        self.value
-    }
-
-    /// Replaces `slot` with the value deserialized.
-    pub fn read_leaf<T: DeserializeOwned>(self, slot: &mut T) -> Result<(), Error> {
-        *slot = T::deserialize(self)?;
-        Ok(())
-    }
-
-    /// Reads struct `name` (`struct Name` in errors) of the members `fields`
-    /// into `slots` (in the same order), as a serde-derived
-    /// `deny_unknown_fields` struct reads: an object member by member, an
-    /// array element by element; a member the value lacks keeps its slot's
-    /// value unless `required`, when it is an error.
-    pub fn read_struct(
-        self,
-        name: &'static str,
-        fields: &'static [&'static str],
-        slots: &mut [&mut dyn ReadInto],
-        required: bool,
-    ) -> Result<(), Error> {
-        match self.value {
-            Value::Object(map) => {
-                let mut seen = vec![false; slots.len()];
-                for (key, value) in map {
-                    self.path.push_key(key.clone());
-                    let i = fields
-                        .iter()
-                        .position(|f| f == key)
-                        .ok_or_else(|| de::Error::unknown_field(key, fields))?;
-                    if let (Some(slot), Some(seen)) = (slots.get_mut(i), seen.get_mut(i)) {
-                        slot.read_into(At {
-                            value,
-                            path: self.path,
-                        })?;
-                        *seen = true;
-                    }
-                    self.path.pop();
-                }
-                match seen
-                    .iter()
-                    .zip(fields)
-                    .find(|(seen, _)| required && !**seen)
-                {
-                    Some((_, field)) => Err(de::Error::missing_field(field)),
-                    None => Ok(()),
-                }
-            }
-            Value::Array(items) => {
-                for (i, slot) in slots.iter_mut().enumerate() {
-                    match items.get(i) {
-                        Some(value) => {
-                            self.path.push_index(i);
-                            slot.read_into(At {
-                                value,
-                                path: self.path,
-                            })?;
-                            self.path.pop();
-                        }
-                        None if required => {
-                            return Err(de::Error::invalid_length(
-                                i,
-                                &format!("struct {name} with {} elements", fields.len()).as_str(),
-                            ))
-                        }
-                        None => {}
-                    }
-                }
-                Ok(())
-            }
-            other => de::Deserializer::deserialize_any(other, NotAStruct { name, fields }),
-        }
-    }
-}
-
-/// What serde's derived visitor of struct `name` does with a value that is
-/// neither object nor array: refuses it by type, or (a number
-/// `arbitrary_precision` keeps as text, read as a map) by its first key.
-struct NotAStruct {
-    name: &'static str,
-    fields: &'static [&'static str],
-}
-
-impl<'de> Visitor<'de> for NotAStruct {
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "struct {}", self.name)
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        match map.next_key::<String>()? {
-            Some(key) => Err(de::Error::unknown_field(&key, self.fields)),
-            None => Ok(()),
-        }
-    }
 }
 
 impl<'de, 'p> de::Deserializer<'de> for At<'de, 'p> {
@@ -250,9 +128,58 @@ impl<'de, 'p> de::Deserializer<'de> for At<'de, 'p> {
         visitor.visit_unit()
     }
 
+    /// A struct is read from an object only: anything else (an array too,
+    /// which serde's derive would read field by field in order) is refused
+    /// by its type without reaching `visitor`, so a struct's derived visitor
+    /// is built for this deserializer's members only (not also for arrays,
+    /// nor for serde_json's arbitrary-precision numbers, which arrive as a
+    /// map): about 8 KB of the wasm's gzip size.
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        match self.value {
+            Value::Object(_) => self.deserialize_any(visitor),
+            other => de::Deserializer::deserialize_any(
+                other,
+                Refuse {
+                    visitor,
+                    value: other,
+                },
+            ),
+        }
+    }
+
     serde::forward_to_deserialize_any! {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
-        bytes byte_buf unit unit_struct seq tuple tuple_struct map struct identifier
+        bytes byte_buf unit unit_struct seq tuple tuple_struct map identifier
+    }
+}
+
+/// Expects what `visitor` expects and accepts nothing: every value is an
+/// `invalid type` error in `visitor`'s words.
+struct Refuse<'v, V> {
+    visitor: V,
+    value: &'v Value,
+}
+
+impl<'de, V: Visitor<'de>> Visitor<'de> for Refuse<'_, V> {
+    type Value = V::Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.visitor.expecting(f)
+    }
+
+    /// Only a number reaches this (an object does not get here): one
+    /// serde_json keeps as text (`1.50`, `1e400`) arrives as a map.
+    fn visit_map<A: MapAccess<'de>>(self, _map: A) -> Result<V::Value, A::Error> {
+        let number = self.value.to_string();
+        Err(de::Error::invalid_type(
+            de::Unexpected::Other(&number),
+            &self,
+        ))
     }
 }
 
