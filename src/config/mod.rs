@@ -112,7 +112,12 @@ impl Config {
             return Ok(Self::default());
         }
         let config: Self = crate::json::from_value(&value).map_err(|(path, e)| {
-            Error::new(ErrorCode::InvalidOption, path, words::plain(&e.to_string()))
+            let given = words::at_path(&value, &path);
+            Error::new(
+                ErrorCode::InvalidOption,
+                path,
+                words::plain(&e.to_string(), given),
+            )
         })?;
         config.validate()?;
         Ok(config)
@@ -347,6 +352,24 @@ mod tests {
                 "must be an array, got the string \"edit\"",
             ),
             (json!({"session": 7}), "session", "must be a string, got 7"),
+            // Numbers serde keeps as their text, and integers past u64: the
+            // value as given, no Rust type name.
+            (
+                serde_json::from_str(r#"{"budget": 2e3}"#).unwrap(),
+                "budget",
+                "must be a non-negative integer, got 2e+3",
+            ),
+            (
+                serde_json::from_str(r#"{"spill": {"floorTokens": 18446744073709551616}}"#)
+                    .unwrap(),
+                "spill.floorTokens",
+                "must be a non-negative integer, got 18446744073709551616",
+            ),
+            (
+                json!({"phase": {"editTools": [1]}}),
+                "phase.editTools[0]",
+                "must be a string, got 1",
+            ),
         ] {
             let e = Config::from_json(options.clone()).unwrap_err();
             assert_eq!(
