@@ -409,6 +409,10 @@ pub struct PlanConfig {
     /// Prices (USD per million input tokens); the dated table of
     /// [`crate::plan::prices::default_prices`] for the provider when absent.
     pub prices: Option<Prices>,
+    /// Weigh each demotion's expected cost of getting back what it hides
+    /// (`crate::plan::recovery`): it commits only when its saving minus that
+    /// cost pays for the rewrite. Off: the cost is reported, not weighed.
+    pub recovery: bool,
 }
 
 impl Default for PlanConfig {
@@ -419,6 +423,7 @@ impl Default for PlanConfig {
             min_horizon: 10,
             max_horizon: 15,
             prices: None,
+            recovery: false,
         }
     }
 }

@@ -442,6 +442,13 @@ export interface PlanOptions {
    * Default: `null`.
    */
   prices?: Prices;
+  /**
+   * Weigh each demotion's expected cost of getting back what it hides
+   * (`plan::recovery`): it commits only when its saving minus that
+   * cost pays for the rewrite. Off: the cost is reported, not weighed.
+   * Default: `false`.
+   */
+  recovery?: boolean;
 }
 
 /** Secret redaction settings. */
