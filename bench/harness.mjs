@@ -140,7 +140,7 @@ function sessionName(id) {
  * Replays one trajectory under one policy (one provider for per-provider
  * policies) and returns per-step measurements.
  */
-function replay(ctx, trace, policy, provider, { fidelity }) {
+function replay(ctx, trace, policy, provider, { fidelity, grounding = fidelity }) {
   const { pkg, count } = ctx;
   const table = new MessageTable(count);
   const providers = policy.perProvider ? [provider] : PROVIDERS;
@@ -160,7 +160,7 @@ function replay(ctx, trace, policy, provider, { fidelity }) {
     snapshotGroups: [],
     // Every distinct snapshot the run emits (legibility): TraceLite defaults and variants, with OCR.
     emitted: fidelity && ctx.ocr && (policy.id === 'tracelite' || policy.id.startsWith('variant-')) ? new Map() : null,
-    grounding: emptyGrounding(),
+    grounding: grounding ? emptyGrounding() : null,
     bytes: emptyBytes(),
   };
   // Messages already counted in `bytes` (each distinct image once per run).
@@ -202,7 +202,8 @@ function replay(ctx, trace, policy, provider, { fidelity }) {
         }
       }
       const system = messages.findIndex((m) => m.role !== 'system');
-      const step = { t, tokens: {}, cached: {}, writes: {}, input: {}, output: {}, images: 0 };
+      // `reread`: the step's tool call uses a fact this request hides (EVALUATION.md §3, effective $).
+      const step = { t, tokens: {}, cached: {}, writes: {}, input: {}, output: {}, images: 0, reread: false };
       for (const s of shapes) step.images += s.images.length;
       for (const p of providers) {
         const tokens = shapes.map((s) => shapeTokens(s, p));
@@ -218,10 +219,10 @@ function replay(ctx, trace, policy, provider, { fidelity }) {
         step.output[p] = c.output;
       }
       steps.push(step);
-      if (fidelity) {
-        measureFidelity(result, trace, t, request.messages, messages, items, { store, session, recovery });
+      if (fidelity) measureFidelity(result, trace, t, request.messages, messages, items, { store, session, recovery });
+      if (grounding) {
         const t0 = performance.now();
-        measureGrounding(result.grounding, trace, t, request.messages, messages, { store, session, changes, policy, blobCache, ocr: ctx.ocr });
+        step.reread = measureGrounding(result.grounding, trace, t, request.messages, messages, { store, session, changes, policy, blobCache, ocr: ctx.ocr }) > 0;
         result.groundingMs = (result.groundingMs ?? 0) + performance.now() - t0;
       }
       if (fidelity && t === trace.requests.length - 1 && step.images > 0) result.snapshotGroups = snapshotGroups(request.messages, messages);
@@ -377,12 +378,15 @@ function measureFidelity(result, trace, t, original, messages, items, { store, s
  * step t's call used, the stage (or baseline) that hid each hidden one, the
  * multi-line old_str of a str_replace edit, and whether every user-authored
  * message is verbatim. Images are OCR'd only for facts not in the text.
+ * Returns how many of the step's facts the request hides (POINTER or GONE):
+ * a step with any needs a recovery turn (EVALUATION.md §3, effective $).
  */
 function measureGrounding(g, trace, t, original, messages, { store, session, changes, policy, blobCache, ocr: reader }) {
   g.taskVerbatim.requests++;
   if (taskVerbatim(original, messages)) g.taskVerbatim.verbatim++;
   const entry = trace.facts.get(t);
-  if (!entry || (entry.facts.length === 0 && !entry.oldStr)) return;
+  if (!entry || (entry.facts.length === 0 && !entry.oldStr)) return 0;
+  let hiddenFacts = 0;
   const view = viewRequest(messages);
   let reached = null;
   const blobs = (pointers) => {
@@ -397,6 +401,7 @@ function measureGrounding(g, trace, t, original, messages, { store, session, cha
   for (const fact of entry.facts) {
     const cls = classify(view, fact, { ocrTexts, blobs });
     const hidden = cls === 'POINTER' || cls === 'GONE';
+    if (hidden) hiddenFacts++;
     const by = hidden ? (policy.kind === 'baseline' ? policy.id : hiddenBy(messages, fact, changes)) : null;
     countFact(g, cls, t - fact.source, by);
   }
@@ -409,6 +414,7 @@ function measureGrounding(g, trace, t, original, messages, { store, session, cha
       g.oldStr.hiddenBy[by] = (g.oldStr.hiddenBy[by] ?? 0) + 1;
     }
   }
+  return hiddenFacts;
 }
 
 /** Loads one trace and everything shared by its policy replays. */
@@ -464,7 +470,8 @@ export function benchTrace(ctx, file, policies, { ocr: doOcr = false } = {}) {
     for (const provider of policy.perProvider ? PROVIDERS : ['openai']) {
       let r;
       try {
-        r = replay(ctx, trace, policy, provider, { fidelity: provider === 'openai' });
+        // Grounding (and so recovery turns) on every provider's replay of a per-provider policy.
+        r = replay(ctx, trace, policy, provider, { fidelity: provider === 'openai', grounding: provider === 'openai' || !!policy.perProvider });
       } catch (err) {
         errors.push({ policy: policy.id, provider, trace: trace.id, error: String(err?.message ?? err) });
         continue;
@@ -475,7 +482,7 @@ export function benchTrace(ctx, file, policies, { ocr: doOcr = false } = {}) {
         if (stats) snapshots[policy.id] = stats;
       }
       const { snapshotGroups: _g, lastMissing: _m, emitted: _e, ...rest } = r;
-      rest.grounding.ms = r.groundingMs ?? 0;
+      if (rest.grounding) rest.grounding.ms = r.groundingMs ?? 0;
       delete rest.groundingMs;
       runs.push({ key: `${policy.id}|${provider}`, trace: trace.id, source: trace.source, ...rest });
     }
@@ -750,12 +757,14 @@ function summarize({ policies, runs, traces, prices, snapshots }) {
           },
         },
         bySource,
+        ...recoveryTurns(list, p),
       };
       entry.perTrace[p] = list.map((r) => ({
         trace: r.trace,
         inputTokens: sum(r.steps, (s) => s.tokens[p]),
         cachedTokens: sum(r.steps, (s) => s.cached[p]),
         cost: sum(r.steps, (s) => s.input[p] + s.output[p]),
+        recoveryCost: sum(r.steps, (s) => (s.reread ? s.input[p] + s.output[p] : 0)),
       }));
       if (p === 'openai') {
         // Cumulative tokens per step, for the chart (not written to JSON).
@@ -801,6 +810,32 @@ function summarize({ policies, runs, traces, prices, snapshots }) {
     out.policies.push(entry);
   }
   return out;
+}
+
+/**
+ * Recovery turns of a policy's replays for `provider` (EVALUATION.md §3):
+ * every step whose tool call uses a fact its request hides (`step.reread`,
+ * measured on the replay the steps come from) costs one more request,
+ * priced like that step's request with caching (input and output).
+ * `measured` is false when no replay measured grounding (then nothing is priced).
+ */
+export function recoveryTurns(runs, provider) {
+  const measured = runs.length > 0 && runs.every((r) => r.grounding);
+  let steps = 0;
+  let rereadSteps = 0;
+  let cost = 0;
+  for (const r of runs) {
+    for (const s of r.steps) {
+      steps++;
+      if (!s.reread) continue;
+      rereadSteps++;
+      cost += (s.input[provider] ?? 0) + (s.output[provider] ?? 0);
+    }
+  }
+  // Grounding of these very replays (a per-provider policy's differ by provider).
+  const facts = measured ? sum(runs, (r) => r.grounding.facts) : 0;
+  const shown = measured ? sum(runs, (r) => r.grounding.text + r.grounding.image) : 0;
+  return { recovery: { measured, steps, rereadSteps, cost, facts, shown } };
 }
 
 function mergeKinds(list) {
