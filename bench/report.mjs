@@ -295,6 +295,10 @@ function perProviderVsFull(p, full, value) {
  * with caching per provider, and $ per trajectory. Empty when no policy's
  * grounding was measured.
  */
+function recoveryTokensCell(r) {
+  return r?.rereadSteps > 0 ? int(r.tokens / r.rereadSteps) : '—';
+}
+
 export function effectiveSection(result) {
   const full = result.policies.find((p) => p.id === 'full');
   const measured = result.policies.filter((p) => PROVIDERS.every((prov) => p.byProvider[prov].recovery?.measured));
@@ -315,11 +319,13 @@ export function effectiveSection(result) {
       p.id === 'full' ? '—' : perProviderVsFull(p, full, costPerTrace),
       p.id === 'full' ? '—' : perProviderVsFull(p, full, effectiveCostPerTrace),
       PROVIDERS.map((prov) => usd(effectiveCostPerTrace(p.byProvider[prov]))).join(' / '),
+      recoveryTokensCell(p.byProvider.openai.recovery),
     ];
   });
-  out.push(table(['policy', 'steps needing a re-read', '$ vs full, % (A / O / G)', 'effective $ vs full, % (A / O / G)', 'effective $/traj (A / O / G)'], rows));
+  out.push(table(['policy', 'steps needing a re-read', '$ vs full, % (A / O / G)', 'effective $ vs full, % (A / O / G)', 'effective $/traj (A / O / G)', 'tokens read back per recovery (OpenAI)'], rows));
   out.push('');
-  out.push('A / O / G: Anthropic, OpenAI, Gemini. Re-read shares of a per-provider policy are per provider in that order.');
+  out.push('A / O / G: Anthropic, OpenAI, Gemini. Re-read shares of a per-provider policy are per provider in that order. ' +
+    '**Tokens read back per recovery**: the mean, over the steps needing one, of what getting the hidden facts back reads: a `grep_spill` call and its reply for each fact a pointer reaches (run on the store, as the model would), the source observation again for a fact nothing reaches (a re-run of the command, once per observation).');
   out.push('');
   return out;
 }

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import * as pkg from '../../pkg/entries/node.js';
 import { PromptCache } from '../../bench/cost.mjs';
 import { criticalItems, editedPaths, legible, recoverable, toolCallsKept } from '../../bench/fidelity.mjs';
-import { addImageBytes, countSnapshots, recoveryTurns, runBench, sampleLines, spreadPerSource } from '../../bench/harness.mjs';
+import { addImageBytes, countSnapshots, recoveryTokens, recoveryTurns, runBench, sampleLines, spreadPerSource } from '../../bench/harness.mjs';
 import { CLEARED_PLACEHOLDER, clearToolUses, geminiMasking, geminiSnippet, geminiTokens, headTail, maskObservations } from '../../bench/policies.mjs';
 import { ocrShows } from '../../bench/grounding.mjs';
 import { addLegibility, emptyLegibility, factsInside, legibilitySection, legibilityShare, mergeLegibility, readSnapshot, snapshotGroups, snapshotLayout, snapshotTokenRows } from '../../bench/legibility.mjs';
@@ -511,6 +511,31 @@ test('runBench prices recovery turns: masking hides facts the demo session uses 
     assert.ok(b.recovery.cost > 0 && b.recovery.cost < r.rereadSteps * 10 * perStep, prov);
   }
   assert.equal(r.facts - r.shown, mask.grounding.pointer + mask.grounding.gone);
+  // Masked outputs have no pointer: getting them back re-runs the command.
+  assert.ok(r.tokens > 0, JSON.stringify(r));
+});
+
+test('tokens a recovery reads back: a grep_spill reply for a fact a pointer reaches, a re-run for one nothing reaches', () => {
+  const store = new pkg.SpillStore();
+  try {
+    const text = Array.from({ length: 400 }, (_, i) => `line ${i} value_${i} path/to/file_${i}.py`).join('\n');
+    const kept = store.spill(text, { session: 'rec', budget: 8000 });
+    assert.ok(kept.spilled);
+    const [, session, key] = /^spill:\/\/([^/]+)\/(.+)$/.exec(kept.pointer);
+    const count = o200kCounter();
+    const ctx = { count };
+    const fact = { kind: 'path', text: 'path/to/file_123.py', source: 0 };
+    const grep = recoveryTokens(ctx, [{ fact, pointer: { session, key } }], [], store);
+    const reply = store.handleToolCall('grep_spill', { pointer: kept.pointer, pattern: 'path/to/file_123\\.py' }, 'rec');
+    assert.ok(!reply.isError && reply.text.includes('124:line 123 value_123 path/to/file_123.py'), reply.text);
+    assert.ok(grep > count(reply.text) && grep < count(text) / 10, `${grep} tokens`);
+    // Nothing reaches it: its source observation is read again, once for two facts of it.
+    const original = [{ role: 'tool', tool_call_id: 'call_1', content: text }];
+    const gone = (t) => ({ fact: { kind: 'identifier', text: t, source: 1 }, pointer: null });
+    assert.equal(recoveryTokens(ctx, [gone('value_7'), gone('value_9')], original, store), count(text));
+  } finally {
+    store.free();
+  }
 });
 
 test('bench/run.mjs writes REPORT.md, report.json and chart.svg', () => {
