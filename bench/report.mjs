@@ -324,6 +324,11 @@ export function effectiveSection(result) {
   });
   out.push(table(['policy', 'steps needing a re-read', '$ vs full, % (A / O / G)', 'effective $ vs full, % (A / O / G)', 'effective $/traj (A / O / G)', 'tokens read back per recovery (OpenAI)'], rows));
   out.push('');
+  for (const p of measured.filter((x) => x.perProvider)) {
+    const g = PROVIDERS.map((prov) => pct(share(p.byProvider[prov].recovery.shown, p.byProvider[prov].recovery.facts)));
+    out.push(`${p.label}, grounding recall (text+image) on each provider's own replay: ${g.join(' / ')} (A / O / G; their snapshots and so what tesseract reads differ).`);
+    out.push('');
+  }
   out.push('A / O / G: Anthropic, OpenAI, Gemini. Re-read shares of a per-provider policy are per provider in that order. ' +
     '**Tokens read back per recovery**: the mean, over the steps needing one, of what getting the hidden facts back reads: a `grep_spill` call and its reply for each fact a pointer reaches (run on the store, as the model would), the source observation again for a fact nothing reaches (a re-run of the command, once per observation).');
   out.push('');
