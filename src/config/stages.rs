@@ -413,6 +413,10 @@ pub struct PlanConfig {
     /// (`crate::plan::recovery`): it commits only when its saving minus that
     /// cost pays for the rewrite. Off: the cost is reported, not weighed.
     pub recovery: bool,
+    /// The same for a compaction the planner prices (not a forced one): it
+    /// waits while its saving over the horizon does not exceed its expected
+    /// recovery.
+    pub compaction_recovery: bool,
 }
 
 impl Default for PlanConfig {
@@ -424,6 +428,7 @@ impl Default for PlanConfig {
             max_horizon: 15,
             prices: None,
             recovery: false,
+            compaction_recovery: false,
         }
     }
 }

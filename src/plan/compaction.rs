@@ -65,7 +65,7 @@ pub fn commit(
     candidate.hidden_facts = r.facts;
     candidate.recovery_probability = r.probability;
     candidate.expected_recovery = r.dollars;
-    if config.plan.recovery && candidate.committed && candidate.saving <= r.dollars {
+    if config.plan.compaction_recovery && candidate.committed && candidate.saving <= r.dollars {
         candidate.committed = false;
         candidate.reason = format!(
             "{} − expected recovery ${:.4} → wait",

@@ -25,7 +25,8 @@
 //! needs it again ([`crate::activity::recall`], estimated from the history)
 //! times the price of one more request of the whole context. With
 //! `plan.recovery` a demotion commits only when its saving minus that cost
-//! pays for the rewrite.
+//! pays for the rewrite; with `plan.compactionRecovery` a priced compaction
+//! waits while its saving does not exceed that cost.
 //!
 //! Prices come from a dated per-provider table ([`prices`]); the horizon
 //! (turns still to come) defaults to the turns so far (a session that has

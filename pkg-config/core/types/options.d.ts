@@ -449,6 +449,13 @@ export interface PlanOptions {
    * Default: `false`.
    */
   recovery?: boolean;
+  /**
+   * The same for a compaction the planner prices (not a forced one): it
+   * waits while its saving over the horizon does not exceed its expected
+   * recovery.
+   * Default: `false`.
+   */
+  compactionRecovery?: boolean;
 }
 
 /** Secret redaction settings. */
