@@ -7,8 +7,10 @@
 //! code-like identifiers (`[A-Za-z_][A-Za-z0-9_]{3,}` holding a
 //! `_`, a digit or an inner capital: plain words and numbers are too common
 //! to say which output was read). A fact an assistant message (its text or
-//! its calls' arguments) holds is a **use** of the latest observation that
-//! held it before; a call that names a `spill://` pointer is a **re-read**.
+//! its calls' arguments) holds for the first time is a **use** of the latest
+//! observation that held it before (a fact the user or agent already wrote
+//! needs no output to be used again); a call that names a `spill://` pointer
+//! is a **re-read**.
 //!
 //! **Model.** Judged at the request ending before message `end`, observation
 //! `k` is needed again within `H` turns with probability
@@ -100,7 +102,11 @@ impl Recall {
                 found.dedup();
                 let mut old = rereads;
                 for f in &found {
-                    written.insert(*f);
+                    // A fact the user or agent wrote before is known without
+                    // the output: using it again needs no recovery.
+                    if !written.insert(*f) {
+                        continue;
+                    }
                     let Some(ev) = source.get(f).and_then(|&k| {
                         let ev = observations.get_mut(k)?;
                         Some((k, ev))
