@@ -488,6 +488,18 @@ pub struct Candidate {
     pub saving: f64,
     /// Turns the saving is counted over.
     pub horizon: usize,
+    /// Observations it takes out of the text.
+    pub hidden: usize,
+    /// Facts those hold that no message of the user or the agent held
+    /// ([`crate::activity::recall`]).
+    pub hidden_facts: usize,
+    /// Probability that the agent needs one of them again within the
+    /// horizon (`crate::activity::recall::Recall::likelihood`).
+    pub recovery_probability: f64,
+    /// Expected dollars of the turns spent getting them back: per hidden
+    /// observation, its probability times one more request of the whole
+    /// context (cached) reading it back (uncached).
+    pub expected_recovery: f64,
     /// Committed on this turn (else deferred).
     pub committed: bool,
     /// Why.
@@ -513,6 +525,8 @@ pub enum Proposal {
 pub struct CompactionProposal {
     /// First message after the previous compaction's summary (0 without one).
     pub start: usize,
+    /// First message it keeps: `start..cut` is what the summary replaces.
+    pub cut: usize,
     /// Tokens of the request now.
     pub tokens: u64,
     /// Tokens the compaction saves.
@@ -641,6 +655,7 @@ mod tests {
             assert_eq!(cx.committed, decision.schedule);
             let compaction = CompactionProposal {
                 start: 0,
+                cut: 0,
                 tokens: 10,
                 saving: 5,
                 stable: 0,
@@ -669,6 +684,10 @@ mod tests {
                     cost_now: 0.0,
                     saving: 1.0,
                     horizon: 10,
+                    hidden: 4,
+                    hidden_facts: 9,
+                    recovery_probability: 0.5,
+                    expected_recovery: 0.01,
                     committed: false,
                     reason: "deferred".into(),
                 }),

@@ -10,9 +10,12 @@
 //! * [`check`]: test and run commands, exit codes and outcomes.
 //! * [`Action`]: what kind of reading a call does (a search, a listing, a
 //!   file view), so a clean-up knows what an output was for.
+//! * [`recall`]: how likely the agent needs an output again, from the
+//!   history (what the planner prices a rewrite's recovery with).
 
 pub mod check;
 pub mod edit;
+pub mod recall;
 pub mod shell;
 
 pub use check::{Check, CheckKind, Outcome};

@@ -184,6 +184,7 @@ impl Stage for Compact {
         } else if config.compact.planner {
             let proposal = CompactionProposal {
                 start: prior.start,
+                cut,
                 tokens,
                 saving,
                 stable: kept_cached(conv, cx, &plan)?,

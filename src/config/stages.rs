@@ -409,6 +409,14 @@ pub struct PlanConfig {
     /// Prices (USD per million input tokens); the dated table of
     /// [`crate::plan::prices::default_prices`] for the provider when absent.
     pub prices: Option<Prices>,
+    /// Weigh each demotion's expected cost of getting back what it hides
+    /// (`crate::plan::recovery`): it commits only when its saving minus that
+    /// cost pays for the rewrite. Off: the cost is reported, not weighed.
+    pub recovery: bool,
+    /// The same for a compaction the planner prices (not a forced one): it
+    /// waits while its saving over the horizon does not exceed its expected
+    /// recovery.
+    pub compaction_recovery: bool,
 }
 
 impl Default for PlanConfig {
@@ -419,6 +427,8 @@ impl Default for PlanConfig {
             min_horizon: 10,
             max_horizon: 15,
             prices: None,
+            recovery: false,
+            compaction_recovery: false,
         }
     }
 }

@@ -6,7 +6,8 @@
 //! history.
 
 use super::prices::{for_config, turn_cost};
-use super::{Candidate, CandidateKind, Decision, Planning};
+use super::{recovery, Candidate, CandidateKind, Decision, Planning};
+use crate::activity::recall::Recall;
 use crate::config::{Config, Prices};
 use crate::error::Result;
 use crate::model::{Conversation, Message, Role};
@@ -39,9 +40,42 @@ pub fn commit(
     planning: &Planning<'_>,
 ) -> Result<Decision> {
     let inputs = inputs(conv, proposal, planning)?;
+    let config = planning.config;
+    let mut candidate = candidate(config, &inputs, proposal.saving);
+    // What the summary hides: the observations it replaces.
+    let recall = Recall::of(conv, config.window);
+    let tokens = super::message_tokens(conv, planning)?;
+    let of_message = |m: usize| tokens.get(conv.system.len() + m).copied().unwrap_or(0);
+    let hides = recall
+        .observations
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| (proposal.start..proposal.cut).contains(&e.message))
+        .map(|(k, e)| (k, of_message(e.message)));
+    let (prices, _) = for_config(config);
+    let r = recovery::expected(
+        &recall,
+        hides,
+        conv.messages.len(),
+        inputs.horizon,
+        inputs.compacted,
+        &prices,
+    );
+    candidate.hidden = r.hidden;
+    candidate.hidden_facts = r.facts;
+    candidate.recovery_probability = r.probability;
+    candidate.expected_recovery = r.dollars;
+    if config.plan.compaction_recovery && candidate.committed && candidate.saving <= r.dollars {
+        candidate.committed = false;
+        candidate.reason = format!(
+            "{} − expected recovery ${:.4} → wait",
+            candidate.reason.trim_end_matches(" → compact now"),
+            r.dollars
+        );
+    }
     Ok(Decision {
         schedule: None,
-        candidate: Some(candidate(planning.config, &inputs, proposal.saving)),
+        candidate: Some(candidate),
     })
 }
 
@@ -127,6 +161,10 @@ pub fn candidate(config: &Config, inputs: &PlanInputs, saving: u64) -> Candidate
             - turn_cost(&prices, inputs.tokens, inputs.cached),
         saving: e.wait - e.compact,
         horizon,
+        hidden: 0,
+        hidden_facts: 0,
+        recovery_probability: 0.0,
+        expected_recovery: 0.0,
         committed: e.pays(),
         reason: why,
     }
@@ -220,6 +258,7 @@ mod tests {
         let tokens = count(&conv.messages);
         let proposal = CompactionProposal {
             start: 0,
+            cut: 4,
             tokens,
             saving: 1_000,
             stable: 10,

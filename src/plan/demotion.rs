@@ -17,7 +17,8 @@
 //! `optical.batch` observations; deferred ones accumulate, so moves get
 //! larger and rarer where rewrites are dear.
 
-use super::{prices, Candidate, CandidateKind, Decision, Planning, Schedule};
+use super::{prices, recovery, Candidate, CandidateKind, Decision, Planning, Schedule};
+use crate::activity::recall::Recall;
 use crate::config::{Config, Prices};
 use crate::error::Result;
 use crate::model::{Conversation, Role};
@@ -34,6 +35,9 @@ pub struct History<'a> {
     /// End (exclusive message index) of each request, oldest first; the last
     /// is the request now.
     pub requests: &'a [usize],
+    /// What the history says of each observation's use ([`Recall`]): a
+    /// demotion's expected recovery is priced with it.
+    pub recall: &'a Recall,
 }
 
 /// [`plan`] for `conv` as it stands (after spilling): its requests, its
@@ -53,14 +57,7 @@ pub fn commit(
             candidate: None,
         });
     };
-    // The pipeline's counts of the messages as they stand, else counted here.
-    let counted;
-    let tokens = if planning.message_tokens.len() == conv.system.len() + conv.messages.len() {
-        planning.message_tokens
-    } else {
-        counted = planning.meter.messages(conv)?;
-        &counted
-    };
+    let tokens = super::message_tokens(conv, planning)?;
     let (system, messages) = tokens.split_at(conv.system.len());
     let mut prefix = Vec::with_capacity(conv.messages.len() + 1);
     let mut total: u64 = system.iter().sum();
@@ -79,11 +76,13 @@ pub fn commit(
         observations.push((at.message, savings.get(i).copied().unwrap_or(0)));
     }
     let (prices, _) = prices::for_config(config);
+    let recall = Recall::of(conv, config.window);
     let (schedule, candidate) = plan(
         &History {
             prefix: &prefix,
             observations: &observations,
             requests: &requests,
+            recall: &recall,
         },
         config,
         &prices,
@@ -154,13 +153,36 @@ pub fn plan(
         let cost_now = (rewritten as f64 * (write - read) - delta as f64 * write) / 1e6;
         let saving = delta as f64 * read * horizon as f64 / 1e6;
         let size = tokens(end).saturating_sub(saved);
+        // What it hides: the observations a stage proposes to change.
+        let hides = (demoted..target)
+            .zip(handed)
+            .filter(|(_, o)| o.1 > 0)
+            .map(|(k, o)| (k, tokens(o.0 + 1).saturating_sub(tokens(o.0))));
+        let recovery = recovery::expected(
+            history.recall,
+            hides,
+            end,
+            horizon,
+            size.saturating_sub(delta),
+            prices,
+        );
+        let priced = if config.plan.recovery {
+            recovery.dollars
+        } else {
+            0.0
+        };
         let (committed, reason) = if size > threshold {
             (
                 true,
                 format!("{size} tokens > {threshold} (compaction threshold): committed"),
             )
-        } else if delta > 0 && saving > cost_now {
+        } else if delta > 0 && saving - priced > cost_now {
             (true, "pays within the horizon".to_string())
+        } else if delta > 0 && saving > cost_now {
+            (
+                false,
+                "pays only without its expected recovery: deferred".to_string(),
+            )
         } else {
             (false, "does not pay yet: deferred".to_string())
         };
@@ -172,6 +194,10 @@ pub fn plan(
             cost_now,
             saving,
             horizon,
+            hidden: recovery.hidden,
+            hidden_facts: recovery.facts,
+            recovery_probability: recovery.probability,
+            expected_recovery: recovery.dollars,
             committed,
             reason,
         });
@@ -187,6 +213,7 @@ pub fn plan(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::activity::recall::Evidence;
     use crate::config::Provider;
     use crate::plan::prices::default_prices;
 
@@ -214,6 +241,7 @@ mod tests {
                 prefix: &prefix,
                 observations: &observations,
                 requests: &requests,
+                recall: &Recall::default(),
             },
             config,
             &prices,
@@ -304,6 +332,7 @@ mod tests {
                         prefix: &prefix,
                         observations: &observations,
                         requests: &requests[..k],
+                        recall: &Recall::default(),
                     },
                     &config,
                     &prices,
@@ -313,6 +342,68 @@ mod tests {
                 before = schedule.boundaries;
             }
         }
+    }
+
+    #[test]
+    fn a_likely_needed_observation_defers_a_demotion_that_would_commit() {
+        // A task (message 0), then calls (odd messages) and their results
+        // of 3,000 tokens (even), after a 1,000-token system prompt.
+        let turns = 20;
+        let mut prefix = vec![1_000, 1_100];
+        let (mut observations, mut requests) = (Vec::new(), Vec::new());
+        for t in 0..turns {
+            requests.push(1 + 2 * t);
+            prefix.push(prefix[prefix.len() - 1] + 50);
+            prefix.push(prefix[prefix.len() - 1] + 3_000);
+            observations.push((2 + 2 * t, 2_500));
+        }
+        requests.push(1 + 2 * turns);
+        // Every assistant message uses every output before it: a session
+        // that keeps going back.
+        let recall = Recall {
+            observations: observations
+                .iter()
+                .map(|&(m, _)| Evidence {
+                    message: m,
+                    facts: 4,
+                    uses: requests.iter().copied().filter(|&r| r > m).collect(),
+                    superseded_at: None,
+                })
+                .collect(),
+            turns: requests.iter().map(|&r| (r, 1)).collect(),
+            window: 3,
+        };
+        let history = History {
+            prefix: &prefix,
+            observations: &observations,
+            requests: &requests,
+            recall: &recall,
+        };
+        let mut config = Config::default();
+        let (prices, _) = default_prices(config.provider);
+        let (reported, _) = plan(&history, &config, &prices);
+        // Reported, not weighed: the moves commit as before.
+        assert!(reported.demoted() > 0);
+        // Weighed: the likely re-reads outweigh the saving.
+        config.plan.recovery = true;
+        let (weighed, candidate) = plan(&history, &config, &prices);
+        assert_eq!(weighed.demoted(), 0, "{candidate:?}");
+        let candidate = candidate.expect("a candidate");
+        assert!(!candidate.committed && candidate.reason.contains("recovery"));
+        assert!(candidate.hidden > 0 && candidate.hidden_facts == 4 * candidate.hidden);
+        assert!(candidate.recovery_probability > 0.9);
+        assert!(candidate.expected_recovery > candidate.saving);
+        // An unused history prices no recovery: the same moves commit.
+        let unused = Recall::default();
+        let (moves, _) = plan(
+            &History {
+                recall: &unused,
+                ..history
+            },
+            &config,
+            &prices,
+        );
+        assert_eq!(moves, reported);
     }
 
     #[test]

@@ -20,6 +20,14 @@
 //! * [`compaction`]: whether compacting now costs less over the horizon
 //!   than waiting.
 //!
+//! Every candidate carries what it hides and its expected recovery cost
+//! ([`recovery`]): per hidden observation, the probability that the agent
+//! needs it again ([`crate::activity::recall`], estimated from the history)
+//! times the price of one more request of the whole context. With
+//! `plan.recovery` a demotion commits only when its saving minus that cost
+//! pays for the rewrite; with `plan.compactionRecovery` a priced compaction
+//! waits while its saving does not exceed that cost.
+//!
 //! Prices come from a dated per-provider table ([`prices`]); the horizon
 //! (turns still to come) defaults to the turns so far (a session that has
 //! run for `t` turns is expected to run about `t` more), clamped to
@@ -32,6 +40,7 @@ pub mod compaction;
 mod config;
 pub mod demotion;
 pub mod prices;
+pub mod recovery;
 
 use serde::Serialize;
 
@@ -53,6 +62,18 @@ pub fn commit(
         Proposal::Demotion(savings) => demotion::commit(conv, savings.as_deref(), planning),
         Proposal::Compaction(p) => compaction::commit(conv, p, planning),
     }
+}
+
+/// Tokens of each message of `conv`, system prompt first: the pipeline's
+/// counts of the messages as they stand, else counted here.
+fn message_tokens<'p>(
+    conv: &Conversation,
+    planning: &Planning<'p>,
+) -> Result<std::borrow::Cow<'p, [u64]>> {
+    if planning.message_tokens.len() == conv.system.len() + conv.messages.len() {
+        return Ok(std::borrow::Cow::Borrowed(planning.message_tokens));
+    }
+    Ok(std::borrow::Cow::Owned(planning.meter.messages(conv)?))
 }
 
 /// Whether the planner prices demotions under `config` (else they move in
@@ -157,6 +178,16 @@ mod tests {
         let candidate = proposed.candidate.expect("a priced candidate");
         assert_eq!(candidate.kind, CandidateKind::Demotion);
         assert!(proposed.schedule.is_some());
+        // The report carries what it hides and its expected recovery.
+        let json = serde_json::to_value(&candidate).unwrap();
+        for key in [
+            "hidden",
+            "hiddenFacts",
+            "recoveryProbability",
+            "expectedRecovery",
+        ] {
+            assert!(json.get(key).is_some_and(|v| v.is_number()), "{key}");
+        }
         // The planner off: fixed batches whatever was proposed.
         let mut off = config.clone();
         off.plan.enabled = false;

@@ -442,6 +442,20 @@ export interface PlanOptions {
    * Default: `null`.
    */
   prices?: Prices;
+  /**
+   * Weigh each demotion's expected cost of getting back what it hides
+   * (`plan::recovery`): it commits only when its saving minus that
+   * cost pays for the rewrite. Off: the cost is reported, not weighed.
+   * Default: `false`.
+   */
+  recovery?: boolean;
+  /**
+   * The same for a compaction the planner prices (not a forced one): it
+   * waits while its saving over the horizon does not exceed its expected
+   * recovery.
+   * Default: `false`.
+   */
+  compactionRecovery?: boolean;
 }
 
 /** Secret redaction settings. */

@@ -236,6 +236,24 @@ export interface PlanCandidate {
   saving: number;
   /** Turns the saving is counted over. */
   horizon: number;
+  /** Observations it takes out of the text. */
+  hidden: number;
+  /**
+   * Facts those hold that no message of the user or the agent held
+   * (`activity::recall`).
+   */
+  hiddenFacts: number;
+  /**
+   * Probability that the agent needs one of them again within the
+   * horizon (`activity::recall::Recall::likelihood`).
+   */
+  recoveryProbability: number;
+  /**
+   * Expected dollars of the turns spent getting them back: per hidden
+   * observation, its probability times one more request of the whole
+   * context (cached) reading it back (uncached).
+   */
+  expectedRecovery: number;
   /** Committed on this turn (else deferred). */
   committed: boolean;
   /** Why. */
