@@ -1,7 +1,12 @@
 //! The excerpt's account of its hidden middle: the index of paths and
 //! definitions (with lines a `read_spill` offset takes) and the count and
 //! place of the failing tests its error listing left out.
-#![allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 
 use serde_json::json;
 use tracelite::spill::{self, ErrorSignals, Excerpt, Kept};
