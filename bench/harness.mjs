@@ -8,7 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { spawn } from 'node:child_process';
 import { PromptCache, loadPrices } from './cost.mjs';
 import { criticalItems, legible, ocr, pointersIn, recoverable, toolCallsKept, visibleTexts } from './fidelity.mjs';
-import { classify, countFact, emptyGrounding, extractFacts, hiddenBy, mergeGrounding, oldStrVisible, taskVerbatim, viewRequest } from './grounding.mjs';
+import { classify, countFact, emptyGrounding, extractFacts, hiddenBy, mergeGrounding, occurs, oldStrVisible, stripMarkers, taskVerbatim, viewRequest } from './grounding.mjs';
 import { addLegibility, emptyLegibility, mergeLegibility, readFacts, readSnapshot, snapshotFacts, snapshotGroups, snapshotLayout, snapshotOcrText, snapshotText } from './legibility.mjs';
 import { OCR_SETTINGS, ocrReader, tesseractAvailable } from './ocr.mjs';
 import { allPolicies, messageText } from './policies.mjs';
@@ -140,7 +140,7 @@ function sessionName(id) {
  * Replays one trajectory under one policy (one provider for per-provider
  * policies) and returns per-step measurements.
  */
-function replay(ctx, trace, policy, provider, { fidelity }) {
+function replay(ctx, trace, policy, provider, { fidelity, grounding = fidelity }) {
   const { pkg, count } = ctx;
   const table = new MessageTable(count);
   const providers = policy.perProvider ? [provider] : PROVIDERS;
@@ -160,7 +160,7 @@ function replay(ctx, trace, policy, provider, { fidelity }) {
     snapshotGroups: [],
     // Every distinct snapshot the run emits (legibility): TraceLite defaults and variants, with OCR.
     emitted: fidelity && ctx.ocr && (policy.id === 'tracelite' || policy.id.startsWith('variant-')) ? new Map() : null,
-    grounding: emptyGrounding(),
+    grounding: grounding ? emptyGrounding() : null,
     bytes: emptyBytes(),
   };
   // Messages already counted in `bytes` (each distinct image once per run).
@@ -202,7 +202,8 @@ function replay(ctx, trace, policy, provider, { fidelity }) {
         }
       }
       const system = messages.findIndex((m) => m.role !== 'system');
-      const step = { t, tokens: {}, cached: {}, writes: {}, input: {}, output: {}, images: 0 };
+      // `reread`: the step's tool call uses a fact this request hides (EVALUATION.md §3, effective $).
+      const step = { t, tokens: {}, cached: {}, writes: {}, input: {}, output: {}, images: 0, reread: false };
       for (const s of shapes) step.images += s.images.length;
       for (const p of providers) {
         const tokens = shapes.map((s) => shapeTokens(s, p));
@@ -218,10 +219,12 @@ function replay(ctx, trace, policy, provider, { fidelity }) {
         step.output[p] = c.output;
       }
       steps.push(step);
-      if (fidelity) {
-        measureFidelity(result, trace, t, request.messages, messages, items, { store, session, recovery });
+      if (fidelity) measureFidelity(result, trace, t, request.messages, messages, items, { store, session, recovery });
+      if (grounding) {
         const t0 = performance.now();
-        measureGrounding(result.grounding, trace, t, request.messages, messages, { store, session, changes, policy, blobCache, ocr: ctx.ocr });
+        const hidden = measureGrounding(result.grounding, trace, t, request.messages, messages, { store, session, changes, policy, blobCache, ocr: ctx.ocr });
+        step.reread = hidden.length > 0;
+        if (step.reread) step.recoveryTokens = recoveryTokens(ctx, hidden, request.messages, store);
         result.groundingMs = (result.groundingMs ?? 0) + performance.now() - t0;
       }
       if (fidelity && t === trace.requests.length - 1 && step.images > 0) result.snapshotGroups = snapshotGroups(request.messages, messages);
@@ -279,6 +282,7 @@ const MAX_BLOBS = 2000;
  */
 function reachBlobs(store, live, pointers, cache = new Map()) {
   const blobs = [];
+  const found = [];
   const seen = new Set();
   const queue = [...pointers];
   while (store && queue.length > 0 && seen.size < MAX_BLOBS) {
@@ -296,9 +300,10 @@ function reachBlobs(store, live, pointers, cache = new Map()) {
     }
     if (text == null) continue;
     blobs.push(text);
+    found.push({ pointer: p, text });
     queue.push(...pointersIn(text));
   }
-  return { blobs, seen };
+  return { blobs, seen, found };
 }
 
 function measureFidelity(result, trace, t, original, messages, items, { store, session, recovery }) {
@@ -377,26 +382,35 @@ function measureFidelity(result, trace, t, original, messages, items, { store, s
  * step t's call used, the stage (or baseline) that hid each hidden one, the
  * multi-line old_str of a str_replace edit, and whether every user-authored
  * message is verbatim. Images are OCR'd only for facts not in the text.
+ * Returns the step's facts the request hides (POINTER, with the blob that
+ * holds it, or GONE): a step with any needs a recovery turn (EVALUATION.md
+ * §3, effective $).
  */
 function measureGrounding(g, trace, t, original, messages, { store, session, changes, policy, blobCache, ocr: reader }) {
   g.taskVerbatim.requests++;
   if (taskVerbatim(original, messages)) g.taskVerbatim.verbatim++;
   const entry = trace.facts.get(t);
-  if (!entry || (entry.facts.length === 0 && !entry.oldStr)) return;
+  if (!entry || (entry.facts.length === 0 && !entry.oldStr)) return [];
+  const hiddenFacts = [];
   const view = viewRequest(messages);
   let reached = null;
-  const blobs = (pointers) => {
+  const reach = (pointers) => {
     // Every blob the request's pointers reach, following pointers inside blobs.
     if (!reached) {
       const live = store ? new Set(store.list(session).map((x) => x.key)) : new Set();
-      reached = reachBlobs(store, live, pointers, blobCache).blobs;
+      reached = reachBlobs(store, live, pointers, blobCache);
     }
     return reached;
   };
+  const blobs = (pointers) => reach(pointers).blobs;
   const ocrTexts = reader ? (urls) => urls.map((u) => reader.read(u)) : undefined;
   for (const fact of entry.facts) {
     const cls = classify(view, fact, { ocrTexts, blobs });
     const hidden = cls === 'POINTER' || cls === 'GONE';
+    if (hidden) {
+      const holder = cls === 'POINTER' ? reach(view.pointers).found.find((b) => occurs(stripMarkers(b.text), fact.text, fact.kind)) : null;
+      hiddenFacts.push({ fact, pointer: holder?.pointer ?? null });
+    }
     const by = hidden ? (policy.kind === 'baseline' ? policy.id : hiddenBy(messages, fact, changes)) : null;
     countFact(g, cls, t - fact.source, by);
   }
@@ -409,6 +423,36 @@ function measureGrounding(g, trace, t, original, messages, { store, session, cha
       g.oldStr.hiddenBy[by] = (g.oldStr.hiddenBy[by] ?? 0) + 1;
     }
   }
+  return hiddenFacts;
+}
+
+/** A regular expression matching `text` literally in `grep_spill`'s dialect. */
+function literalPattern(text) {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/**
+ * Tokens one recovery turn reads back to get the step's hidden facts
+ * (issue 41 item 3): for a fact a pointer reaches, the reply of a
+ * `grep_spill` for it (the store's own tool, as the model would call it);
+ * for a fact nothing reaches, the output of its source observation again,
+ * as a re-run of the command prints it (once per observation).
+ */
+export function recoveryTokens(ctx, hidden, original, store) {
+  let tokens = 0;
+  const rerun = new Set();
+  const byCall = new Map(original.filter((m) => m.role === 'tool').map((m) => [m.tool_call_id, m]));
+  for (const { fact, pointer } of hidden) {
+    if (pointer && store) {
+      const args = JSON.stringify({ pointer: `spill://${pointer.session}/${pointer.key}`, pattern: literalPattern(fact.text) });
+      const reply = store.handleToolCall('grep_spill', args, pointer.session);
+      tokens += ctx.count(args) + ctx.count(reply.text);
+    } else if (!rerun.has(fact.source)) {
+      rerun.add(fact.source);
+      tokens += ctx.count(messageText(byCall.get(`call_${fact.source}`) ?? { content: '' }));
+    }
+  }
+  return tokens;
 }
 
 /** Loads one trace and everything shared by its policy replays. */
@@ -464,7 +508,8 @@ export function benchTrace(ctx, file, policies, { ocr: doOcr = false } = {}) {
     for (const provider of policy.perProvider ? PROVIDERS : ['openai']) {
       let r;
       try {
-        r = replay(ctx, trace, policy, provider, { fidelity: provider === 'openai' });
+        // Grounding (and so recovery turns) on every provider's replay of a per-provider policy.
+        r = replay(ctx, trace, policy, provider, { fidelity: provider === 'openai', grounding: provider === 'openai' || !!policy.perProvider });
       } catch (err) {
         errors.push({ policy: policy.id, provider, trace: trace.id, error: String(err?.message ?? err) });
         continue;
@@ -475,7 +520,7 @@ export function benchTrace(ctx, file, policies, { ocr: doOcr = false } = {}) {
         if (stats) snapshots[policy.id] = stats;
       }
       const { snapshotGroups: _g, lastMissing: _m, emitted: _e, ...rest } = r;
-      rest.grounding.ms = r.groundingMs ?? 0;
+      if (rest.grounding) rest.grounding.ms = r.groundingMs ?? 0;
       delete rest.groundingMs;
       runs.push({ key: `${policy.id}|${provider}`, trace: trace.id, source: trace.source, ...rest });
     }
@@ -750,12 +795,14 @@ function summarize({ policies, runs, traces, prices, snapshots }) {
           },
         },
         bySource,
+        ...recoveryTurns(list, p),
       };
       entry.perTrace[p] = list.map((r) => ({
         trace: r.trace,
         inputTokens: sum(r.steps, (s) => s.tokens[p]),
         cachedTokens: sum(r.steps, (s) => s.cached[p]),
         cost: sum(r.steps, (s) => s.input[p] + s.output[p]),
+        recoveryCost: sum(r.steps, (s) => (s.reread ? s.input[p] + s.output[p] : 0)),
       }));
       if (p === 'openai') {
         // Cumulative tokens per step, for the chart (not written to JSON).
@@ -801,6 +848,34 @@ function summarize({ policies, runs, traces, prices, snapshots }) {
     out.policies.push(entry);
   }
   return out;
+}
+
+/**
+ * Recovery turns of a policy's replays for `provider` (EVALUATION.md §3):
+ * every step whose tool call uses a fact its request hides (`step.reread`,
+ * measured on the replay the steps come from) costs one more request,
+ * priced like that step's request with caching (input and output).
+ * `measured` is false when no replay measured grounding (then nothing is priced).
+ */
+export function recoveryTurns(runs, provider) {
+  const measured = runs.length > 0 && runs.every((r) => r.grounding);
+  let steps = 0;
+  let rereadSteps = 0;
+  let cost = 0;
+  let tokens = 0;
+  for (const r of runs) {
+    for (const s of r.steps) {
+      steps++;
+      if (!s.reread) continue;
+      rereadSteps++;
+      cost += (s.input[provider] ?? 0) + (s.output[provider] ?? 0);
+      tokens += s.recoveryTokens ?? 0;
+    }
+  }
+  // Grounding of these very replays (a per-provider policy's differ by provider).
+  const facts = measured ? sum(runs, (r) => r.grounding.facts) : 0;
+  const shown = measured ? sum(runs, (r) => r.grounding.text + r.grounding.image) : 0;
+  return { recovery: { measured, steps, rereadSteps, cost, facts, shown, tokens } };
 }
 
 function mergeKinds(list) {

@@ -16,7 +16,8 @@ import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { PromptCache, loadPrices } from './cost.mjs';
-import { sourceOf } from './harness.mjs';
+import { classify, extractFacts, viewRequest } from './grounding.mjs';
+import { groundingOcr, sourceOf } from './harness.mjs';
 import { allPolicies } from './policies.mjs';
 import { findRenderer } from './render.mjs';
 import { MESSAGE_OVERHEAD, PROVIDERS, messageShape, o200kCounter, shapeTokens } from './tokens.mjs';
@@ -105,6 +106,36 @@ export function chainRequests(pkg, trajectories, count) {
   return { requests, messages, outputTokens };
 }
 
+/**
+ * Facts of a session's steps (EVALUATION.md §1), by session step: the
+ * trajectories' steps in order as one trajectory whose user-stated texts are
+ * the system prompt and every task (a fact stated in any task is not one
+ * learned from tool output).
+ */
+export function sessionFacts(trajectories) {
+  const chained = {
+    system: trajectories[0]?.system ?? '',
+    task: trajectories.map((t) => t.task ?? '').join('\n\n'),
+    steps: trajectories.flatMap((t) => t.steps ?? []),
+  };
+  return new Map(extractFacts(chained).map((e) => [e.step, e]));
+}
+
+/**
+ * Whether the request `messages` hides a fact of `entry` (a step's facts):
+ * shown neither as text nor in an image tesseract reads (`ocr`, null: an
+ * image counts as shown), so the step needs a recovery turn.
+ */
+export function hidesAFact(messages, entry, ocr) {
+  if (!entry || entry.facts.length === 0) return false;
+  const view = viewRequest(messages);
+  const ocrTexts = ocr ? (urls) => urls.map((u) => ocr.read(u)) : undefined;
+  return entry.facts.some((f) => {
+    const c = classify(view, f, { ocrTexts });
+    return c === 'POINTER' || c === 'GONE';
+  });
+}
+
 /** Text of every part of a message (content strings, text parts, tool call arguments). */
 function texts(m) {
   const c = m.content;
@@ -159,7 +190,8 @@ function replaySession(ctx, chain, policy, provider) {
       if (currentTaskVerbatim(typeof task === 'string' ? task : texts(chain.messages[r.taskAt]).join('\n'), messages)) verbatim++;
       const hits = messages.map(shapeOf);
       const system = Math.max(0, messages.findIndex((m) => m.role !== 'system'));
-      const step = { tokens: {}, cost: {} };
+      // A recovery turn (effective $): the step's tool call uses a fact this request hides.
+      const step = { tokens: {}, cost: {}, reread: chain.facts ? hidesAFact(messages, chain.facts.get(t), ctx.ocr) : false };
       for (const p of providers) {
         const tokens = hits.map((h) => shapeTokens(h.shape, p));
         const breakpoints = stable === null || p !== 'anthropic' ? [] : [system + stable];
@@ -185,9 +217,13 @@ function sessionFigures(steps, provider, budget) {
   const w = endWindow(n);
   const cost = steps.map((s) => s.cost[provider]);
   const tokens = steps.map((s) => s.tokens[provider]);
+  // Effective $ per turn: a turn's cost plus, when it hides a fact its call uses, one more like it.
+  const effective = steps.map((s) => s.cost[provider] * (s.reread ? 2 : 1));
   const mean = (xs) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
   const first = mean(cost.slice(0, w));
   const last = mean(cost.slice(n - w));
+  const effFirst = mean(effective.slice(0, w));
+  const effLast = mean(effective.slice(n - w));
   const maxTokens = Math.max(0, ...tokens);
   return {
     turns: n,
@@ -198,6 +234,11 @@ function sessionFigures(steps, provider, budget) {
     lastOverFirst: first > 0 ? last / first : null,
     maxRequestTokens: maxTokens,
     overBudget: tokens.filter((x) => x > budget).length,
+    rereadTurns: steps.filter((s) => s.reread).length,
+    effectiveTotalCost: effective.reduce((a, b) => a + b, 0),
+    effectivePerTurnFirst: effFirst,
+    effectivePerTurnLast: effLast,
+    effectiveLastOverFirst: effFirst > 0 ? effLast / effFirst : null,
   };
 }
 
@@ -215,6 +256,7 @@ export function runLong(ctx, files, { minSteps = LONG_STEPS.full, policies: ids 
   for (const plan of plans) {
     const trajectories = plan.files.map((f) => JSON.parse(readFileSync(f, 'utf8')));
     const chain = chainRequests(ctx.pkg, trajectories, ctx.count);
+    chain.facts = sessionFacts(trajectories);
     const session = { source: plan.source, trajectories: trajectories.map((t) => t.id), steps: chain.requests.length, policies: [] };
     // Fresh policy objects: stateful baselines keep per-conversation state.
     const policies = allPolicies({ renderer: findRenderer(ctx.pkg) }).filter((p) => wanted.includes(p.id));
@@ -231,21 +273,21 @@ export function runLong(ctx, files, { minSteps = LONG_STEPS.full, policies: ids 
     }
     sessions.push(session);
   }
-  return { budget, minSteps, sessions, seconds: (performance.now() - started) / 1000 };
+  return { budget, minSteps, sessions, seconds: (performance.now() - started) / 1000, ocr: ctx.ocr ? 'tesseract' : 'off' };
 }
 
 /**
  * `runLong` with one child process per session (at most `workers` at once):
  * the sessions are independent and TraceLite's replays are the slow part.
  */
-export async function runLongParallel({ files, minSteps = LONG_STEPS.full, policies = LONG_POLICIES, prices, workers = 2, log = () => {} }) {
+export async function runLongParallel({ files, minSteps = LONG_STEPS.full, policies = LONG_POLICIES, prices, workers = 2, ocr = true, log = () => {} }) {
   const started = performance.now();
   const plans = chainPlan(files, stepsOf, { minSteps });
   const queue = plans.map((p) => p.source);
   const results = new Map();
   const run = (source) =>
     new Promise((resolveRun, reject) => {
-      const args = JSON.stringify({ files, minSteps, policies, prices, sources: [source] });
+      const args = JSON.stringify({ files, minSteps, policies, prices, sources: [source], ocr });
       const child = spawn(process.execPath, [fileURLToPath(import.meta.url), args], { stdio: ['ignore', 'pipe', 'pipe'] });
       let out = '';
       child.stdout.setEncoding('utf8');
@@ -268,14 +310,15 @@ export async function runLongParallel({ files, minSteps = LONG_STEPS.full, polic
     minSteps,
     sessions: parts.flatMap((r) => r.sessions),
     seconds: (performance.now() - started) / 1000,
+    ocr: parts[0]?.ocr ?? (ocr ? 'tesseract' : 'off'),
   };
 }
 
 // As a worker: `node bench/long.mjs '{"files":[...],"minSteps":300,"sources":[...]}'` prints the result.
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const { files, minSteps, policies, prices, sources } = JSON.parse(process.argv[2]);
+  const { files, minSteps, policies, prices, sources, ocr = true } = JSON.parse(process.argv[2]);
   const pkg = await import('../pkg/entries/node.js');
-  const ctx = { pkg, count: o200kCounter(), prices: loadPrices(prices) };
+  const ctx = { pkg, count: o200kCounter(), prices: loadPrices(prices), ocr: groundingOcr(ocr) };
   const r = runLong(ctx, files, { minSteps, policies, sources, log: (m) => process.stderr.write(`${m}\n`) });
   process.stdout.write(JSON.stringify(r) + '\n');
 }

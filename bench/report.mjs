@@ -38,6 +38,21 @@ function costPerTrace(p) {
   return p.traces > 0 ? (p.inputCost + p.outputCost) / p.traces : 0;
 }
 
+/**
+ * Effective $ per trajectory (EVALUATION.md §3): $ with caching plus one
+ * recovery request for every step whose tool call uses a fact the request
+ * hides, priced like that step's request. NaN when grounding was not measured.
+ */
+export function effectiveCostPerTrace(p) {
+  if (!p.recovery?.measured) return NaN;
+  return p.traces > 0 ? (p.inputCost + p.outputCost + p.recovery.cost) / p.traces : 0;
+}
+
+/** Share of steps whose tool call uses a fact the request hides (a recovery turn each). */
+export function rereadShare(p) {
+  return p.recovery?.measured ? share(p.recovery.rereadSteps, p.recovery.steps) : NaN;
+}
+
 /** The headline table (Markdown): tokens, $ and fidelity per policy. */
 export function headlineTable(result) {
   const full = result.policies.find((p) => p.id === 'full');
@@ -77,7 +92,8 @@ const isBaseline = (p) => !isTraceLite(p) && !isStage(p);
 /** The columns of the dominance table: value of a policy, and whether lower is better. */
 const DOMINANCE_COLUMNS = [
   { id: 'tokens', label: 'input tokens', lower: true, value: (p) => p.byProvider.openai.inputTokens },
-  ...PROVIDERS.map((prov) => ({ id: `cost-${prov}`, label: `$/traj ${PROVIDER_NAMES[prov]}`, lower: true, value: (p) => costPerTrace(p.byProvider[prov]) })),
+  ...PROVIDERS.map((prov) => ({ id: `cost-${prov}`, label: `$/traj ${PROVIDER_NAMES[prov]}`, lower: true, usd: true, value: (p) => costPerTrace(p.byProvider[prov]) })),
+  ...PROVIDERS.map((prov) => ({ id: `effective-${prov}`, label: `effective $/traj ${PROVIDER_NAMES[prov]}`, lower: true, usd: true, value: (p) => effectiveCostPerTrace(p.byProvider[prov]) })),
   { id: 'grounding', label: 'grounding recall (text+image)', lower: false, value: (p) => groundingShare(p.grounding) },
   { id: 'critical', label: 'critical lines as text', lower: false, value: (p) => share(p.fidelity.critical.present, p.fidelity.critical.checked) },
 ];
@@ -95,7 +111,7 @@ export function dominance(result) {
     const ranked = result.policies.filter((p) => Number.isFinite(c.value(p))).sort((a, b) => (c.lower ? c.value(a) - c.value(b) : c.value(b) - c.value(a)));
     const best = ranked[0];
     const v = c.value(tl);
-    return { id: c.id, label: c.label, lowerIsBetter: c.lower, best: best?.id ?? null, bestLabel: best?.label ?? null, bestValue: best ? c.value(best) : null, tracelite: v, distance: best ? v - c.value(best) : null };
+    return { id: c.id, label: c.label, lowerIsBetter: c.lower, usd: !!c.usd, best: best?.id ?? null, bestLabel: best?.label ?? null, bestValue: best ? c.value(best) : null, tracelite: v, distance: best ? v - c.value(best) : null };
   });
   // Strictly ahead: TraceLite defaults' value below the other's on every cost column.
   const behind = (others, ids) => others.flatMap((p) => DOMINANCE_COLUMNS.filter((c) => ids.includes(c.id) && !(c.value(tl) < c.value(p))).map((c) => ({ policy: p.id, column: c.id })));
@@ -104,6 +120,10 @@ export function dominance(result) {
   const stages = result.policies.filter(isStage);
   const notAheadOfBaselines = behind(baselines, ['tokens', ...costIds]);
   const notAheadOfStages = behind(stages, costIds);
+  // Effective $: TraceLite defaults below every other policy of the run, per provider.
+  const effectiveIds = PROVIDERS.map((prov) => `effective-${prov}`);
+  const measured = effectiveIds.every((id) => Number.isFinite(DOMINANCE_COLUMNS.find((c) => c.id === id).value(tl)));
+  const notLowestEffective = measured ? behind(result.policies.filter((p) => p !== tl && effectiveIds.every((id) => Number.isFinite(DOMINANCE_COLUMNS.find((c) => c.id === id).value(p)))), effectiveIds) : null;
   return {
     columns,
     baselines: baselines.map((p) => p.id),
@@ -112,21 +132,24 @@ export function dominance(result) {
     notAheadOfBaselines,
     aheadOfEveryStageOnCost: notAheadOfStages.length === 0,
     notAheadOfStages,
+    lowestEffectiveCost: notLowestEffective ? notLowestEffective.length === 0 : null,
+    notLowestEffective,
   };
 }
 
 function dominanceValue(c, x) {
   if (!Number.isFinite(x)) return 'n/a';
   if (c.id === 'tokens') return int(x);
-  if (c.id.startsWith('cost-')) return usd(x);
+  if (c.usd) return usd(x);
   return pct(x);
 }
 
 function dominanceDistance(c) {
+  if (c.best == null || !Number.isFinite(c.distance)) return 'n/a';
   if (c.best === 'tracelite' || c.distance === 0) return 'best';
   const d = c.distance;
   if (c.id === 'tokens') return `${d > 0 ? '+' : '−'}${int(Math.abs(d))} (${signed(d / c.bestValue)})`;
-  if (c.id.startsWith('cost-')) return `${d > 0 ? '+' : '−'}$${Math.abs(d).toFixed(3)} (${signed(d / c.bestValue)})`;
+  if (c.usd) return `${d > 0 ? '+' : '−'}$${Math.abs(d).toFixed(3)} (${signed(d / c.bestValue)})`;
   return `${d > 0 ? '+' : '−'}${Math.abs(d * 100).toFixed(1)} points`;
 }
 
@@ -151,6 +174,11 @@ export function dominanceSection(result) {
   out.push(d.aheadOfEveryStageOnCost
     ? `* TraceLite defaults **cost less than every single stage** (${d.stages.length}) for all three providers.`
     : `* TraceLite defaults **do not cost less than every single stage**: at or behind ${list(d.notAheadOfStages)}.`);
+  if (d.lowestEffectiveCost != null) {
+    out.push(d.lowestEffectiveCost
+      ? '* TraceLite defaults **have the lowest effective $ of every policy** of the run, for all three providers (recovery turns priced, below).'
+      : `* TraceLite defaults **do not have the lowest effective $ of every policy**: at or behind ${list(d.notLowestEffective)}.`);
+  }
   out.push('');
   return out;
 }
@@ -166,7 +194,8 @@ export function longSection(result) {
     'The request before step s of trajectory k is everything the earlier trajectories left, then trajectory k\'s own request before step s (its task and steps 0..s−1): one request per step, replayed in order. ' +
     'Each policy is priced per provider as in the rest of the report (prompt caching; TraceLite defaults replayed per provider); a **turn** is one request with its output. ' +
     `**$/turn** compares the mean cost of the first and the last ${L.sessions[0] ? int(L.sessions[0].policies[0]?.byProvider.openai.window ?? 100) : 100} turns (flat = ×1.0). **Max request** is the largest request in tokens (the provider\'s count; images by its formula), against TraceLite\'s default budget (${int(L.budget ?? 0)} tokens). **Current task verbatim**: requests that show the latest user-authored task message word for word. ` +
-    'TraceLite\'s compaction is extractive (no model call), so what it costs is the prefix it rewrites, priced here like every other cache miss.');
+    'TraceLite\'s compaction is extractive (no model call), so what it costs is the prefix it rewrites, priced here like every other cache miss. ' +
+    `**Effective $/turn** adds a recovery turn, priced like the turn, to every turn whose tool call uses a fact the request hides (as in the effective-$ section; facts learned from any earlier tool output of the session; OCR ${L.ocr === 'off' ? 'off: an image counts as shown' : 'by tesseract'}).`);
   out.push('');
   if (L.sessions.length === 0) {
     out.push(`No source has trajectories adding up to ${int(L.minSteps)} steps in this run.`);
@@ -183,13 +212,19 @@ export function longSection(result) {
         cells.push(f ? `${usd(f.totalCost)}` : '—');
         cells.push(f ? `${perTurn(f.costPerTurnFirst)} → ${perTurn(f.costPerTurnLast)} (×${(f.lastOverFirst ?? NaN).toFixed(2)})` : '—');
       }
+      for (const prov of PROVIDERS) {
+        const f = p.byProvider[prov];
+        cells.push(f?.effectivePerTurnFirst != null ? `${perTurn(f.effectivePerTurnFirst)} → ${perTurn(f.effectivePerTurnLast)} (×${(f.effectiveLastOverFirst ?? NaN).toFixed(2)})` : '—');
+      }
+      const rereads = p.byProvider.openai?.rereadTurns;
+      cells.push(rereads != null ? `${int(rereads)} (${pct(share(rereads, s.steps))})` : '—');
       const maxTokens = Math.max(...PROVIDERS.map((prov) => p.byProvider[prov]?.maxRequestTokens ?? 0));
       const over = Math.max(...PROVIDERS.map((prov) => p.byProvider[prov]?.overBudget ?? 0));
       cells.push(int(maxTokens), over ? `${int(over)} (${pct(share(over, s.steps))})` : '0');
       cells.push(`${int(p.taskVerbatim.verbatim)} / ${int(p.taskVerbatim.requests)} (${pct(share(p.taskVerbatim.verbatim, p.taskVerbatim.requests))})`);
       return cells;
     });
-    out.push(table(['policy', ...PROVIDERS.flatMap((prov) => [`${PROVIDER_NAMES[prov]} $ total`, `${PROVIDER_NAMES[prov]} $/turn first → last`]), 'max request tokens', 'requests over budget', 'current task verbatim'], rows));
+    out.push(table(['policy', ...PROVIDERS.flatMap((prov) => [`${PROVIDER_NAMES[prov]} $ total`, `${PROVIDER_NAMES[prov]} $/turn first → last`]), ...PROVIDERS.map((prov) => `${PROVIDER_NAMES[prov]} effective $/turn first → last`), 'turns needing a re-read (OpenAI)', 'max request tokens', 'requests over budget', 'current task verbatim'], rows));
     out.push('');
     const tl = s.policies.find((p) => p.id === 'tracelite');
     if (tl) {
@@ -245,6 +280,61 @@ export function sizeSection(w) {
   return out;
 }
 
+/** `−11.9 / −13.1 / −10.1`: a figure per provider, as % vs full history. */
+function perProviderVsFull(p, full, value) {
+  return PROVIDERS.map((prov) => {
+    const f = value(full.byProvider[prov]);
+    const v = value(p.byProvider[prov]);
+    return Number.isFinite(v) && f > 0 ? signed(v / f - 1).replace('%', '') : 'n/a';
+  }).join(' / ');
+}
+
+/**
+ * The effective-$ section (EVALUATION.md §3), Markdown lines: per policy the
+ * share of steps needing a recovery turn, $ and effective $ vs full history
+ * with caching per provider, and $ per trajectory. Empty when no policy's
+ * grounding was measured.
+ */
+function recoveryTokensCell(r) {
+  return r?.rereadSteps > 0 ? int(r.tokens / r.rereadSteps) : '—';
+}
+
+export function effectiveSection(result) {
+  const full = result.policies.find((p) => p.id === 'full');
+  const measured = result.policies.filter((p) => PROVIDERS.every((prov) => p.byProvider[prov].recovery?.measured));
+  if (!full || measured.length === 0) return [];
+  const G = result.meta?.grounding;
+  const out = ['## Effective $ (recovery turns priced)', ''];
+  out.push('Hiding a fact the agent acts on next is not free: it spends a turn reading it back (`read_spill`, `grep_spill`) or running the command again. ' +
+    'Every step whose tool call uses a fact (grounding, below) that its request shows neither as text nor as an image tesseract reads (class POINTER or GONE) costs one more request, priced like that step\'s request with caching (input and output). ' +
+    '**Effective $** = $ + those recovery turns. A per-provider policy (TraceLite defaults) is measured on each provider\'s own replay; the others replay once, so their recovery steps are the same for every provider.');
+  if (G && /off|not installed/.test(String(G.ocr))) out.push(`OCR: ${G.ocr}; facts shown only in an image count as shown, so effective $ is a lower bound here.`);
+  out.push('');
+  const rows = measured.map((p) => {
+    const rr = PROVIDERS.map((prov) => pct(rereadShare(p.byProvider[prov])));
+    const rereads = p.perProvider ? rr.join(' / ') : rr[0];
+    return [
+      p.label,
+      rereads,
+      p.id === 'full' ? '—' : perProviderVsFull(p, full, costPerTrace),
+      p.id === 'full' ? '—' : perProviderVsFull(p, full, effectiveCostPerTrace),
+      PROVIDERS.map((prov) => usd(effectiveCostPerTrace(p.byProvider[prov]))).join(' / '),
+      recoveryTokensCell(p.byProvider.openai.recovery),
+    ];
+  });
+  out.push(table(['policy', 'steps needing a re-read', '$ vs full, % (A / O / G)', 'effective $ vs full, % (A / O / G)', 'effective $/traj (A / O / G)', 'tokens read back per recovery (OpenAI)'], rows));
+  out.push('');
+  for (const p of measured.filter((x) => x.perProvider)) {
+    const g = PROVIDERS.map((prov) => pct(share(p.byProvider[prov].recovery.shown, p.byProvider[prov].recovery.facts)));
+    out.push(`${p.label}, grounding recall (text+image) on each provider's own replay: ${g.join(' / ')} (A / O / G; their snapshots and so what tesseract reads differ).`);
+    out.push('');
+  }
+  out.push('A / O / G: Anthropic, OpenAI, Gemini. Re-read shares of a per-provider policy are per provider in that order. ' +
+    '**Tokens read back per recovery**: the mean, over the steps needing one, of what getting the hidden facts back reads: a `grep_spill` call and its reply for each fact a pointer reaches (run on the store, as the model would), the source observation again for a fact nothing reaches (a re-run of the command, once per observation).');
+  out.push('');
+  return out;
+}
+
 export function reportMarkdown(result, extra = {}) {
   const m = result.meta;
   const out = [];
@@ -266,6 +356,7 @@ export function reportMarkdown(result, extra = {}) {
   out.push(headlineTable(result));
   out.push('');
   out.push(...dominanceSection(result));
+  out.push(...effectiveSection(result));
   if (result.pending.length) {
     out.push('Pending policies (not measured in this run):');
     for (const p of result.pending) out.push(`* ${p.label}: ${p.reason}.`);

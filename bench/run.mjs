@@ -187,7 +187,7 @@ async function main() {
     const all = statSync(o.traces).isDirectory() ? traceFiles(o.traces) : [o.traces];
     const minSteps = o.quick ? LONG_STEPS.quick : LONG_STEPS.full;
     log(`long sessions (≥ ${minSteps} steps per source)`);
-    result.long = await runLongParallel({ files: all, minSteps, policies: o.policies ?? LONG_POLICIES, workers: o.workers ?? 2, log });
+    result.long = await runLongParallel({ files: all, minSteps, policies: o.policies ?? LONG_POLICIES, workers: o.workers ?? 2, ocr: o.ocr, log });
   }
   const speed = { wasm: wasmReport({ root: ROOT }) };
   if (o.latency) {

@@ -9,14 +9,14 @@ import { join } from 'node:path';
 import * as pkg from '../../pkg/entries/node.js';
 import { PromptCache } from '../../bench/cost.mjs';
 import { criticalItems, editedPaths, legible, recoverable, toolCallsKept } from '../../bench/fidelity.mjs';
-import { addImageBytes, countSnapshots, runBench, sampleLines, spreadPerSource } from '../../bench/harness.mjs';
+import { addImageBytes, countSnapshots, recoveryTokens, recoveryTurns, runBench, sampleLines, spreadPerSource } from '../../bench/harness.mjs';
 import { CLEARED_PLACEHOLDER, clearToolUses, geminiMasking, geminiSnippet, geminiTokens, headTail, maskObservations } from '../../bench/policies.mjs';
 import { ocrShows } from '../../bench/grounding.mjs';
 import { addLegibility, emptyLegibility, factsInside, legibilitySection, legibilityShare, mergeLegibility, readSnapshot, snapshotGroups, snapshotLayout, snapshotTokenRows } from '../../bench/legibility.mjs';
 import { decodeGray, encodeGray, ocrReader, upscale } from '../../bench/ocr.mjs';
 import { findRenderer } from '../../bench/render.mjs';
-import { chainPlan, chainRequests, currentTaskVerbatim, endWindow } from '../../bench/long.mjs';
-import { dominance, longSection } from '../../bench/report.mjs';
+import { chainPlan, chainRequests, currentTaskVerbatim, endWindow, hidesAFact, sessionFacts } from '../../bench/long.mjs';
+import { dominance, effectiveCostPerTrace, effectiveSection, longSection, rereadShare } from '../../bench/report.mjs';
 import { encoder, imageBytes, imageTokens, o200kCounter, pngSize } from '../../bench/tokens.mjs';
 
 const root = new URL('../../', import.meta.url).pathname;
@@ -272,6 +272,59 @@ test('dominance table: best policy per column and the verdicts are computed', ()
   assert.deepEqual(longSection({}), []);
 });
 
+test('effective $: a step whose call uses a hidden fact costs one more request like it', () => {
+  const step = (input, reread) => ({ input: { anthropic: input, openai: input / 2, gemini: input / 4 }, output: { anthropic: 0.01, openai: 0.01, gemini: 0.01 }, reread });
+  const run = { grounding: { facts: 3, text: 1, image: 1 }, steps: [step(1, false), step(2, true), step(4, false), step(8, true)] };
+  const r = recoveryTurns([run], 'openai').recovery;
+  assert.equal(r.measured, true);
+  assert.equal(r.steps, 4);
+  assert.equal(r.rereadSteps, 2);
+  // Steps 1 and 3 again: (1 + 0.01) + (4 + 0.01).
+  assert.ok(Math.abs(r.cost - 5.02) < 1e-9, String(r.cost));
+  assert.equal(r.shown, 2);
+  // A replay without grounding prices nothing and says so.
+  assert.equal(recoveryTurns([{ ...run, grounding: null }], 'openai').recovery.measured, false);
+  const b = { traces: 2, inputCost: 10, outputCost: 2, recovery: r };
+  assert.ok(Math.abs(effectiveCostPerTrace(b) - (12 + 5.02) / 2) < 1e-9);
+  assert.equal(rereadShare(b), 0.5);
+  assert.ok(Number.isNaN(effectiveCostPerTrace({ ...b, recovery: { measured: false } })));
+
+  // Dominance on effective $: cheaper in $ but dearer once re-reads are priced.
+  const policy = (id, cost, rereadCost, kind) => ({
+    id, label: id, kind,
+    byProvider: Object.fromEntries(['anthropic', 'openai', 'gemini'].map((p) => [p, { traces: 1, inputTokens: 100, inputCost: cost, outputCost: 0, recovery: { measured: true, steps: 10, rereadSteps: rereadCost > 0 ? 1 : 0, cost: rereadCost } }])),
+    grounding: { facts: 10, text: 10, image: 0 },
+    fidelity: { critical: { checked: 1, present: 1 } },
+  });
+  const result = { policies: [policy('full', 1, 0), policy('headtail5k', 0.9, 0), policy('tracelite', 0.8, 0.2)] };
+  const d = dominance(result);
+  const col = Object.fromEntries(d.columns.map((c) => [c.id, c]));
+  assert.equal(col['cost-openai'].best, 'tracelite');
+  assert.equal(col['effective-openai'].best, 'headtail5k');
+  assert.equal(d.lowestEffectiveCost, false);
+  // Tied with full history (0.8 + 0.2), behind head+tail (0.9): at or behind both, on every provider.
+  assert.deepEqual(d.notLowestEffective.map((m) => m.policy), ['full', 'full', 'full', 'headtail5k', 'headtail5k', 'headtail5k']);
+  const md = effectiveSection(result).join('\n');
+  assert.match(md, /\| tracelite \| 10\.0% \| −20\.0 \/ −20\.0 \/ −20\.0 \| [−+]0\.0 \/ [−+]0\.0 \/ [−+]0\.0 \|/);
+  result.policies[2].byProvider.openai.recovery.cost = 0.05;
+  for (const p of ['anthropic', 'gemini']) result.policies[2].byProvider[p].recovery.cost = 0.05;
+  assert.equal(dominance(result).lowestEffectiveCost, true);
+});
+
+test('long sessions: facts across the chained trajectories and whether a request hides one', () => {
+  const one = { id: 'a', system: 'sys', task: 'fix it', steps: [{ tool: 'bash', args: { command: 'ls' }, observation: 'src/alpha_module.py\nREADME' }] };
+  const two = { id: 'b', system: 'sys', task: 'fix more', steps: [{ tool: 'bash', args: { command: 'cat src/alpha_module.py' }, observation: 'x = 1' }] };
+  const facts = sessionFacts([one, two]);
+  // Session step 1 (trajectory two's first call) uses a path learned at session step 0.
+  const entry = facts.get(1);
+  assert.deepEqual(entry.facts.map((f) => [f.kind, f.text, f.source]), [['path', 'src/alpha_module.py', 0]]);
+  const shown = [{ role: 'tool', tool_call_id: 'call_0', content: 'src/alpha_module.py\nREADME' }];
+  const hidden = [{ role: 'tool', tool_call_id: 'call_0', content: '[output cleared]' }];
+  assert.equal(hidesAFact(shown, entry, null), false);
+  assert.equal(hidesAFact(hidden, entry, null), true);
+  assert.equal(hidesAFact(hidden, facts.get(0), null), false);
+});
+
 test('prompt cache: prefix reuse, minimum size and Anthropic cache writes', () => {
   const openai = new PromptCache({ input: 2, cachedInput: 0.5, output: 8, cache: { mode: 'prefix', minTokens: 1024, granularity: 128 } });
   let r = openai.request([1, 2], [1000, 1000]);
@@ -444,6 +497,47 @@ test('runBench replays the sample trajectory under a few policies', async () => 
   assert.deepEqual(result.errors, []);
 });
 
+test('runBench prices recovery turns: masking hides facts the demo session uses next, full history none', async () => {
+  const result = await runBench({ pkg, files: [join(root, 'tests/fixtures/demo-session.json')], policies: ['full', 'mask5'], ocr: false });
+  const [full, mask] = result.policies;
+  assert.deepEqual(full.byProvider.openai.recovery, { ...full.byProvider.openai.recovery, rereadSteps: 0, cost: 0 });
+  const r = mask.byProvider.openai.recovery;
+  assert.ok(r.rereadSteps > 0 && r.rereadSteps < r.steps, JSON.stringify(r));
+  // Each recovery turn is priced like its step: a re-read step costs at least the cheapest step, at most the dearest.
+  for (const prov of ['anthropic', 'openai', 'gemini']) {
+    const b = mask.byProvider[prov];
+    assert.equal(b.recovery.rereadSteps, r.rereadSteps, prov);
+    const perStep = (b.inputCost + b.outputCost) / b.steps;
+    assert.ok(b.recovery.cost > 0 && b.recovery.cost < r.rereadSteps * 10 * perStep, prov);
+  }
+  assert.equal(r.facts - r.shown, mask.grounding.pointer + mask.grounding.gone);
+  // Masked outputs have no pointer: getting them back re-runs the command.
+  assert.ok(r.tokens > 0, JSON.stringify(r));
+});
+
+test('tokens a recovery reads back: a grep_spill reply for a fact a pointer reaches, a re-run for one nothing reaches', () => {
+  const store = new pkg.SpillStore();
+  try {
+    const text = Array.from({ length: 400 }, (_, i) => `line ${i} value_${i} path/to/file_${i}.py`).join('\n');
+    const kept = store.spill(text, { session: 'rec', budget: 8000 });
+    assert.ok(kept.spilled);
+    const [, session, key] = /^spill:\/\/([^/]+)\/(.+)$/.exec(kept.pointer);
+    const count = o200kCounter();
+    const ctx = { count };
+    const fact = { kind: 'path', text: 'path/to/file_123.py', source: 0 };
+    const grep = recoveryTokens(ctx, [{ fact, pointer: { session, key } }], [], store);
+    const reply = store.handleToolCall('grep_spill', { pointer: kept.pointer, pattern: 'path/to/file_123\\.py' }, 'rec');
+    assert.ok(!reply.isError && reply.text.includes('124:line 123 value_123 path/to/file_123.py'), reply.text);
+    assert.ok(grep > count(reply.text) && grep < count(text) / 10, `${grep} tokens`);
+    // Nothing reaches it: its source observation is read again, once for two facts of it.
+    const original = [{ role: 'tool', tool_call_id: 'call_1', content: text }];
+    const gone = (t) => ({ fact: { kind: 'identifier', text: t, source: 1 }, pointer: null });
+    assert.equal(recoveryTokens(ctx, [gone('value_7'), gone('value_9')], original, store), count(text));
+  } finally {
+    store.free();
+  }
+});
+
 test('bench/run.mjs writes REPORT.md, report.json and chart.svg', () => {
   const out = mkdtempSync(join(tmpdir(), 'tl-bench-'));
   try {
@@ -453,10 +547,12 @@ test('bench/run.mjs writes REPORT.md, report.json and chart.svg', () => {
     assert.match(md, /\| Observation masking, last 10 \|/);
     assert.match(md, /wasm: \*\*[\d,]+ bytes raw/);
     assert.match(md, /## Grounding recall/);
+    assert.match(md, /## Effective \$ \(recovery turns priced\)[\s\S]*\| Observation masking, last 10 \| [\d.]+% \| [−+][\d.]+ \/ [−+][\d.]+ \/ [−+][\d.]+ \|/);
     assert.match(md, /\| policy \| facts \| TEXT \| TEXT\+IMAGE \| POINTER \| GONE \|/);
     assert.match(md, /## Bytes[\s\S]*\| policy \| provider \| request bytes in \| request bytes out \|/);
     const json = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8'));
     assert.deepEqual(json.policies.map((p) => p.id), ['full', 'mask10', 'only-spill']);
+    assert.ok(json.policies.every((p) => p.byProvider.openai.recovery.measured));
     assert.equal(json.policies[0].grounding.text, json.policies[0].grounding.facts);
     assert.ok(json.policies[0].grounding.taskVerbatim.requests > 0);
     assert.ok(json.speed.latency.configs[0].ms.n > 0);
