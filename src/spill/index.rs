@@ -29,6 +29,8 @@ pub enum FactKind {
     Function,
     /// A class defined on the line.
     Class,
+    /// A place in a file, `path:line` (`grep -n`, pytest's frames).
+    Location,
 }
 
 /// A fact found on one line of a text.
@@ -74,11 +76,20 @@ impl<'t> Facts<'t> {
                     label,
                 });
             }
-            out.facts.extend(paths(body).map(|label| Fact {
-                line: i,
-                kind: FactKind::Path,
-                label,
-            }));
+            for label in paths(body) {
+                out.facts.push(Fact {
+                    line: i,
+                    kind: FactKind::Path,
+                    label,
+                });
+                if let Some(location) = location(body, label) {
+                    out.facts.push(Fact {
+                        line: i,
+                        kind: FactKind::Location,
+                        label: location,
+                    });
+                }
+            }
         }
         out
     }
@@ -174,17 +185,21 @@ impl<'t> HiddenIndex<'t> {
             }
         }
         let total = distinct.len();
-        // Paths most mentioned first, definitions in line order; the two
-        // taken in turn until the budget is spent.
-        let (mut paths, defs): (Vec<_>, Vec<_>) = distinct
+        // Paths most mentioned first, definitions and locations in line
+        // order; the three taken in turn until the budget is spent.
+        let (mut paths, rest): (Vec<_>, Vec<_>) = distinct
             .into_iter()
             .filter(|(e, _)| !shown.contains(e.label))
             .partition(|(e, _)| e.kind == FactKind::Path);
+        let (locations, defs): (Vec<_>, Vec<_>) = rest
+            .into_iter()
+            .partition(|(e, _)| e.kind == FactKind::Location);
         paths.sort_by(|(a, n), (b, m)| m.cmp(n).then(a.first.cmp(&b.first)));
-        let mut queues = [paths.into_iter(), defs.into_iter()];
+        let mut queues = [paths.into_iter(), defs.into_iter(), locations.into_iter()];
         let mut entries = Vec::new();
-        let mut used = opening(from, to, numbered).len() + 1;
-        let mut open = [true, true];
+        // The opening, `]` and room for the `; +N more` of what is left out.
+        let mut used = opening(from, to, numbered).len() + 1 + format!("; +{total} more").len();
+        let mut open = [true; 3];
         while open.iter().any(|o| *o) {
             for (queue, open) in queues.iter_mut().zip(open.iter_mut()) {
                 if !*open {
@@ -205,6 +220,7 @@ impl<'t> HiddenIndex<'t> {
         if entries.is_empty() {
             return None;
         }
+        // Paths, then definitions and locations, each by first line.
         entries.sort_by(|a, b| {
             (a.kind != FactKind::Path)
                 .cmp(&(b.kind != FactKind::Path))
@@ -247,6 +263,8 @@ fn opening(from: usize, to: usize, numbered: Option<(usize, usize)>) -> String {
 fn push_entry(out: &mut String, e: &Entry<'_>) {
     match e.kind {
         FactKind::Path => out.push_str(e.label),
+        // Its own line number says where in the file; the index, where in the output.
+        FactKind::Location => out.push_str(e.label),
         FactKind::Function => {
             out.push_str(e.label);
             out.push_str("()");
@@ -389,11 +407,24 @@ fn definition(body: &str) -> Option<(FactKind, &str)> {
         .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
         .unwrap_or(rest.len());
     let name = rest.get(..end)?;
-    // A name, then what opens a definition (`(`, `:`, `<`, `{`, ` `).
-    let next = rest.get(end..)?.chars().next();
-    let opens = matches!(next, Some('(' | ':' | '<' | '{' | ' ')) || next.is_none();
+    // A name, then what opens a definition: a parameter list (or generics);
+    // a class also `:` or `{` (not prose such as "function back to").
+    let next = rest.get(end..)?.trim_start_matches(' ').chars().next();
+    let opens = matches!(next, Some('(' | '<'))
+        || (kind == FactKind::Class && matches!(next, Some(':' | '{')));
     (name.len() >= 2 && !name.starts_with(|c: char| c.is_ascii_digit()) && opens)
         .then_some((kind, name))
+}
+
+/// `path:N` when the path token `path` (a slice of `body`) is followed by
+/// `:` and a line number.
+fn location<'t>(body: &'t str, path: &'t str) -> Option<&'t str> {
+    let start = (path.as_ptr() as usize).checked_sub(body.as_ptr() as usize)?;
+    let after = body.get(start + path.len()..)?.strip_prefix(':')?;
+    let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+    (1..=7)
+        .contains(&digits)
+        .then(|| body.get(start..start + path.len() + 1 + digits))?
 }
 
 /// The file paths of a line: tokens of `[A-Za-z0-9_./-]` holding a `/` and
@@ -462,6 +493,17 @@ mod tests {
             Some((FactKind::Function, "build"))
         );
         assert_eq!(definition("# the class of things"), None);
+        assert_eq!(definition("function back to `warnings.warn`"), None);
+        assert_eq!(
+            definition("function render(a) {"),
+            Some((FactKind::Function, "render"))
+        );
+        let line = "lib/matplotlib/axis.py:838: in clear";
+        assert_eq!(
+            location(line, paths(line).next().unwrap()),
+            Some("lib/matplotlib/axis.py:838")
+        );
+        assert_eq!(location("a/b.py and", "a/b.py"), None);
         assert_eq!(definition("define x"), None);
         assert_eq!(
             leading_number("   337\tdef kahane_simplify(expression):"),
