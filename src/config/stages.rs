@@ -37,6 +37,12 @@ pub struct SpillConfig {
     pub pointer_root: String,
 }
 
+impl SpillConfig {
+    /// Default `index_share`: 5% of the cap (about 380 bytes at the default
+    /// cap), enough for a dozen paths and definitions.
+    pub const INDEX_SHARE: f64 = 0.05;
+}
+
 impl Default for SpillConfig {
     fn default() -> Self {
         Self {
@@ -44,7 +50,7 @@ impl Default for SpillConfig {
             floor_tokens: 2_000,
             fraction: 0.02,
             head_share: 0.65,
-            index_share: crate::spill::INDEX_SHARE,
+            index_share: Self::INDEX_SHARE,
             error_patterns: [
                 "Traceback",
                 "Error",

@@ -92,7 +92,7 @@ pub struct ErrorSignals {
 
 /// Default share of the cap given to the hidden-middle index
 /// (`spill.indexShare`).
-pub const INDEX_SHARE: f64 = 0.05;
+pub const INDEX_SHARE: f64 = crate::config::SpillConfig::INDEX_SHARE;
 
 /// Bytes of index per token of its share (indexes are paths, names and
 /// numbers: about 3 bytes per token).
