@@ -546,9 +546,9 @@ fn grep_spill_shows_matches_with_context_and_paging() {
         .text
         .contains("\n92:line 92: collected item test_92 passed in 0.092s\n93-line 93"));
     assert!(!r.text.contains("\n--\n"));
-    assert!(r
-        .text
-        .ends_with("[7 more matches: grep_spill with skip=3; read a line whole with read_spill]"));
+    assert!(r.text.ends_with(
+        "[7 more matches: grep_spill with skip=3; read_spill with offset=89 reads from line 90]"
+    ));
     let r = handle_tool_call(
         &mut store,
         "s",

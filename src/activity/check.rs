@@ -217,6 +217,53 @@ pub fn is_error_line(line: &str) -> bool {
     names_exception(t)
 }
 
+/// The id of the failing test a line reports, as the evaluation reads it
+/// (`bench/fidelity.mjs` `failingTests`): pytest's `FAILED a::b`, `ERROR a::b`
+/// and `a::b FAILED` give `a::b`; unittest's `FAIL: test_x (mod.Class)` and
+/// `ERROR: …` give `test_x (mod.Class)`.
+pub fn failing_test_id(line: &str) -> Option<&str> {
+    let id_end = |s: &str| s.find(char::is_whitespace).unwrap_or(s.len());
+    for opening in ["FAILED ", "ERROR "] {
+        if let Some(rest) = line.strip_prefix(opening) {
+            let id = rest.get(..id_end(rest)).unwrap_or("");
+            if is_pytest_id(id) {
+                return Some(id);
+            }
+        }
+    }
+    let first = line.get(..id_end(line)).unwrap_or("");
+    if is_pytest_id(first) {
+        let word = line.get(first.len()..).and_then(|r| r.strip_prefix(' '));
+        let ends = |w: &str| {
+            word.and_then(|r| r.strip_prefix(w))
+                .is_some_and(|r| !r.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_'))
+        };
+        if ends("FAILED") || ends("ERROR") {
+            return Some(first);
+        }
+    }
+    let rest = line
+        .strip_prefix("FAIL: ")
+        .or_else(|| line.strip_prefix("ERROR: "))?;
+    // `test_x (mod.Class)`: a word, one space, a parenthesized dotted name.
+    let name = rest.get(..rest.find(' ')?)?;
+    let class = rest.get(name.len() + 1..)?.strip_prefix('(')?;
+    let class = class.get(..class.find(')')?)?;
+    let word = |s: &str, extra: char| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == extra)
+    };
+    (word(name, '_') && word(class, '.')).then(|| rest.get(..name.len() + class.len() + 3))?
+}
+
+/// Whether `token` is a pytest node id: non-space text around a `::`.
+fn is_pytest_id(token: &str) -> bool {
+    token
+        .split_once("::")
+        .is_some_and(|(a, b)| !a.is_empty() && !b.is_empty())
+}
+
 /// `SomeError: message`, `pkg.mod.SomeException: message`, or the bare name.
 fn names_exception(t: &str) -> bool {
     let head = t.split(':').next().unwrap_or("");
@@ -519,6 +566,53 @@ mod tests {
         assert!(is_exception_line("KeyboardInterrupt"));
         assert!(!is_exception_line("2547 characters elided"));
         assert!(!is_exception_line("FAILED tests/t.py::test_a - assert 1"));
+    }
+
+    #[test]
+    fn failing_test_ids_read_like_the_evaluation() {
+        let id = failing_test_id;
+        assert_eq!(
+            id("FAILED tests/t.py::test_a - assert 1"),
+            Some("tests/t.py::test_a")
+        );
+        assert_eq!(
+            id("ERROR tests/t.py::T::test_b"),
+            Some("tests/t.py::T::test_b")
+        );
+        assert_eq!(
+            id("tests/t.py::test_c[x-1] FAILED [ 50%]"),
+            Some("tests/t.py::test_c[x-1]")
+        );
+        assert_eq!(id("tests/t.py::test_d ERROR"), Some("tests/t.py::test_d"));
+        assert_eq!(
+            id("FAIL: test_e (app.tests.T)"),
+            Some("test_e (app.tests.T)")
+        );
+        assert_eq!(
+            id("ERROR: test_f (app.tests.T) extra"),
+            Some("test_f (app.tests.T)")
+        );
+        for line in [
+            "tests/t.py::test_g PASSED",
+            "tests/t.py::test_h FAILEDX",
+            "tests/t.py::test_i  FAILED",
+            "  FAILED tests/t.py::test_j",
+            "FAILED (failures=2)",
+            "FAIL: test_k",
+            "ERROR: test_l (app tests)",
+            "FAILED ::x",
+        ] {
+            assert_eq!(id(line), None, "{line}");
+        }
+        // Every failing test line is a critical (error) line.
+        for line in [
+            "FAILED a::b",
+            "a::b FAILED",
+            "FAIL: t (m.C)",
+            "ERROR: t (m.C)",
+        ] {
+            assert!(is_error_line(line), "{line}");
+        }
     }
 
     #[test]

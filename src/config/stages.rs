@@ -17,6 +17,10 @@ pub struct SpillConfig {
     pub fraction: f64,
     /// Share of the cap given to the head of the excerpt (the rest goes to the tail).
     pub head_share: f64,
+    /// Share of the cap the excerpt may spend naming what its hidden middle
+    /// holds (paths and definitions with their lines, the ids of failing
+    /// tests the error listing left out); 0 turns the index off.
+    pub index_share: f64,
     /// Patterns (small regex dialect, matched ignoring ASCII case; `(?-i)`
     /// restores it) marking error lines of the hidden middle that the excerpt
     /// lists. Default: `Traceback`, `Error`, `FATAL`, `CRITICAL`, `npm ERR!`,
@@ -33,6 +37,12 @@ pub struct SpillConfig {
     pub pointer_root: String,
 }
 
+impl SpillConfig {
+    /// Default `index_share`: 5% of the cap (about 380 bytes at the default
+    /// cap), enough for a dozen paths and definitions.
+    pub const INDEX_SHARE: f64 = 0.05;
+}
+
 impl Default for SpillConfig {
     fn default() -> Self {
         Self {
@@ -40,6 +50,7 @@ impl Default for SpillConfig {
             floor_tokens: 2_000,
             fraction: 0.02,
             head_share: 0.65,
+            index_share: Self::INDEX_SHARE,
             error_patterns: [
                 "Traceback",
                 "Error",

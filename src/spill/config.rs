@@ -15,6 +15,9 @@ impl Section for SpillConfig {
         if !(self.head_share >= 0.0 && self.head_share <= 1.0) {
             return invalid_option("spill.headShare", "must be in [0, 1]");
         }
+        if !(self.index_share >= 0.0 && self.index_share <= 0.5) {
+            return invalid_option("spill.indexShare", "must be in [0, 0.5]");
+        }
         if !self.pointer_root.is_empty() && !is_absolute_dir(&self.pointer_root) {
             return invalid_option(
                 "spill.pointerRoot",

@@ -1,10 +1,12 @@
 //! [`Excerpt`]: what the model sees of a tool result over the cap — a header
-//! with exact figures and the pointer, the head and tail lines, and the error
-//! lines of the hidden middle.
+//! with exact figures and the pointer, the head and tail lines, the error
+//! lines of the hidden middle, an index of what else it holds
+//! ([`HiddenIndex`]) and the failing tests the listing left out ([`Unlisted`]).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::grep::{GrepBudget, Pattern};
+use super::index::{add_words, Facts, HiddenIndex, Unlisted};
 use super::lines::{ceil_suffix, floor_prefix, LineIndex};
 use super::literals::LiteralSet;
 use crate::activity::check::{
@@ -69,6 +71,10 @@ pub struct Excerpt<'t> {
     pub errors: Vec<ErrorLine<'t>>,
     /// How many hidden lines carry error signals in all.
     pub error_total: usize,
+    /// What else the hidden lines hold (paths, definitions), when any fits.
+    pub index: Option<HiddenIndex<'t>>,
+    /// Hidden failing tests the error listing does not show.
+    pub unlisted: Unlisted<'t>,
 }
 
 /// Error-signal patterns compiled once per call, matched ignoring ASCII case
@@ -80,7 +86,17 @@ pub struct ErrorSignals {
     /// pattern has one (each hit line is then checked against the patterns).
     literals: Option<LiteralSet>,
     max_lines: usize,
+    /// Share of the cap the hidden-middle index may take.
+    index_share: f64,
 }
+
+/// Default share of the cap given to the hidden-middle index
+/// (`spill.indexShare`).
+pub const INDEX_SHARE: f64 = crate::config::SpillConfig::INDEX_SHARE;
+
+/// Bytes of index per token of its share (indexes are paths, names and
+/// numbers: about 3 bytes per token).
+const INDEX_BYTES_PER_TOKEN: f64 = 3.0;
 
 impl ErrorSignals {
     /// Compiles the configured patterns (small regex dialect, case ignored).
@@ -104,7 +120,15 @@ impl ErrorSignals {
             patterns,
             literals,
             max_lines,
+            index_share: INDEX_SHARE,
         })
+    }
+
+    /// The same signals with `share` of the cap for the hidden-middle index
+    /// (0 turns it off; the count of unlisted failing tests stays).
+    pub fn with_index_share(mut self, share: f64) -> Self {
+        self.index_share = share.clamp(0.0, 1.0);
+        self
     }
 
     /// 0-based lines in `from..to` that match any pattern, in order.
@@ -203,6 +227,10 @@ struct Work<'t, 'a> {
     scanned: Option<(usize, usize, Vec<usize>)>,
     /// The critical lines ([`critical_lines`]), found once.
     critical: Vec<usize>,
+    /// Paths, definitions and failing tests of every line, found once.
+    facts: Facts<'t>,
+    /// Bytes the hidden-middle index and the unlisted tests' ids may take.
+    index_bytes: usize,
 }
 
 impl Work<'_, '_> {
@@ -301,6 +329,8 @@ impl<'t> Excerpt<'t> {
             hidden_bytes: text.len(),
             errors: Vec::new(),
             error_total: 0,
+            index: None,
+            unlisted: Unlisted::default(),
         };
         // Room for the header and the gap marker.
         let frame = count(&probe.render(kept))?;
@@ -316,6 +346,8 @@ impl<'t> Excerpt<'t> {
             costs: HashMap::new(),
             scanned: None,
             critical: critical_lines(text, &index),
+            facts: Facts::scan(text, &index),
+            index_bytes: (cap as f64 * signals.index_share * INDEX_BYTES_PER_TOKEN) as usize,
         };
         // The step doubles each time: the listing and the lines each side
         // keeps shrink more slowly than the room when the cap is small.
@@ -335,7 +367,6 @@ impl<'t> Excerpt<'t> {
     }
 
     fn plan(work: &mut Work<'t, '_>, room: u64, head_share: f64) -> Result<Self> {
-        let (text, index) = (work.text, work.index);
         let split = |room: u64| {
             // The tail keeps at least a tenth: the last line is always shown.
             let head = ((room as f64 * head_share).round() as u64).min(room - room / 10);
@@ -345,29 +376,81 @@ impl<'t> Excerpt<'t> {
             }
         };
         let mut plan = Self::lay_out(work, split(room))?;
-        let (from, to) = plan.hidden_range();
-        let mut hits = work.hits(from, to);
-        if !hits.is_empty() {
-            // Make room for the error listing, then lay out again; the middle
-            // usually only grows, so only the newly hidden lines are scanned.
-            let listed = work.listed(&hits, listing_bytes(room));
-            let listing: String = listed.iter().map(|&i| error_text(text, index, i)).collect();
-            let reserve = (work.count)(&listing)? + 12 * listed.len() as u64;
+        let hits = plan.describe_middle(work, room);
+        let notes = plan.render_middle_notes();
+        if !hits.is_empty() || !notes.is_empty() {
+            // Make room for the error listing, the index and the notes, then
+            // lay out again; the middle usually only grows, so only the newly
+            // hidden lines are scanned.
+            let listing: String = plan.errors.iter().map(|e| e.text).collect();
+            let reserve =
+                (work.count)(&listing)? + 12 * plan.errors.len() as u64 + (work.count)(&notes)?;
             plan = Self::lay_out(work, split(room.saturating_sub(reserve).max(32)))?;
-            let (from2, to2) = plan.hidden_range();
-            hits = work.hits(from2, to2);
+            plan.describe_middle(work, room);
         }
-        plan.error_total = hits.len();
-        plan.errors = work
-            .listed(&hits, listing_bytes(room))
-            .into_iter()
-            .map(|i| ErrorLine {
+        Ok(plan)
+    }
+
+    /// Fills in what the excerpt says of its hidden middle with `room`
+    /// tokens for lines: the error listing, the index and the unlisted
+    /// failing tests; returns the middle's error lines.
+    fn describe_middle(&mut self, work: &mut Work<'t, '_>, room: u64) -> Vec<usize> {
+        let (text, index) = (work.text, work.index);
+        let (from, to) = self.hidden_range();
+        let hits = work.hits(from, to);
+        let listed = work.listed(&hits, listing_bytes(room));
+        self.error_total = hits.len();
+        self.errors = listed
+            .iter()
+            .map(|&i| ErrorLine {
                 number: i + 1,
                 text: error_text(text, index, i),
                 critical: work.critical.binary_search(&i).is_ok(),
             })
             .collect();
-        Ok(plan)
+        // Half the index budget for the ids of unlisted failing tests, when
+        // there are any; the rest (all of it otherwise) for the index.
+        let tests = work.facts.tests_in(from, to);
+        self.unlisted = Unlisted::of(tests, &listed, work.index_bytes / 2);
+        let ids: usize = self.unlisted.ids.iter().map(|id| id.len() + 2).sum();
+        let mut shown: HashSet<&str> = HashSet::new();
+        for line in self.head.iter().chain(&self.tail) {
+            add_words(line.start, &mut shown);
+            add_words(line.end, &mut shown);
+        }
+        for e in &self.errors {
+            add_words(e.text, &mut shown);
+        }
+        for id in &self.unlisted.ids {
+            add_words(id, &mut shown);
+        }
+        self.index = HiddenIndex::build(
+            &work.facts,
+            from,
+            to,
+            &shown,
+            work.index_bytes.saturating_sub(ids),
+        );
+        hits
+    }
+
+    /// The index and unlisted-test lines, as [`Excerpt::render`] writes them
+    /// (with a `spill://` pointer's search hint).
+    fn render_middle_notes(&self) -> String {
+        let mut out = String::new();
+        if let Some(index) = &self.index {
+            out.push_str(&index.render());
+            out.push('\n');
+        }
+        if self.unlisted.count > 0 {
+            out.push_str(
+                &self
+                    .unlisted
+                    .render(|p| grep_hint(&Kept::Refused(String::new()), p)),
+            );
+            out.push('\n');
+        }
+        out
     }
 
     /// 0-based range of the hidden lines.
@@ -456,6 +539,8 @@ impl<'t> Excerpt<'t> {
             tail,
             errors: Vec::new(),
             error_total: 0,
+            index: None,
+            unlisted: Unlisted::default(),
         })
     }
 
@@ -498,6 +583,10 @@ impl<'t> Excerpt<'t> {
                 self.hidden_bytes as f64 / 1000.0,
             ));
         }
+        if let Some(index) = &self.index {
+            out.push_str(&index.render());
+            out.push('\n');
+        }
         if !self.errors.is_empty() {
             out.push_str(&format!(
                 "[{} hidden {} with error signals{}{}:]\n",
@@ -519,6 +608,10 @@ impl<'t> Excerpt<'t> {
                 out.push_str(&format!("{mark}{}: {}\n", e.number, e.text));
             }
         }
+        if self.unlisted.count > 0 {
+            out.push_str(&self.unlisted.render(|p| grep_hint(kept, p)));
+            out.push('\n');
+        }
         for line in &self.tail {
             push_shown(&mut out, line);
         }
@@ -526,6 +619,17 @@ impl<'t> Excerpt<'t> {
             out.pop();
         }
         out
+    }
+}
+
+/// How to search the full text for `pattern`: `grep_spill` for a
+/// `spill://` pointer, `grep -nE` for a file pointer.
+fn grep_hint(kept: &Kept, pattern: &str) -> String {
+    match kept {
+        Kept::Pointer(pointer) if super::is_path_pointer(pointer) => {
+            format!("grep -nE '{pattern}' '{pointer}'")
+        }
+        _ => format!("grep_spill pattern '{pattern}'"),
     }
 }
 

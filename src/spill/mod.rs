@@ -8,6 +8,7 @@
 
 mod config;
 mod excerpt;
+mod index;
 mod literals;
 pub mod tools;
 
@@ -17,7 +18,8 @@ pub use crate::store::{
     is_path_pointer, is_refused_excerpt, lines, parse_pointer, pointer, pointer_in, validate_name,
     MemoryStore, Page, SpillInfo, SpillStore, StoreLimits, FILE_EXTENSION, SCHEME,
 };
-pub use excerpt::{ErrorLine, ErrorSignals, Excerpt, Kept, ShownLine};
+pub use excerpt::{ErrorLine, ErrorSignals, Excerpt, Kept, ShownLine, INDEX_SHARE};
+pub use index::{Entry, FactKind, HiddenIndex, Unlisted, FAILING_TEST_PATTERN};
 pub use tools::{
     handle_tool_call, handle_tool_call_within, tool_definitions, ToolFormat, ToolReply,
 };
@@ -153,9 +155,9 @@ impl Figures {
 pub struct ExcerptCache {
     entries: std::collections::HashMap<ExcerptId, Laid>,
     bytes: usize,
-    /// The error signals last compiled, with the patterns and line limit they
-    /// were compiled from: a session's turns share them.
-    signals: Option<(Vec<String>, usize, std::sync::Arc<ErrorSignals>)>,
+    /// The error signals last compiled, with the patterns, line limit and
+    /// index share they were compiled from: a session's turns share them.
+    signals: Option<(Vec<String>, usize, f64, std::sync::Arc<ErrorSignals>)>,
 }
 
 const MAX_EXCERPT_CACHE_BYTES: usize = 8 << 20;
@@ -171,18 +173,22 @@ impl ExcerptCache {
         &mut self,
         spill: &crate::config::SpillConfig,
     ) -> Result<std::sync::Arc<ErrorSignals>> {
-        if let Some((patterns, max, signals)) = &self.signals {
-            if *patterns == spill.error_patterns && *max == spill.max_error_lines {
+        if let Some((patterns, max, share, signals)) = &self.signals {
+            if *patterns == spill.error_patterns
+                && *max == spill.max_error_lines
+                && share.to_bits() == spill.index_share.to_bits()
+            {
                 return Ok(signals.clone());
             }
         }
-        let signals = std::sync::Arc::new(ErrorSignals::new(
-            &spill.error_patterns,
-            spill.max_error_lines,
-        )?);
+        let signals = std::sync::Arc::new(
+            ErrorSignals::new(&spill.error_patterns, spill.max_error_lines)?
+                .with_index_share(spill.index_share),
+        );
         self.signals = Some((
             spill.error_patterns.clone(),
             spill.max_error_lines,
+            spill.index_share,
             signals.clone(),
         ));
         Ok(signals)
@@ -209,17 +215,18 @@ impl ExcerptCache {
 
 /// A digest of what an excerpt's layout depends on besides its text (the
 /// first 128 bits of a SHA-256: no chosen session name or pattern gives
-/// another's): the cap, the head share, the error signals, the session (its
+/// another's): the cap, the head and index shares, the error signals, the session (its
 /// pointer), the pointer root, the counter and whether stored texts are masked.
 fn excerpt_settings(cx: &StageContext<'_, ExcerptCache>) -> u128 {
     let config = cx.config;
     let spill = &config.spill;
     let numbers = format!(
-        "{}|{}|{}|{}",
+        "{}|{}|{}|{}|{}",
         config.result_cap(),
         spill.head_share,
         spill.max_error_lines,
-        config.redact.store
+        config.redact.store,
+        spill.index_share
     );
     let patterns = format!("{:?}", spill.error_patterns);
     crate::hash::digest128(&[
@@ -397,7 +404,8 @@ pub fn spill_text(
     store: &mut dyn SpillStore,
     counter: &dyn crate::tokens::TokenCounter,
 ) -> Result<Spilled> {
-    let signals = ErrorSignals::new(&config.spill.error_patterns, config.spill.max_error_lines)?;
+    let signals = ErrorSignals::new(&config.spill.error_patterns, config.spill.max_error_lines)?
+        .with_index_share(config.spill.index_share);
     let (mut keys, mut redacted, mut activities) = Default::default();
     let caches = SharedCaches {
         keys: &mut keys,

@@ -406,13 +406,26 @@ fn grep(
         r.skipped + r.returned
     ));
     out.push_str(&r.grep_n());
+    // Where to read around a match: `read_spill`'s offset for the first one.
+    let read = r
+        .lines
+        .iter()
+        .find(|l| l.is_match)
+        .map(|l| {
+            format!(
+                "; {READ_SPILL} with offset={} reads from line {}",
+                l.number - 1,
+                l.number
+            )
+        })
+        .unwrap_or_default();
     if let Some(next) = r.next_skip() {
         out.push_str(&format!(
-            "[{} more matches: {GREP_SPILL} with skip={next}; read a line whole with {READ_SPILL}]",
+            "[{} more matches: {GREP_SPILL} with skip={next}{read}]",
             r.total_matches - next
         ));
     } else {
-        out.push_str("[no more matches]");
+        out.push_str(&format!("[no more matches{read}]"));
     }
     ToolReply {
         work: r.work,

@@ -214,7 +214,7 @@ test('tool loop: the model calls read_spill and grep_spill and gets the hidden l
   const lines = LOG.split('\n');
   assert.deepEqual(outputs, [
     'spill://agent-1/tool-0042: 1 matching lines of 4000 for "FAILED"; showing matches 1-1\n'
-      + `2717-${lines[2716]}\n2718:FAILED tests/test_price.py::test_discount - KeyError: price\n2719-${lines[2718]}\n[no more matches]`,
+      + `2717-${lines[2716]}\n2718:FAILED tests/test_price.py::test_discount - KeyError: price\n2719-${lines[2718]}\n[no more matches; read_spill with offset=2717 reads from line 2718]`,
     `spill://agent-1/tool-0042: lines 2718-2719 of 4000 (${(Buffer.byteLength(LOG) / 1000).toFixed(1)} KB)\n`
       + `  2718\t${lines[2717]}\n  2719\t${lines[2718]}\n[1281 more lines: read_spill with offset=2719 to continue]`,
     'no spilled output at spill://agent-1/tool-9999 in this session (it may have expired)',

@@ -99,6 +99,13 @@ export interface SpillOptions {
    */
   headShare?: number;
   /**
+   * Share of the cap the excerpt may spend naming what its hidden middle
+   * holds (paths and definitions with their lines, the ids of failing
+   * tests the error listing left out); 0 turns the index off.
+   * Default: `0.05`.
+   */
+  indexShare?: number;
+  /**
    * Patterns (small regex dialect, matched ignoring ASCII case; `(?-i)`
    * restores it) marking error lines of the hidden middle that the excerpt
    * lists. Default: `Traceback`, `Error`, `FATAL`, `CRITICAL`, `npm ERR!`,
