@@ -27,10 +27,14 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
  * wasm and 30% smaller PNGs, bench/PNG-ENCODER.md); raised to 744,351 plus
  * about 1.5% when options came to be read by serde's derive instead of field
  * tables (issue 36 item 4: about 11 KB gzip), beside the cache segments' HMAC
- * (`hmac`) and the planner's one phase (about 6 KB together). Lower it as the
- * wasm shrinks.
+ * (`hmac`) and the planner's one phase (about 6 KB together); raised to
+ * 767,663 plus about 1.5% when the planner came to price recovery (issue 41
+ * item 2: `activity::recall`, `plan::recovery`, +9,351 bytes) and the spill
+ * excerpt to index its hidden middle (item 3: `spill::index`, the unlisted
+ * failing tests note, +12,446), each measured against 745,534 before them.
+ * Lower it as the wasm shrinks.
  */
-export const GZIP_CEILING = 755_500;
+export const GZIP_CEILING = 779_200;
 
 const SECTIONS = ['custom', 'type', 'import', 'function', 'table', 'memory', 'global', 'export', 'start', 'element', 'code', 'data', 'data count'];
 
