@@ -23,6 +23,7 @@
 //! probability 0. Pure: a function of the messages before `end` only, so a
 //! decision taken on an earlier request reads the same figures later.
 
+use std::cell::OnceCell;
 use std::collections::{HashMap, HashSet};
 
 use crate::hash::Fnv1a;
@@ -205,54 +206,96 @@ impl Recall {
     }
 }
 
+/// A [`Recall`] read from its conversation on first use: planning that
+/// weighs no recovery reads it only for the candidate it reports.
+#[derive(Debug, Default)]
+pub struct LazyRecall<'a> {
+    source: Option<(&'a Conversation, usize)>,
+    cell: OnceCell<Recall>,
+}
+
+impl<'a> LazyRecall<'a> {
+    /// [`Recall::of`]`(conv, window)`, when first asked for.
+    pub fn of(conv: &'a Conversation, window: usize) -> Self {
+        Self {
+            source: Some((conv, window)),
+            cell: OnceCell::new(),
+        }
+    }
+
+    /// The evidence (read now if not yet).
+    pub fn get(&self) -> &Recall {
+        self.cell.get_or_init(|| {
+            self.source
+                .map_or_else(Recall::default, |(conv, window)| Recall::of(conv, window))
+        })
+    }
+}
+
+impl From<Recall> for LazyRecall<'_> {
+    fn from(recall: Recall) -> Self {
+        Self {
+            source: None,
+            cell: OnceCell::from(recall),
+        }
+    }
+}
+
 /// Pushes the hash of every fact of `text` (see the module doc) onto `out`.
+/// Bytes, not chars: every character a fact holds is ASCII, so splitting at
+/// every other byte finds the same words.
 pub fn facts(text: &str, out: &mut Vec<u64>) {
-    let token = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | '-');
-    for word in text.split(|c: char| !token(c)) {
-        let word = word.trim_matches(|c: char| matches!(c, '.' | '/' | '-'));
+    let token = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'/' | b'-');
+    let edge = |b: &u8| matches!(b, b'.' | b'/' | b'-');
+    for word in text.as_bytes().split(|b| !token(b)) {
+        let start = word.iter().position(|b| !edge(b)).unwrap_or(word.len());
+        let end = word.iter().rposition(|b| !edge(b)).map_or(start, |i| i + 1);
+        let word = word.get(start..end).unwrap_or_default();
         if word.len() < 4 {
             continue;
         }
         // A path is known by its file name.
-        let word = word.rsplit('/').next().unwrap_or("");
+        let word = word.rsplit(|&b| b == b'/').next().unwrap_or_default();
         if file_name(word) {
-            out.push(Fnv1a::of(word.as_bytes()));
+            out.push(Fnv1a::of(word));
         }
-        for piece in word.split(['.', '-']) {
+        for piece in word.split(|&b| b == b'.' || b == b'-') {
             if code_like(piece) {
-                out.push(Fnv1a::of(piece.as_bytes()));
+                out.push(Fnv1a::of(piece));
             }
         }
     }
 }
 
 /// `name.ext`: a name, one dot, an extension of 1–5 letters or digits starting with a letter.
-fn file_name(word: &str) -> bool {
-    let Some((name, ext)) = word.rsplit_once('.') else {
+fn file_name(word: &[u8]) -> bool {
+    let Some(dot) = word.iter().rposition(|&b| b == b'.') else {
         return false;
     };
+    let (name, ext) = (
+        word.get(..dot).unwrap_or_default(),
+        word.get(dot + 1..).unwrap_or_default(),
+    );
     !name.is_empty()
-        && !name.contains('.')
+        && !name.contains(&b'.')
         && (1..=5).contains(&ext.len())
-        && ext.starts_with(|c: char| c.is_ascii_alphabetic())
-        && ext.chars().all(|c| c.is_ascii_alphanumeric())
+        && ext.first().is_some_and(u8::is_ascii_alphabetic)
+        && ext.iter().all(u8::is_ascii_alphanumeric)
 }
 
 /// An identifier of 4+ characters holding a `_`, a digit or an inner capital.
-fn code_like(piece: &str) -> bool {
-    let mut chars = piece.chars();
-    let Some(first) = chars.next() else {
+fn code_like(piece: &[u8]) -> bool {
+    let Some((&first, rest)) = piece.split_first() else {
         return false;
     };
-    if piece.len() < 4 || !(first.is_ascii_alphabetic() || first == '_') {
+    if piece.len() < 4 || !(first.is_ascii_alphabetic() || first == b'_') {
         return false;
     }
-    let rest = piece.get(1..).unwrap_or("");
-    rest.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        && (first == '_'
+    rest.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'_')
+        && (first == b'_'
             || rest
-                .chars()
-                .any(|c| c == '_' || c.is_ascii_digit() || c.is_ascii_uppercase()))
+                .iter()
+                .any(|&b| b == b'_' || b.is_ascii_digit() || b.is_ascii_uppercase()))
 }
 
 #[cfg(test)]

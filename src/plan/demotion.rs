@@ -18,7 +18,7 @@
 //! larger and rarer where rewrites are dear.
 
 use super::{prices, recovery, Candidate, CandidateKind, Decision, Planning, Schedule};
-use crate::activity::recall::Recall;
+use crate::activity::recall::LazyRecall;
 use crate::config::{Config, Prices};
 use crate::error::Result;
 use crate::model::{Conversation, Role};
@@ -35,9 +35,10 @@ pub struct History<'a> {
     /// End (exclusive message index) of each request, oldest first; the last
     /// is the request now.
     pub requests: &'a [usize],
-    /// What the history says of each observation's use ([`Recall`]): a
-    /// demotion's expected recovery is priced with it.
-    pub recall: &'a Recall,
+    /// What the history says of each observation's use
+    /// ([`crate::activity::recall::Recall`]): a demotion's expected recovery
+    /// is priced with it.
+    pub recall: &'a LazyRecall<'a>,
 }
 
 /// [`plan`] for `conv` as it stands (after spilling): its requests, its
@@ -76,7 +77,7 @@ pub fn commit(
         observations.push((at.message, savings.get(i).copied().unwrap_or(0)));
     }
     let (prices, _) = prices::for_config(config);
-    let recall = Recall::of(conv, config.window);
+    let recall = LazyRecall::of(conv, config.window);
     let (schedule, candidate) = plan(
         &History {
             prefix: &prefix,
@@ -153,24 +154,21 @@ pub fn plan(
         let cost_now = (rewritten as f64 * (write - read) - delta as f64 * write) / 1e6;
         let saving = delta as f64 * read * horizon as f64 / 1e6;
         let size = tokens(end).saturating_sub(saved);
-        // What it hides: the observations a stage proposes to change.
-        let hides = (demoted..target)
-            .zip(handed)
-            .filter(|(_, o)| o.1 > 0)
-            .map(|(k, o)| (k, tokens(o.0 + 1).saturating_sub(tokens(o.0))));
-        let recovery = recovery::expected(
-            history.recall,
-            hides,
+        let pending = Pending {
+            from: demoted,
+            to: target,
             end,
             horizon,
-            size.saturating_sub(delta),
-            prices,
-        );
-        let priced = if config.plan.recovery {
-            recovery.dollars
-        } else {
-            0.0
+            context: size.saturating_sub(delta),
         };
+        // Weighed, every move is priced; reported only, the last candidate
+        // is (after the loop).
+        let recovery = if config.plan.recovery {
+            pending.recovery(history, prices)
+        } else {
+            recovery::Recovery::default()
+        };
+        let priced = recovery.dollars;
         let (committed, reason) = if size > threshold {
             (
                 true,
@@ -186,34 +184,78 @@ pub fn plan(
         } else {
             (false, "does not pay yet: deferred".to_string())
         };
-        last = Some(Candidate {
-            kind: CandidateKind::Demotion,
-            observations: Some([demoted, target]),
-            tokens_saved: delta,
-            tokens_rewritten: rewritten,
-            cost_now,
-            saving,
-            horizon,
-            hidden: recovery.hidden,
-            hidden_facts: recovery.facts,
-            recovery_probability: recovery.probability,
-            expected_recovery: recovery.dollars,
-            committed,
-            reason,
-        });
+        last = Some((
+            pending,
+            Candidate {
+                kind: CandidateKind::Demotion,
+                observations: Some([demoted, target]),
+                tokens_saved: delta,
+                tokens_rewritten: rewritten,
+                cost_now,
+                saving,
+                horizon,
+                hidden: recovery.hidden,
+                hidden_facts: recovery.facts,
+                recovery_probability: recovery.probability,
+                expected_recovery: recovery.dollars,
+                committed,
+                reason,
+            },
+        ));
         if committed {
             demoted = target;
             saved += delta;
             schedule.boundaries.push(target);
         }
     }
-    (schedule, last)
+    let candidate = last.map(|(pending, mut candidate)| {
+        if !config.plan.recovery {
+            let r = pending.recovery(history, prices);
+            candidate.hidden = r.hidden;
+            candidate.hidden_facts = r.facts;
+            candidate.recovery_probability = r.probability;
+            candidate.expected_recovery = r.dollars;
+        }
+        candidate
+    });
+    (schedule, candidate)
+}
+
+/// A move weighed at one request: observations `from..to` handed over.
+#[derive(Debug, Clone, Copy)]
+struct Pending {
+    from: usize,
+    to: usize,
+    end: usize,
+    horizon: usize,
+    context: u64,
+}
+
+impl Pending {
+    /// What the move hides (the observations a stage proposes to change)
+    /// and its expected recovery.
+    fn recovery(self, history: &History<'_>, prices: &Prices) -> recovery::Recovery {
+        let tokens = |end: usize| history.prefix.get(end).copied().unwrap_or(0);
+        let handed = history.observations.get(self.from..self.to).unwrap_or(&[]);
+        let hides = (self.from..self.to)
+            .zip(handed)
+            .filter(|(_, o)| o.1 > 0)
+            .map(|(k, o)| (k, tokens(o.0 + 1).saturating_sub(tokens(o.0))));
+        recovery::expected(
+            history.recall.get(),
+            hides,
+            self.end,
+            self.horizon,
+            self.context,
+            prices,
+        )
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::activity::recall::Evidence;
+    use crate::activity::recall::{Evidence, Recall};
     use crate::config::Provider;
     use crate::plan::prices::default_prices;
 
@@ -241,7 +283,7 @@ mod tests {
                 prefix: &prefix,
                 observations: &observations,
                 requests: &requests,
-                recall: &Recall::default(),
+                recall: &LazyRecall::default(),
             },
             config,
             &prices,
@@ -332,7 +374,7 @@ mod tests {
                         prefix: &prefix,
                         observations: &observations,
                         requests: &requests[..k],
-                        recall: &Recall::default(),
+                        recall: &LazyRecall::default(),
                     },
                     &config,
                     &prices,
@@ -360,7 +402,7 @@ mod tests {
         requests.push(1 + 2 * turns);
         // Every assistant message uses every output before it: a session
         // that keeps going back.
-        let recall = Recall {
+        let recall = LazyRecall::from(Recall {
             observations: observations
                 .iter()
                 .map(|&(m, _)| Evidence {
@@ -372,7 +414,7 @@ mod tests {
                 .collect(),
             turns: requests.iter().map(|&r| (r, 1)).collect(),
             window: 3,
-        };
+        });
         let history = History {
             prefix: &prefix,
             observations: &observations,
@@ -394,7 +436,7 @@ mod tests {
         assert!(candidate.recovery_probability > 0.9);
         assert!(candidate.expected_recovery > candidate.saving);
         // An unused history prices no recovery: the same moves commit.
-        let unused = Recall::default();
+        let unused = LazyRecall::default();
         let (moves, _) = plan(
             &History {
                 recall: &unused,
