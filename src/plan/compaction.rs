@@ -53,10 +53,12 @@ pub fn commit(
         .filter(|(_, e)| (proposal.start..proposal.cut).contains(&e.message))
         .map(|(k, e)| (k, of_message(e.message)));
     let (prices, _) = for_config(config);
+    let hides: Vec<(usize, u64)> = hides.collect();
+    let end = conv.messages.len();
     let r = recovery::expected(
         &recall,
-        hides,
-        conv.messages.len(),
+        hides.iter().copied(),
+        end,
         inputs.horizon,
         inputs.compacted,
         &prices,
@@ -65,13 +67,23 @@ pub fn commit(
     candidate.hidden_facts = r.facts;
     candidate.recovery_probability = r.probability;
     candidate.expected_recovery = r.dollars;
-    if config.plan.compaction_recovery && candidate.committed && candidate.saving <= r.dollars {
-        candidate.committed = false;
-        candidate.reason = format!(
-            "{} − expected recovery ${:.4} → wait",
-            candidate.reason.trim_end_matches(" → compact now"),
+    if config.plan.compaction_recovery && candidate.committed {
+        // Waiting hides the same outputs once the budget forces a
+        // compaction: what compacting now adds is their recovery over the
+        // turns until then.
+        let until = inputs.turns_to_forced().min(inputs.horizon);
+        let added = if until < inputs.horizon {
+            recovery::expected(&recall, hides, end, until, inputs.compacted, &prices).dollars
+        } else {
             r.dollars
-        );
+        };
+        if candidate.saving <= added {
+            candidate.committed = false;
+            candidate.reason = format!(
+                "{} − expected recovery ${added:.4} over {until} turns → wait",
+                candidate.reason.trim_end_matches(" → compact now"),
+            );
+        }
     }
     Ok(Decision {
         schedule: None,
@@ -131,6 +143,18 @@ pub struct PlanEstimate {
     pub wait: f64,
     /// Cost if it is compacted now.
     pub compact: f64,
+}
+
+impl PlanInputs {
+    /// Turns until waiting crosses `forced` and compacts anyway (as
+    /// [`estimate`] simulates it); `usize::MAX` when the request does not grow.
+    pub fn turns_to_forced(&self) -> usize {
+        if self.growth == 0 {
+            return usize::MAX;
+        }
+        let room = self.forced.saturating_sub(self.tokens);
+        usize::try_from(room / self.growth + 1).unwrap_or(usize::MAX)
+    }
 }
 
 impl PlanEstimate {
@@ -289,5 +313,109 @@ mod tests {
         assert_eq!(candidate.kind, CandidateKind::Compaction);
         assert_eq!(candidate.tokens_rewritten, tokens - 10);
         assert!(decision.schedule.is_none());
+    }
+
+    /// A session that keeps using what its outputs said: each call names the
+    /// function the previous output defined.
+    fn used_history(turns: usize, len: usize) -> Conversation {
+        use crate::model::{Layout, Part, PartKind, ToolCall, ToolResult};
+        let mut conv = Conversation::default();
+        conv.messages.push(Message::text(Role::User, "fix the bug"));
+        for t in 0..turns {
+            let id = format!("c{t}");
+            conv.messages.push(Message {
+                role: Role::Assistant,
+                parts: vec![Part::from(PartKind::ToolCall(ToolCall {
+                    id: id.clone(),
+                    name: "bash".into(),
+                    arguments: format!("{{\"cmd\":\"grep -n helper_{t}_impl src\"}}"),
+                }))],
+                layout: Layout::Null,
+                extra: Default::default(),
+            });
+            conv.messages.push(Message {
+                role: Role::Tool,
+                parts: vec![Part::from(PartKind::ToolResult(ToolResult {
+                    call_id: id,
+                    parts: vec![Part::text(format!(
+                        "def helper_{}_impl():\n{}",
+                        t + 1,
+                        "x".repeat(len)
+                    ))],
+                    is_error: false,
+                }))],
+                layout: Layout::Text,
+                extra: Default::default(),
+            });
+        }
+        conv
+    }
+
+    #[test]
+    fn compaction_recovery_waits_while_the_hidden_outputs_cost_more_than_it_saves() {
+        let mut config = Config::default();
+        config.plan.min_horizon = 1;
+        let meter = crate::tokens::Meter {
+            counter: &crate::tokens::Estimator,
+            provider: config.provider,
+            optical: &config.optical,
+        };
+        let conv = used_history(12, 8_000);
+        let tokens: u64 = conv
+            .messages
+            .iter()
+            .map(|m| meter.message(m).unwrap())
+            .sum();
+        let proposal = CompactionProposal {
+            start: 0,
+            cut: 20,
+            tokens,
+            saving: tokens / 2,
+            stable: 10,
+            forced: 1_000_000,
+        };
+        let decide = |config: &Config, proposal: &CompactionProposal| {
+            let planning = Planning {
+                config,
+                meter: &meter,
+                message_tokens: &[],
+            };
+            commit(&conv, proposal, &planning)
+                .unwrap()
+                .candidate
+                .unwrap()
+        };
+        let reported = decide(&config, &proposal);
+        assert!(reported.committed, "{reported:?}");
+        assert!(
+            reported.hidden > 0 && reported.expected_recovery > reported.saving,
+            "{reported:?}"
+        );
+        config.plan.compaction_recovery = true;
+        let weighed = decide(&config, &proposal);
+        assert!(
+            !weighed.committed && weighed.reason.contains("expected recovery"),
+            "{weighed:?}"
+        );
+        assert!(weighed.reason.contains("over 12 turns"), "{weighed:?}");
+        // Waiting would be forced to compact next turn: compacting now adds
+        // one turn of recovery, not the horizon's.
+        let soon = CompactionProposal {
+            forced: tokens,
+            ..proposal
+        };
+        let forced = decide(&config, &soon);
+        let added: f64 = forced
+            .reason
+            .split("expected recovery $")
+            .nth(1)
+            .and_then(|r| r.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .expect("the weighed recovery in the reason");
+        assert!(forced.reason.contains("over 1 turns"), "{forced:?}");
+        assert!(
+            added > 0.0 && added < forced.expected_recovery / 4.0,
+            "{forced:?}"
+        );
     }
 }
