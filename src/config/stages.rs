@@ -375,7 +375,7 @@ impl Default for CompactConfig {
             detect_stages: true,
             keep_tool_calls: true,
             user_share: 0.05,
-            live_views: 4_000,
+            live_views: 2_000,
             call_log_share: 0.04,
             summary_share: 0.04,
         }
@@ -425,8 +425,10 @@ pub struct PlanConfig {
     /// cost pays for the rewrite. Off: the cost is reported, not weighed.
     pub recovery: bool,
     /// The same for a compaction the planner prices (not a forced one): it
-    /// waits while its saving over the horizon does not exceed its expected
-    /// recovery.
+    /// waits while its saving over the horizon does not exceed the recovery
+    /// it adds (until the budget would force it). On: with
+    /// `compact.liveViews` 2,000 it lowers effective $ for every provider
+    /// and hides fewer facts (`bench/FIDELITY-TUNING.md`).
     pub compaction_recovery: bool,
 }
 
@@ -439,7 +441,7 @@ impl Default for PlanConfig {
             max_horizon: 15,
             prices: None,
             recovery: false,
-            compaction_recovery: false,
+            compaction_recovery: true,
         }
     }
 }

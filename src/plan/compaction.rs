@@ -385,6 +385,7 @@ mod tests {
                 .candidate
                 .unwrap()
         };
+        config.plan.compaction_recovery = false;
         let reported = decide(&config, &proposal);
         assert!(reported.committed, "{reported:?}");
         assert!(
