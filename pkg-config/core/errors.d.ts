@@ -20,8 +20,11 @@ export interface HostErrorCodes {
     | 'UNSUPPORTED_ROUTE'
     | 'METHOD_NOT_ALLOWED'
     | 'INVALID_PATH';
-  /** The runtime lacks what the API needs (e.g. `FileStore` without a filesystem). */
-  host: 'UNSUPPORTED_HOST';
+  /**
+   * The runtime lacks what the API needs (e.g. `FileStore` without a
+   * filesystem), or a proxy thread ended under a request (`createThreadedProxy`).
+   */
+  host: 'UNSUPPORTED_HOST' | 'THREAD_FAILED';
 }
 
 /** A code only the JS host raises. */

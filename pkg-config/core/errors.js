@@ -9,7 +9,7 @@ import { CORE_CODES } from './types/codes.js';
  * The codes only the host raises (never the Rust core), each with its group:
  * `store` and `limit` are the core's groups too, `proxy` is a request to the
  * proxy's own routes that it refuses, `host` a runtime that lacks what an API
- * needs. The proxy answers most of them as HTTP errors (`{ error: { code } }`),
+ * needs or a proxy thread that ended under a request. The proxy answers most of them as HTTP errors (`{ error: { code } }`),
  * which `TraceLiteError.from(body.error)` turns back into their class.
  */
 export const HOST_CODES = Object.freeze({
@@ -27,6 +27,7 @@ export const HOST_CODES = Object.freeze({
   METHOD_NOT_ALLOWED: 'proxy',
   INVALID_PATH: 'proxy',
   UNSUPPORTED_HOST: 'host',
+  THREAD_FAILED: 'host',
 });
 
 /** The group of a code (`undefined` for a code neither table holds). */
@@ -70,7 +71,7 @@ export class StoreError extends TraceLiteError {}
 export class InternalError extends TraceLiteError {}
 /** The proxy refused a request to its own routes: session, signature, path (`INVALID_SESSION_TOKEN`, `NOT_FOUND`, …). */
 export class ProxyError extends TraceLiteError {}
-/** The runtime lacks what the API needs (`UNSUPPORTED_HOST`, e.g. `FileStore` without a filesystem). */
+/** The runtime lacks what the API needs (`UNSUPPORTED_HOST`, e.g. `FileStore` without a filesystem), or a proxy thread ended (`THREAD_FAILED`). */
 export class HostError extends TraceLiteError {}
 
 const CLASSES = Object.freeze({

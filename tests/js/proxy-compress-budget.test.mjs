@@ -8,30 +8,23 @@
 // its p95 alone. (The grep attacker, concurrent in Node and workerd, is
 // tests/js/proxy-grep-attacker.test.mjs.)
 import { test, after, before } from 'node:test';
-import { spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import assert from 'node:assert/strict';
 import { TraceLiteError } from '../../pkg/entries/node.js';
 import { DEFAULT_COMPRESS_MS_PER_MINUTE, createProxy } from '../../pkg/adapters/proxy/index.js';
 import { serveOnLoopback } from './support/hosts.mjs';
 import { manySpills } from './support/requests.mjs';
+import { normalClient, p95, startAttacker } from './support/body-attacker.mjs';
 
 const SECRET = 'compress-budget-test-secret-5b2e8c1d9f4a7063';
 const OPTIONS = { budget: 8000, provider: 'openai' };
 const BODY_BYTES = 256 << 10;
 /** The attacker's budget in this test: 2 s a minute (3% of a core). */
 const ATTACKER_BUDGET_MS = 2_000;
-const NORMAL_REQUESTS = 48;
 const MAX_ATTACKS = 400;
 const upstreamFetch = async () => new Response('{"ok":true}', { headers: { 'content-type': 'application/json' } });
 
 function post(url, authorization, body) {
   return new Request(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization, 'x-tracelite-session': 'budget' }, body });
-}
-
-function p95(times) {
-  const sorted = [...times].sort((a, b) => a - b);
-  return sorted[Math.ceil(sorted.length * 0.95) - 1];
 }
 
 test('a tenant over maxCompressMsPerMinute gets 429 COMPRESS_BUDGET_SPENT before its body is read; others go on', async () => {
@@ -83,73 +76,22 @@ before(async () => {
 
 after(() => served?.close());
 
-/** The normal client: `NORMAL_REQUESTS` sequential POSTs of a growing conversation; latencies in ms. */
-async function normalClient() {
-  const times = [];
-  for (let i = 0; i < NORMAL_REQUESTS; i++) {
-    const body = JSON.stringify(manySpills((i % 12) + 1, 3_000));
-    const started = performance.now();
-    const res = await fetch(`${served.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-normal-222222222222222' }, body });
-    assert.equal(res.status, 200);
-    await res.arrayBuffer();
-    times.push(performance.now() - started);
-  }
-  return times;
-}
-
-/**
- * The attacker, in its own process (as a client is: its own costs are not the
- * proxy's): maximal bodies back to back, at most `MAX_ATTACKS`, until its
- * stdin closes; prints each status on a line (`reset` when the proxy, refusing
- * without reading the body, closed the connection under the upload).
- */
-const ATTACKER = `
-const { maximalBody } = await import(process.env.REQUESTS);
-const bodies = Array.from({ length: 40 }, (_, i) => maximalBody(Number(process.env.BYTES), 'a' + i));
-let stop = false;
-process.stdin.on('end', () => { stop = true; }).resume();
-for (let i = 0; i < Number(process.env.MAX) && !stop; i++) {
-  try {
-    const res = await fetch(process.env.URL, {
-      method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-attacker-33333333333333' }, body: bodies[i % bodies.length],
-    });
-    await res.arrayBuffer();
-    process.stdout.write(res.status + '\\n');
-  } catch {
-    // Refused before its body was read, the connection may close under the upload: the attacker goes on.
-    process.stdout.write('reset\\n');
-  }
-}
-process.exit(0);
-`;
-
-/** Starts the attacker; `onStatus` sees each status. Returns `{ stop(), done }`. */
-function attacker(onStatus) {
-  const child = spawn(process.execPath, ['--input-type=module', '-e', ATTACKER], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-    env: { ...process.env, REQUESTS: new URL('./support/requests.mjs', import.meta.url).href, BYTES: String(BODY_BYTES - 1024), MAX: String(MAX_ATTACKS), URL: `${served.url}/v1/chat/completions` },
-  });
-  createInterface({ input: child.stdout }).on('line', (line) => onStatus(line));
-  const done = new Promise((resolve) => child.on('exit', resolve));
-  return { stop: () => child.stdin.end(), done };
-}
-
 test('Node, concurrently: a normal client\'s p95 beside a maximal-body attacker stays within 3x of its p95 alone', { timeout: 240_000 }, async () => {
-  await normalClient(); // warm-up
-  const before = p95(await normalClient());
+  await normalClient(served.url); // warm-up
+  const before = p95(await normalClient(served.url));
   const statuses = {};
   let spent;
   const budgetSpent = new Promise((resolve) => { spent = resolve; });
-  const attack = attacker((status) => {
+  const attack = startAttacker({ url: served.url, bytes: BODY_BYTES - 1024, max: MAX_ATTACKS, onStatus: (status) => {
     statuses[status] = (statuses[status] ?? 0) + 1;
     if (status === '429' || status === 'reset') spent();
-  });
+  } });
   // The attacker runs its minute's budget down first (its compresses hold the
   // loop, about 60-110 ms each); then both send at once while it is refused.
   await Promise.race([budgetSpent, attack.done]);
-  const beside = p95(await normalClient().finally(attack.stop));
+  const beside = p95(await normalClient(served.url).finally(attack.stop));
   await attack.done;
-  const alone = Math.max(before, p95(await normalClient()));
+  const alone = Math.max(before, p95(await normalClient(served.url)));
   console.log(`node: p95 alone ${alone.toFixed(1)} ms, beside the maximal-body attacker ${beside.toFixed(1)} ms; attacker statuses ${JSON.stringify(statuses)}`);
   assert.ok(statuses[200] > 0 && (statuses[429] ?? 0) + (statuses.reset ?? 0) > 10, JSON.stringify(statuses));
   assert.ok(beside <= 3 * alone, `p95 ${beside.toFixed(1)} ms beside the attacker, ${alone.toFixed(1)} ms alone`);

@@ -1,0 +1,112 @@
+// Internal (createThreadedProxy): one worker thread. It makes `createProxy`
+// from the settings module and answers the requests the main thread sends,
+// pulling each request body from it and giving the response body back chunk
+// by chunk as the main thread asks (backpressure both ways).
+import { parentPort, workerData } from 'node:worker_threads';
+import { MEMORY_DEFAULTS } from '../../core/memory.js';
+import { createProxy } from './index.js';
+
+const { href, data, secret, threads } = workerData;
+
+/** Requests in flight: the body stream's pull waiting for a chunk, the response's reader. */
+const flights = new Map();
+
+function post(message, transfer) {
+  parentPort.postMessage(message, transfer);
+}
+
+/** `{ code, message, path }` of an error, to cross to the main thread. */
+function plain(err) {
+  return { code: err?.code, message: String(err?.message ?? err), path: err?.path ?? '' };
+}
+
+/** This thread's share of the process's `maxMemoryBytes` (left as given when it is not a count: createProxy names it). */
+function memoryShare(total) {
+  const bytes = total ?? MEMORY_DEFAULTS.maxMemoryBytes;
+  return Number.isSafeInteger(bytes) && bytes > 0 ? Math.max(1, Math.floor(bytes / threads)) : bytes;
+}
+
+/** A request body pulled from the main thread chunk by chunk. */
+function bodyStream(id, flight) {
+  return new ReadableStream({
+    pull: (c) => new Promise((resolve) => {
+      flight.body = { c, resolve };
+      post({ type: 'pull', id });
+    }),
+  }, { highWaterMark: 0 });
+}
+
+async function run(proxy, { id, method, url, headers, body }) {
+  const flight = {};
+  flights.set(id, flight);
+  let response;
+  try {
+    const request = new Request(url, { method, headers, body: body ? bodyStream(id, flight) : undefined, duplex: 'half' });
+    response = await proxy(request);
+  } catch (err) {
+    flights.delete(id);
+    post({ type: 'error', id, error: plain(err) });
+    return;
+  }
+  post({ type: 'head', id, status: response.status, statusText: response.statusText, headers: [...response.headers], body: response.body !== null });
+  if (response.body === null) flights.delete(id);
+  else flight.reader = response.body.getReader();
+}
+
+/** The next chunk of a response body, asked for by the main thread. */
+async function more(id) {
+  const flight = flights.get(id);
+  if (flight?.reader === undefined) return;
+  try {
+    const { done, value } = await flight.reader.read();
+    if (done) {
+      flights.delete(id);
+      post({ type: 'end', id });
+    } else {
+      const chunk = value.byteOffset === 0 && value.byteLength === value.buffer.byteLength ? value : value.slice();
+      post({ type: 'data', id, chunk }, [chunk.buffer]);
+    }
+  } catch (err) {
+    flights.delete(id);
+    post({ type: 'error', id, error: plain(err) });
+  }
+}
+
+function bodyMessage(m) {
+  const pending = flights.get(m.id)?.body;
+  if (pending === undefined) return;
+  if (m.type === 'bodyChunk') pending.c.enqueue(m.chunk);
+  else if (m.type === 'bodyEnd') pending.c.close();
+  else pending.c.error(new TypeError(`the request body failed: ${m.message}`));
+  pending.resolve();
+}
+
+let proxy;
+try {
+  const mod = await import(href);
+  const settings = typeof mod.default === 'function' ? await mod.default(data) : mod.default;
+  proxy = createProxy({ ...settings, secret: settings.secret ?? secret, maxMemoryBytes: memoryShare(settings.maxMemoryBytes) });
+} catch (err) {
+  post({ type: 'failed', error: plain(err) });
+}
+if (proxy !== undefined) {
+  parentPort.on('message', (m) => {
+    switch (m.type) {
+      case 'request':
+        run(proxy, m);
+        break;
+      case 'more':
+        more(m.id);
+        break;
+      case 'cancel': {
+        const flight = flights.get(m.id);
+        flights.delete(m.id);
+        flight?.reader?.cancel().catch(() => {});
+        break;
+      }
+      default:
+        bodyMessage(m);
+    }
+  });
+  post({ type: 'ready' });
+}

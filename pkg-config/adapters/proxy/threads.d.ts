@@ -1,0 +1,45 @@
+// createProxy on Node worker threads (tracelite/proxy/threads).
+import type { ProxyOptions } from './index.js';
+
+/** Most threads `createThreadedProxy` starts. */
+export const MAX_THREADS: number;
+
+/** Tenants and sessions whose thread is remembered (least recently used forgotten first). */
+export const MAX_ROUTES: number;
+
+/** What a settings module exports by default: the settings, or a function of `data` giving them. */
+export type ThreadedProxySettings<D = unknown> = ProxyOptions | ((data: D) => ProxyOptions | Promise<ProxyOptions>);
+
+export interface ThreadedProxyOptions<D = unknown> {
+  /** Worker threads, 1 to `MAX_THREADS`. Default: the cores this process may use (`os.availableParallelism()`). */
+  threads?: number;
+  /** Given to the settings module's function in every thread; structured-cloneable. */
+  data?: D;
+}
+
+/** A Fetch-API handler like `createProxy`'s, over threads. */
+export interface ThreadedProxy {
+  (request: Request): Promise<Response>;
+  /** How many threads serve. */
+  readonly threads: number;
+  /** Ends the threads (requests in flight fail). */
+  close(): Promise<void>;
+}
+
+/**
+ * `createProxy` on Node worker threads, so that one tenant's compress (a
+ * synchronous wasm call, seconds for a body at `maxBodyBytes`) holds one
+ * thread, not every request. `settingsModule` (a URL or a path) exports by
+ * default the settings of `createProxy` (or a function of `data` returning
+ * them); every thread imports it. A tenant's requests go to one thread (the
+ * least busy when it first came), the spill and image routes to the thread of
+ * their session. `maxMemoryBytes` bounds the process (each thread keeps its
+ * share). A thread that ends answers its requests in flight 503
+ * `THREAD_FAILED` and is started again. Node only: elsewhere it rejects with
+ * `UNSUPPORTED_HOST`. Rejects with `INVALID_OPTION` at `settingsModule`,
+ * `threads` or `data`, or with the error `createProxy` gives for the settings.
+ */
+export function createThreadedProxy<D = unknown>(
+  settingsModule: URL | string,
+  options?: ThreadedProxyOptions<D>,
+): Promise<ThreadedProxy>;
