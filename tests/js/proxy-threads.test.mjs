@@ -124,13 +124,14 @@ test('a body is pulled as the thread reads it: one refused over the budget is ne
   }
 });
 
-test('a streamed response reaches the client chunk by chunk while upstream still sends', async () => {
+test('a streamed response reaches the client chunk by chunk while upstream still sends (threads, then node:http)', async () => {
   let release;
   const held = new Promise((resolve) => { release = resolve; });
-  const sse = await startUpstream(() => ({ headers: { 'content-type': 'text/event-stream' }, chunks: ['data: {"a":1}\n\n', held.then(() => 'data: [DONE]\n\n')] }));
+  const sse = await startUpstream(() => ({ headers: { 'content-type': 'text/event-stream', 'set-cookie': 'a=1' }, chunks: ['data: {"a":1}\n\n', held.then(() => 'data: [DONE]\n\n')] }));
   const threaded = await createThreadedProxy(SETTINGS, { threads: 1, data: { upstream: sse.url, options: OPTIONS } });
+  const server = await serveOnLoopback(threaded);
   try {
-    const res = await threaded(post('http://proxy.test/v1/chat/completions', 'Bearer sk-stream-00000000000000', JSON.stringify({ model: 'm', stream: true, messages: [{ role: 'user', content: 'hi' }] })));
+    const res = await fetch(`${server.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-stream-00000000000000' }, body: JSON.stringify({ model: 'm', stream: true, messages: [{ role: 'user', content: 'hi' }] }) });
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('content-type'), 'text/event-stream');
     const reader = res.body.getReader();
@@ -140,10 +141,38 @@ test('a streamed response reaches the client chunk by chunk while upstream still
     release();
     for (let r = await reader.read(); !r.done; r = await reader.read()) seen += decoder.decode(r.value);
     assert.equal(seen, 'data: {"a":1}\n\ndata: [DONE]\n\n');
+    assert.equal(res.headers.get('set-cookie'), 'a=1');
+    assert.match(res.headers.get('x-tracelite-session'), /^conv-/);
   } finally {
     release();
+    await server.close();
     await threaded.close();
     await sse.close();
+  }
+});
+
+test('serveNode (serveOnLoopback): the handler sees the server\'s own address (not the Host header), a throw is a bare 500, an unread body is drained', async () => {
+  const seen = [];
+  const server = await serveOnLoopback(async (request) => {
+    seen.push(request.url);
+    if (request.url.endsWith('/throw')) throw new Error('boom');
+    if (request.method === 'POST') return new Response('refused unread', { status: 429 });
+    return new Response('ok');
+  });
+  try {
+    const ok = await fetch(`${server.url}/a?b=1`, { headers: { host: 'evil.test' } });
+    assert.equal(await ok.text(), 'ok');
+    assert.equal(seen[0], `${server.url}/a?b=1`);
+    const thrown = await fetch(`${server.url}/throw`);
+    assert.equal(thrown.status, 500);
+    assert.equal(await thrown.text(), 'internal error\n');
+    // A large body the handler never reads: answered, and the server goes on.
+    const refused = await fetch(`${server.url}/post`, { method: 'POST', body: 'x'.repeat(4 << 20) });
+    assert.equal(refused.status, 429);
+    assert.equal(await refused.text(), 'refused unread');
+    assert.equal((await fetch(`${server.url}/after`)).status, 200);
+  } finally {
+    await server.close();
   }
 });
 
@@ -197,27 +226,27 @@ const ATTACK_SECONDS = 20;
 test('Node, concurrently, at the default compress budget: a normal client\'s p95 beside a maximal-body attacker stays within 3x of alone', { timeout: 240_000 }, async () => {
   assert.equal(DEFAULT_COMPRESS_MS_PER_MINUTE, 30_000);
   const threaded = await createThreadedProxy(SETTINGS, { threads: Number(process.env.TRACELITE_TEST_THREADS ?? 2), data: { options: OPTIONS, stub: true, maxBodyBytes: BODY_BYTES } });
-  const served = await serveOnLoopback(threaded);
+  const server = await serveOnLoopback(threaded);
   try {
-    await normalClient(served.url); // warm-up: the normal tenant has its thread
-    const before = p95(await normalClient(served.url));
+    await normalClient(server.url); // warm-up: the normal tenant has its thread
+    const before = p95(await normalClient(server.url));
     const statuses = {};
     let admitted;
     const attacking = new Promise((resolve) => { admitted = resolve; });
-    const attack = startAttacker({ url: served.url, bytes: BODY_BYTES - 1024, seconds: ATTACK_SECONDS, onStatus: (status) => {
+    const attack = startAttacker({ url: server.url, bytes: BODY_BYTES - 1024, seconds: ATTACK_SECONDS, onStatus: (status) => {
       statuses[status] = (statuses[status] ?? 0) + 1;
       if (status === '200') admitted();
     } });
     // Both send at once while the attacker's compresses are admitted (its budget is 30 s of them).
     await Promise.race([attacking, attack.done]);
-    const beside = p95(await normalClient(served.url).finally(attack.stop));
+    const beside = p95(await normalClient(server.url).finally(attack.stop));
     await attack.done;
-    const alone = Math.max(before, p95(await normalClient(served.url)));
+    const alone = Math.max(before, p95(await normalClient(server.url)));
     console.log(`node, ${threaded.threads} threads, default budget: p95 alone ${alone.toFixed(1)} ms, beside the maximal-body attacker ${beside.toFixed(1)} ms; attacker statuses ${JSON.stringify(statuses)}`);
     assert.ok(statuses[200] > 0, JSON.stringify(statuses));
     assert.ok(beside <= 3 * alone, `p95 ${beside.toFixed(1)} ms beside the attacker, ${alone.toFixed(1)} ms alone`);
   } finally {
-    await served.close();
+    await server.close();
     await threaded.close();
   }
 });

@@ -13,3 +13,8 @@ export async function createThreadedProxy() {
     'createThreadedProxy',
   );
 }
+
+/** Throws `UNSUPPORTED_HOST`: serving needs Node's `node:http`. */
+export async function serveNode() {
+  throw new HostError('serveNode needs Node (node:http); on this host the runtime serves the handler', 'UNSUPPORTED_HOST', 'serveNode');
+}

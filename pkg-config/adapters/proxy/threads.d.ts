@@ -43,3 +43,24 @@ export function createThreadedProxy<D = unknown>(
   settingsModule: URL | string,
   options?: ThreadedProxyOptions<D>,
 ): Promise<ThreadedProxy>;
+
+/**
+ * Serves a Fetch-API handler (`createProxy`'s or `createThreadedProxy`'s)
+ * with node:http on `host`:`port` (default 127.0.0.1:8787; 0 picks a free
+ * port); resolves once it listens. Request bodies stream in as the handler
+ * reads them (one it never reads is drained unbuffered), responses stream out
+ * as the client takes them. The handler sees `http://<host>:<port><path>`
+ * (the Host header is not trusted); a handler that throws answers a bare 500.
+ */
+export function serveNode(
+  handler: (request: Request) => Promise<Response>,
+  options?: { port?: number; host?: string },
+): Promise<ServedHandler>;
+
+/** The listening `http.Server` of `serveNode` (the part of it typed here). */
+export interface ServedHandler {
+  /** The address it listens on (`{ port, address, family }`). */
+  address(): { port: number; address: string; family: string } | string | null;
+  /** Stops listening; `callback` once every connection closed. */
+  close(callback?: (err?: Error) => void): unknown;
+}

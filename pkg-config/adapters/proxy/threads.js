@@ -14,13 +14,15 @@ import { HostError, OptionError, TraceLiteError } from '../../core/errors.js';
 import { errorResponse } from './http.js';
 import { SESSION_HEADER, defaultIdentity } from './signing.js';
 
+export { serveNode } from './node-server.js';
+
 /** Most threads `createThreadedProxy` starts. */
 export const MAX_THREADS = 64;
 
 /** Tenants and sessions whose thread is remembered (least recently used forgotten first). */
 export const MAX_ROUTES = 65_536;
 
-/** How long a thread's recent load is measured over before it is read again (ms). */
+/** The window a thread's recent load is measured over (ms). */
 const LOAD_WINDOW_MS = 500;
 
 /** Statuses whose response has no body (the Fetch API refuses one). */
@@ -113,7 +115,6 @@ class ProxyThread {
     const worker = new Worker(new URL('./thread-worker.js', import.meta.url), { workerData: this.workerData });
     this.worker = worker;
     this.lastLoad = worker.performance.eventLoopUtilization();
-    this.loadAt = performance.now();
     this.recentLoad = 0;
     let served = false;
     this.ready = new Promise((resolve, reject) => {
@@ -131,21 +132,27 @@ class ProxyThread {
     worker.on('exit', () => {
       if (this.worker !== worker) return;
       this.failAll();
-      // Started again only if it had served: a thread that cannot start is not retried in a loop.
-      if (!this.closed && served) this.onExit(this);
+      if (this.closed) return;
+      // Started again only if it had served: a thread that cannot start is not
+      // retried in a loop, and answers THREAD_FAILED from then on.
+      if (served) this.onExit(this);
+      else this.broken = true;
     });
   }
 
-  /** The share of recent time the thread's loop was busy (0–1), read at most every `LOAD_WINDOW_MS`. */
+  /** Reads the share of the last `LOAD_WINDOW_MS` the thread's loop was busy (0–1). */
+  sample() {
+    const elu = this.worker.performance.eventLoopUtilization();
+    this.recentLoad = this.worker.performance.eventLoopUtilization(elu, this.lastLoad).utilization;
+    this.lastLoad = elu;
+  }
+
+  /**
+   * How busy the thread is: its loop's recent share of busy time, then (a tie
+   * break) its requests in flight, most of which wait for the provider.
+   */
   load() {
-    const now = performance.now();
-    if (now - this.loadAt >= LOAD_WINDOW_MS) {
-      const elu = this.worker.performance.eventLoopUtilization();
-      this.recentLoad = this.worker.performance.eventLoopUtilization(elu, this.lastLoad).utilization;
-      this.lastLoad = elu;
-      this.loadAt = now;
-    }
-    return this.recentLoad + this.flights.size;
+    return this.recentLoad + 0.001 * this.flights.size;
   }
 
   post(message, transfer) {
@@ -154,6 +161,7 @@ class ProxyThread {
 
   /** The thread's response to `request`. */
   send(request) {
+    if (this.broken) return Promise.resolve(errorResponse(503, 'THREAD_FAILED', 'the proxy thread for this request could not be started again', ''));
     const id = ++this.seq;
     const hasBody = request.body !== null && request.method !== 'GET' && request.method !== 'HEAD';
     return new Promise((resolve, reject) => {
@@ -297,7 +305,14 @@ export async function createThreadedProxy(settingsModule, { threads, data } = {}
   const secret = settings.secret ?? randomBytes(32).toString('base64');
   const workerData = { href, data, secret, threads: count };
   const pool = [];
-  const restart = (t) => t.start();
+  const restart = (t) => {
+    try {
+      t.start();
+    } catch {
+      // Not started (the process is out of resources): its requests get THREAD_FAILED until close.
+      t.broken = true;
+    }
+  };
   try {
     for (let i = 0; i < count; i++) pool.push(new ProxyThread({ ...workerData, thread: i }, restart));
   } catch (err) {
@@ -348,8 +363,10 @@ export async function createThreadedProxy(settingsModule, { threads, data } = {}
     if (session !== undefined) sessions.set(session, thread);
     return response;
   }
+  const sampling = setInterval(() => pool.forEach((t) => t.sample()), LOAD_WINDOW_MS).unref();
   handle.threads = count;
   handle.close = async () => {
+    clearInterval(sampling);
     await Promise.all(pool.map((t) => t.close()));
   };
   return handle;

@@ -11,10 +11,14 @@ export function p95(times) {
   return sorted[Math.ceil(sorted.length * 0.95) - 1];
 }
 
-/** The normal client: `requests` sequential POSTs of a growing conversation to `url`; latencies in ms. */
-export async function normalClient(url, requests = 48) {
+/**
+ * The normal client: `requests` sequential POSTs of a growing conversation to
+ * `url`, `gapMs` apart (an agent's turns are seconds apart); latencies in ms.
+ */
+export async function normalClient(url, requests = 48, gapMs = 0) {
   const times = [];
   for (let i = 0; i < requests; i++) {
+    if (gapMs > 0 && i > 0) await new Promise((resolve) => setTimeout(resolve, gapMs));
     const body = JSON.stringify(manySpills((i % 12) + 1, 3_000));
     const started = performance.now();
     const res = await fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-normal-222222222222222' }, body });

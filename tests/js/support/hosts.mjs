@@ -5,10 +5,10 @@ import { copyFileSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { Miniflare } from 'miniflare';
+import { serveNode } from '../../../pkg/adapters/proxy/threads.js';
 
 export const root = fileURLToPath(new URL('../../../', import.meta.url));
 export const pkgDir = join(root, 'pkg');
@@ -106,42 +106,14 @@ export async function startUpstream(respond) {
 }
 
 /**
- * A request body that reads `req` only when the handler reads it: `{ body,
- * read() }` (`read()`: whether it was). Unread, `req` can be drained unbuffered.
- */
-function lazyBody(req) {
-  let reader;
-  const body = new ReadableStream({
-    async pull(c) {
-      reader ??= Readable.toWeb(req).getReader();
-      const { done, value } = await reader.read();
-      if (done) c.close();
-      else c.enqueue(value);
-    },
-    cancel() {
-      req.destroy();
-    },
-  }, { highWaterMark: 0 });
-  return { body, read: () => reader !== undefined };
-}
-
-/**
- * A Fetch-API handler served by node:http on 127.0.0.1, as a Node server runs
- * the proxy: the body streams in as the handler reads it; one it never reads
- * (refused first) is drained unbuffered after the answer. Returns `{ url,
- * send(request), close() }`; `send` sends a `Request` to the server with its
- * method, path, headers and body (loopback).
+ * A Fetch-API handler served by the package's `serveNode` (node:http) on
+ * 127.0.0.1, as a Node server runs the proxy: the body streams in as the
+ * handler reads it; one it never reads (refused first) is drained unbuffered
+ * after the answer. Returns `{ url, send(request), close() }`; `send` sends a
+ * `Request` to the server with its method, path, headers and body (loopback).
  */
 export async function serveOnLoopback(handler) {
-  const server = createServer(async (req, res) => {
-    const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
-    const lazy = hasBody ? lazyBody(req) : undefined;
-    const response = await handler(new Request(`http://127.0.0.1${req.url}`, { method: req.method, headers: req.headers, body: lazy?.body, duplex: 'half' }));
-    res.writeHead(response.status, Object.fromEntries(response.headers));
-    res.end(Buffer.from(await response.arrayBuffer()));
-    if (lazy && !lazy.read()) req.resume();
-  });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const server = await serveNode(handler, { port: 0 });
   const url = `http://127.0.0.1:${server.address().port}`;
   const send = async (request) => {
     const { pathname, search } = new URL(request.url);
