@@ -12,7 +12,7 @@ import { SpillStore, TraceLiteError, compress } from '../../pkg/entries/node.js'
 import { DEFAULT_COMPRESS_MS_PER_MINUTE, createProxy } from '../../pkg/adapters/proxy/index.js';
 import { MAX_THREADS, createThreadedProxy } from '../../pkg/adapters/proxy/threads.js';
 import { serveOnLoopback, startUpstream } from './support/hosts.mjs';
-import { manySpills } from './support/requests.mjs';
+import { manySpills, renderingConversation } from './support/requests.mjs';
 import { normalClient, p95, startAttacker } from './support/body-attacker.mjs';
 
 const SETTINGS = new URL('./support/threaded-settings.mjs', import.meta.url);
@@ -104,6 +104,33 @@ test('each tenant\'s spills are read on its own thread by the spill route, and n
   }
 });
 
+test('signed image URLs are served by the thread of their session; a forged signature is refused', async () => {
+  const threaded = await createThreadedProxy(SETTINGS, { threads: 3, data: { upstream: upstream.url, options: { provider: 'openai' }, extra: { imageBaseUrl: 'https://proxy.example.com/tl/' } } });
+  try {
+    let images = 0;
+    for (let i = 0; i < 4; i++) {
+      const res = await threaded(post('https://proxy.example.com/v1/chat/completions', `Bearer sk-images-${i}-00000000000`, JSON.stringify(renderingConversation(12 + i))));
+      assert.equal(res.status, 200);
+      await res.text();
+      const urls = [...upstream.received.at(-1).body.matchAll(/https:\/\/proxy\.example\.com\/tl\/image\/[^"]+/g)].map((m) => m[0]);
+      assert.ok(urls.length > 0, 'snapshots went by URL');
+      for (const url of urls) {
+        const image = await threaded(new Request(url));
+        assert.equal(image.status, 200, url);
+        assert.equal(image.headers.get('content-type'), 'image/png');
+        await image.arrayBuffer();
+        images++;
+      }
+      const forged = await threaded(new Request(urls[0].replace(/sig=[A-Za-z0-9_-]{4}/, 'sig=AAAA')));
+      assert.equal(forged.status, 403);
+      await forged.text();
+    }
+    assert.ok(images >= 4);
+  } finally {
+    await threaded.close();
+  }
+});
+
 test('a body is pulled as the thread reads it: one refused over the budget is never read', async () => {
   const threaded = await createThreadedProxy(SETTINGS, { threads: 2, data: { upstream: upstream.url, options: OPTIONS, maxCompressMsPerMinute: 1 } });
   try {
@@ -185,8 +212,8 @@ test('bad settings are typed errors naming them, before any request', async () =
   await rejects(createThreadedProxy('data:text/javascript,export default 5'), 'settingsModule');
   await rejects(createThreadedProxy(SETTINGS, { threads: 1, data: { fn: () => 1 } }), 'data');
   // What createProxy refuses, each thread refuses: the error names the setting.
-  await rejects(createThreadedProxy(SETTINGS, { threads: 2, data: { options: OPTIONS, bad: { maxCompressMsPerMinute: -1 } } }), 'maxCompressMsPerMinute');
-  await rejects(createThreadedProxy(SETTINGS, { threads: 1, data: { options: OPTIONS, bad: { secret: 'short' } } }), 'secret');
+  await rejects(createThreadedProxy(SETTINGS, { threads: 2, data: { options: OPTIONS, extra: { maxCompressMsPerMinute: -1 } } }), 'maxCompressMsPerMinute');
+  await rejects(createThreadedProxy(SETTINGS, { threads: 1, data: { options: OPTIONS, extra: { secret: 'short' } } }), 'secret');
 });
 
 test('a thread that ends under a request answers 503 THREAD_FAILED and is started again', async () => {

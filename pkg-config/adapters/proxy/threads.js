@@ -12,7 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { HostError, OptionError, TraceLiteError } from '../../core/errors.js';
 import { errorResponse } from './http.js';
-import { SESSION_HEADER, defaultIdentity } from './signing.js';
+import { SESSION_HEADER, defaultIdentity, sessionSigner } from './signing.js';
 
 export { serveNode } from './node-server.js';
 
@@ -304,6 +304,7 @@ export async function createThreadedProxy(settingsModule, { threads, data } = {}
   const identify = settings.identify ?? defaultIdentity;
   const secret = settings.secret ?? randomBytes(32).toString('base64');
   const workerData = { href, data, secret, threads: count };
+  const signer = sessionSigner(secret);
   const pool = [];
   const restart = (t) => {
     try {
@@ -340,13 +341,25 @@ export async function createThreadedProxy(settingsModule, { threads, data } = {}
   };
   const byHash = (key) => pool[createHash('sha256').update(key).digest().readUInt32BE(0) % pool.length];
 
+  /**
+   * The session a request names with a genuine signature (its token, or a
+   * signed image URL), else `undefined`: a forged name routes nowhere but by
+   * its tenant (the thread then refuses it as createProxy does).
+   */
+  async function signedSession(request, url) {
+    const token = request.headers.get(SESSION_HEADER) ?? url.searchParams.get('session');
+    if (token && signer.isToken(token)) return signer.verify(token);
+    const image = /\/image\/([^/]+)\/([^/]+)\.png$/.exec(url.pathname);
+    if (image && await signer.verifyImage(image[1], image[2], url.searchParams.get('sig'))) return image[1];
+    return undefined;
+  }
+
   /** The thread of a request: its session's, else its tenant's (chosen now for a new tenant). */
   async function threadOf(request, url) {
-    const session = sessionOfToken(request.headers.get(SESSION_HEADER) ?? url.searchParams.get('session'))
-      ?? /\/image\/([^/]+)\/[^/]+$/.exec(url.pathname)?.[1];
+    const session = await signedSession(request, url);
     const known = session === undefined ? undefined : sessions.get(session);
     if (known !== undefined) return known;
-    if (request.method === 'GET' && session !== undefined) return byHash(session);
+    if (request.method !== 'POST' && session !== undefined) return byHash(session);
     const tenant = createHash('sha256').update(secret).update(String(await identify(request) ?? '')).digest('hex');
     let t = tenants.get(tenant);
     if (t === undefined) {

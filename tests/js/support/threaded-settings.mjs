@@ -25,6 +25,6 @@ export default function settings(data) {
     ...(data.maxCompressMsPerMinute ? { maxCompressMsPerMinute: data.maxCompressMsPerMinute } : {}),
     ...(data.maxBodyBytes ? { maxBodyBytes: data.maxBodyBytes } : {}),
     ...(data.stub ? { fetch: stub } : data.crashOn ? { fetch: crashing } : data.crashMidStream ? { fetch: crashingStream } : {}),
-    ...(data.bad ? data.bad : {}),
+    ...(data.extra ?? {}),
   };
 }
