@@ -12,7 +12,7 @@ import { SpillStore, TraceLiteError, compress } from '../../pkg/entries/node.js'
 import { DEFAULT_COMPRESS_MS_PER_MINUTE, createProxy } from '../../pkg/adapters/proxy/index.js';
 import { MAX_THREADS, createThreadedProxy } from '../../pkg/adapters/proxy/threads.js';
 import { serveOnLoopback, startUpstream } from './support/hosts.mjs';
-import { manySpills, renderingConversation } from './support/requests.mjs';
+import { manySpills, maximalBody, renderingConversation } from './support/requests.mjs';
 import { normalClient, p95, startAttacker } from './support/body-attacker.mjs';
 
 const SETTINGS = new URL('./support/threaded-settings.mjs', import.meta.url);
@@ -201,6 +201,60 @@ test('serveNode (serveOnLoopback): the handler sees the server\'s own address (n
   } finally {
     await server.close();
   }
+});
+
+test('memory: maxMemoryBytes is shared among the threads; each thread\'s wasm stays within its bound after 24 maximal sessions', { timeout: 240_000 }, async () => {
+  const MiB = 1 << 20;
+  const maxBodyBytes = 256 << 10;
+  const maxMemoryBytes = 4 * MiB;
+  const threaded = await createThreadedProxy(SETTINGS, { threads: 2, data: { options: OPTIONS, stub: true, maxBodyBytes, extra: { maxMemoryBytes } } });
+  try {
+    const before = await threaded.stats();
+    assert.deepEqual(before.map((t) => [t.thread, t.running, t.inFlight]), [[0, true, 0], [1, true, 0]]);
+    // Two attackers (two credentials: a thread each), 12 sessions each.
+    for (let s = 0; s < 12; s++) {
+      await Promise.all([0, 1].map(async (a) => {
+        const res = await threaded(post('http://proxy.test/v1/chat/completions', `Bearer sk-memory-${a}-0000000000`, maximalBody(maxBodyBytes - 1024, `m${a}-${s}`)));
+        assert.equal(res.status, 200);
+        await res.text();
+      }));
+    }
+    const after = await threaded.stats();
+    // The documented bound per thread (bench/HOSTILE-MEMORY.md): 16 MiB + its share of
+    // maxMemoryBytes + 24 x maxBodyBytes over its start.
+    for (const t of after) {
+      const bound = before[t.thread].wasmMemoryBytes + 16 * MiB + maxMemoryBytes / 2 + 24 * maxBodyBytes;
+      assert.ok(t.wasmMemoryBytes > before[t.thread].wasmMemoryBytes, `thread ${t.thread} served`);
+      assert.ok(t.wasmMemoryBytes <= bound, `thread ${t.thread}: ${t.wasmMemoryBytes} > ${bound}`);
+    }
+    console.log(`threads' wasm after 24 maximal sessions: ${after.map((t) => (t.wasmMemoryBytes / MiB).toFixed(1)).join(', ')} MiB (from ${before.map((t) => (t.wasmMemoryBytes / MiB).toFixed(1)).join(', ')})`);
+  } finally {
+    await threaded.close();
+  }
+});
+
+test('memory: each thread keeps maxMemoryBytes / threads of sessions (one thread keeps two sessions where each of two keeps one)', async () => {
+  const body = (n) => JSON.stringify(manySpills(n, 40_000)); // ~200 KB: a session weighs ~1.4 MiB (7x)
+  const kept = async (threads) => {
+    const threaded = await createThreadedProxy(SETTINGS, { threads, data: { upstream: upstream.url, options: SPILLING, extra: { maxMemoryBytes: 4 << 20 } } });
+    try {
+      const tokens = [];
+      for (const [name, n] of [['one', 5], ['two', 6]]) {
+        const res = await threaded(post('http://proxy.test/v1/chat/completions', 'Bearer sk-share-0000000000000', body(n), { 'x-tracelite-session': name }));
+        assert.equal(res.status, 200);
+        await res.text();
+        tokens.push(res.headers.get('x-tracelite-session'));
+      }
+      const [key] = spillKeys(JSON.parse(body(5)), sessionOf(tokens[0]));
+      const page = await threaded(new Request(`http://proxy.test/spill/${key}?limit=1`, { headers: { 'x-tracelite-session': tokens[0] } }));
+      const answer = await page.json();
+      return page.status === 200 ? 'kept' : `${page.status} ${answer.error.code}: ${answer.error.message}`;
+    } finally {
+      await threaded.close();
+    }
+  };
+  assert.equal(await kept(1), 'kept');
+  assert.match(await kept(2), /^404 SPILL_NOT_FOUND: .*expired/);
 });
 
 test('bad settings are typed errors naming them, before any request', async () => {

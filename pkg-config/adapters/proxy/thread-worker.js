@@ -3,7 +3,7 @@
 // pulling each request body from it and giving the response body back chunk
 // by chunk as the main thread asks (backpressure both ways).
 import { parentPort, workerData } from 'node:worker_threads';
-import { MEMORY_DEFAULTS } from '../../core/memory.js';
+import { MEMORY_DEFAULTS, wasmMemoryBytes } from '../../core/memory.js';
 import { createProxy } from './index.js';
 
 const { href, data, secret, threads } = workerData;
@@ -97,6 +97,9 @@ if (proxy !== undefined) {
         break;
       case 'more':
         more(m.id);
+        break;
+      case 'stats':
+        post({ type: 'stats', id: m.id, wasmMemoryBytes: wasmMemoryBytes(), inFlight: flights.size });
         break;
       case 'cancel': {
         const flight = flights.get(m.id);

@@ -24,6 +24,20 @@ export interface ThreadedProxy {
   readonly threads: number;
   /** Ends the threads (requests in flight fail). */
   close(): Promise<void>;
+  /**
+   * Each thread's wasm memory (bytes, it never shrinks: the peak so far) and
+   * requests in flight; a thread that does not run (ended, not started again)
+   * has `running: false`.
+   */
+  stats(): Promise<ThreadStats[]>;
+}
+
+/** One thread of a `ThreadedProxy`. */
+export interface ThreadStats {
+  thread: number;
+  running: boolean;
+  wasmMemoryBytes: number | undefined;
+  inFlight: number;
 }
 
 /**

@@ -106,6 +106,8 @@ class ProxyThread {
     this.workerData = workerData;
     this.onExit = onExit;
     this.flights = new Map();
+    // Stats asked for, by id.
+    this.asked = new Map();
     this.seq = 0;
     this.start();
   }
@@ -170,8 +172,23 @@ class ProxyThread {
     });
   }
 
+  /** The thread's wasm memory and requests in flight (its own count), or `undefined` if it does not answer. */
+  stats() {
+    if (this.broken) return Promise.resolve(undefined);
+    const id = ++this.seq;
+    return new Promise((resolve) => {
+      this.asked.set(id, resolve);
+      this.post({ type: 'stats', id });
+    });
+  }
+
   /** A message of the worker about request `m.id`. */
   async receive(m) {
+    if (m.type === 'stats') {
+      this.asked.get(m.id)?.({ wasmMemoryBytes: m.wasmMemoryBytes, inFlight: m.inFlight });
+      this.asked.delete(m.id);
+      return;
+    }
     const f = this.flights.get(m.id);
     if (f === undefined) return;
     switch (m.type) {
@@ -259,6 +276,8 @@ class ProxyThread {
 
   /** The thread ended (a crash, `process.exit` in a callback): its requests in flight fail. */
   failAll() {
+    for (const resolve of this.asked.values()) resolve(undefined);
+    this.asked.clear();
     const err = new HostError('the proxy thread serving this request ended', 'THREAD_FAILED');
     for (const [id, f] of this.flights) {
       if (f.head) f.fail?.(err);
@@ -378,6 +397,7 @@ export async function createThreadedProxy(settingsModule, { threads, data } = {}
   }
   const sampling = setInterval(() => pool.forEach((t) => t.sample()), LOAD_WINDOW_MS).unref();
   handle.threads = count;
+  handle.stats = async () => (await Promise.all(pool.map((t) => t.stats()))).map((st, thread) => ({ thread, ...(st ?? { wasmMemoryBytes: undefined, inFlight: 0 }), running: st !== undefined }));
   handle.close = async () => {
     clearInterval(sampling);
     await Promise.all(pool.map((t) => t.close()));
