@@ -116,8 +116,9 @@ class ProxyThread {
   start() {
     const worker = new Worker(new URL('./thread-worker.js', import.meta.url), { workerData: this.workerData });
     this.worker = worker;
-    this.lastLoad = worker.performance.eventLoopUtilization();
+    this.lastLoad = undefined;
     this.recentLoad = 0;
+    this.sample();
     let served = false;
     this.ready = new Promise((resolve, reject) => {
       worker.once('message', (m) => {
@@ -142,10 +143,15 @@ class ProxyThread {
     });
   }
 
-  /** Reads the share of the last `LOAD_WINDOW_MS` the thread's loop was busy (0–1). */
+  /**
+   * Reads the share of the last `LOAD_WINDOW_MS` the thread's loop was busy
+   * (0–1); 0 where the runtime does not measure a worker's loop.
+   */
   sample() {
-    const elu = this.worker.performance.eventLoopUtilization();
-    this.recentLoad = this.worker.performance.eventLoopUtilization(elu, this.lastLoad).utilization;
+    const perf = this.worker.performance;
+    if (typeof perf?.eventLoopUtilization !== 'function') return;
+    const elu = perf.eventLoopUtilization();
+    this.recentLoad = this.lastLoad === undefined ? 0 : perf.eventLoopUtilization(elu, this.lastLoad).utilization;
     this.lastLoad = elu;
   }
 
