@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// tracelite CLI: `compress` a request file, or `replay` trajectories as an agent loop would.
+// tracelite CLI: `compress` a request file, `replay` trajectories as an agent loop would, read the spills a `--store` kept, or run the `proxy`.
 import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { isUtf8 } from 'node:buffer';
@@ -15,6 +15,7 @@ const USAGE = `usage:
   tracelite read DIR POINTER [--offset N] [--limit N]
   tracelite grep DIR POINTER PATTERN [--context N] [--max-matches N] [--skip N] [--ignore-case] [--literal]
   tracelite sweep DIR [--ttl SECONDS]
+  tracelite proxy --upstream URL [--port N] [--host H] [--threads N] [--store DIR] [--max-body-bytes N] [options]
   tracelite --version
 
   -                   read the request or trajectory from stdin
@@ -33,7 +34,17 @@ options:
   --progress          a progress line on stderr while a directory replays (default: when stderr is a TTY)
   --store DIR         compress, replay: keep spills as files under DIR (FileStore) and
                       print their paths as pointers; read, grep, sweep read them back
-  --ttl SECONDS       how long a spill lives after it was written (default 7 days)`;
+  --ttl SECONDS       how long a spill lives after it was written (default 7 days)
+
+proxy: the OpenAI/Anthropic/Gemini-compatible proxy (tracelite/proxy) on Node worker
+threads, serving until SIGINT/SIGTERM; point an agent's base URL at it.
+  --upstream URL      the provider's base URL, e.g. https://api.openai.com (required)
+  --port N --host H   where to listen (default 8787 on 127.0.0.1)
+  --threads N         worker threads (default: the cores available)
+  --store DIR         spills as files under DIR (needs TRACELITE_SECRET, at least 32
+                      characters, so sessions and tokens outlive the process); default in memory
+  --max-body-bytes N  largest request body (default 8 MiB)
+  TRACELITE_SECRET    the key of sessions and tokens (default: random per process)`;
 
 const STAGES = ['spill', 'dedup', 'phase', 'optical', 'compact'];
 
@@ -57,6 +68,8 @@ function parseArgs(argv) {
       case '--json': case '--report': case '--progress': args.flags[a.slice(2)] = true; break;
       case '--dump': args.flags.dump = value('dump', next()); break;
       case '--tokenizer': args.flags.tokenizer = value('tokenizer', next()); break;
+      case '--upstream': case '--host': args.flags[a.slice(2)] = value(a.slice(2), next()); break;
+      case '--port': case '--threads': case '--max-body-bytes': args.flags[camel(a.slice(2))] = number(a.slice(2), next()); break;
       case '--store': args.flags.store = value('store', next()); break;
       case '--ttl': args.flags.ttlSeconds = number('ttl', next()); break;
       case '--offset': case '--limit': case '--context': case '--max-matches': case '--skip':
@@ -399,6 +412,36 @@ async function replayCommand(args, countTokens) {
   if (errors.length > 0) fail(`${errors.length} of ${runs.length + errors.length} trajectories could not be replayed (above)`, 1);
 }
 
+/**
+ * `proxy`: createThreadedProxy over cli/proxy-settings.mjs, served by
+ * serveNode until SIGINT/SIGTERM. Bad settings are typed errors (exit 1).
+ */
+async function proxyCommand(args) {
+  const { upstream, host = '127.0.0.1', port = 8787, threads, store, ttlSeconds, maxBodyBytes } = args.flags;
+  if (args.positional.length !== 0) fail(USAGE);
+  if (upstream === undefined) fail("proxy needs --upstream URL (the provider's base URL, e.g. https://api.openai.com)");
+  if (args.flags.tokenizer !== 'estimate') fail('proxy counts tokens with the built-in estimate (--tokenizer is for compress and replay)');
+  const { createThreadedProxy, serveNode } = await import('../adapters/proxy/threads.js');
+  const data = { upstream, options: args.options, store, ttlSeconds, maxBodyBytes };
+  const proxy = await createThreadedProxy(new URL('./proxy-settings.mjs', import.meta.url), { threads, data });
+  let server;
+  try {
+    server = await serveNode(proxy, { port, host });
+  } catch (err) {
+    await proxy.close();
+    fail(`cannot listen on ${host}:${port}: ${err.message}`, 1);
+  }
+  const where = `http://${host.includes(':') ? `[${host}]` : host}:${server.address().port}`;
+  process.stderr.write(`tracelite proxy: ${where} -> ${upstream} (${proxy.threads} thread${proxy.threads === 1 ? '' : 's'}${store ? `, spills under ${store}` : ''})\n`);
+  const stop = () => {
+    server.close();
+    server.closeAllConnections?.();
+    proxy.close().then(() => process.exit(0));
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
 async function main(argv) {
   const [command, ...rest] = argv;
   if (!command || command === '-h' || command === '--help') {
@@ -429,6 +472,7 @@ async function main(argv) {
     return;
   }
   if (command === 'read' || command === 'grep' || command === 'sweep') return storeCommand(command, args);
+  if (command === 'proxy') return proxyCommand(args);
   fail(`unknown command ${command}\n${USAGE}`);
 }
 

@@ -315,7 +315,8 @@ class ProxyThread {
  * chosen for it, the least busy of late; the spill and image routes to the
  * thread that answered the session's last POST. Budgets are per thread, so a
  * tenant's `maxCompressMsPerMinute` holds as on one thread. Without `secret`
- * the threads share one made here (32 random bytes), so tokens hold in every
+ * (in-memory store only: an outside `store` needs it, as in createProxy) the
+ * threads share one made here (32 random bytes), so tokens hold in every
  * thread while this process lives. `maxMemoryBytes` bounds the process: each
  * thread keeps its share (`maxMemoryBytes / threads`, of the default if
  * unset). A thread that ends (a crash) answers its requests in flight 503
@@ -327,8 +328,11 @@ export async function createThreadedProxy(settingsModule, { threads, data } = {}
   const count = threadCount(threads);
   const settings = await settingsOf(href, data);
   const identify = settings.identify ?? defaultIdentity;
+  // Shared by the threads when the settings have none, as createProxy makes
+  // one per instance: only with the in-memory store (an outside store needs
+  // the deployment's own, and createProxy refuses it missing: fail closed).
   const secret = settings.secret ?? randomBytes(32).toString('base64');
-  const workerData = { href, data, secret, threads: count };
+  const workerData = { href, data, secret: settings.store === undefined ? secret : undefined, threads: count };
   const signer = sessionSigner(secret);
   const pool = [];
   const restart = (t) => {
