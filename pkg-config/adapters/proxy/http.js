@@ -78,3 +78,12 @@ export async function readLimited(request, max) {
 export function tooLarge(max) {
   return errorResponse(413, 'LIMIT_EXCEEDED', `request body over ${max} bytes`, 'body');
 }
+
+/**
+ * A chunk that owns its whole buffer, so it can be transferred to another
+ * thread (`postMessage(m, [chunk.buffer])`) without taking bytes that are
+ * not its own: the chunk itself, else a copy.
+ */
+export function ownChunk(value) {
+  return value.byteOffset === 0 && value.byteLength === value.buffer.byteLength ? value : value.slice();
+}

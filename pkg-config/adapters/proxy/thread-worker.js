@@ -4,7 +4,9 @@
 // by chunk as the main thread asks (backpressure both ways).
 import { parentPort, workerData } from 'node:worker_threads';
 import { MEMORY_DEFAULTS, wasmMemoryBytes } from '../../core/memory.js';
+import { ownChunk } from './http.js';
 import { createProxy } from './index.js';
+import { settingsOf } from './thread-settings.js';
 
 const { href, data, secret, threads } = workerData;
 
@@ -63,7 +65,7 @@ async function more(id) {
       flights.delete(id);
       post({ type: 'end', id });
     } else {
-      const chunk = value.byteOffset === 0 && value.byteLength === value.buffer.byteLength ? value : value.slice();
+      const chunk = ownChunk(value);
       post({ type: 'data', id, chunk }, [chunk.buffer]);
     }
   } catch (err) {
@@ -83,8 +85,7 @@ function bodyMessage(m) {
 
 let proxy;
 try {
-  const mod = await import(href);
-  const settings = typeof mod.default === 'function' ? await mod.default(data) : mod.default;
+  const settings = await settingsOf(href, data);
   proxy = createProxy({ ...settings, secret: settings.secret ?? secret, maxMemoryBytes: memoryShare(settings.maxMemoryBytes) });
 } catch (err) {
   post({ type: 'failed', error: plain(err) });

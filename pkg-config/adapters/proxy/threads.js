@@ -11,8 +11,9 @@ import { availableParallelism } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { HostError, OptionError, TraceLiteError } from '../../core/errors.js';
-import { errorResponse } from './http.js';
+import { errorResponse, ownChunk } from './http.js';
 import { SESSION_HEADER, defaultIdentity, sessionSigner } from './signing.js';
+import { settingsOf } from './thread-settings.js';
 
 export { serveNode } from './node-server.js';
 
@@ -65,16 +66,6 @@ class Routes {
 function revived(err) {
   if (err.code) return TraceLiteError.from(err);
   return new OptionError(`the settings module failed in a thread: ${err.message}`, 'INVALID_OPTION', 'settingsModule');
-}
-
-/** The settings a module gives: its default export, or what that function returns for `data`. */
-async function settingsOf(href, data) {
-  const mod = await import(href);
-  const settings = typeof mod.default === 'function' ? await mod.default(data) : mod.default;
-  if (settings === null || typeof settings !== 'object') {
-    throw new OptionError(`${href} must export default the proxy's settings (an object, or a function returning one)`, 'INVALID_OPTION', 'settingsModule');
-  }
-  return settings;
 }
 
 /** The module's URL as a string, or an `INVALID_OPTION` naming `settingsModule`. */
@@ -234,7 +225,7 @@ class ProxyThread {
         f.bodyDone = true;
         this.post({ type: 'bodyEnd', id });
       } else {
-        const chunk = value.byteOffset === 0 && value.byteLength === value.buffer.byteLength ? value : value.slice();
+        const chunk = ownChunk(value);
         this.post({ type: 'bodyChunk', id, chunk }, [chunk.buffer]);
       }
     } catch (err) {
@@ -389,7 +380,7 @@ export async function createThreadedProxy(settingsModule, { threads, data } = {}
     const known = session === undefined ? undefined : sessions.get(session);
     if (known !== undefined) return known;
     if (request.method !== 'POST' && session !== undefined) return byHash(session);
-    const tenant = createHash('sha256').update(secret).update(String(await identify(request) ?? '')).digest('hex');
+    const tenant = await signer.tenant(String(await identify(request) ?? ''));
     let t = tenants.get(tenant);
     if (t === undefined) {
       t = leastBusy();
