@@ -63,10 +63,7 @@ pub fn commit(
         inputs.compacted,
         &prices,
     );
-    candidate.hidden = r.hidden;
-    candidate.hidden_facts = r.facts;
-    candidate.recovery_probability = r.probability;
-    candidate.expected_recovery = r.dollars;
+    r.report(&mut candidate);
     if config.plan.compaction_recovery && candidate.committed {
         // Waiting hides the same outputs once the budget forces a
         // compaction: what compacting now adds is their recovery over the
@@ -249,6 +246,19 @@ mod tests {
         assert!(!estimate(&prices, &inputs(14_000, 10)).pays());
     }
 
+    /// The estimator's meter with a provider and optical settings (borrowing
+    /// only those, so a test may change the rest of its config).
+    fn meter_of(
+        provider: crate::config::Provider,
+        optical: &crate::config::OpticalConfig,
+    ) -> crate::tokens::Meter<'_> {
+        crate::tokens::Meter {
+            counter: &crate::tokens::Estimator,
+            provider,
+            optical,
+        }
+    }
+
     /// `turns` turns (a call of 40 characters, a result of `len`) after a task.
     fn history(turns: usize, len: usize) -> Conversation {
         let mut conv = Conversation::default();
@@ -267,11 +277,7 @@ mod tests {
         let mut config = Config::default();
         // The horizon is the turns so far.
         config.plan.min_horizon = 1;
-        let meter = crate::tokens::Meter {
-            counter: &crate::tokens::Estimator,
-            provider: config.provider,
-            optical: &config.optical,
-        };
+        let meter = meter_of(config.provider, &config.optical);
         let planning = Planning {
             config: &config,
             meter: &meter,
@@ -355,11 +361,7 @@ mod tests {
     fn compaction_recovery_waits_while_the_hidden_outputs_cost_more_than_it_saves() {
         let mut config = Config::default();
         config.plan.min_horizon = 1;
-        let meter = crate::tokens::Meter {
-            counter: &crate::tokens::Estimator,
-            provider: config.provider,
-            optical: &config.optical,
-        };
+        let meter = meter_of(config.provider, &config.optical);
         let conv = used_history(12, 8_000);
         let tokens: u64 = conv
             .messages

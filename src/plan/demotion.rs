@@ -210,11 +210,7 @@ pub fn plan(
     }
     let candidate = last.map(|(pending, mut candidate)| {
         if !config.plan.recovery {
-            let r = pending.recovery(history, prices);
-            candidate.hidden = r.hidden;
-            candidate.hidden_facts = r.facts;
-            candidate.recovery_probability = r.probability;
-            candidate.expected_recovery = r.dollars;
+            pending.recovery(history, prices).report(&mut candidate);
         }
         candidate
     });

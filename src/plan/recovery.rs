@@ -7,6 +7,7 @@
 
 use crate::activity::recall::Recall;
 use crate::config::Prices;
+use crate::stage::Candidate;
 
 /// What a rewrite hides and its expected recovery cost.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -19,6 +20,17 @@ pub struct Recovery {
     pub probability: f64,
     /// Expected dollars of recovery turns.
     pub dollars: f64,
+}
+
+impl Recovery {
+    /// Writes what the rewrite hides and its expected recovery into the
+    /// candidate that reports it.
+    pub fn report(&self, candidate: &mut Candidate) {
+        candidate.hidden = self.hidden;
+        candidate.hidden_facts = self.facts;
+        candidate.recovery_probability = self.probability;
+        candidate.expected_recovery = self.dollars;
+    }
 }
 
 /// Dollars of one recovery turn: a request of `context` tokens read from
