@@ -36,10 +36,11 @@ impl Config {
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
             || self.session.contains("..")
+            || self.session == "."
         {
             return bad(
                 "session",
-                "must be 1-128 characters of [A-Za-z0-9._-] without \"..\"",
+                "must be 1-128 characters of [A-Za-z0-9._-], not \".\" and without \"..\"",
             );
         }
         Ok(())

@@ -463,6 +463,11 @@ mod tests {
         assert_eq!(parse_pointer(" abc "), (None, "abc"));
         assert!(validate_name("key", "a/b").is_err());
         assert!(validate_name("key", "..").is_err());
+        // "." is the directory itself (a FileStore's root): never a session or a key.
+        for name in [".", "", "a\\b", "a\0b"] {
+            assert!(validate_name("session", name).is_err(), "{name:?}");
+        }
+        assert!(validate_name("session", ".a").is_ok());
         assert!(validate_name("key", &"a".repeat(129)).is_err());
     }
 }

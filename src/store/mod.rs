@@ -66,6 +66,7 @@ pub fn parse_pointer(text: &str) -> (Option<&str>, &str) {
 pub fn validate_name(what: &str, name: &str) -> Result<()> {
     let ok = !name.is_empty()
         && name.len() <= 128
+        && name != "."
         && !name.contains("..")
         && name
             .bytes()
@@ -76,7 +77,7 @@ pub fn validate_name(what: &str, name: &str) -> Result<()> {
         Err(Error::new(
             ErrorCode::InvalidSpillKey,
             what,
-            "must be 1-128 characters of [A-Za-z0-9._-] without \"..\"",
+            "must be 1-128 characters of [A-Za-z0-9._-], not \".\" and without \"..\"",
         ))
     }
 }

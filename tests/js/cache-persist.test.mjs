@@ -224,7 +224,7 @@ async function seededSegments(turns) {
     method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer tenant-a' }, body: JSON.stringify(upTo(1)),
   }));
   await res.text();
-  const session = res.headers.get('x-tracelite-session').replace(/\.[^.]*$/, '');
+  const session = res.headers.get('x-tracelite-session').replace(/(\.[0-9a-f]{32})?\.[^.]*$/, '');
   const earlier = new SpillStore();
   for (let t = 1; t <= turns; t++) {
     compress(upTo(t), { session, store: earlier });

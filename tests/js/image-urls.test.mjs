@@ -164,7 +164,7 @@ test('proxy imageBaseUrl: snapshots go upstream as signed URLs the provider can 
   const [inBytes, outBytes] = res.headers.get('x-tracelite-bytes').split('->').map(Number);
   assert.equal(inBytes, Buffer.byteLength(JSON.stringify(body)));
   assert.equal(outBytes, Buffer.byteLength(received[0].body));
-  const session = res.headers.get('x-tracelite-session').replace(/\.[^.]*$/, '');
+  const session = res.headers.get('x-tracelite-session').replace(/(\.[0-9a-f]{32})?\.[^.]*$/, '');
   const inline = compress(body, { ...OPTIONS, format: 'openai-chat' });
   const pngs = chatUrls(inline.request).map((u) => u.replace('data:image/png;base64,', ''));
   for (const url of urls) {
@@ -306,7 +306,7 @@ test('proxy imageBaseUrl with KV: images stored under image-<id> of the session,
   const { proxy, received } = proxyWith({ store });
   const res = await post(proxy, chat());
   await res.text();
-  const session = res.headers.get('x-tracelite-session').replace(/\.[^.]*$/, '');
+  const session = res.headers.get('x-tracelite-session').replace(/(\.[0-9a-f]{32})?\.[^.]*$/, '');
   const urls = chatUrls(JSON.parse(received[0].body));
   for (const url of urls) {
     const [, , id] = IMAGE_URL.exec(url);

@@ -21,7 +21,7 @@ const OPTIONS = { budget: 16000, provider: 'openai' };
 const SECRET = 'load-test-secret-0123456789abcdef01234';
 
 /** The session a token names (`<session>.<signature>`). */
-const sessionOf = (res) => res.headers.get('x-tracelite-session').replace(/\.[^.]*$/, '');
+const sessionOf = (res) => res.headers.get('x-tracelite-session').replace(/(\.[0-9a-f]{32})?\.[^.]*$/, '');
 
 /** A Map-backed KV namespace whose calls take a turn of the event loop, like the real one. Counts writes. */
 function fakeKv({ withMetadata = true, failPuts = false } = {}) {

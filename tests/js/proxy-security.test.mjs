@@ -66,7 +66,7 @@ function spillGet(mf, key, token, suffix = '') {
   return mf.dispatchFetch(`http://proxy.test/spill/${key}${suffix}`, token === undefined ? {} : { headers: { 'x-tracelite-session': token } });
 }
 
-const sessionOf = (token) => token.replace(/\.[^.]*$/, '');
+const sessionOf = (token) => token.replace(/(\.[0-9a-f]{32})?\.[^.]*$/, '');
 
 function spillsOf(body, session) {
   const store = new SpillStore();
@@ -87,7 +87,7 @@ test('item 4: two tenants with the same opening get different sessions, and one 
   await Promise.all([a.text(), b.text()]);
   const tokenA = a.headers.get('x-tracelite-session');
   const tokenB = b.headers.get('x-tracelite-session');
-  assert.match(tokenA, /^conv-[0-9a-f]{32}\.[A-Za-z0-9_-]{43}$/);
+  assert.match(tokenA, /^conv-[0-9a-f]{32}\.[0-9a-f]{32}\.[A-Za-z0-9_-]{43}$/);
   assert.notEqual(sessionOf(tokenA), sessionOf(tokenB), 'the same opening with another key is another session');
   // A's own spills are readable with A's token.
   const keys = spillsOf(full, sessionOf(tokenA)).map((s) => s.key);

@@ -24,7 +24,7 @@ function post(url, authorization, body, headers = {}) {
   return new Request(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization, ...headers }, body });
 }
 
-const sessionOf = (token) => token.replace(/\.[^.]*$/, '');
+const sessionOf = (token) => token.replace(/(\.[0-9a-f]{32})?\.[^.]*$/, '');
 
 /** The spill keys compress gives `body` in `session` (what the proxy stored). */
 function spillKeys(body, session) {

@@ -111,16 +111,23 @@ test('a writer killed between the temporary file and the rename leaves no file u
   assert.deepEqual(readdirSync(root), []);
 });
 
-test('per-session and total quotas refuse a put past them', async () => {
-  const store = new FileStore({ root: scratch(), maxSessionBytes: 1000, maxBytes: 1500 });
+test('the per-session quota refuses a put past it; a full store makes room from its oldest sessions', async () => {
+  let now = 1_000;
+  const store = new FileStore({ root: scratch(), maxSessionBytes: 1000, maxBytes: 1500, now: () => now });
   const blob = 'y'.repeat(600);
   await store.put('a', 'k1', blob);
   await assert.rejects(store.put('a', 'k2', blob), code('STORE_REFUSED', 'maxSessionBytes'));
+  now += 1000;
   await store.put('b', 'k1', blob);
-  await assert.rejects(store.put('c', 'k1', blob), code('STORE_REFUSED', 'maxBytes'));
-  assert.equal((await store.usage()).totalBytes, 1200);
-  await store.delete('a', 'k1');
+  now += 1000;
   await store.put('c', 'k1', blob);
+  await assert.rejects(store.get('a', 'k1'), code('SPILL_NOT_FOUND'), 'the least recently written session made room');
+  assert.equal(await store.get('b', 'k1'), blob);
+  assert.equal((await store.usage()).totalBytes, 1200);
+  await store.delete('b', 'k1');
+  assert.equal((await store.usage()).totalBytes, 600);
+  const big = new FileStore({ root: scratch(), maxSessionBytes: 4000, maxBytes: 1500 });
+  await assert.rejects(big.put('s', 'k', 'z'.repeat(1501)), code('STORE_REFUSED', 'maxBytes'), 'a blob no eviction can make room for');
 });
 
 test('blobs expire ttlSeconds after they were last written: on read, by sweep() and on open', async () => {

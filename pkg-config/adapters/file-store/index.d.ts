@@ -3,7 +3,10 @@ import type { OutsideSpillStore } from '../kv-store/index.js';
 
 /** Options of `FileStore`. */
 export interface FileStoreOptions {
-  /** The directory spills live under (created 0700 when missing); one directory per session in it. */
+  /**
+   * The directory spills live under (created 0700 when missing); one directory per session in it.
+   * An existing directory is never chmodded, and is refused (`STORE_UNSAFE`) when its group or others may write it.
+   */
   root: string;
   /** Seconds a blob lives after it was last written; 0: forever. Default 7 days. */
   ttlSeconds?: number;
@@ -11,6 +14,10 @@ export interface FileStoreOptions {
   maxBytes?: number;
   /** Bytes of one session's blobs; past them a put is `STORE_REFUSED`. Default 256 MiB. */
   maxSessionBytes?: number;
+  /** Bytes of one tenant's blobs (puts through `forTenant`); past them its least recently written other sessions are evicted. Default 256 MiB. */
+  maxTenantBytes?: number;
+  /** Sessions of one tenant (puts through `forTenant`); past them its least recently written session is evicted. Default 1,000. */
+  maxTenantSessions?: number;
   /** Sweep (see `sweep`) on the store's first call. Default true. */
   sweepOnOpen?: boolean;
   /** Clock in milliseconds, for tests. Default `Date.now`. */
@@ -37,6 +44,18 @@ export const DEFAULT_TTL_SECONDS: number;
 export const DEFAULT_MAX_BYTES: number;
 /** Default `maxSessionBytes`: 256 MiB. */
 export const DEFAULT_MAX_SESSION_BYTES: number;
+/** Default `maxTenantBytes`: 256 MiB. */
+export const DEFAULT_MAX_TENANT_BYTES: number;
+/** Default `maxTenantSessions`: 1,000. */
+export const DEFAULT_MAX_TENANT_SESSIONS: number;
+
+/** The running counts the limits see (`FileStore#usage`). */
+export interface FileStoreUsage {
+  totalBytes: number;
+  /** `tenant` is `''` for sessions written without one. */
+  sessions: { session: string; tenant: string; bytes: number; blobs: number }[];
+  tenants: { tenant: string; bytes: number; sessions: number }[];
+}
 /** Age (seconds) past which a sweep removes a leftover temporary file: 1 hour. */
 export const STALE_TEMP_SECONDS: number;
 
@@ -46,7 +65,15 @@ export const STALE_TEMP_SECONDS: number;
  * replacing a file), so they outlive the
  * process and an agent can read them with its own tools: pass it as `store`
  * to an adapter with `pointer: 'path'` and excerpts name the file. A symlink
- * where the store keeps a directory or a file is refused with `STORE_UNSAFE`.
+ * where the store keeps a directory or a file is refused with `STORE_UNSAFE`,
+ * and so is a blob's file with another (hard) link.
+ *
+ * Limits are kept as running counts (loaded from disk once; a put reserves
+ * its bytes before it writes, so concurrent puts never pass one), shared by
+ * the stores of one root in a process and by `createThreadedProxy`'s threads.
+ * Puts through `forTenant(t)` (the proxy's, per client) also count against
+ * the tenant's limits, whose least recently written sessions make room; a
+ * full store evicts the oldest sessions of the tenant holding the most bytes.
  * On a host without a filesystem the constructor throws `UNSUPPORTED_HOST`.
  */
 export interface FileStore extends OutsideSpillStore {}
@@ -56,8 +83,15 @@ export class FileStore {
   readonly root: string;
   /** The file of a blob: `<root>/<session>/<key>.txt`. */
   pathOf(session: string, key: string): string;
-  /** Bytes and blobs on disk that have not expired, per session. */
-  usage(): Promise<{ totalBytes: number; sessions: { session: string; bytes: number; blobs: number }[] }>;
+  /** Stores a blob; `tenant`: the tenant whose limits it counts against (as `forTenant(tenant).put`). */
+  put(session: string, key: string, text: string, options?: { tenant?: string }): Promise<boolean>;
+  /**
+   * This store as `tenant` writes it: puts count against the tenant's limits and the sessions it
+   * makes are the tenant's; reads are the store's. `INVALID_SPILL_KEY` for a bad tenant name.
+   */
+  forTenant(tenant: string): OutsideSpillStore & { readonly tenant: string; readonly root: string; pathOf(session: string, key: string): string };
+  /** The running counts (a blob past its time to live counts until a read or a sweep removes it). */
+  usage(): Promise<FileStoreUsage>;
   /** Removes expired blobs, dead writers' temporary files and empty session directories. */
   sweep(): Promise<FileStoreSweep>;
 }

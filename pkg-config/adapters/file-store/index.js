@@ -8,10 +8,11 @@ import { constants } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { pid } from 'node:process';
-import { resolve, join } from 'node:path';
+import { dirname, resolve, join } from 'node:path';
 import { InputError, OptionError, StoreError } from '../../core/errors.js';
 import { OutsideSpillStore, corrupt, facts, isContentKey, matchesKey, notFound, refused, verified } from '../../internal/blob-keys.js';
 import { checkName } from '../../internal/spill-reader.js';
+import { EVICTED_PREFIX, TENANT_FILE, UNOWNED, ledgerFor, unlessMissing } from './ledger.js';
 
 /** Default time to live of a blob: 7 days after it was last written (as the other stores). */
 export const DEFAULT_TTL_SECONDS = 7 * 24 * 3600;
@@ -19,6 +20,10 @@ export const DEFAULT_TTL_SECONDS = 7 * 24 * 3600;
 export const DEFAULT_MAX_BYTES = 2 ** 30;
 /** Default bytes of one session's blobs: 256 MiB. */
 export const DEFAULT_MAX_SESSION_BYTES = 2 ** 28;
+/** Default bytes of one tenant's blobs (puts through `forTenant`): 256 MiB. */
+export const DEFAULT_MAX_TENANT_BYTES = 2 ** 28;
+/** Default sessions of one tenant (puts through `forTenant`): 1,000. */
+export const DEFAULT_MAX_TENANT_SESSIONS = 1000;
 /** A temporary file older than this (seconds) was left by a writer that died: a sweep removes it. */
 export const STALE_TEMP_SECONDS = 3600;
 
@@ -57,16 +62,6 @@ function blobKey(name) {
   }
 }
 
-/** `fn()`, with ENOENT as `missing`. */
-async function unlessMissing(fn, missing) {
-  try {
-    return await fn();
-  } catch (err) {
-    if (err?.code === 'ENOENT') return missing;
-    throw err;
-  }
-}
-
 /**
  * A spill store on disk. Directories are created 0700 and files 0600
  * whatever the umask; a blob is written to a temporary file and then given
@@ -77,18 +72,33 @@ async function unlessMissing(fn, missing) {
  * `..`); a symlink or another kind of file where the store expects its own
  * directory or file is refused (`STORE_UNSAFE`), never followed.
  *
+ * The root is created 0700 when missing; an existing root is never
+ * chmodded, and is refused (`STORE_UNSAFE`) when its group or others may
+ * write it. A blob's file with more than one link is refused on read.
+ *
  * A blob expires `ttlSeconds` after it was last written: `get` treats it as
  * missing (and removes it), `sweep()` removes every expired blob, the
  * temporary files of dead writers and empty session directories; the first
- * call on a store sweeps once (`sweepOnOpen`). `maxSessionBytes` and
- * `maxBytes` bound what it holds (`STORE_REFUSED` past them; two processes
- * writing at once may each see the room the other takes).
+ * call on a store sweeps once (`sweepOnOpen`).
+ *
+ * Limits (a running count, loaded from disk once, see ledger.js; a put
+ * reserves its bytes before it writes, so concurrent puts never pass one):
+ * `maxSessionBytes` per session and, for puts through `forTenant(t)` (the
+ * proxy's, one tenant per client), `maxTenantBytes` and `maxTenantSessions`
+ * per tenant: past them the tenant's least recently written other sessions
+ * are evicted, and a session alone past its limit is `STORE_REFUSED`. When
+ * the whole store would pass `maxBytes`, the least recently written sessions
+ * of the tenant holding the most bytes are evicted first (never the session
+ * being written): one tenant filling its quota never refuses another's put.
+ * The count is shared by the FileStores of one root in a process and by the
+ * worker threads of `createThreadedProxy`; separate processes on one root
+ * each keep their own (each may use the room the others take).
  */
 export class FileStore extends OutsideSpillStore {
   #root;
   #ttl;
-  #maxBytes;
-  #maxSessionBytes;
+  #limits;
+  #ledger;
   #now;
   #onTempWritten;
   #opened;
@@ -96,7 +106,8 @@ export class FileStore extends OutsideSpillStore {
 
   /**
    * @param options `{ root, ttlSeconds = 7 days (0: none), maxBytes = 1 GiB,
-   *   maxSessionBytes = 256 MiB, sweepOnOpen = true, now = () => Date.now(),
+   *   maxSessionBytes = 256 MiB, maxTenantBytes = 256 MiB, maxTenantSessions = 1,000,
+   *   sweepOnOpen = true, now = () => Date.now(),
    *   onTempWritten }`: `root` is the directory (created when missing),
    *   `now` the clock in milliseconds, `onTempWritten(tempPath)` is called
    *   after a temporary file is written and before it gets its name (fault injection).
@@ -106,7 +117,7 @@ export class FileStore extends OutsideSpillStore {
     if (options === null || typeof options !== 'object' || Array.isArray(options)) {
       throw new OptionError('FileStore options must be an object { root, … }', 'INVALID_OPTION', 'options');
     }
-    const { root, ttlSeconds, maxBytes, maxSessionBytes, sweepOnOpen = true, now = () => Date.now(), onTempWritten, ...rest } = options;
+    const { root, ttlSeconds, maxBytes, maxSessionBytes, maxTenantBytes, maxTenantSessions, sweepOnOpen = true, now = () => Date.now(), onTempWritten, ...rest } = options;
     for (const k of Object.keys(rest)) {
       throw new OptionError(`unknown FileStore option ${k}`, 'INVALID_OPTION', k);
     }
@@ -121,8 +132,13 @@ export class FileStore extends OutsideSpillStore {
     }
     this.#root = resolve(root);
     this.#ttl = option(ttlSeconds, 'ttlSeconds', DEFAULT_TTL_SECONDS, 0);
-    this.#maxBytes = option(maxBytes, 'maxBytes', DEFAULT_MAX_BYTES, 0);
-    this.#maxSessionBytes = option(maxSessionBytes, 'maxSessionBytes', DEFAULT_MAX_SESSION_BYTES, 0);
+    this.#limits = {
+      maxBytes: option(maxBytes, 'maxBytes', DEFAULT_MAX_BYTES, 0),
+      maxSessionBytes: option(maxSessionBytes, 'maxSessionBytes', DEFAULT_MAX_SESSION_BYTES, 0),
+      maxTenantBytes: option(maxTenantBytes, 'maxTenantBytes', DEFAULT_MAX_TENANT_BYTES, 0),
+      maxTenantSessions: option(maxTenantSessions, 'maxTenantSessions', DEFAULT_MAX_TENANT_SESSIONS, 1),
+    };
+    this.#ledger = ledgerFor(this.#root);
     this.#now = now;
     this.#onTempWritten = onTempWritten;
     this.#opened = undefined;
@@ -139,19 +155,49 @@ export class FileStore extends OutsideSpillStore {
     return join(this.#root, checkName('session', session), `${checkName('key', key)}${EXTENSION}`);
   }
 
-  /** Creates the root (0700) and sweeps once, on the store's first call. */
+  /**
+   * This store as `tenant` writes it: its puts count against the tenant's
+   * `maxTenantBytes` and `maxTenantSessions`, and the sessions it creates
+   * are the tenant's (another tenant's put to them is `STORE_REFUSED`).
+   * Reads, lists and deletes are the store's own.
+   */
+  forTenant(tenant) {
+    return new TenantFileStore(this, checkName('tenant', tenant));
+  }
+
+  /** Creates the root (0700), loads the counts and sweeps once, on the store's first call. */
   #open() {
     this.#opened ??= (async () => {
-      await this.#ensureDir(this.#root, true);
+      await this.#ensureRoot();
+      await this.#ledger.call('usage', {});
       if (this.#sweepOnOpen) await this.#sweep();
     })();
     return this.#opened;
   }
 
-  /** Makes sure `dir` is a directory of ours (not a symlink), mode 0700. */
-  async #ensureDir(dir, recursive = false) {
+  /**
+   * The root: created 0700 when missing (whatever the umask); an existing one
+   * is used as it is, never chmodded, and refused when its group or others
+   * may write it (they could plant or swap what the store reads).
+   */
+  async #ensureRoot() {
+    const created = await fs.mkdir(this.#root, { mode: DIR_MODE, recursive: true });
+    const st = await fs.lstat(this.#root);
+    if (st.isSymbolicLink()) throw unsafe(this.#root, 'the root is a symlink');
+    if (!st.isDirectory()) throw unsafe(this.#root, 'the root is not a directory');
+    if (created !== undefined) {
+      if ((st.mode & 0o777) !== DIR_MODE) await fs.chmod(this.#root, DIR_MODE);
+      return;
+    }
+    if ((st.mode & 0o022) !== 0) {
+      throw unsafe(this.#root, `its group or others may write it (mode ${(st.mode & 0o777).toString(8)}): give the store a directory only its user writes (chmod go-w), or a path that does not exist yet`);
+    }
+  }
+
+  /** Makes sure `dir` (a session's) is a directory of ours (not a symlink), mode 0700. */
+  async #ensureDir(dir) {
     try {
-      await fs.mkdir(dir, { mode: DIR_MODE, recursive });
+      await fs.mkdir(dir, { mode: DIR_MODE });
     } catch (err) {
       if (err?.code !== 'EEXIST') throw err;
     }
@@ -184,7 +230,25 @@ export class FileStore extends OutsideSpillStore {
       await handle.close();
       throw unsafe(path, 'not a regular file');
     }
+    if (st.nlink > 1 && !(await this.#publishing(path, st))) {
+      await handle.close();
+      throw unsafe(path, 'the blob\'s file has another link (a hard link from elsewhere)');
+    }
     return { handle, st };
+  }
+
+  /**
+   * Whether the second link of a blob's file is this store's own temporary
+   * file, between a writer's link and its unlink (`#publish`).
+   */
+  async #publishing(path, st) {
+    const dir = dirname(path);
+    for (const name of await unlessMissing(() => fs.readdir(dir), [])) {
+      if (!name.startsWith(TEMP_PREFIX)) continue;
+      const t = await unlessMissing(() => fs.lstat(join(dir, name)));
+      if (t?.ino === st.ino && t?.dev === st.dev) return true;
+    }
+    return false;
   }
 
   /**
@@ -201,7 +265,9 @@ export class FileStore extends OutsideSpillStore {
     let text;
     try {
       if (this.#expired(opened.st.mtimeMs)) {
-        await unlessMissing(() => fs.unlink(path));
+        if (await unlessMissing(async () => (await fs.unlink(path), true), false)) {
+          await this.#ledger.call('release', { session, bytes: opened.st.size });
+        }
         throw notFound(session, key);
       }
       text = await opened.handle.readFile({ encoding: 'utf8' });
@@ -229,19 +295,22 @@ export class FileStore extends OutsideSpillStore {
    * Stores a blob (0600, written to a temporary file, then named). Resolves
    * `true` when written, `false` when the same text was already there (its
    * time to live then starts again). A different text under a held key is
-   * `STORE_REFUSED`, and so is a blob past `maxSessionBytes` or `maxBytes`; a
-   * content key whose text does not hash to it is `SPILL_CORRUPT`.
+   * `STORE_REFUSED`, and so is a blob that does not fit its limits once
+   * evictions made what room they may (`path` names the limit); a content key
+   * whose text does not hash to it is `SPILL_CORRUPT`. `tenant`: the tenant
+   * whose limits it counts against (`forTenant`).
    */
-  async put(session, key, text) {
+  async put(session, key, text, { tenant = UNOWNED } = {}) {
     if (typeof text !== 'string') {
       throw new InputError('text must be a string', 'INVALID_REQUEST', 'text');
     }
     const path = this.pathOf(session, key);
+    if (tenant !== UNOWNED) checkName('tenant', tenant);
     const blob = facts(text);
     if (!matchesKey(key, blob.hash)) throw corrupt(session, key);
     await this.#open();
-    const dir = await this.#sessionDir(session, true);
-    const held = await this.#openBlob(path);
+    // No directory is made before the put is counted: a refused put leaves nothing behind.
+    const held = (await this.#sessionDir(session, false)) === undefined ? undefined : await this.#openBlob(path);
     if (held) {
       try {
         // A content key names its text: the same size is the same text (checked on read).
@@ -251,12 +320,36 @@ export class FileStore extends OutsideSpillStore {
         if (!same) throw refused(`${session}/${key}`);
         const now = this.#seconds();
         await held.handle.utimes(now, now);
+        await this.#ledger.call('touch', { session, now: this.#now() });
         return false;
       } finally {
         await held.handle.close().catch(() => {});
       }
     }
-    await this.#checkQuota(session, blob.bytes);
+    const r = await this.#ledger.call('reserve', { session, tenant, bytes: blob.bytes, now: this.#now(), limits: this.#limits });
+    await this.#evict(r.evicted);
+    if (!r.ok) throw new StoreError(r.message, 'STORE_REFUSED', r.field);
+    let written = false;
+    try {
+      written = await this.#write(session, path, key, text, r.tenant);
+      if (written && !(await this.#ledger.call('counts', { session, gen: r.gen }))) {
+        // Evicted while it was written (its directory may have been made
+        // again for this blob): uncounted, so not kept.
+        written = false;
+        await unlessMissing(() => fs.unlink(path));
+        throw new StoreError(`the session ${session} was evicted while its blob was written`, 'STORE_REFUSED', 'maxBytes');
+      }
+      return written;
+    } finally {
+      // Counted once: by this put when it wrote the file, else by whoever did.
+      if (!written) await this.#ledger.call('release', { session, bytes: blob.bytes, gen: r.gen });
+    }
+  }
+
+  /** Writes a counted blob: a temporary file (0600), then its name. Resolves like `put`. */
+  async #write(session, path, key, text, tenant) {
+    const dir = await this.#sessionDir(session, true);
+    if (tenant !== UNOWNED) await this.#markTenant(dir, tenant);
     const temp = join(dir, `${TEMP_PREFIX}${pid}-${randomBytes(8).toString('hex')}${EXTENSION}`);
     const handle = await this.#createTemp(session, temp);
     try {
@@ -273,6 +366,35 @@ export class FileStore extends OutsideSpillStore {
     await handle.close();
     await this.#onTempWritten?.(temp);
     return this.#publish(temp, path, session, key, text);
+  }
+
+  /** Names a session's tenant in its directory (`TENANT_FILE`), so the counts loaded later keep it. */
+  async #markTenant(dir, tenant) {
+    let handle;
+    try {
+      handle = await fs.open(join(dir, TENANT_FILE), CREATE_FLAGS, FILE_MODE);
+    } catch (err) {
+      if (err?.code === 'EEXIST') return;
+      throw err;
+    }
+    try {
+      await handle.writeFile(tenant, { encoding: 'utf8' });
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /**
+   * Removes evicted sessions (already out of the counts): each directory is
+   * first moved aside whole, so that a writer of the session meanwhile never
+   * has its new blob removed with the old ones (it fails, and is not counted).
+   */
+  async #evict(sessions = []) {
+    for (const session of sessions) {
+      const trash = join(this.#root, `${EVICTED_PREFIX}${randomBytes(8).toString('hex')}`);
+      const moved = await unlessMissing(async () => (await fs.rename(join(this.#root, session), trash), true), false);
+      if (moved) await fs.rm(trash, { recursive: true, force: true });
+    }
   }
 
   /**
@@ -311,25 +433,6 @@ export class FileStore extends OutsideSpillStore {
       if (err?.code !== 'ENOENT') throw err;
       await this.#sessionDir(session, true);
       return fs.open(temp, CREATE_FLAGS, FILE_MODE);
-    }
-  }
-
-  async #checkQuota(session, bytes) {
-    const { sessions, totalBytes } = await this.usage();
-    const mine = sessions.find((s) => s.session === session)?.bytes ?? 0;
-    if (mine + bytes > this.#maxSessionBytes) {
-      throw new StoreError(
-        `the session's spill quota is full (${mine} bytes held + ${bytes} new > maxSessionBytes ${this.#maxSessionBytes})`,
-        'STORE_REFUSED',
-        'maxSessionBytes',
-      );
-    }
-    if (totalBytes + bytes > this.#maxBytes) {
-      throw new StoreError(
-        `the store is full (${totalBytes} bytes held + ${bytes} new > maxBytes ${this.#maxBytes})`,
-        'STORE_REFUSED',
-        'maxBytes',
-      );
     }
   }
 
@@ -372,10 +475,11 @@ export class FileStore extends OutsideSpillStore {
     const path = this.pathOf(session, key);
     await this.#open();
     if ((await this.#sessionDir(session, false)) === undefined) return false;
-    return unlessMissing(async () => {
-      await fs.unlink(path);
-      return true;
-    }, false);
+    const st = await unlessMissing(() => fs.lstat(path));
+    if (!st?.isFile()) return false;
+    const gone = await unlessMissing(async () => (await fs.unlink(path), true), false);
+    if (gone) await this.#ledger.call('release', { session, bytes: st.size });
+    return gone;
   }
 
   /** Session directories under the root (symlinks and other files are skipped). */
@@ -395,18 +499,15 @@ export class FileStore extends OutsideSpillStore {
       .sort();
   }
 
-  /** `{ totalBytes, sessions: [{ session, bytes, blobs }] }` of the blobs on disk that have not expired. */
+  /**
+   * The running counts the limits see: `{ totalBytes, sessions: [{ session,
+   * tenant, bytes, blobs }], tenants: [{ tenant, bytes, sessions }] }` (a
+   * blob past its time to live counts until a read or a sweep removes it;
+   * `tenant` is `''` for sessions written without one).
+   */
   async usage() {
     await this.#open();
-    const sessions = [];
-    let totalBytes = 0;
-    for (const session of await this.#sessions()) {
-      const live = (await this.#files(join(this.#root, session))).filter((f) => !this.#expired(f.mtimeMs));
-      const bytes = live.reduce((n, f) => n + f.bytes, 0);
-      totalBytes += bytes;
-      sessions.push({ session, bytes, blobs: live.length });
-    }
-    return { totalBytes, sessions };
+    return this.#ledger.call('usage', {});
   }
 
   /**
@@ -429,9 +530,10 @@ export class FileStore extends OutsideSpillStore {
         if (await unlessMissing(async () => (await fs.unlink(f.path), true), false)) {
           removed.blobs++;
           removed.bytes += f.bytes;
+          await this.#ledger.call('release', { session, bytes: f.bytes });
         }
       }
-      const names = await unlessMissing(() => fs.readdir(dir), []);
+      let names = await unlessMissing(() => fs.readdir(dir), []);
       for (const name of names.filter((n) => n.startsWith(TEMP_PREFIX))) {
         const path = join(dir, name);
         const st = await unlessMissing(() => fs.lstat(path));
@@ -442,13 +544,64 @@ export class FileStore extends OutsideSpillStore {
       // A directory made just now may be about to receive a writer's file.
       const st = await unlessMissing(() => fs.lstat(dir));
       if (!st || now - st.mtimeMs / 1000 <= EMPTY_DIR_GRACE_SECONDS) continue;
+      names = await unlessMissing(() => fs.readdir(dir), []);
+      if (names.length === 1 && names[0] === TENANT_FILE) await unlessMissing(() => fs.unlink(join(dir, TENANT_FILE)));
       try {
         await fs.rmdir(dir);
         removed.sessions++;
+        await this.#ledger.call('forget', { session });
       } catch (err) {
         if (err?.code !== 'ENOTEMPTY' && err?.code !== 'EEXIST' && err?.code !== 'ENOENT') throw err;
       }
     }
+    // Evictions a writer that died left part way.
+    for (const name of await unlessMissing(() => fs.readdir(this.#root), [])) {
+      if (name.startsWith(EVICTED_PREFIX)) await fs.rm(join(this.#root, name), { recursive: true, force: true });
+    }
     return removed;
+  }
+}
+
+/**
+ * A FileStore as one tenant writes it (`FileStore#forTenant`): puts count
+ * against the tenant's limits; everything else is the store's.
+ */
+class TenantFileStore extends OutsideSpillStore {
+  #store;
+  #tenant;
+
+  constructor(store, tenant) {
+    super();
+    this.#store = store;
+    this.#tenant = tenant;
+  }
+
+  /** The tenant this view writes as. */
+  get tenant() {
+    return this.#tenant;
+  }
+
+  get root() {
+    return this.#store.root;
+  }
+
+  pathOf(session, key) {
+    return this.#store.pathOf(session, key);
+  }
+
+  get(session, key) {
+    return this.#store.get(session, key);
+  }
+
+  put(session, key, text) {
+    return this.#store.put(session, key, text, { tenant: this.#tenant });
+  }
+
+  list(session) {
+    return this.#store.list(session);
+  }
+
+  delete(session, key) {
+    return this.#store.delete(session, key);
   }
 }

@@ -5,6 +5,8 @@ import { HostError } from '../../core/errors.js';
 export const DEFAULT_TTL_SECONDS = 7 * 24 * 3600;
 export const DEFAULT_MAX_BYTES = 2 ** 30;
 export const DEFAULT_MAX_SESSION_BYTES = 2 ** 28;
+export const DEFAULT_MAX_TENANT_BYTES = 2 ** 28;
+export const DEFAULT_MAX_TENANT_SESSIONS = 1000;
 export const STALE_TEMP_SECONDS = 3600;
 
 /** The host this module runs on, for the error. */

@@ -70,7 +70,7 @@ function relay(response, extra = {}) {
  */
 export async function compressAndForward(px, request, url, routeFormat) {
   const { signer, onReport } = px;
-  const { error, session, forwarded, received, report, cache, skipped, redacted, tools, images: byUrl, imagesInline } =
+  const { error, session, tenant, forwarded, received, report, cache, skipped, redacted, tools, images: byUrl, imagesInline } =
     await prepare(px, request, routeFormat);
   if (error) return error;
   const headers = forwardHeaders(request.headers);
@@ -82,7 +82,7 @@ export async function compressAndForward(px, request, url, routeFormat) {
   const target = upstreamUrl(px.base, url);
   const forward = (body) => px.send(new Request(target, { method: request.method, headers, body, redirect: 'manual' }));
   let upstreamResponse = await forward(forwarded);
-  const extra = { [SESSION_HEADER]: await signer.token(session) };
+  const extra = { [SESSION_HEADER]: await signer.token(session, tenant) };
   if (tools) {
     // The model's read_spill / grep_spill calls are answered here, in this
     // request's session only, and never reach the client.

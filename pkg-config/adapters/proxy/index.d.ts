@@ -239,12 +239,19 @@ export function defaultIdentity(request: Request): string;
 export interface SessionSigner {
   /** `<name (≤ 95 chars)>-<32 hex>` for a named session, `conv-<32 hex>` from a conversation opening (JSON text). */
   session(identity: string, from: { name: string } | { opening: string }): Promise<string>;
-  /** `<session>.<43 base64url chars of HMAC-SHA256>`. */
-  token(session: string): Promise<string>;
+  /**
+   * `<session>.<tenant>.<43 base64url chars of HMAC-SHA256>` (what the proxy issues: the tenant's
+   * budgets apply to whoever holds it); without `tenant`, `<session>.<signature>` (budgets per session).
+   */
+  token(session: string, tenant?: string): Promise<string>;
   /** Whether a value has the shape of a token. */
   isToken(value: string): boolean;
   /** The session of a genuine token, else `undefined` (constant-time check). */
   verify(token: string): Promise<string | undefined>;
+  /** The session and tenant of a genuine token (`tenant` undefined for one without), else `undefined`. */
+  verifyToken(token: string): Promise<{ session: string; tenant: string | undefined } | undefined>;
+  /** A tenant's key (32 hex digits): an HMAC of its identity. */
+  tenant(identity: string): Promise<string>;
   /** The `sig` of an image URL: 43 base64url chars of an HMAC of the session and the image id. */
   imageSignature(session: string, id: string): Promise<string>;
   /** Whether `signature` is the one of (session, id) (constant-time check). */

@@ -3,7 +3,7 @@
 // compressed (spills and images stored, the spill tools added, image URLs
 // signed), or, when the core cannot compress it, forwarded masked or refused.
 import { formatsDetect, requestOpening } from '../../wasm/tracelite.js';
-import { guarded } from '../../core/errors.js';
+import { InputError, guarded } from '../../core/errors.js';
 import { redactJson } from '../../core/redact.js';
 import { STORE_BATCH, compressInto, saveCache } from '../../internal/mirror.js';
 import { checkName } from '../../internal/spill-reader.js';
@@ -11,6 +11,7 @@ import { errorOf, errorResponse, readLimited, tooLarge } from './http.js';
 import { IMAGE_ROUTE, signUrls, storeImages } from './images.js';
 import { SESSION_HEADER } from './signing.js';
 import { addSpillTools } from './tools.js';
+import { CONVERSATION_MEMBERS, FORMAT_MEMBERS } from './routes.js';
 
 /**
  * The opening of a request (JSON text) in any supported format (its system
@@ -39,18 +40,41 @@ function strictError(text) {
   }
 }
 
-/** The error response for a body that is not a JSON object, else `undefined`. */
-function bodyError(text) {
+/**
+ * `{ body }` (the parsed JSON object), or `{ error }` (the response) for a
+ * body that is not a JSON object.
+ */
+function parsedBody(text) {
   let body;
   try {
     body = JSON.parse(text);
   } catch (err) {
-    return errorResponse(400, 'INVALID_JSON', `request body is not JSON: ${err.message}`, 'body');
+    return { error: errorResponse(400, 'INVALID_JSON', `request body is not JSON: ${err.message}`, 'body') };
   }
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    return errorResponse(400, 'INVALID_REQUEST', 'request body must be a JSON object', 'body');
+    return { error: errorResponse(400, 'INVALID_REQUEST', 'request body must be a JSON object', 'body') };
   }
-  return undefined;
+  return { body };
+}
+
+/**
+ * The error (`INVALID_REQUEST` naming the member) of a body carrying a
+ * conversation member format `fmt` does not read, else `undefined`. Fail
+ * closed: chat `messages` sent to the Responses route, say, would pass the
+ * core untouched (a Responses request without `input`) to a provider that
+ * may read them; such a body is handled as one the core cannot read
+ * (`onError`: forwarded masked, or refused), never forwarded as it came.
+ */
+function foreignMember(body, fmt) {
+  const own = FORMAT_MEMBERS[fmt] ?? [];
+  const foreign = CONVERSATION_MEMBERS.find((m) => Object.hasOwn(body, m)
+    && (!own.includes(m) || (m === 'prompt' && (body.prompt === null || typeof body.prompt !== 'object'))));
+  if (foreign === undefined) return undefined;
+  return new InputError(
+    `body.${foreign}: a ${fmt} request has no "${foreign}" (its conversation is ${own.map((m) => `"${m}"`).join(' or ')}): send the body to its own format's route`,
+    'INVALID_REQUEST',
+    `body.${foreign}`,
+  );
 }
 
 /**
@@ -63,14 +87,17 @@ function redactBody(parsed) {
   return { text: JSON.stringify(r.value), redacted: r.count };
 }
 
-/** The session of a POST (`text` its body): `{ session }` or `{ error }`. */
+/**
+ * The session of a POST (`text` its body): `{ session, owner }` (`owner`: the
+ * tenant a token names, whose quotas the session's spills count against) or `{ error }`.
+ */
 async function sessionOf(px, request, text, identity) {
   const { signer, options } = px;
   const sent = request.headers.get(SESSION_HEADER);
   if (sent && signer.isToken(sent)) {
     // A token from an earlier response names its session as it is.
-    const session = await signer.verify(sent);
-    if (session !== undefined) return { session };
+    const verified = await signer.verifyToken(sent);
+    if (verified !== undefined) return { session: verified.session, owner: verified.tenant };
     return { error: errorResponse(403, 'INVALID_SESSION_TOKEN', `${SESSION_HEADER} is not a session token of this proxy`, SESSION_HEADER) };
   }
   const name = sent || options.session;
@@ -103,17 +130,21 @@ export async function prepare(px, request, routeFormat) {
   const read = await readLimited(request, maxBodyBytes);
   if (read === null) return { error: tooLarge(maxBodyBytes) };
   const { text, size: received } = read;
-  const shape = bodyError(text);
-  if (shape) return { error: shape };
-  const { session, error } = await sessionOf(px, request, text, identity);
-  if (error) return { error };
   const fmt = px.format ?? routeFormat;
+  const { body, error: shape } = parsedBody(text);
+  if (shape) return { error: shape };
+  const { session, owner = tenant, error } = await sessionOf(px, request, text, identity);
+  if (error) return { error };
+  const mismatch = foreignMember(body, fmt);
+  if (mismatch) return { session, tenant: owner, received, ...unreadable(px, text, mismatch) };
+  // An outside store that keeps tenants (FileStore) counts the session's spills against its owner.
+  const tpx = typeof px.store?.forTenant === 'function' ? { ...px, store: px.store.forTenant(owner) } : px;
   const started = performance.now();
   try {
-    return { session, received, ...(await compressed(px, text, fmt, session)) };
+    return { session, tenant: owner, received, ...(await compressed(tpx, text, fmt, session)) };
   } catch (err) {
     if (err?.name !== 'TraceLiteError') throw err;
-    return { session, received, ...unreadable(px, text, err) };
+    return { session, tenant: owner, received, ...unreadable(px, text, err) };
   } finally {
     compressWindows.spend(tenant, performance.now() - started);
   }
@@ -154,6 +185,10 @@ async function compressed(px, text, fmt, session) {
   }
   // The caches for the next isolate, when the request's writes leave room for them.
   if (cacheSegment !== undefined && (out.written ?? 0) < maxStoreWrites) await saveCache(store, session, cacheSegment);
+  // A stored prompt's variables (Responses) are the client's text too: masked like the rest.
+  if (px.redacting && out.request?.prompt !== undefined && typeof out.request.prompt === 'object') {
+    out.request.prompt = redactJson(out.request.prompt).value;
+  }
   let forwarded = JSON.stringify(out.request);
   // Pointers lead somewhere: the proxy defines read_spill / grep_spill and answers them.
   const tools = px.spillTools && addSpillTools(out.request, fmt, session, forwarded);

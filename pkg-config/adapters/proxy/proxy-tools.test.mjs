@@ -186,7 +186,7 @@ test('provider per route: anthropic for /v1/messages, openai for the OpenAI rout
       store.free();
     }
   };
-  const sessionOf = (res) => res.headers.get('x-tracelite-session').replace(/\.[^.]*$/, '');
+  const sessionOf = (res) => res.headers.get('x-tracelite-session').replace(/(\.[0-9a-f]{32})?\.[^.]*$/, '');
   const call = async (proxy, format) => {
     received.length = 0;
     const res = await proxy(new Request(`http://proxy.test${PATHS[format]}`, { method: 'POST', body: JSON.stringify(requestOf(format)) }));

@@ -16,7 +16,7 @@ const SECRET = 'sk-test-5f1c0ffee-never-log-me';
 /** The deployment's TRACELITE_SECRET (HMAC key of sessions and tokens). */
 const PROXY_SECRET = 'proxy-test-secret-6b2e9f0c1d4a7e3b5c8f';
 /** The session a response's token names (`<session>.<signature>`). */
-const sessionOf = (res) => res.headers.get('x-tracelite-session').replace(/\.[^.]*$/, '');
+const sessionOf = (res) => res.headers.get('x-tracelite-session').replace(/(\.[0-9a-f]{32})?\.[^.]*$/, '');
 const sample = JSON.parse(readFileSync(join(root, 'tests/fixtures/sample-trajectory.json'), 'utf8'));
 const chatRequest = { model: 'gpt-test', stream: true, ...trajectoryToRequest(sample, sample.steps.length, 'openai-chat') };
 const SSE = [
@@ -98,7 +98,7 @@ test('chat completions: the compressed body goes upstream with the headers, SSE 
   assert.equal(res.headers.get('content-type'), 'text/event-stream');
   assert.equal(res.headers.get('cache-control'), 'no-cache');
   const token = res.headers.get('x-tracelite-session');
-  assert.match(token, /^agent-7-[0-9a-f]{32}\.[A-Za-z0-9_-]{43}$/);
+  assert.match(token, /^agent-7-[0-9a-f]{32}\.[0-9a-f]{32}\.[A-Za-z0-9_-]{43}$/);
   const session = sessionOf(res);
   assert.equal(await res.text(), SSE.join(''));
   assert.equal(upstream.received.length, 1);
@@ -130,7 +130,7 @@ test('without a session header the session is derived from the conversation open
   const b = await post('/v1/chat/completions', turn2);
   const other = await post('/v1/chat/completions', { ...chatRequest, messages: [{ role: 'user', content: 'other task' }] });
   await Promise.all([a, b, other].map((r) => r.text()));
-  assert.match(a.headers.get('x-tracelite-session'), /^conv-[0-9a-f]{32}\.[A-Za-z0-9_-]{43}$/);
+  assert.match(a.headers.get('x-tracelite-session'), /^conv-[0-9a-f]{32}\.[0-9a-f]{32}\.[A-Za-z0-9_-]{43}$/);
   assert.equal(a.headers.get('x-tracelite-session'), b.headers.get('x-tracelite-session'));
   assert.notEqual(a.headers.get('x-tracelite-session'), other.headers.get('x-tracelite-session'));
 });

@@ -26,7 +26,21 @@ export const GEMINI_METHODS = ['generateContent', 'streamGenerateContent', 'coun
 export const REFUSED_ROUTES = ['/v1/messages/batches', '/v1/batches', '/v1/completions', ':batchgeneratecontent', ':rawpredict', ':streamrawpredict'];
 
 /** Top-level members by which a JSON body on another route is taken for a conversation. */
-export const CONVERSATION_MEMBERS = ['messages', 'input', 'contents', 'system', 'systemInstruction', 'prompt', 'requests'];
+export const CONVERSATION_MEMBERS = ['messages', 'input', 'contents', 'system', 'systemInstruction', 'system_instruction', 'prompt', 'requests'];
+
+/**
+ * The conversation members each format reads (`CONVERSATION_MEMBERS` of its
+ * own); a body on a format's route with any other is handled as one the
+ * core cannot read (`INVALID_REQUEST` naming it: masked or refused, `onError`). Responses' `prompt` is a stored prompt's reference
+ * (an object, its variables masked like the rest); a string `prompt` is the
+ * legacy completions API's, refused.
+ */
+export const FORMAT_MEMBERS = Object.freeze({
+  'openai-chat': ['messages'],
+  'openai-responses': ['input', 'prompt'],
+  anthropic: ['messages', 'system'],
+  gemini: ['contents', 'systemInstruction', 'system_instruction'],
+});
 
 const GEMINI = new RegExp(`/models/[^/:]+:(${GEMINI_METHODS.join('|')})$`, 'i');
 

@@ -13,11 +13,29 @@ const SIGNATURE = /^[A-Za-z0-9_-]{43}$/;
 // the deployment's `secret`) of the client's identity and either the name the
 // client gave it or the conversation's opening: two tenants with the same
 // prompt, or the same session name, never share one. The response carries a
-// token, `<session>.<signature>`, the spill routes require: only whoever got
-// it from a POST (or knows the secret) can read the session's spills.
+// token, `<session>.<tenant>.<signature>`, the spill routes require: only
+// whoever got it from a POST (or knows the secret) can read the session's
+// spills, and what they spend (search work) counts against the tenant the
+// token names. A token of an earlier version, `<session>.<signature>`, still
+// reads its session; its budgets are then the session's own.
 
 const encoder = new TextEncoder();
 const TOKEN = /^(.+)\.([A-Za-z0-9_-]{43})$/;
+/** A token naming its tenant (`signer.tenant`: 32 hex digits). */
+const TENANT_TOKEN = /^(.+)\.([0-9a-f]{32})\.([A-Za-z0-9_-]{43})$/;
+
+/**
+ * The parts of a token as it reads, unverified: `{ session, tenant }`
+ * (`tenant` undefined for a token of an earlier version), else `undefined`.
+ * Only for routing a token this proxy just issued; `verifyToken` checks one.
+ */
+export function tokenParts(token) {
+  if (typeof token !== 'string') return undefined;
+  const m = TENANT_TOKEN.exec(token);
+  if (m) return { session: m[1], tenant: m[2] };
+  const legacy = TOKEN.exec(token);
+  return legacy ? { session: legacy[1], tenant: undefined } : undefined;
+}
 
 /** Unambiguous HMAC input: a label, then each part with its length. */
 function message(label, ...parts) {
@@ -74,7 +92,23 @@ export function defaultIdentity(request) {
 export function sessionSigner(secret) {
   const key = hmacKey(secret);
   const sign = async (label, ...parts) => crypto.subtle.sign('HMAC', await key, message(label, ...parts));
+  /** `{ session, tenant }` of a genuine token (`tenant` undefined for one of an earlier version), else `undefined`. */
+  async function verifyToken(token) {
+    if (typeof token !== 'string') return undefined;
+    // crypto.subtle.verify compares in constant time.
+    const k = await key;
+    const m = TENANT_TOKEN.exec(token);
+    if (m && await crypto.subtle.verify('HMAC', k, fromBase64url(m[3]), message('tenant-token', m[1], m[2]))) {
+      return { session: m[1], tenant: m[2] };
+    }
+    const legacy = TOKEN.exec(token);
+    if (legacy && await crypto.subtle.verify('HMAC', k, fromBase64url(legacy[2]), message('token', legacy[1]))) {
+      return { session: legacy[1], tenant: undefined };
+    }
+    return undefined;
+  }
   return {
+    verifyToken,
     async session(identity, { name, opening }) {
       if (name !== undefined) {
         // The name stays readable (logs, KV listings); the suffix scopes it to the client.
@@ -82,19 +116,23 @@ export function sessionSigner(secret) {
       }
       return `conv-${hex(await sign('opening', identity, opening), 16)}`;
     },
-    async token(session) {
-      return `${session}.${base64url(await sign('token', session))}`;
+    /**
+     * The token of `session` for `tenant` (`tenant(identity)`):
+     * `<session>.<tenant>.<signature>`; without a tenant, one of the earlier
+     * form, `<session>.<signature>` (its budgets are the session's own).
+     */
+    async token(session, tenant) {
+      if (tenant === undefined) return `${session}.${base64url(await sign('token', session))}`;
+      if (!/^[0-9a-f]{32}$/.test(tenant)) throw new TypeError('tenant must be a tenant key (signer.tenant)');
+      return `${session}.${tenant}.${base64url(await sign('tenant-token', session, tenant))}`;
     },
-    /** Whether `value` has the shape of a token (`<session>.<43 base64url chars>`). */
+    /** Whether `value` has the shape of a token (`….<43 base64url chars>`). */
     isToken(value) {
       return TOKEN.test(value);
     },
+    /** The session of a genuine token, else `undefined`. */
     async verify(token) {
-      const m = TOKEN.exec(token);
-      if (!m) return undefined;
-      // crypto.subtle.verify compares in constant time.
-      const ok = await crypto.subtle.verify('HMAC', await key, fromBase64url(m[2]), message('token', m[1]));
-      return ok ? m[1] : undefined;
+      return (await verifyToken(token))?.session;
     },
     /** A tenant's key for budgets: an HMAC of its identity (the identity itself is never kept). */
     async tenant(identity) {

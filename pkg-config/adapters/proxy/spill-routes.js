@@ -10,7 +10,8 @@ import { SESSION_HEADER } from './signing.js';
 /**
  * `GET /spill/<key>?offset=&limit=` and `GET /spill/<key>/grep?q=…`: the
  * spilled text of the session whose token the request carries, searched
- * within the session's `maxSearchWorkPerMinute`.
+ * within the `maxSearchWorkPerMinute` of the tenant the token names (all its
+ * sessions together; a token of an earlier version: its session's).
  */
 export async function serveSpill(px, request, url) {
   const { signer, searchWindows, maxSearchCost, reader } = px;
@@ -18,10 +19,13 @@ export async function serveSpill(px, request, url) {
   if (!token) {
     return errorResponse(401, 'MISSING_SESSION', `send the session token a POST returned in the ${SESSION_HEADER} header`, SESSION_HEADER);
   }
-  const session = await signer.verify(token);
-  if (session === undefined) {
+  const verified = await signer.verifyToken(token);
+  if (verified === undefined) {
     return errorResponse(403, 'INVALID_SESSION_TOKEN', `${SESSION_HEADER} is not a session token of this proxy`, SESSION_HEADER);
   }
+  const { session, tenant } = verified;
+  // Search work is the tenant's, whichever of its sessions spends it.
+  const spender = tenant === undefined ? `session:${session}` : `tenant:${tenant}`;
   const m = /^\/spill\/([^/]+)(\/grep)?\/?$/.exec(url.pathname);
   if (!m) return errorResponse(404, 'NOT_FOUND', 'use /spill/<key> or /spill/<key>/grep', 'path');
   const q = url.searchParams;
@@ -36,10 +40,10 @@ export async function serveSpill(px, request, url) {
     if (!m[2]) {
       return jsonResponse(200, await readSpill(reader, pointer, { offset: q.get('offset') ?? undefined, limit: q.get('limit') ?? undefined }));
     }
-    const left = searchWindows.left(session);
+    const left = searchWindows.left(spender);
     if (left <= 0) {
-      return errorResponse(429, 'SEARCH_BUDGET_SPENT', `this session's search work per minute (maxSearchWorkPerMinute) is used up`, 'q',
-        { 'retry-after': String(searchWindows.retryAfter(session)) });
+      return errorResponse(429, 'SEARCH_BUDGET_SPENT', `this client's search work per minute (maxSearchWorkPerMinute) is used up`, 'q',
+        { 'retry-after': String(searchWindows.retryAfter(spender)) });
     }
     let body;
     try {
@@ -53,10 +57,10 @@ export async function serveSpill(px, request, url) {
       });
     } catch (err) {
       // Ran out part way, or refused before: counted as all it was given.
-      if (err?.code === 'GREP_TOO_COSTLY') searchWindows.spend(session, Math.min(left, maxSearchCost));
+      if (err?.code === 'GREP_TOO_COSTLY') searchWindows.spend(spender, Math.min(left, maxSearchCost));
       throw err;
     }
-    searchWindows.spend(session, body.work);
+    searchWindows.spend(spender, body.work);
     return jsonResponse(200, body);
   } catch (err) {
     if (!(err instanceof TraceLiteError) && err?.name !== 'TraceLiteError') throw err;

@@ -4,6 +4,7 @@
 // by chunk as the main thread asks (backpressure both ways).
 import { parentPort, workerData } from 'node:worker_threads';
 import { MEMORY_DEFAULTS, wasmMemoryBytes } from '../../core/memory.js';
+import { REMOTE_LEDGER } from '../file-store/ledger.js';
 import { ownChunk } from './http.js';
 import { createProxy } from './index.js';
 import { settingsOf } from './thread-settings.js';
@@ -83,6 +84,23 @@ function bodyMessage(m) {
   pending.resolve();
 }
 
+// A FileStore made in this thread counts its root's bytes in the main
+// thread's ledger, so the threads share one count (ledger.js).
+const ledgerCalls = new Map();
+let ledgerSeq = 0;
+globalThis[REMOTE_LEDGER] = (op, root, args) => new Promise((resolve, reject) => {
+  const id = ++ledgerSeq;
+  ledgerCalls.set(id, { resolve, reject });
+  post({ type: 'ledger', id, op, root, args });
+});
+parentPort.on('message', (m) => {
+  if (m.type !== 'ledgerReply') return;
+  const call = ledgerCalls.get(m.id);
+  ledgerCalls.delete(m.id);
+  if (m.error === undefined) call?.resolve(m.result);
+  else call?.reject(Object.assign(new Error(m.error.message), { code: m.error.code, path: m.error.path }));
+});
+
 let proxy;
 try {
   const settings = await settingsOf(href, data);
@@ -101,6 +119,8 @@ if (proxy !== undefined) {
         break;
       case 'stats':
         post({ type: 'stats', id: m.id, wasmMemoryBytes: wasmMemoryBytes(), inFlight: flights.size });
+        break;
+      case 'ledgerReply':
         break;
       case 'cancel': {
         const flight = flights.get(m.id);

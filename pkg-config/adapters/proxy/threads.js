@@ -12,7 +12,8 @@ import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { HostError, OptionError, TraceLiteError } from '../../core/errors.js';
 import { errorResponse, ownChunk } from './http.js';
-import { SESSION_HEADER, defaultIdentity, sessionSigner } from './signing.js';
+import { ledgerCall } from '../file-store/ledger.js';
+import { SESSION_HEADER, defaultIdentity, sessionSigner, tokenParts } from './signing.js';
 import { settingsOf } from './thread-settings.js';
 
 export { serveNode } from './node-server.js';
@@ -29,11 +30,9 @@ const LOAD_WINDOW_MS = 500;
 /** Statuses whose response has no body (the Fetch API refuses one). */
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 
-/** The session a token names (`<session>.<signature>`), else `undefined`. */
+/** The session a token a thread issued names, else `undefined`. */
 function sessionOfToken(token) {
-  if (typeof token !== 'string') return undefined;
-  const dot = token.lastIndexOf('.');
-  return dot > 0 ? token.slice(0, dot) : undefined;
+  return tokenParts(token)?.session;
 }
 
 /** A bounded map, least recently used forgotten first. */
@@ -88,6 +87,14 @@ function threadCount(threads) {
   return n;
 }
 
+/** Answers a worker's FileStore ledger call (`ledger.js`) from this thread's ledger of its root. */
+function answerLedger(worker, { id, op, root, args }) {
+  ledgerCall(op, root, args).then(
+    (result) => worker.postMessage({ type: 'ledgerReply', id, result }),
+    (err) => worker.postMessage({ type: 'ledgerReply', id, error: { code: err?.code, message: String(err?.message ?? err), path: err?.path ?? '' } }),
+  );
+}
+
 /**
  * One worker thread running `createProxy` and the requests in flight on it:
  * `send(request)` gives the thread's response.
@@ -111,11 +118,18 @@ class ProxyThread {
     this.recentLoad = 0;
     this.sample();
     let served = false;
+    // The FileStores of every thread count their root's bytes in this thread's ledger (one count).
+    worker.on('message', (m) => {
+      if (m.type === 'ledger') answerLedger(worker, m);
+    });
     this.ready = new Promise((resolve, reject) => {
-      worker.once('message', (m) => {
+      const first = (m) => {
+        if (m.type === 'ledger') return;
+        worker.off('message', first);
         if (m.type === 'ready') resolve();
         else reject(revived(m.error));
-      });
+      };
+      worker.on('message', first);
       worker.once('error', reject);
     });
     this.ready.then(() => {
@@ -181,6 +195,7 @@ class ProxyThread {
 
   /** A message of the worker about request `m.id`. */
   async receive(m) {
+    if (m.type === 'ledger') return;
     if (m.type === 'stats') {
       this.asked.get(m.id)?.({ wasmMemoryBytes: m.wasmMemoryBytes, inFlight: m.inFlight });
       this.asked.delete(m.id);

@@ -1,5 +1,7 @@
 // Test support: the settings module of createThreadedProxy's tests. Every
 // thread imports it; `data` says what to serve.
+import { FileStore } from '../../../pkg/adapters/file-store/index.js';
+
 export default function settings(data) {
   const stub = async () => new Response('{"ok":true}', { headers: { 'content-type': 'application/json' } });
   /** A fetch that ends its thread when the body holds `crashOn` (a crash under a request). */
@@ -25,6 +27,7 @@ export default function settings(data) {
     ...(data.maxCompressMsPerMinute ? { maxCompressMsPerMinute: data.maxCompressMsPerMinute } : {}),
     ...(data.maxBodyBytes ? { maxBodyBytes: data.maxBodyBytes } : {}),
     ...(data.stub ? { fetch: stub } : data.crashOn ? { fetch: crashing } : data.crashMidStream ? { fetch: crashingStream } : {}),
+    ...(data.fileStore ? { store: new FileStore(data.fileStore) } : {}),
     ...(data.extra ?? {}),
   };
 }
