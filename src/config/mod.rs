@@ -22,10 +22,12 @@ mod words;
 
 pub use limits::Limits;
 pub use stages::{
-    ClearReason, CompactConfig, DedupConfig, OpticalConfig, PhaseConfig, PlanConfig, Prices,
-    RedactConfig, SpillConfig,
+    ClearReason, CompactConfig, DedupConfig, OpticalConfig, OpticalSwitch, PhaseConfig, PlanConfig,
+    Prices, RedactConfig, SpillConfig,
 };
 pub(crate) use validate::Section;
+
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -43,6 +45,14 @@ pub struct Config {
     pub format: Option<FormatName>,
     /// Target provider (image pricing and placement).
     pub provider: Provider,
+    /// The model the request goes to, as the provider or a router names it
+    /// (`gpt-4o`, `anthropic/claude-sonnet-4.5`); empty: the request's own
+    /// `model`. With `optical.enabled: 'auto'` snapshots go only to a model
+    /// the capability table (or `models`) says reads images.
+    pub model: String,
+    /// The caller's own models, by id or `*` glob (checked before the
+    /// capability table): `{ "my-vlm": { "images": true } }`.
+    pub models: BTreeMap<String, crate::capability::DeclaredModel>,
     /// The model's context window in tokens.
     pub budget: u64,
     /// Recent window: the last `window` tool results stay verbatim text.
@@ -85,6 +95,8 @@ impl Default for Config {
         Self {
             format: None,
             provider: Provider::Openai,
+            model: String::new(),
+            models: BTreeMap::new(),
             budget: 128_000,
             window: 3,
             session: "default".into(),
