@@ -108,3 +108,21 @@ test('bad arguments are typed errors', async () => {
   await assert.rejects(calibrateOptical(reader(), { format: 'cohere' }), (e) => e.code === 'INVALID_OPTION' && e.path === 'format');
   await assert.rejects(calibrateOptical(reader(), { optical: { fontPx: 99 } }), (e) => e.code === 'INVALID_OPTION');
 });
+
+test('a real reader: tesseract as the model (make setup installs it) reads the probes, scored by class and size', async () => {
+  const { decodeGray, readPng, tesseractAvailable } = await import('../../scripts/tesseract.mjs');
+  assert.ok(tesseractAvailable(), 'tesseract is installed (apt-get install tesseract-ocr)');
+  // The OpenAI Chat request's images, read without upscaling: what a weak reader gets.
+  const ocr = async (request) => {
+    const texts = [];
+    for (const p of request.messages[0].content.filter((x) => x.type === 'image_url')) {
+      const png = Buffer.from(p.image_url.url.replace('data:image/png;base64,', ''), 'base64');
+      texts.push(await readPng(png, decodeGray(png), { scale: 1 }));
+    }
+    return texts.join('\n');
+  };
+  const c = await calibrateOptical(ocr, { model: 'tesseract', fontSizes: [8, 16] });
+  assert.ok(c.legibility.byFontPx[16].overall > 0.8, JSON.stringify(c.legibility));
+  assert.ok(c.legibility.byFontPx[16].overall > c.legibility.byFontPx[8].overall, JSON.stringify(c.legibility));
+  assert.equal(Object.keys(c.legibility.byClass).length, 4);
+});
