@@ -169,6 +169,25 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn optical_switch_reads_auto_true_and_false() {
+        use crate::config::OpticalSwitch;
+        for (given, want) in [
+            (json!("auto"), OpticalSwitch::Auto),
+            (json!(true), OpticalSwitch::On),
+            (json!(false), OpticalSwitch::Off),
+        ] {
+            let c = Config::from_json(json!({"optical": {"enabled": given}})).unwrap();
+            assert_eq!(c.optical.enabled, want);
+            let back = serde_json::to_value(&c).unwrap();
+            assert_eq!(back["optical"]["enabled"], given, "serialized as given");
+        }
+        assert_eq!(Config::default().optical.enabled, OpticalSwitch::Auto);
+        let e = Config::from_json(json!({"models": {"m": {"images": true, "maxEdgePx": 0}}}))
+            .unwrap_err();
+        assert_eq!(e.path, "models.m.maxEdgePx");
+    }
+
+    #[test]
     fn defaults_and_cap_scale_with_budget() {
         let c = Config::default();
         assert_eq!(c.result_cap(), 2_560, "2% of 128,000");
@@ -364,6 +383,22 @@ mod tests {
                 "must be an array, got the string \"edit\"",
             ),
             (json!({"session": 7}), "session", "must be a string, got 7"),
+            (
+                json!({"optical": {"enabled": "yes"}}),
+                "optical.enabled",
+                "must be true, false or \"auto\", got the string \"yes\"",
+            ),
+            (
+                json!({"optical": {"enabled": 1}}),
+                "optical.enabled",
+                "must be true, false or \"auto\", got 1",
+            ),
+            (json!({"model": 7}), "model", "must be a string, got 7"),
+            (
+                json!({"models": {"m": {"images": "yes"}}}),
+                "models.m.images",
+                "must be true or false, got the string \"yes\"",
+            ),
             // Numbers serde keeps as their text, and integers past u64: the
             // value as given, no Rust type name.
             (
