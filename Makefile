@@ -9,9 +9,11 @@ WASM_BINDGEN := $(TOOLS)/bin/wasm-bindgen
 WASM := target/wasm32-unknown-unknown/release/tracelite.wasm
 SAMPLE := tests/fixtures/sample-trajectory.json
 ## The demo: a 40-step session written for the project (tests/fixtures/record-demo.py) at a
-## 16,000-token context window, which it fills, so every stage acts (the playground's sample too).
+## 16,000-token context window, which it fills, so every stage acts (the playground's sample too),
+## for gpt-5 (a model that reads images: the session names none, and `optical.enabled: 'auto'`
+## sends snapshots only to such a model).
 DEMO := tests/fixtures/demo-session.json
-DEMO_ARGS := --budget 16000
+DEMO_ARGS := --budget 16000 --model gpt-5
 
 .PHONY: setup system-packages wasm-target deps pkg demo test test-rust test-js lint playground bench bench-windows bench-edge clean-pkg
 

@@ -17,18 +17,25 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defaultTracesDir, traceFiles } from './harness.mjs';
 import { decodeGray } from './ocr.mjs';
+import { BENCH_MODELS } from './tokens.mjs';
 import { replayTrajectory } from '../pkg/entries/node.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
-/** The option variants replayed: the defaults and one change per area. */
+/**
+ * The option variants replayed: the defaults and one change per area, each
+ * naming the vision model the benchmarks price for its provider
+ * (`BENCH_MODELS`: with `optical.enabled: 'auto'` a model that reads no
+ * images gets no snapshots), and one text-only model.
+ */
 export const VARIANTS = {
-  defaults: {},
-  anthropic: { provider: 'anthropic' },
-  gemini: { provider: 'gemini' },
-  liveViews: { optical: { keepLiveViews: true } },
-  unplanned: { plan: { enabled: false } },
-  noSpill: { spill: { enabled: false } },
+  defaults: { model: BENCH_MODELS.openai },
+  anthropic: { provider: 'anthropic', model: BENCH_MODELS.anthropic },
+  gemini: { provider: 'gemini', model: BENCH_MODELS.gemini },
+  liveViews: { optical: { keepLiveViews: true }, model: BENCH_MODELS.openai },
+  unplanned: { plan: { enabled: false }, model: BENCH_MODELS.openai },
+  noSpill: { spill: { enabled: false }, model: BENCH_MODELS.openai },
+  textOnly: { model: 'deepseek-chat' },
 };
 
 /** Keys of a report that measure time, not output: left out of the digest. */

@@ -19,6 +19,7 @@ import { SpillStore, compress, trajectoryToRequest } from '../pkg/entries/node.j
 import { bundleWorker, projectWithPkg, startUpstream, startWorker, PASS_THROUGH_WORKER as PASS_THROUGH } from '../tests/js/support/hosts.mjs';
 import { defaultTracesDir, stats } from './harness.mjs';
 import { onlyStage } from './policies.mjs';
+import { withBenchModel } from './tokens.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /** The size of the conversation the issue's cold target names. */
@@ -67,7 +68,7 @@ export function nodeRun(requests, { rounds = 6 } = {}) {
       requests.forEach((request, step) => {
         for (const [key, options] of [['defaults', {}], ['parseEmit', PARSE_EMIT]]) {
           const started = performance.now();
-          compress(request, { ...options, session: `warm-${round}`, store: stores[key] });
+          compress(request, withBenchModel({ ...options, session: `warm-${round}`, store: stores[key] }));
           if (round > 0) byStep[key][step].push(performance.now() - started);
         }
       });
@@ -84,7 +85,7 @@ export function nodeRun(requests, { rounds = 6 } = {}) {
       const store = new SpillStore();
       try {
         const started = performance.now();
-        compress(last, { ...options, session: `cold-${i}`, store });
+        compress(last, withBenchModel({ ...options, session: `cold-${i}`, store }));
         cold[key].push(performance.now() - started);
       } finally {
         store.free();
@@ -108,7 +109,7 @@ async function host(name, source, upstream, options, kvPersist) {
   const dir = projectWithPkg(`tracelite-edge-cpu-${name}-`);
   const script = await bundleWorker(dir, source);
   const mf = await startWorker(script, {
-    bindings: { UPSTREAM: upstream, TRACELITE_OPTIONS: JSON.stringify(options), TRACELITE_SECRET: 'bench-edge-cpu-secret-0123456789abcdef' },
+    bindings: { UPSTREAM: upstream, TRACELITE_OPTIONS: JSON.stringify(withBenchModel(options)), TRACELITE_SECRET: 'bench-edge-cpu-secret-0123456789abcdef' },
     kvNamespaces: ['SPILLS'],
     ...(kvPersist ? { kvPersist } : {}),
     handleRuntimeStdio(stdout, stderr) {

@@ -14,7 +14,7 @@ import { OCR_SETTINGS, ocrReader, tesseractAvailable } from './ocr.mjs';
 import { allPolicies, messageText } from './policies.mjs';
 import { findRenderer } from './render.mjs';
 import { percentile } from '../pkg/internal/stats.js';
-import { MESSAGE_OVERHEAD, PROVIDERS, contentParts, imageBytes, imageTokens, messageShape, o200kCounter, shapeTokens } from './tokens.mjs';
+import { MESSAGE_OVERHEAD, PROVIDERS, withBenchModel, contentParts, imageBytes, imageTokens, messageShape, o200kCounter, shapeTokens } from './tokens.mjs';
 
 /** Where OCR text of snapshot images is cached across runs (gitignored). */
 export const OCR_CACHE = join(dirname(fileURLToPath(import.meta.url)), 'out/ocr-cache');
@@ -178,7 +178,7 @@ function replay(ctx, trace, policy, provider, { fidelity, grounding = fidelity }
         messages = policy.transform(request.messages, { provider });
       } else {
         const started = performance.now();
-        const out = pkg.compress(trace.requestTexts[t], { ...policy.options, provider, session, store });
+        const out = pkg.compress(trace.requestTexts[t], withBenchModel({ ...policy.options, provider, session, store }));
         const ms = performance.now() - started;
         result.latencyMs.push(ms);
         const obs = request.messages.filter((m) => m.role === 'tool').length;

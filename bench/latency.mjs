@@ -8,6 +8,7 @@ import { initSync } from '../pkg/wasm/tracelite.js';
 import * as pkg from '../pkg/entries/node.js';
 import { percentile } from '../pkg/internal/stats.js';
 import { onlyStage } from './policies.mjs';
+import { withBenchModel } from './tokens.mjs';
 
 const CONFIGS = [
   { label: 'TraceLite defaults', options: {} },
@@ -42,7 +43,7 @@ for (const config of CONFIGS) {
         for (let t = 0; t < trajectory.steps.length; t++) {
           const request = JSON.stringify(pkg.trajectoryToRequest(text, t, 'openai-chat'));
           const started = performance.now();
-          pkg.compress(request, { ...config.options, session: 'latency', store });
+          pkg.compress(request, withBenchModel({ ...config.options, session: 'latency', store }));
           const ms = performance.now() - started;
           // The first round warms the JIT and the wasm caches; measure the rest.
           if (round === rounds - 1) {

@@ -20,7 +20,7 @@ import { classify, extractFacts, viewRequest } from './grounding.mjs';
 import { groundingOcr, sourceOf } from './harness.mjs';
 import { allPolicies } from './policies.mjs';
 import { findRenderer } from './render.mjs';
-import { MESSAGE_OVERHEAD, PROVIDERS, messageShape, o200kCounter, shapeTokens } from './tokens.mjs';
+import { MESSAGE_OVERHEAD, PROVIDERS, messageShape, o200kCounter, shapeTokens, withBenchModel } from './tokens.mjs';
 
 /** Steps per session: full runs and `--quick` ones. */
 export const LONG_STEPS = { full: 300, quick: 100 };
@@ -181,7 +181,7 @@ function replaySession(ctx, chain, policy, provider) {
         messages = policy.transform(r.request.messages, { provider });
       } else {
         const t0 = performance.now();
-        const out = pkg.compress(JSON.stringify(r.request), { ...policy.options, provider, session: `long-${policy.id}`, store });
+        const out = pkg.compress(JSON.stringify(r.request), withBenchModel({ ...policy.options, provider, session: `long-${policy.id}`, store }));
         ms += performance.now() - t0;
         messages = out.request.messages;
         stable = out.report.stableMessages;

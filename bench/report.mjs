@@ -1,7 +1,7 @@
 // Writes bench/REPORT.md from the result object of the harness.
 import { legibilitySection } from './legibility.mjs';
 import { CLEARED_PLACEHOLDER } from './policies.mjs';
-import { PROVIDERS } from './tokens.mjs';
+import { BENCH_MODELS, PROVIDERS } from './tokens.mjs';
 
 const pct = (x) => (Number.isFinite(x) ? `${(x * 100).toFixed(1)}%` : 'n/a');
 const share = (a, b) => (b > 0 ? a / b : NaN);
@@ -349,7 +349,9 @@ export function reportMarkdown(result, extra = {}) {
   out.push('');
   out.push('Tokens are exact o200k_base counts (js-tiktoken) of every message (+4 per message, +3 per tool call) summed over all requests; images use each provider\'s formula (`bench/tokens.mjs`, the same as `src/tokens.rs`). ' +
     'Where a column shows one token count for policies that emit images, it is the OpenAI run. ' +
-    '$ per trajectory is input (with prompt caching, below) plus output at the prices of `bench/prices.json`.');
+    '$ per trajectory is input (with prompt caching, below) plus output at the prices of `bench/prices.json`. ' +
+    `Each provider's requests name the model it is priced for (\`model\`: ${Object.entries(BENCH_MODELS).map(([p, m]) => `${p} \`${m}\``).join(', ')}; \`BENCH_MODELS\` of \`bench/tokens.mjs\`), ` +
+    'vision models, so that `optical.enabled: \'auto\'` renders snapshots as runs before the capability table did and the figures stay comparable.');
   out.push('');
   out.push('## Headline');
   out.push('');

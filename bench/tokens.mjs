@@ -10,6 +10,27 @@ export const MESSAGE_OVERHEAD = 4;
 /** Providers whose image formulas the report prices. */
 export const PROVIDERS = ['anthropic', 'openai', 'gemini'];
 
+/**
+ * The model the benchmarks name for each provider (the `model` option): the
+ * model of the core's price table (src/plan/prices.rs), a vision model, so that
+ * `optical.enabled: 'auto'` renders snapshots for it as every run before the
+ * capability table did, and figures stay comparable across runs. For `qwen` the
+ * price table's qwen3-max reads no images: its vision sibling qwen3-vl-plus.
+ */
+export const BENCH_MODELS = Object.freeze({
+  anthropic: 'claude-sonnet-4-5',
+  openai: 'gpt-5',
+  'openai-patch': 'gpt-4.1-mini',
+  gemini: 'gemini-3-pro-preview',
+  qwen: 'qwen3-vl-plus',
+});
+
+/** `options` with the bench's model for its provider (`openai` unless it names one), unless it names a model. */
+export function withBenchModel(options = {}) {
+  if (options.model !== undefined) return options;
+  return { ...options, model: BENCH_MODELS[options.provider ?? 'openai'] };
+}
+
 let sharedEncoder;
 
 /** The js-tiktoken o200k_base encoder (built once: loading the ranks takes seconds). */

@@ -16,6 +16,7 @@ import * as pkg from '../pkg/entries/node.js';
 import { percentile } from '../pkg/internal/stats.js';
 import { defaultTracesDir } from './harness.mjs';
 import { onlyStage } from './policies.mjs';
+import { withBenchModel } from './tokens.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const STAGES = ['spill', 'dedup', 'phase', 'optical', 'compact'];
@@ -59,7 +60,7 @@ function replayAll(trajectories, options) {
   const perStep = [];
   const fractions = [];
   for (const t of trajectories) {
-    const { result, prefixFractions } = pkg.replayTrajectory(t, options);
+    const { result, prefixFractions } = pkg.replayTrajectory(t, withBenchModel(options));
     perStep.push(...result.per_step);
     fractions.push(...prefixFractions);
   }
@@ -120,8 +121,8 @@ function perObservation(trajectories, providers, rounds) {
   const request = JSON.stringify(requestWith([...window, window[0]]));
   const none = { ...onlyStage('none'), window: 3 };
   const dedup = { ...onlyStage('dedup'), window: 3 };
-  const base = time(() => pkg.compress(request, none), rounds);
-  const withDedup = time(() => pkg.compress(request, dedup), rounds);
+  const base = time(() => pkg.compress(request, withBenchModel(none)), rounds);
+  const withDedup = time(() => pkg.compress(request, withBenchModel(dedup)), rounds);
   return {
     bytes: obs.map((o) => o.length),
     render,

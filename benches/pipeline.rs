@@ -62,7 +62,7 @@ fn stages_off() -> Config {
     config.spill.enabled = false;
     config.dedup.enabled = false;
     config.phase.enabled = false;
-    config.optical.enabled = false;
+    config.optical.enabled = tracelite::config::OpticalSwitch::Off;
     config.compact.enabled = false;
     config
 }
@@ -77,7 +77,12 @@ fn bench_pipeline(c: &mut Criterion) {
         mid.len(),
         last.len()
     );
-    let defaults = Config::default();
+    // The model `make bench` prices for `openai` (bench/tokens.mjs BENCH_MODELS):
+    // one that reads images, so the optical stage runs as before the capability table.
+    let defaults = Config {
+        model: "gpt-5".into(),
+        ..Config::default()
+    };
     let off = stages_off();
 
     let mut group = c.benchmark_group("pipeline");

@@ -40,10 +40,19 @@ struct Band {
     to: usize,
 }
 
+/// The defaults for the model `make bench` prices for `openai` (bench/tokens.mjs
+/// BENCH_MODELS): one that reads images, so the optical stage runs.
+fn config() -> Config {
+    Config {
+        model: "gpt-5".into(),
+        ..Config::default()
+    }
+}
+
 impl Band {
     fn new(from: usize) -> Self {
         let mut band = Self {
-            tl: TraceLite::new(Config::default()),
+            tl: TraceLite::new(config()),
             turn: 0,
             from,
             to: from + (from / 5).max(10),
@@ -54,7 +63,7 @@ impl Band {
 
     /// A new session after `from` steps, each followed by an assemble.
     fn restart(&mut self) {
-        let mut tl = agent_loop::session(Config::default());
+        let mut tl = agent_loop::session(config());
         for t in 1..=self.from {
             let (call, output) = step(t);
             tl.process_step(call, output).unwrap();

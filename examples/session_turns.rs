@@ -47,7 +47,11 @@ fn main() {
         .map(|s| s.parse().unwrap())
         .collect();
     let lines: usize = arg("lines", "20").parse().unwrap();
-    let mut tl = agent_loop::session(Config::default());
+    let mut tl = agent_loop::session(Config {
+        // A model that reads images (bench/tokens.mjs BENCH_MODELS): the optical stage runs.
+        model: "gpt-5".into(),
+        ..Config::default()
+    });
     let (mut assemble, mut emit) = (Vec::new(), Vec::new());
     let mut total = 0.0;
     println!("turn  assemble_ms  emit_ms  ratio");

@@ -34,6 +34,7 @@
 //! | 0 base | [`model`], [`formats`] (parse ⇄ emit, and the emit step [`formats::emit_request`]), [`tokens`], [`provider`], [`config`], [`error`], [`json`], [`text`], [`hash`], [`redact`], [`store`], [`trajectory`] |
 
 pub mod activity;
+pub mod capability;
 pub mod compact;
 pub mod config;
 pub mod controller;

@@ -304,6 +304,7 @@ pub fn compress(mut conv: Conversation, config: &Config, env: &mut Env<'_>) -> R
         &mut conv,
         &formats::EmitSettings {
             max_images: config.optical.max_images,
+            model_limits: staged.model_limits,
             image_url: &config.optical.image_url,
             client_images: &client_images,
             // With every stage off the request passes through untouched.
@@ -361,6 +362,8 @@ struct Staged {
     redactions: Redactions,
     plan: crate::plan::PlanReport,
     compaction: Option<CompactionOutcome>,
+    /// The image limits of the model the request goes to.
+    model_limits: Option<formats::images::ImageLimits>,
 }
 
 fn run_stages(
@@ -388,6 +391,13 @@ fn run_stages(
     };
     let (mut between, mut phase) = ((), ());
     let mut cx: StageContext<'_> = StageContext::new(config, counter, store, caches, &mut between);
+    if config.model.trim().is_empty() {
+        // The request's own `model` (Gemini names it in the URL: the host
+        // passes it as the `model` option).
+        if let Some(named) = conv.extra.get("model").and_then(Value::as_str) {
+            cx.model = crate::capability::lookup(named, &config.models);
+        }
+    }
     // Each message is counted once per call: after a stage, only the
     // messages it recorded a change in are counted again.
     cx.message_tokens = match known {
@@ -438,6 +448,7 @@ fn run_stages(
         redactions: cx.redactions,
         plan,
         compaction: cx.compaction,
+        model_limits: cx.model.limits,
     })
 }
 
@@ -559,6 +570,8 @@ impl Runner {
         let recorded = own.changes.len();
         if enabled {
             stage.apply(conv, &mut own)?;
+        } else if let Some(why) = stage.disabled_because(&own) {
+            own.notes.push(why);
         }
         let mut cx = own.with(between).0;
         self.report(conv, &mut cx, enabled, recorded)?;

@@ -47,6 +47,12 @@ pub trait Stage {
     fn name(&self) -> StageName;
     /// Whether the stage runs under the current config.
     fn enabled(&self, cx: &StageContext<'_, Self::State>) -> bool;
+    /// Why the stage does not run although its switch is not off (its one
+    /// note in the report), e.g. a model that reads no images; `None` (the
+    /// default) says nothing.
+    fn disabled_because(&self, _cx: &StageContext<'_, Self::State>) -> Option<String> {
+        None
+    }
     /// Whether the stage touches only the observations the planner handed
     /// over ([`StageContext::schedule`]): the pipeline has the demotions
     /// committed before the first such stage runs.
@@ -210,6 +216,9 @@ pub struct StageContext<'a, S = ()> {
     /// Tokens of each message, system prompt first, as the last stage left
     /// them (the pipeline keeps it; empty outside the pipeline).
     pub message_tokens: Vec<u64>,
+    /// What the model the request goes to accepts (the capability table's
+    /// reading of `config.model`, or of the request's `model` in the pipeline).
+    pub model: crate::capability::Capability,
 }
 
 impl<'a, S> StageContext<'a, S> {
@@ -247,6 +256,7 @@ impl<'a, S> StageContext<'a, S> {
             candidates: Vec::new(),
             compaction: None,
             message_tokens: Vec::new(),
+            model: crate::capability::lookup(&config.model, &config.models),
         }
     }
 
@@ -272,6 +282,7 @@ impl<'a, S> StageContext<'a, S> {
             candidates: self.candidates,
             compaction: self.compaction,
             message_tokens: self.message_tokens,
+            model: self.model,
         };
         (cx, self.state)
     }

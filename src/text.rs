@@ -112,6 +112,27 @@ pub fn contains_phrase(hay: &str, needle: &str) -> bool {
     })
 }
 
+/// `*`-only glob match: `*` stands for any run of characters (phase's
+/// `ignoreTargets`, the model capability table's patterns).
+pub fn glob(pattern: &str, text: &str) -> bool {
+    let mut parts = pattern.split('*');
+    let first = parts.next().unwrap_or("");
+    let Some(mut rest) = text.strip_prefix(first) else {
+        return false;
+    };
+    let tail: Vec<&str> = parts.collect();
+    let Some((last, middle)) = tail.split_last() else {
+        return rest.is_empty();
+    };
+    for part in middle {
+        match rest.find(part) {
+            Some(i) => rest = rest.get(i + part.len()..).unwrap_or(""),
+            None => return false,
+        }
+    }
+    rest.ends_with(last)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

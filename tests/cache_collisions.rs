@@ -30,7 +30,7 @@ fn request(output: &str) -> String {
         };
         messages.push(json!({"role": "tool", "tool_call_id": id, "content": content}));
     }
-    json!({"model": "gpt-test", "messages": messages}).to_string()
+    json!({"model": "gpt-4o", "messages": messages}).to_string()
 }
 
 fn tail() -> String {
@@ -122,7 +122,7 @@ fn with_outputs(outputs: &[&str]) -> String {
             "function": {"name": "bash", "arguments": json!({"command": "cargo test --workspace"}).to_string()}}]}));
         messages.push(json!({"role": "tool", "tool_call_id": id, "content": output}));
     }
-    json!({"model": "gpt-test", "messages": messages}).to_string()
+    json!({"model": "gpt-4o", "messages": messages}).to_string()
 }
 
 /// Dedup's decisions were keyed by a 64-bit hash of the window's texts: an
@@ -248,7 +248,7 @@ fn a_colliding_call_does_not_take_another_sessions_activity() {
         c.session = session.into();
         c.spill.enabled = false;
         c.dedup.enabled = false;
-        c.optical.enabled = false;
+        c.optical.enabled = tracelite::config::OpticalSwitch::Off;
         c.compact.enabled = false;
         c.window = 0;
         c.optical.batch = 1;

@@ -21,7 +21,7 @@ fn only_dedup(window: usize) -> Config {
     c.session = "dd".into();
     c.spill.enabled = false;
     c.phase.enabled = false;
-    c.optical.enabled = false;
+    c.optical.enabled = tracelite::config::OpticalSwitch::Off;
     c.compact.enabled = false;
     c
 }

@@ -122,7 +122,7 @@ fn compress_keeps_every_format_valid() {
             off.spill.enabled = false;
             off.dedup.enabled = false;
             off.phase.enabled = false;
-            off.optical.enabled = false;
+            off.optical.enabled = tracelite::config::OpticalSwitch::Off;
             off.compact.enabled = false;
             let out = tracelite::compress_json(
                 &text,

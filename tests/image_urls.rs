@@ -97,6 +97,13 @@ fn config(format: FormatName, template: &str) -> Config {
     c.compact.enabled = false;
     c.plan.enabled = false;
     c.optical.image_url = template.into();
+    // A model of the format's provider that reads images (the request names "m").
+    c.model = match format {
+        FormatName::Anthropic => "claude-sonnet-4-5",
+        FormatName::Gemini => "gemini-2.5-pro",
+        _ => "gpt-4o",
+    }
+    .into();
     c
 }
 

@@ -22,7 +22,7 @@ fn place(module: &str) -> Option<(usize, Option<&'static str>)> {
     let stage = |name| Some((2, Some(name)));
     match module {
         "model" | "formats" | "tokens" | "config" | "error" | "json" | "text" | "hash"
-        | "redact" | "provider" | "store" | "trajectory" => Some((0, None)),
+        | "redact" | "provider" | "store" | "trajectory" | "capability" => Some((0, None)),
         "stage" | "activity" => Some((1, None)),
         "spill" => stage("spill"),
         "dedup" => stage("dedup"),

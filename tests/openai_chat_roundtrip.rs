@@ -52,7 +52,7 @@ fn compress_with_all_stages_off_is_the_identity() {
     config.spill.enabled = false;
     config.dedup.enabled = false;
     config.phase.enabled = false;
-    config.optical.enabled = false;
+    config.optical.enabled = tracelite::config::OpticalSwitch::Off;
     config.compact.enabled = false;
     let out = compress_json(
         &text,

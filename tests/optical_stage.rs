@@ -287,7 +287,7 @@ fn the_image_cap_and_the_switch_are_respected() {
     .unwrap();
     let images = out.request.matches("data:image/png;base64,").count();
     assert!(images <= 2 && images > 0, "{images}");
-    c.optical.enabled = false;
+    c.optical.enabled = tracelite::config::OpticalSwitch::Off;
     let off = compress_json(
         &req,
         &c,

@@ -19,7 +19,7 @@ fn only_phase() -> Config {
     c.session = "ph".into();
     c.spill.enabled = false;
     c.dedup.enabled = false;
-    c.optical.enabled = false;
+    c.optical.enabled = tracelite::config::OpticalSwitch::Off;
     c.compact.enabled = false;
     c
 }

@@ -121,6 +121,7 @@ fn snapshot_changes_index_the_tool_message_not_the_moved_images() {
     let trajectory = sample();
     let mut config = Config {
         provider: Provider::Openai,
+        model: "gpt-4o".into(),
         ..Config::default()
     };
     config.compact.enabled = false;

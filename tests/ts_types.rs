@@ -41,6 +41,7 @@ const RENAMED: &[(&str, &str)] = &[
 /// (checked by their section's `Section::validate` or fixed by the code that
 /// fills them).
 const NARROWED: &[(&str, &str, &str)] = &[
+    ("OpticalConfig", "enabled", "boolean | 'auto'"),
     ("OpticalConfig", "bit_depth", "1 | 2 | 4 | 8"),
     ("OpticalConfig", "detail", "'high' | 'low'"),
     (

@@ -93,6 +93,8 @@ fn work_per_turn_does_not_grow_with_the_history() {
         // Over the threshold early: the planner hands observations over
         // from turn 40 on.
         budget: 40_000,
+        // A model that reads images: the optical stage works too.
+        model: "gpt-4o".into(),
         ..Config::default()
     };
     let mut tl = session(config);
@@ -219,6 +221,7 @@ fn bytes_before_counted_per_message_is_exact() {
 fn the_caches_change_nothing() {
     let config = Config {
         budget: 40_000,
+        model: "gpt-4o".into(),
         ..Config::default()
     };
     let mut tl = session(config.clone());

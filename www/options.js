@@ -7,6 +7,8 @@ export const CONTROLS = [
   { id: 'provider', label: 'Provider', path: ['provider'], type: 'select',
     choices: ['openai', 'openai-patch', 'anthropic', 'gemini', 'qwen'],
     help: 'Prices images and decides where snapshots go.' },
+  { id: 'model', label: 'Model (snapshots only for one that reads images)', path: ['model'], type: 'text', parse: (v) => v.trim(),
+    help: 'As the provider or a router names it (gpt-5, anthropic/claude-sonnet-4.5); empty: the request\'s own.' },
   { id: 'format', label: 'Request format', path: ['format'], type: 'select',
     choices: ['', 'openai-chat', 'openai-responses', 'anthropic', 'gemini'], names: { '': 'detect' },
     help: 'Only for a loaded request; a trajectory replays as OpenAI Chat.' },
@@ -18,7 +20,9 @@ export const CONTROLS = [
   { id: 'spillFloor', label: 'Spill cap floor (tokens)', path: ['spill', 'floorTokens'], type: 'number', min: 0, step: 100 },
   { id: 'dedup', label: 'Dedup repeated lines', path: ['dedup', 'enabled'], type: 'checkbox', stage: 'dedup' },
   { id: 'phase', label: 'Phase clean-up (consumed or superseded outputs)', path: ['phase', 'enabled'], type: 'checkbox', stage: 'phase' },
-  { id: 'optical', label: 'Optical snapshots', path: ['optical', 'enabled'], type: 'checkbox', stage: 'optical' },
+  { id: 'optical', label: 'Optical snapshots', path: ['optical', 'enabled'], type: 'select', stage: 'optical',
+    choices: ['auto', 'true', 'false'], names: { auto: 'auto (models that read images)', true: 'on', false: 'off' },
+    parse: (v) => (v === 'auto' ? 'auto' : v === 'true') },
   { id: 'compact', label: 'Compaction', path: ['compact', 'enabled'], type: 'checkbox', stage: 'compact' },
   { id: 'threshold', label: 'Compaction threshold (tokens)', path: ['compact', 'threshold'], type: 'number', min: 0, step: 1000 },
   { id: 'planner', label: 'Planner (rewrite the cached prefix only when it pays)', path: ['plan', 'enabled'], type: 'checkbox',
@@ -86,7 +90,7 @@ export function buildControls(form, defaults, onChange) {
  * The settings the bundled sample (the demo session) opens at: `make demo`'s
  * (Makefile DEMO_ARGS), a context window the session fills, so every stage acts.
  */
-export const SAMPLE_OPTIONS = Object.freeze({ budget: 16000 });
+export const SAMPLE_OPTIONS = Object.freeze({ budget: 16000, model: 'gpt-5' });
 
 /** Puts the settings `options` holds (a full or partial settings object) into their controls. */
 export function applyControls(form, options) {
@@ -122,7 +126,8 @@ export function readControls(form, defaults) {
         invalid.push(c.id);
         continue;
       }
-    } else v = input.value === '' ? null : input.value;
+    } else if (c.parse) v = c.parse(input.value);
+    else v = input.value === '' ? null : input.value;
     if (v !== getPath(defaults, c.path)) setPath(options, c.path, v);
   }
   return { options, invalid };

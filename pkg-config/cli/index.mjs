@@ -23,6 +23,8 @@ const USAGE = `usage:
 options:
   --format F          openai-chat | openai-responses | anthropic | gemini (default: detect)
   --provider P        anthropic | openai | openai-patch | gemini | qwen (default: openai)
+  --model M           the model the requests go to (default: the request's, a trajectory's);
+                      snapshots go only to a model that reads images (optical.enabled 'auto')
   --budget N          context window in tokens (default 128000)
   --window N          tool results kept verbatim (default 3)
   --ratio K           optical: render only if image tokens <= text tokens / K (default 2)
@@ -78,6 +80,7 @@ function parseArgs(argv) {
       case '--ignore-case': case '--literal': args.reader[camel(a.slice(2))] = true; break;
       case '--format': args.options.format = value('format', next()); break;
       case '--provider': args.options.provider = value('provider', next()); break;
+      case '--model': args.options.model = value('model', next()); break;
       case '--session': args.options.session = value('session', next()); break;
       case '--budget': args.options.budget = number('budget', next()); break;
       case '--window': args.options.window = number('window', next()); break;

@@ -7,6 +7,7 @@ export * from './compress.js';
 export * from './spill.js';
 export * from './compact.js';
 export * from './optical.js';
+export * from './calibrate.js';
 export * from './formats.js';
 export * from './config.js';
 export * from './replay.js';

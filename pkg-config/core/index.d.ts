@@ -63,5 +63,6 @@ export * from './config.js';
 export * from './replay.js';
 export * from './session.js';
 export * from './optical.js';
+export * from './calibrate.js';
 export * from './formats.js';
 export * from './memory.js';

@@ -82,7 +82,9 @@ export function refuseOversizedTrajectory(bytes, options = {}, what = 'trajector
  * Replays `trajectory` (object or JSON text in the `../shared/traces` schema):
  * for t = 0..n-1, `trajectoryToRequest(trajectory, t, 'openai-chat')` is
  * compressed with `options`, one `SpillStore` for the whole trajectory and the
- * session `options.session ?? sessionName(trajectory.id)`.
+ * session `options.session ?? sessionName(trajectory.id)`. The model is
+ * `options.model`, else the one the trajectory names (its `model`): with
+ * `optical.enabled: 'auto'` snapshots go only to a model that reads images.
  *
  * `host.store` (kept, not freed) replaces the private store; `host.countTokens`
  * is passed to `compress`; `host.onStep({ t, request, output, outputText, ms })`
@@ -97,6 +99,7 @@ export function replayTrajectory(trajectory, options = {}, host = {}) {
   const { countTokens, onStep } = host;
   const store = host.store ?? new SpillStore();
   const session = options.session ?? sessionName(parsed.id);
+  const model = options.model ?? (typeof parsed.model === 'string' && parsed.model !== '' && parsed.model.length <= 256 ? parsed.model : undefined);
   const clock = globalThis.performance ?? Date;
   const perStep = [];
   const prefixFractions = [];
@@ -105,7 +108,7 @@ export function replayTrajectory(trajectory, options = {}, host = {}) {
     for (let t = 0; t < parsed.steps.length; t++) {
       const request = trajectoryToRequest(text, t, 'openai-chat');
       const started = clock.now();
-      const output = compress(request, { ...options, session, store, countTokens, previous });
+      const output = compress(request, { ...options, ...(model === undefined ? {} : { model }), session, store, countTokens, previous });
       const ms = clock.now() - started;
       const outputText = JSON.stringify(output.request);
       if (output.report.prefix && output.report.prefix.previousBytes > 0) {

@@ -27,14 +27,48 @@ export function frameworkSpillTools(store, session, make) {
   }));
 }
 
+/** The providers LangChain's `initChatModel` reads before a `:` in a model string. */
+const LANGCHAIN_PROVIDERS = new Set([
+  'openai', 'anthropic', 'azure_openai', 'cohere', 'google-vertexai', 'google-vertexai-web', 'google-genai',
+  'ollama', 'mistralai', 'mistral', 'groq', 'cerebras', 'bedrock', 'deepseek', 'xai', 'fireworks', 'together', 'perplexity',
+]);
+
+/**
+ * The model id a framework names: a string (LangChain's `provider:model`
+ * form loses its provider, as `initChatModel` reads it), or a model object's
+ * `model`, `modelName`, `modelId` or `_model` (OpenAI Agents' models);
+ * `undefined` when it names none.
+ */
+export function modelNameOf(model) {
+  if (typeof model === 'string') {
+    // `openai:gpt-4o` (LangChain's `initChatModel`); `llama3.1:70b` (an Ollama tag) keeps its name.
+    const colon = model.indexOf(':');
+    const named = colon > 0 && LANGCHAIN_PROVIDERS.has(model.slice(0, colon)) ? model.slice(colon + 1) : model;
+    return named === '' ? undefined : named;
+  }
+  if (model === null || typeof model !== 'object') return undefined;
+  for (const key of ['model', 'modelName', 'modelId', '_model']) {
+    const value = model[key];
+    if (typeof value === 'string' && value !== '') return value;
+    // A wrapper around another model (LangChain's configurable and bound models, Agents' adapters).
+    if (key === 'model' && value !== null && typeof value === 'object' && value !== model) {
+      const inner = modelNameOf(value);
+      if (inner !== undefined) return inner;
+    }
+  }
+  return undefined;
+}
+
 /**
  * A compressor for one framework: `settings` are the user's options (compress
  * settings plus `store`, `session`, `onReport`, `maxSessions`, `cacheKey` (with
  * a `store` that can list: the session caches are kept in it as segments
  * sealed with this key, see `compressInto`), and `pointer`:
  * `'path'` with a `FileStore`, see `withPointer`); the result's
- * `compress(request, call)` compresses a request in `format` under the session
- * `session(call)` names (by default a hash of the conversation's opening) and
+ * `compress(request, call, opening, model)` compresses a request in `format` under the session
+ * `session(call)` names (by default a hash of the conversation's opening), for
+ * `model` (the framework's model id, unless the options name one: with
+ * `optical.enabled: 'auto'` snapshots go only to a model that reads images), and
  * resolves `{ request, report, session }`; `store` is where the spills are.
  */
 export function conversationCompressor(options, format) {
@@ -44,9 +78,10 @@ export function conversationCompressor(options, format) {
   const caches = store === undefined ? undefined : new SessionStores({ maxSessions });
   return {
     store: spills,
-    async compress(request, call, opening) {
+    async compress(request, call, opening, model) {
       const name = typeof session === 'function' ? session(call) : (session ?? sessionFromMessages(opening));
-      const out = await compressInto(request, { ...settings, format, session: name }, spills, caches, { cacheKey });
+      const named = settings.model === undefined && model !== undefined ? { model } : {};
+      const out = await compressInto(request, { ...settings, ...named, format, session: name }, spills, caches, { cacheKey });
       onReport?.({ session: name, report: out.report });
       return { ...out, session: name };
     },

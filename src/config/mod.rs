@@ -22,10 +22,12 @@ mod words;
 
 pub use limits::Limits;
 pub use stages::{
-    ClearReason, CompactConfig, DedupConfig, OpticalConfig, PhaseConfig, PlanConfig, Prices,
-    RedactConfig, SpillConfig,
+    ClearReason, CompactConfig, DedupConfig, OpticalConfig, OpticalSwitch, PhaseConfig, PlanConfig,
+    Prices, RedactConfig, SpillConfig,
 };
 pub(crate) use validate::Section;
+
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -43,6 +45,14 @@ pub struct Config {
     pub format: Option<FormatName>,
     /// Target provider (image pricing and placement).
     pub provider: Provider,
+    /// The model the request goes to, as the provider or a router names it
+    /// (`gpt-4o`, `anthropic/claude-sonnet-4.5`); empty: the request's own
+    /// `model`. With `optical.enabled: 'auto'` snapshots go only to a model
+    /// the capability table (or `models`) says reads images.
+    pub model: String,
+    /// The caller's own models, by id or `*` glob (checked before the
+    /// capability table): `{ "my-vlm": { "images": true } }`.
+    pub models: BTreeMap<String, crate::capability::DeclaredModel>,
     /// The model's context window in tokens.
     pub budget: u64,
     /// Recent window: the last `window` tool results stay verbatim text.
@@ -85,6 +95,8 @@ impl Default for Config {
         Self {
             format: None,
             provider: Provider::Openai,
+            model: String::new(),
+            models: BTreeMap::new(),
             budget: 128_000,
             window: 3,
             session: "default".into(),
@@ -155,6 +167,25 @@ impl Config {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn optical_switch_reads_auto_true_and_false() {
+        use crate::config::OpticalSwitch;
+        for (given, want) in [
+            (json!("auto"), OpticalSwitch::Auto),
+            (json!(true), OpticalSwitch::On),
+            (json!(false), OpticalSwitch::Off),
+        ] {
+            let c = Config::from_json(json!({"optical": {"enabled": given}})).unwrap();
+            assert_eq!(c.optical.enabled, want);
+            let back = serde_json::to_value(&c).unwrap();
+            assert_eq!(back["optical"]["enabled"], given, "serialized as given");
+        }
+        assert_eq!(Config::default().optical.enabled, OpticalSwitch::Auto);
+        let e = Config::from_json(json!({"models": {"m": {"images": true, "maxEdgePx": 0}}}))
+            .unwrap_err();
+        assert_eq!(e.path, "models.m.maxEdgePx");
+    }
 
     #[test]
     fn defaults_and_cap_scale_with_budget() {
@@ -352,6 +383,22 @@ mod tests {
                 "must be an array, got the string \"edit\"",
             ),
             (json!({"session": 7}), "session", "must be a string, got 7"),
+            (
+                json!({"optical": {"enabled": "yes"}}),
+                "optical.enabled",
+                "must be true, false or \"auto\", got the string \"yes\"",
+            ),
+            (
+                json!({"optical": {"enabled": 1}}),
+                "optical.enabled",
+                "must be true, false or \"auto\", got 1",
+            ),
+            (json!({"model": 7}), "model", "must be a string, got 7"),
+            (
+                json!({"models": {"m": {"images": "yes"}}}),
+                "models.m.images",
+                "must be true or false, got the string \"yes\"",
+            ),
             // Numbers serde keeps as their text, and integers past u64: the
             // value as given, no Rust type name.
             (

@@ -200,13 +200,65 @@ impl Default for PhaseConfig {
     }
 }
 
+/// The optical stage's switch (`optical.enabled`): `'auto'`, `true` or `false`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OpticalSwitch {
+    /// Snapshots only for a model that reads images (the capability table,
+    /// or the caller's `models`); for any other the stage does not apply.
+    #[default]
+    Auto,
+    /// Snapshots whatever the model.
+    On,
+    /// No snapshots.
+    Off,
+}
+
+impl Serialize for OpticalSwitch {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Auto => s.serialize_str("auto"),
+            Self::On => s.serialize_bool(true),
+            Self::Off => s.serialize_bool(false),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for OpticalSwitch {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Switch;
+        impl serde::de::Visitor<'_> for Switch {
+            type Value = OpticalSwitch;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("true, false or \"auto\"")
+            }
+            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<OpticalSwitch, E> {
+                Ok(if v {
+                    OpticalSwitch::On
+                } else {
+                    OpticalSwitch::Off
+                })
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<OpticalSwitch, E> {
+                if v == "auto" {
+                    Ok(OpticalSwitch::Auto)
+                } else {
+                    Err(E::invalid_value(serde::de::Unexpected::Str(v), &self))
+                }
+            }
+        }
+        d.deserialize_any(Switch)
+    }
+}
+
 /// Optical snapshot settings: older tool results become images of their text
 /// when that costs at most `1/ratio` of the text's tokens.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct OpticalConfig {
-    /// Stage switch.
-    pub enabled: bool,
+    /// Stage switch: `'auto'` renders snapshots only for a model that reads
+    /// images (the model capability table, or `models`), `true` for any
+    /// model, `false` never.
+    pub enabled: OpticalSwitch,
     /// Render only if image tokens (plus the one-line reference) ≤ text tokens / ratio.
     pub ratio: f64,
     /// Observations leave the recent window in batches of this many, so the
@@ -260,7 +312,7 @@ pub struct OpticalConfig {
 impl Default for OpticalConfig {
     fn default() -> Self {
         Self {
-            enabled: true,
+            enabled: OpticalSwitch::Auto,
             ratio: 2.0,
             batch: 3,
             font_px: 12,

@@ -25,6 +25,30 @@ impl Config {
         if self.budget == 0 {
             return bad("budget", "must be a positive number of tokens");
         }
+        if self.model.len() > 256 {
+            return bad("model", "must be at most 256 characters");
+        }
+        if self.models.len() > 256 {
+            return bad("models", "must declare at most 256 models");
+        }
+        for (key, m) in &self.models {
+            let at = |field: &str| format!("models.{key}.{field}");
+            if key.trim().is_empty() || key.len() > 256 {
+                return bad("models", "each model id must be 1-256 characters");
+            }
+            if m.max_images == Some(0) {
+                return bad(
+                    &at("maxImages"),
+                    "must be at least 1 (images: false sends none)",
+                );
+            }
+            if m.max_image_bytes == Some(0) {
+                return bad(&at("maxImageBytes"), "must be at least 1");
+            }
+            if m.max_edge_px == Some(0) {
+                return bad(&at("maxEdgePx"), "must be at least 1");
+            }
+        }
         self.limits.validate()?;
         for section in self.sections() {
             section.validate(self)?;

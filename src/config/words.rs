@@ -29,6 +29,8 @@ fn wanted(expected: &str) -> Option<&'static str> {
         "i8" | "i16" | "i32" | "i64" | "i128" | "isize" => "an integer",
         "f32" | "f64" => "a number",
         "a boolean" => "true or false",
+        // `optical.enabled` (`OpticalSwitch`).
+        "true, false or \"auto\"" => "true, false or \"auto\"",
         "a string" | "a borrowed string" => "a string",
         "a sequence" => "an array",
         "a map" => "an object",

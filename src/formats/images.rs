@@ -2,14 +2,7 @@
 //! a request inside them before it is emitted, and the pixel limit on the
 //! images a client sends ([`check_pixels`], `limits.maxImagePixels`).
 //!
-//! Sources (provider documentation, 2025):
-//! * OpenAI (Chat and Responses): up to 500 images per request, 20 MB per image,
-//!   50 MB of image bytes per request (images guide, "Image input requirements").
-//! * Anthropic: up to 600 images per request (100 on some platforms), each at most
-//!   8000×8000 px, or 2000×2000 px when the request holds more than 20 images;
-//!   5 MB per image; 32 MB per request (vision guide, "General limits").
-//! * Gemini: up to 3,000 images per prompt; 20 MB per request with inline data
-//!   (Vertex AI image understanding, Firebase input file requirements).
+//! The figures are the model capability table's ([`crate::capability`]).
 
 use std::collections::HashSet;
 
@@ -21,50 +14,15 @@ use super::{Field, FormatName};
 use crate::error::{Error, ErrorCode, Result};
 use crate::model::{Conversation, Image, Part, PartKind};
 
-/// Image limits of one format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ImageLimits {
-    /// Most images in one request.
-    pub max_images: usize,
-    /// Largest decoded image, in bytes.
-    pub max_image_bytes: usize,
-    /// Most decoded image bytes in one request.
-    pub max_total_bytes: usize,
-    /// Longest edge in pixels.
-    pub max_edge_px: u32,
-    /// Longest edge when the request holds more than `many_images` images.
-    pub max_edge_px_many: u32,
-    /// The image count above which `max_edge_px_many` applies.
-    pub many_images: usize,
-}
+pub use crate::capability::ImageLimits;
 
-/// The documented limits of `format`.
+/// The documented limits of `format`'s API (the table's,
+/// [`crate::capability`]).
 pub const fn image_limits(format: FormatName) -> ImageLimits {
     match format {
-        FormatName::OpenaiChat | FormatName::OpenaiResponses => ImageLimits {
-            max_images: 500,
-            max_image_bytes: 20 << 20,
-            max_total_bytes: 50 << 20,
-            max_edge_px: u32::MAX,
-            max_edge_px_many: u32::MAX,
-            many_images: usize::MAX,
-        },
-        FormatName::Anthropic => ImageLimits {
-            max_images: 100,
-            max_image_bytes: 5 << 20,
-            max_total_bytes: 32 << 20,
-            max_edge_px: 8000,
-            max_edge_px_many: 2000,
-            many_images: 20,
-        },
-        FormatName::Gemini => ImageLimits {
-            max_images: 3000,
-            max_image_bytes: 20 << 20,
-            max_total_bytes: 20 << 20,
-            max_edge_px: u32::MAX,
-            max_edge_px_many: u32::MAX,
-            many_images: usize::MAX,
-        },
+        FormatName::OpenaiChat | FormatName::OpenaiResponses => crate::capability::OPENAI,
+        FormatName::Anthropic => crate::capability::ANTHROPIC,
+        FormatName::Gemini => crate::capability::GEMINI,
     }
 }
 
@@ -106,7 +64,8 @@ pub fn fingerprints(conv: &Conversation) -> HashSet<u64> {
 }
 
 /// Keeps the images inside tool results (the optical stage's snapshots) within
-/// `format`'s limits and `max_images`: walking from the oldest, a snapshot that
+/// `format`'s limits (tightened by the `model`'s, from the capability
+/// table) and `max_images`: walking from the oldest, a snapshot that
 /// would exceed a limit is replaced by a text note (the observation's text is
 /// still in the spill store through the result's pointer). Images the client
 /// sent itself (`client`, from [`fingerprints`]) are counted but never touched.
@@ -114,10 +73,11 @@ pub fn fingerprints(conv: &Conversation) -> HashSet<u64> {
 pub fn enforce(
     conv: &mut Conversation,
     format: FormatName,
+    model: Option<ImageLimits>,
     max_images: usize,
     client: &HashSet<u64>,
 ) -> Vec<Repair> {
-    let limits = image_limits(format);
+    let limits = model.map_or(image_limits(format), |m| image_limits(format).tighter(m));
     let cap = limits.max_images.min(max_images);
     let mut count = 0usize;
     let mut total = 0usize;
@@ -388,8 +348,8 @@ mod tests {
         let client = fingerprints(&conv);
         assert_eq!(client.len(), 1);
         let mut conv2 = conv.clone();
-        assert!(enforce(&mut conv2, FormatName::Anthropic, 0, &client).is_empty());
-        let repairs = enforce(&mut conv, FormatName::Anthropic, 3, &HashSet::new());
+        assert!(enforce(&mut conv2, FormatName::Anthropic, None, 0, &client).is_empty());
+        let repairs = enforce(&mut conv, FormatName::Anthropic, None, 3, &HashSet::new());
         assert_eq!(repairs.len(), 2);
         assert_eq!(repairs[0].path, "messages[3]");
         let kept = conv

@@ -18,6 +18,9 @@ pub struct EmitSettings<'a> {
     /// Most snapshot images the request may carry (`optical.maxImages`;
     /// the provider's own limit applies too).
     pub max_images: usize,
+    /// The image limits of the model the request goes to (the capability
+    /// table's, [`crate::capability`]); the format's apply too.
+    pub model_limits: Option<super::images::ImageLimits>,
     /// URL template of snapshots sent by URL (`optical.imageUrl`; empty: inline).
     pub image_url: &'a str,
     /// Fingerprints of the images the client sent ([`super::images::fingerprints`]):
@@ -60,7 +63,13 @@ pub fn emit_request(
     settings: &EmitSettings<'_>,
     keys: &mut KeyCache,
 ) -> Result<Emitted> {
-    let repairs = super::images::enforce(conv, format, settings.max_images, settings.client_images);
+    let repairs = super::images::enforce(
+        conv,
+        format,
+        settings.model_limits,
+        settings.max_images,
+        settings.client_images,
+    );
     let (images, image_urls) = if settings.image_url.is_empty() {
         (Vec::new(), None)
     } else {

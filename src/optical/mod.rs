@@ -28,7 +28,8 @@ pub use cache::{OpticalState, ProposalCache, SnapshotCache};
 use serde_json::{Map, Value};
 
 use crate::activity::{self, check};
-use crate::config::{OpticalConfig, Provider};
+use crate::capability::ImageLimits;
+use crate::config::{OpticalConfig, OpticalSwitch, Provider};
 use crate::error::{Error, ErrorCode, Result};
 use crate::model::{Conversation, Image, Part, PartKind, PartRef};
 use crate::stage::{Stage, StageContext, StageName};
@@ -272,8 +273,21 @@ impl Stage for Optical {
         StageName::Optical
     }
 
+    /// `optical.enabled`: `true`, `false`, or (`'auto'`) whether the model
+    /// the request goes to reads images ([`crate::capability`]).
     fn enabled(&self, cx: &StageContext<'_, OpticalState>) -> bool {
-        cx.config.optical.enabled
+        match cx.config.optical.enabled {
+            OpticalSwitch::On => true,
+            OpticalSwitch::Off => false,
+            OpticalSwitch::Auto => cx.model.images,
+        }
+    }
+
+    fn disabled_because(&self, cx: &StageContext<'_, OpticalState>) -> Option<String> {
+        match cx.config.optical.enabled {
+            OpticalSwitch::Auto => cx.model.why_no_images(),
+            _ => None,
+        }
     }
 
     fn scheduled(&self) -> bool {
@@ -356,7 +370,7 @@ impl Stage for Optical {
             optical.ratio,
             tally.missing_glyphs,
             tally.image_cap,
-            optical.max_images,
+            image_cap(cx),
             tally.not_text,
             tally.store_refused,
             tally.live_views,
@@ -585,7 +599,16 @@ impl Optical {
         } = proposal;
         let config = cx.config;
         let optical = &config.optical;
-        if images_in_request + count > optical.max_images {
+        let limits = cx.model.limits.unwrap_or(ImageLimits::NONE);
+        let cap = image_cap(cx);
+        let edge = limits.edge_for(cap);
+        if images_in_request + count > cap
+            || snapshot
+                .rendering
+                .image_sizes
+                .iter()
+                .any(|&(w, h)| w.max(h) > edge)
+        {
             return Ok(Outcome::ImageCap);
         }
         let Ok(kept) = cx.keep("snapshot", &proposal.text) else {
@@ -606,6 +629,13 @@ impl Optical {
         } else {
             std::mem::take(&mut snapshot.images)
         };
+        // Base64 to decoded bytes: within the model's bytes per image.
+        if images
+            .iter()
+            .any(|i| i.data.len() / 4 * 3 > limits.max_image_bytes)
+        {
+            return Ok(Outcome::ImageCap);
+        }
         let mut parts = Vec::with_capacity(images.len() + 1);
         parts.push(Part::text(proposal.line));
         for image in images {
@@ -648,6 +678,13 @@ impl Optical {
         );
         Ok(Outcome::Rendered(count))
     }
+}
+
+/// Most images a request may carry: `optical.maxImages`, and the model's
+/// documented limit (the capability table's) when lower.
+fn image_cap(cx: &Cx<'_>) -> usize {
+    let model = cx.model.limits.map_or(usize::MAX, |l| l.max_images);
+    cx.config.optical.max_images.min(model)
 }
 
 fn count_images(conv: &Conversation) -> usize {

@@ -87,28 +87,8 @@ fn scratch(target: &str, globs: &[String]) -> bool {
         target
             .split('/')
             .filter(|c| !c.is_empty())
-            .any(|component| glob(g, component))
+            .any(|component| crate::text::glob(g, component))
     })
-}
-
-/// `*`-only glob match.
-fn glob(pattern: &str, text: &str) -> bool {
-    let mut parts = pattern.split('*');
-    let first = parts.next().unwrap_or("");
-    let Some(mut rest) = text.strip_prefix(first) else {
-        return false;
-    };
-    let tail: Vec<&str> = parts.collect();
-    let Some((last, middle)) = tail.split_last() else {
-        return rest.is_empty();
-    };
-    for part in middle {
-        match rest.find(part) {
-            Some(i) => rest = rest.get(i + part.len()..).unwrap_or(""),
-            None => return false,
-        }
-    }
-    rest.ends_with(last)
 }
 
 /// Every edit action of `conv`, in call order (one per call: its first write).
@@ -447,6 +427,10 @@ mod tests {
         assert!(scratch("a/test_x.py", &g("test_*.py")));
         assert!(!scratch("src/app.py", &g("reproduce*")));
         assert!(!scratch("a/xtest_x.py", &g("test_*.py")));
-        assert!(glob("*", "anything") && glob("a*b*c", "aXbYc") && !glob("a*b", "ab c"));
+        assert!(
+            crate::text::glob("*", "anything")
+                && crate::text::glob("a*b*c", "aXbYc")
+                && !crate::text::glob("a*b", "ab c")
+        );
     }
 }

@@ -102,5 +102,5 @@ pub fn reading_conversation(turns: usize) -> String {
             .collect();
         messages.push(json!({"role": "tool", "tool_call_id": id, "content": lines.join("\n")}));
     }
-    json!({"model": "gpt-test", "messages": messages}).to_string()
+    json!({"model": "gpt-4o", "messages": messages}).to_string()
 }

@@ -31,7 +31,7 @@ for (let i = 0; i < 7; i++) {
   messages.push({ role: 'assistant', content: null, tool_calls: [{ id: `c${i}`, type: 'function', function: { name: 'bash', arguments: '{}' } }] });
   messages.push({ role: 'tool', tool_call_id: `c${i}`, content: dense(i) });
 }
-const body = { model: 'gpt-test', messages };
+const body = { model: 'gpt-4o', messages };
 
 let upstream;
 let mf;

@@ -13,6 +13,8 @@ const TEMPLATE = 'https://img.example.com/i/{id}.png';
 // Fixed batches and only the optical stage, so 7 outputs give 3 snapshots.
 const OPTIONS = {
   provider: 'openai',
+  // A model that reads images (optical.enabled 'auto'); the TraceLite class's history names none.
+  model: 'gpt-4o',
   spill: { enabled: false },
   dedup: { enabled: false },
   phase: { enabled: false },
@@ -37,7 +39,7 @@ function chat(n = 7) {
     messages.push({ role: 'assistant', content: null, tool_calls: [{ id: `call_${i}`, type: 'function', function: { name: 'bash', arguments: `{"command":"cat f${i}.py"}` } }] });
     messages.push({ role: 'tool', tool_call_id: `call_${i}`, content: dense(i) });
   }
-  return { model: 'gpt-test', messages };
+  return { model: 'gpt-4o', messages };
 }
 
 function anthropic(n = 7) {
@@ -96,7 +98,7 @@ test('gemini keeps its snapshots inline, and the report says why', () => {
       ]).flat(),
     ],
   };
-  const g = compress(gemini, { ...OPTIONS, provider: 'gemini', optical: { imageUrl: TEMPLATE } });
+  const g = compress(gemini, { ...OPTIONS, provider: 'gemini', model: 'gemini-2.5-pro', optical: { imageUrl: TEMPLATE } });
   assert.deepEqual(g.images, []);
   assert.ok(g.report.imageUrls.inline > 0, JSON.stringify(g.report.imageUrls));
   assert.match(g.report.imageUrls.note, /gemini/);

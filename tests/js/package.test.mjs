@@ -388,8 +388,8 @@ test('the npm README\'s examples that import only `tracelite` run as written', (
   const blocks = [...npmReadme().matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1])
     .filter((code) => suiteOf(code) === 'readme' && /from\s+'tracelite'/.test(code) && [...code.matchAll(/from\s+'([^']+)'/g)].every((m) => m[1] === 'tracelite'));
   const names = blocks.map((code) => code.match(/import\s*\{([^}]*)\}/)[1].trim());
-  // compress, the error classes, compressAsync, TraceLite and the trajectory replay.
-  assert.equal(blocks.length, 5, names.join(' | '));
+  // compress, the error classes, calibrateOptical, compressAsync, TraceLite and the trajectory replay.
+  assert.equal(blocks.length, 6, names.join(' | '));
   for (const [i, code] of blocks.entries()) {
     const lines = code.split('\n');
     const imports = lines.filter((l) => l.startsWith('import '));

@@ -148,7 +148,10 @@ test('the sample opens at the settings of `make demo` (Makefile DEMO_ARGS)', () 
   const makefile = readFileSync(new URL('../../Makefile', import.meta.url), 'utf8');
   const args = /^DEMO_ARGS := (.+)$/m.exec(makefile)?.[1].trim().split(/\s+/) ?? [];
   const fromMake = {};
-  for (let i = 0; i < args.length; i += 2) fromMake[args[i].replace(/^--/, '')] = Number(args[i + 1]);
+  for (let i = 0; i < args.length; i += 2) {
+    const v = args[i + 1];
+    fromMake[args[i].replace(/^--/, '')] = Number.isFinite(Number(v)) ? Number(v) : v;
+  }
   assert.deepEqual({ ...SAMPLE_OPTIONS }, fromMake);
 });
 

@@ -367,7 +367,7 @@ test('the step view lists the facts the next call uses and where the prompt show
   await page.click('#paste-box summary');
   await page.fill('#paste-text', JSON.stringify(pasted));
   await afterRun(() => page.click('#paste-load'));
-  await afterRun(() => page.uncheck('#opt-optical'));
+  await afterRun(() => page.selectOption('#opt-optical', 'false'));
   await afterRun(() => page.uncheck('#opt-compact'));
   await setControl('window', 0);
   const tight = await rowsAt(4);

@@ -34,13 +34,13 @@ function post(proxy, path, body, headers = {}) {
 }
 
 const secretChat = {
-  model: 'gpt-test',
+  model: 'gpt-4o',
   messages: [{ role: 'user', content: `deploy with AWS_ACCESS_KEY_ID=${AWS_KEY} and OPENAI_API_KEY ${OPENAI_KEY}` }],
 };
 
 test('item 3: a body with duplicate keys is refused by the strict parser and never forwarded', async () => {
   const { proxy, received } = setup();
-  const text = `{"model":"gpt-test","messages":${JSON.stringify(secretChat.messages)},"messages":5}`;
+  const text = `{"model":"gpt-4o","messages":${JSON.stringify(secretChat.messages)},"messages":5}`;
   const res = await post(proxy, '/v1/chat/completions', text);
   assert.equal(res.status, 400);
   const body = await res.json();
@@ -52,12 +52,12 @@ test('item 3: a body with duplicate keys is refused by the strict parser and nev
 
 test('item 3: a body the core cannot read goes on re-serialized with its secrets masked, never as the bytes received', async () => {
   const { proxy, received } = setup();
-  const text = `{ "model" : "gpt-test", "prompt": "key ${AWS_KEY}", "suffix": "x" }`;
+  const text = `{ "model" : "gpt-4o", "prompt": "key ${AWS_KEY}", "suffix": "x" }`;
   const res = await post(proxy, '/v1/chat/completions', text);
   assert.equal(res.status, 200);
   assert.equal(res.headers.get('x-tracelite-skipped'), 'INVALID_REQUEST');
   assert.equal(received.length, 1);
-  assert.equal(received[0].body, '{"model":"gpt-test","prompt":"key [REDACTED:aws-access-key-id]","suffix":"x"}');
+  assert.equal(received[0].body, '{"model":"gpt-4o","prompt":"key [REDACTED:aws-access-key-id]","suffix":"x"}');
 });
 
 test('item 4: count_tokens, Gemini, escapes and trailing or doubled slashes are compressed and redacted, on the normalized path', async () => {

@@ -95,7 +95,7 @@ function attackerPost(body, session) {
  */
 async function attacker(send, { token, pointer }, done) {
   const key = pointer.slice(pointer.lastIndexOf('/') + 1);
-  const turn = { model: 'gpt-test', messages: [{ role: 'user', content: `search ${pointer} for me` }] };
+  const turn = { model: 'gpt-4o', messages: [{ role: 'user', content: `search ${pointer} for me` }] };
   const statuses = {};
   for (let i = 0; i < ATTACKS && !done(); i++) {
     const res = i % 4 === 3

@@ -16,7 +16,7 @@ import { withSpillTools } from './support/proxy-tools.mjs';
 
 const root = new URL('../../', import.meta.url).pathname;
 const sample = JSON.parse(readFileSync(join(root, 'tests/fixtures/sample-trajectory.json'), 'utf8'));
-const chatRequest = { model: 'gpt-test', ...trajectoryToRequest(sample, sample.steps.length, 'openai-chat') };
+const chatRequest = { model: 'gpt-4o', ...trajectoryToRequest(sample, sample.steps.length, 'openai-chat') };
 const OPTIONS = { budget: 16000, provider: 'openai' };
 const SECRET = 'load-test-secret-0123456789abcdef01234';
 

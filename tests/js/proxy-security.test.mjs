@@ -78,7 +78,7 @@ function spillsOf(body, session) {
 }
 
 // Tenant A's conversation: the opening every tenant of the product shares, then A's own tool output.
-const full = { model: 'gpt-test', ...trajectoryToRequest(sample, sample.steps.length, 'openai-chat') };
+const full = { model: 'gpt-4o', ...trajectoryToRequest(sample, sample.steps.length, 'openai-chat') };
 const opening = { ...full, messages: full.messages.slice(0, 2) };
 
 test('item 4: two tenants with the same opening get different sessions, and one cannot read the other\'s spills', async () => {
@@ -157,7 +157,7 @@ test('item 4: without a secret a proxy with an outside store does not start (fai
 });
 
 // A legacy completions body the core cannot read, with two secrets in it.
-const legacy = { model: 'gpt-test', prompt: `deploy with AWS_ACCESS_KEY_ID=${AWS_KEY} and OPENAI_API_KEY ${OPENAI_KEY}`, suffix: 'plain' };
+const legacy = { model: 'gpt-4o', prompt: `deploy with AWS_ACCESS_KEY_ID=${AWS_KEY} and OPENAI_API_KEY ${OPENAI_KEY}`, suffix: 'plain' };
 
 test('item 5: onError forward (default) still masks the secrets of a body it cannot compress, and says so', async () => {
   upstream.received.length = 0;
@@ -171,7 +171,7 @@ test('item 5: onError forward (default) still masks the secrets of a body it can
   const sent = JSON.parse(got);
   assert.equal(sent.prompt, 'deploy with AWS_ACCESS_KEY_ID=[REDACTED:aws-access-key-id] and OPENAI_API_KEY [REDACTED:openai-key]');
   assert.equal(sent.suffix, 'plain');
-  assert.equal(sent.model, 'gpt-test');
+  assert.equal(sent.model, 'gpt-4o');
 });
 
 test('item 5: onError reject answers a body it cannot compress with the typed error and sends nothing', async () => {
@@ -270,7 +270,7 @@ test('item 1: a catastrophic regex on the grep route is a 422 GREP_TOO_COSTLY, a
 
 test('issue 39 items 3 and 4 in workerd: duplicate keys are refused, count_tokens and a trailing slash are compressed, a conversation elsewhere is refused', async () => {
   upstream.received.length = 0;
-  const dup = `{"model":"gpt-test","messages":${JSON.stringify(full.messages)},"messages":5}`;
+  const dup = `{"model":"gpt-4o","messages":${JSON.stringify(full.messages)},"messages":5}`;
   const refused = await forwardMf.dispatchFetch('http://proxy.test/v1/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json', authorization: KEY_A }, body: dup });
   assert.equal(refused.status, 400);
   assert.equal((await refused.json()).error.code, 'INVALID_REQUEST');

@@ -340,3 +340,30 @@ test('ai 6 (LanguageModelV3, specificationVersion v3): the same middleware and t
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('the wrapped model’s modelId decides: a text-only model gets no image part, a vision model gets snapshots', async () => {
+  const { RENDER_ALL, chatWithLogs, pngCount } = await import('../../../tests/js/support/models.mjs');
+  // The AI SDK conversation of eight test runs.
+  const messages = [{ role: 'user', content: 'Make the test suite pass.' }];
+  for (const [i, m] of chatWithLogs(8).messages.entries()) {
+    if (m.role === 'assistant') {
+      messages.push({ role: 'assistant', content: [{ type: 'tool-call', toolCallId: m.tool_calls[0].id, toolName: 'bash', input: JSON.parse(m.tool_calls[0].function.arguments) }] });
+    } else if (m.role === 'tool') {
+      messages.push({ role: 'tool', content: [{ type: 'tool-result', toolCallId: m.tool_call_id, toolName: 'bash', output: { type: 'text', value: m.content } }] });
+    } else assert.equal(i, 0);
+  }
+  for (const [modelId, images] of [['deepseek-chat', false], ['qwen/qwen3-coder', false], ['gpt-4o', true], ['anthropic/claude-sonnet-4.5', true]]) {
+    const mock = new MockLanguageModelV4({ modelId, doGenerate: textResult('ok') });
+    const reports = [];
+    const model = wrapLanguageModel({ model: mock, middleware: traceliteMiddleware({ ...RENDER_ALL, onReport: (r) => reports.push(r) }) });
+    await generateText({ model, messages });
+    const seen = mock.doGenerateCalls[0].prompt;
+    assert.equal(pngCount(seen) > 0, images, `${modelId}: ${pngCount(seen)} images`);
+    const optical = reports[0].report.stages.find((s) => s.stage === 'optical');
+    assert.equal(optical.enabled, images, modelId);
+  }
+  // The options name the model: they win over the wrapped model's id.
+  const mock = new MockLanguageModelV4({ modelId: 'gpt-4o', doGenerate: textResult('ok') });
+  await generateText({ model: wrapLanguageModel({ model: mock, middleware: traceliteMiddleware({ ...RENDER_ALL, model: 'deepseek-chat' }) }), messages });
+  assert.equal(pngCount(mock.doGenerateCalls[0].prompt), 0);
+});

@@ -244,6 +244,9 @@ export function fromChatRequest(request, side, version = 'v4') {
  * * `session`: a name or `(params) => name`; by default a hash of the
  *   conversation's opening, so every conversation keeps its own spills.
  * * `onReport({ session, report, type })`: called after each compression.
+ * * `model`: the model the prompts go to; by default the wrapped model's
+ *   `modelId` (with `optical.enabled: 'auto'`, snapshots go only to a model
+ *   that reads images).
  * * `specificationVersion`: the middleware spec, 'v3' (ai 6) or 'v4' (ai 7);
  *   by default that of the installed `ai` (the types' `LanguageModelMiddleware`).
  *   The prompt is converted to the spec of the model `transformParams` is given.
@@ -266,7 +269,9 @@ export function traceliteMiddleware(options = {}) {
         : specificationVersion;
       const { request, side } = toChatRequest(params.prompt);
       const name = typeof session === 'function' ? session(params) : (session ?? sessionFromMessages(request.messages));
-      const out = await compressInto(request, { ...settings, format: 'openai-chat', session: name }, spills, caches, { cacheKey });
+      // The model the prompt goes to (`model.modelId`) decides whether snapshots go, unless the options name one.
+      const named = settings.model === undefined && typeof model?.modelId === 'string' && model.modelId !== '' ? { model: model.modelId } : {};
+      const out = await compressInto(request, { ...settings, ...named, format: 'openai-chat', session: name }, spills, caches, { cacheKey });
       onReport?.({ session: name, report: out.report, type });
       return { ...params, prompt: fromChatRequest(out.request, side, spec) };
     },

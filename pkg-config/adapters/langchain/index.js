@@ -11,7 +11,7 @@
 // history again (same input, same bytes out: provider prompt caches keep working).
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage, createMiddleware, tool } from 'langchain';
 import { InputError } from '../../core/errors.js';
-import { canonicalJson, conversationCompressor, frameworkSpillTools } from '../../internal/framework.js';
+import { canonicalJson, conversationCompressor, frameworkSpillTools, modelNameOf } from '../../internal/framework.js';
 
 /** Content-part type carrying a LangChain content block the chat format has no place for. */
 const REF = 'langchain';
@@ -167,7 +167,8 @@ export function spillTools(store, { session } = {}) {
  * state, and registers `read_spill` / `grep_spill` (unless `spillTools: false`).
  * Options are `compress` options plus `store`, `maxSessions`, `session` (a
  * name or `(request) => name`; by default a hash of the conversation's
- * opening) and `onReport({ session, report })`.
+ * opening) and `onReport({ session, report })`. The model is the call's
+ * (`request.model`: its `model` or `modelName`) unless `options.model` names one.
  */
 export function traceliteMiddleware(options = {}) {
   const { spillTools: withTools = true, ...rest } = options;
@@ -177,7 +178,8 @@ export function traceliteMiddleware(options = {}) {
     tools: withTools ? spillTools(compressor.store) : undefined,
     wrapModelCall: async (request, handler) => {
       const { request: chat, side } = toChatMessages(request.messages, request.systemMessage);
-      const out = await compressor.compress(chat, request, chat.messages);
+      // The model of this call (`request.model`, the chat model or its name) decides whether snapshots go.
+      const out = await compressor.compress(chat, request, chat.messages, modelNameOf(request.model));
       const { messages, systemMessage } = fromChatMessages(out.request, side);
       const next = { ...request, messages };
       if (systemMessage !== request.systemMessage) next.systemMessage = systemMessage;

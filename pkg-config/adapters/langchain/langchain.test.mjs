@@ -194,3 +194,32 @@ test('stacks with contextEditingMiddleware listed after it: clearing sees the co
   assert.deepEqual(result.messages.filter((m) => m.type === 'tool' && m.name === 'bash').map((m) => m.content), [LOG, LOG]);
   assert.equal(reports.length, 4);
 });
+
+test('the call’s model decides: a text-only model gets no image part, a vision model gets snapshots', async () => {
+  const { RENDER_ALL, chatWithLogs, pngCount } = await import('../../../tests/js/support/models.mjs');
+  const { modelNameOf } = await import('../../../pkg/internal/framework.js');
+  // Eight test runs as LangChain messages.
+  const history = [];
+  for (const m of chatWithLogs(8).messages) {
+    if (m.role === 'user') history.push(new HumanMessage(m.content));
+    else if (m.role === 'assistant') history.push(new AIMessage({ content: '', tool_calls: [{ id: m.tool_calls[0].id, name: 'bash', args: JSON.parse(m.tool_calls[0].function.arguments), type: 'tool_call' }] }));
+    else history.push(new ToolMessage({ content: m.content, tool_call_id: m.tool_call_id }));
+  }
+  for (const [name, images] of [['deepseek-chat', false], ['llama-3.1-70b', false], ['gpt-4o', true], ['claude-sonnet-4-5', true]]) {
+    const model = fakeModel().respond(new AIMessage('ok'));
+    // As ChatOpenAI / ChatAnthropic name theirs.
+    model.model = name;
+    const reports = [];
+    const agent = createAgent({ model, tools: [bash], middleware: [traceliteMiddleware({ ...RENDER_ALL, onReport: (r) => reports.push(r) })] });
+    await agent.invoke({ messages: history });
+    assert.equal(pngCount(model.calls[0].messages.map((m) => m.content)) > 0, images, `${name}`);
+    assert.equal(reports[0].report.stages.find((s) => s.stage === 'optical').enabled, images, name);
+  }
+  // Model names as LangChain gives them.
+  assert.equal(modelNameOf('openai:gpt-4o'), 'gpt-4o');
+  assert.equal(modelNameOf('anthropic:claude-sonnet-4-5'), 'claude-sonnet-4-5');
+  assert.equal(modelNameOf('llama3.1:70b'), 'llama3.1:70b');
+  assert.equal(modelNameOf({ modelName: 'gpt-4.1' }), 'gpt-4.1');
+  assert.equal(modelNameOf({ model: { model: 'gemini-2.5-pro' } }), 'gemini-2.5-pro');
+  assert.equal(modelNameOf({}), undefined);
+});

@@ -7,9 +7,9 @@
 // Session keep every item as it was (the SDK persists the filtered version of
 // the turn's new input only, which TraceLite leaves alone), and the next call
 // compresses the whole history again.
-import { tool } from '@openai/agents';
+import * as agents from '@openai/agents';
 import { InputError } from '../../core/errors.js';
-import { canonicalJson, conversationCompressor, frameworkSpillTools } from '../../internal/framework.js';
+import { canonicalJson, conversationCompressor, frameworkSpillTools, modelNameOf } from '../../internal/framework.js';
 
 /** Content-part / output type carrying an SDK part the Responses format has no place for. */
 const REF = 'tracelite_agents_ref';
@@ -147,11 +147,22 @@ export function fromResponsesRequest(request, side) {
 }
 
 /**
+ * The model an agent calls: its `model` (a name or a model object), else the
+ * SDK's default model (`getDefaultModel()`, `OPENAI_DEFAULT_MODEL`).
+ */
+export function agentModel(agent) {
+  const named = modelNameOf(agent?.model);
+  if (named !== undefined) return named;
+  return typeof agents.getDefaultModel === 'function' ? agents.getDefaultModel() : undefined;
+}
+
+/**
  * A `callModelInputFilter` for `run(agent, input, { callModelInputFilter })` or
  * `new Runner({ callModelInputFilter })` that compresses every model call's
  * input. Options are `compress` options plus `store`, `maxSessions`,
  * `session` (a name or `({ modelData, agent, context }) => name`; by default a
  * hash of the conversation's opening) and `onReport({ session, report })`.
+ * The model is the agent's (`agentModel(agent)`) unless `options.model` names one.
  * `filter.store` is where spills go: pass it to `spillTools`.
  */
 export function traceliteInputFilter(options = {}) {
@@ -159,7 +170,7 @@ export function traceliteInputFilter(options = {}) {
   const filter = async (args) => {
     const { request, side } = toResponsesRequest(args.modelData.input, args.modelData.instructions);
     const opening = request.instructions === undefined ? request.input : [{ role: 'system', content: request.instructions }, ...request.input];
-    const out = await compressor.compress(request, args, opening);
+    const out = await compressor.compress(request, args, opening, agentModel(args.agent));
     return fromResponsesRequest(out.request, side);
   };
   // The filter never mutates an item: the SDK may skip cloning the history for it.
@@ -174,7 +185,7 @@ export function traceliteInputFilter(options = {}) {
  * replies are the core's. With `{ session }`, only that session's spills are readable.
  */
 export function spillTools(store, { session } = {}) {
-  return frameworkSpillTools(store, session, ({ name, description, parameters, run }) => tool({
+  return frameworkSpillTools(store, session, ({ name, description, parameters, run }) => agents.tool({
     name,
     description,
     parameters,

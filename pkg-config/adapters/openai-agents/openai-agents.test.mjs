@@ -131,7 +131,7 @@ test('unchanged items come back as the very objects they were; changed outputs k
   assert.ok(compacted.input.some((i) => i.type === 'message' && i.role === 'user' && /^\[TraceLite summary of earlier turns/.test(i.content)), JSON.stringify(compacted.input).slice(0, 300));
   for (const i of compacted.input.filter((x) => x.type === 'function_call')) assert.ok(items.includes(i), `${i.callId} is the original item`);
   // A snapshot of an older output (optical stage) comes back as SDK image parts.
-  const out = fromResponsesRequest(compress(request, { budget: 8000, store: new SpillStore(), session: 's', window: 1 }).request, side);
+  const out = fromResponsesRequest(compress(request, { budget: 8000, store: new SpillStore(), session: 's', window: 1, model: 'gpt-4.1' }).request, side);
   const imaged = out.input.filter((i) => Array.isArray(i.output) && i.output.some((p) => p.type === 'input_image'));
   assert.ok(imaged.length > 0, 'an older output became a snapshot');
   for (const i of imaged) assert.ok(i.output.every((p) => p.type === 'input_text' || (p.type === 'input_image' && /^data:image\/png;base64,/.test(p.image))), JSON.stringify(i.output).slice(0, 300));
@@ -179,4 +179,29 @@ test('spillTools: function tools over any store, scoped to a session when asked'
   assert.match(await invoke(spillTools(store)[1], { pointer: 'spill://user-b/tool-2', pattern: 'secret' }), /1:secret of b/);
   assert.match(await invoke(grep, { pointer: 'spill://user-a/tool-1', pattern: '(' }), /invalid regex/);
   store.free();
+});
+
+test('the agent’s model decides: a text-only model gets no image part, a vision model gets snapshots', async () => {
+  const { RENDER_ALL, chatWithLogs, pngCount } = await import('../../../tests/js/support/models.mjs');
+  const { agentModel } = await import('../../../pkg/adapters/openai-agents/index.js');
+  // Eight test runs as Agents SDK items.
+  const items = [];
+  for (const m of chatWithLogs(8).messages) {
+    if (m.role === 'user') items.push({ type: 'message', role: 'user', content: m.content });
+    else if (m.role === 'assistant') items.push(call(m.tool_calls[0].id, 'bash', JSON.parse(m.tool_calls[0].function.arguments)));
+    else items.push({ type: 'function_call_result', callId: m.tool_call_id, name: 'bash', status: 'completed', output: { type: 'text', text: m.content } });
+  }
+  for (const [name, images] of [['deepseek-chat', false], ['qwen3-coder-480b', false], ['gpt-4.1', true], ['gpt-5', true]]) {
+    const model = fakeModel(() => [say('ok')]);
+    const reports = [];
+    const filter = traceliteInputFilter({ ...RENDER_ALL, onReport: (r) => reports.push(r) });
+    // A model named by string, resolved by the run's model provider.
+    const runner = new Runner({ callModelInputFilter: filter, modelProvider: { getModel: async () => model } });
+    await runner.run(new Agent({ name: 'fixer', instructions: 'You fix tests.', model: name }), items);
+    assert.equal(pngCount(model.requests[0].input) > 0, images, `${name}: ${pngCount(model.requests[0].input)} images`);
+    assert.equal(reports[0].report.stages.find((s) => s.stage === 'optical').enabled, images, name);
+  }
+  assert.equal(agentModel({ model: 'gpt-4o' }), 'gpt-4o');
+  assert.equal(agentModel({ model: { _model: 'o4-mini' } }), 'o4-mini');
+  assert.equal(typeof agentModel({ model: '' }), 'string', 'the SDK default model');
 });

@@ -141,7 +141,7 @@ export async function prepare(px, request, routeFormat) {
   const tpx = typeof px.store?.forTenant === 'function' ? { ...px, store: px.store.forTenant(owner) } : px;
   const started = performance.now();
   try {
-    return { session, tenant: owner, received, ...(await compressed(tpx, text, fmt, session)) };
+    return { session, tenant: owner, received, ...(await compressed(tpx, text, fmt, session, pathModel(request.url))) };
   } catch (err) {
     if (err?.name !== 'TraceLiteError') throw err;
     return { session, tenant: owner, received, ...unreadable(px, text, err) };
@@ -151,13 +151,36 @@ export async function prepare(px, request, routeFormat) {
 }
 
 /**
- * `text` compressed in `session` and made ready to forward: `{ forwarded,
- * report, cache, tools, images, imagesInline }`.
+ * The model a Gemini route names in its path (`…/models/<model>:<method>`),
+ * else `undefined` (the other formats name it in the body's `model`, which
+ * the core reads).
  */
-async function compressed(px, text, fmt, session) {
+export function pathModel(url) {
+  let path;
+  try {
+    path = new URL(url, 'http://proxy.invalid').pathname;
+  } catch {
+    return undefined;
+  }
+  const m = /\/models\/([^/:]+):[A-Za-z]+$/.exec(path);
+  if (!m || m[1].length > 256) return undefined;
+  try {
+    return decodeURIComponent(m[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `text` compressed in `session` and made ready to forward: `{ forwarded,
+ * report, cache, tools, images, imagesInline }`. `model` is the one the path
+ * names (Gemini), used unless the options name one.
+ */
+async function compressed(px, text, fmt, session, model) {
   const { store, spills, caches, maxStoreWrites, persistCache } = px;
   const provider = px.providerOf(fmt);
-  const run = (req, opts) => compressInto(req, { ...opts, format: fmt, ...(provider ? { provider } : {}), session }, store ?? spills, caches, {
+  const named = (opts) => (model !== undefined && opts?.model === undefined ? { model } : {});
+  const run = (req, opts) => compressInto(req, { ...opts, ...named(opts), format: fmt, ...(provider ? { provider } : {}), session }, store ?? spills, caches, {
     maxWrites: maxStoreWrites,
     batch: STORE_BATCH,
     persistCache,

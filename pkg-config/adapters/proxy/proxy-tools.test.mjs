@@ -174,8 +174,9 @@ test('provider per route: anthropic for /v1/messages, openai for the OpenAI rout
     return new Response('{}', { headers: { 'content-type': 'application/json' } });
   };
   // The sample trajectory: older outputs are rendered as images (in fixed batches: the
-  // planner defers them on a run this short), sized and priced by provider.
-  const base = { budget: 16000, spill: { fraction: 0.25 }, plan: { enabled: false } };
+  // planner defers them on a run this short), sized and priced by provider; forced on
+  // (the trajectory names no model).
+  const base = { budget: 16000, spill: { fraction: 0.25 }, plan: { enabled: false }, optical: { enabled: true } };
   const sample = JSON.parse(readFileSync(join(root, 'tests/fixtures/sample-trajectory.json'), 'utf8'));
   const requestOf = (format) => trajectoryToRequest(sample, sample.steps.length, format);
   const expectedFor = (format, provider, session) => {

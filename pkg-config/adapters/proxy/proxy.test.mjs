@@ -18,7 +18,7 @@ const PROXY_SECRET = 'proxy-test-secret-6b2e9f0c1d4a7e3b5c8f';
 /** The session a response's token names (`<session>.<signature>`). */
 const sessionOf = (res) => res.headers.get('x-tracelite-session').replace(/(\.[0-9a-f]{32})?\.[^.]*$/, '');
 const sample = JSON.parse(readFileSync(join(root, 'tests/fixtures/sample-trajectory.json'), 'utf8'));
-const chatRequest = { model: 'gpt-test', stream: true, ...trajectoryToRequest(sample, sample.steps.length, 'openai-chat') };
+const chatRequest = { model: 'gpt-4o', stream: true, ...trajectoryToRequest(sample, sample.steps.length, 'openai-chat') };
 const SSE = [
   'data: {"id":"c1","choices":[{"delta":{"content":"Hel"}}]}\n\n',
   'data: {"id":"c1","choices":[{"delta":{"content":"lo"}}]}\n\n',

@@ -17,6 +17,19 @@ export interface CompressSettings {
    */
   provider?: Provider;
   /**
+   * The model the request goes to, as the provider or a router names it
+   * (`gpt-4o`, `anthropic/claude-sonnet-4.5`); empty: the request's own
+   * `model`. With `optical.enabled: 'auto'` snapshots go only to a model
+   * the capability table (or `models`) says reads images.
+   * Default: `""`.
+   */
+  model?: string;
+  /**
+   * The caller's own models, by id or `*` glob (checked before the
+   * capability table): `{ "my-vlm": { "images": true } }`.
+   */
+  models?: Record<string, DeclaredModel>;
+  /**
    * The model's context window in tokens.
    * Default: `128000`.
    */
@@ -217,10 +230,12 @@ export interface PhaseOptions {
  */
 export interface OpticalOptions {
   /**
-   * Stage switch.
-   * Default: `true`.
+   * Stage switch: `'auto'` renders snapshots only for a model that reads
+   * images (the model capability table, or `models`), `true` for any
+   * model, `false` never.
+   * Default: `"auto"`.
    */
-  enabled?: boolean;
+  enabled?: boolean | 'auto';
   /**
    * Render only if image tokens (plus the one-line reference) ≤ text tokens / ratio.
    * Default: `2.0`.
@@ -548,6 +563,21 @@ export interface LimitOptions {
 
 /** A supported request format. */
 export type FormatName = 'openai-chat' | 'openai-responses' | 'anthropic' | 'gemini';
+
+/**
+ * A model the caller declares (`models` in the options): whether it reads
+ * images and, optionally, its limits (the request format's apply too).
+ */
+export interface DeclaredModel {
+  /** Whether the model accepts image input (required). */
+  images?: boolean;
+  /** Most images it takes in one request. */
+  maxImages?: number;
+  /** Largest image it takes, in decoded bytes. */
+  maxImageBytes?: number;
+  /** Longest image edge it takes, in pixels. */
+  maxEdgePx?: number;
+}
 
 /** Token prices in US dollars per million tokens. */
 export interface Prices {

@@ -103,7 +103,7 @@ fuzz_target!(|data: &[u8]| {
     config.session = "fuzz".into();
     config.compact.threshold = 200 + u64::from(head[0]) * 8;
     config.compact.planner = false;
-    config.optical.enabled = false;
+    config.optical.enabled = tracelite::config::OpticalSwitch::Off;
     config.compact.min_saving = 0;
     config.compact.keep = usize::from(head[1] % 9);
     config.compact.user_share = f64::from(head[1] >> 4) / 400.0;

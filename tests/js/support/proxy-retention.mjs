@@ -50,7 +50,7 @@ if (mode === 'steady') {
 }
 const lines = Array.from({ length: 20000 }, (_, i) => `tests/test_pricing.py::test_discount_${i} PASSED [${i % 100}%] ${'·'.repeat(i % 13)}`);
 const body = JSON.stringify({
-  model: 'gpt-test',
+  model: 'gpt-4o',
   messages: [
     { role: 'system', content: 'You fix bugs.' },
     { role: 'user', content: 'Run the tests.' },

@@ -20,7 +20,7 @@ export function conversation(format, output, extra = {}) {
   switch (format) {
     case 'openai-chat':
       return {
-        model: 'gpt-test',
+        model: 'gpt-4o',
         messages: [
           { role: 'system', content: 'You fix builds.' },
           { role: 'user', content: 'Why does the build fail?' },
@@ -43,7 +43,7 @@ export function conversation(format, output, extra = {}) {
       };
     default:
       return {
-        model: 'gpt-test',
+        model: 'gpt-4o',
         instructions: 'You fix builds.',
         input: [
           { role: 'user', content: 'Why does the build fail?' },

@@ -4,7 +4,7 @@
 export function manyMessages(n) {
   const messages = [{ role: 'system', content: 'You are terse.' }];
   for (let i = 0; i < n; i++) messages.push({ role: i % 2 ? 'assistant' : 'user', content: `word${i}` });
-  return { model: 'gpt-test', messages };
+  return { model: 'gpt-4o', messages };
 }
 
 /**
@@ -22,7 +22,7 @@ export function manySpills(n, bytes) {
     messages.push({ role: 'tool', tool_call_id: id, content: out });
   }
   messages.push({ role: 'user', content: 'Go on.' });
-  return { model: 'gpt-test', messages };
+  return { model: 'gpt-4o', messages };
 }
 
 /**
@@ -38,7 +38,7 @@ export function renderingConversation(turns) {
     const lines = Array.from({ length: 70 }, (_, l) => `def handler_${i}_${l}(request, response, timeout=${(l * 7) % 60}):  # line ${l} of module ${i}: return response.status_code == ${200 + (l % 5)}`);
     messages.push({ role: 'tool', tool_call_id: id, content: lines.join('\n') });
   }
-  return { model: 'gpt-test', messages };
+  return { model: 'gpt-4o', messages };
 }
 
 /**
@@ -57,5 +57,5 @@ export function maximalBody(bytes, session) {
     size += JSON.stringify(turn).length;
     messages.push(...turn);
   }
-  return JSON.stringify({ model: 'm', messages });
+  return JSON.stringify({ model: 'gpt-4o', messages });
 }
