@@ -19,7 +19,7 @@ import { SpillStore, compress, trajectoryToRequest } from '../pkg/entries/node.j
 import { bundleWorker, projectWithPkg, startUpstream, startWorker, PASS_THROUGH_WORKER as PASS_THROUGH } from '../tests/js/support/hosts.mjs';
 import { defaultTracesDir, stats } from './harness.mjs';
 import { onlyStage } from './policies.mjs';
-import { withBenchModel } from './tokens.mjs';
+import { BENCH_MODELS, withBenchModel } from './tokens.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /** The size of the conversation the issue's cold target names. */
@@ -41,7 +41,11 @@ export function pickTrajectory(tracesDir, file) {
   }
   if (!best) throw new Error(`no trajectory in ${tracesDir}`);
   const requests = [];
-  for (let t = 0; t < best.steps; t++) requests.push(JSON.stringify(trajectoryToRequest(best.text, t, 'openai-chat')));
+  // Each request names the model the bench prices for OpenAI (a vision model),
+  // so optical runs at its default ('auto') in every build a bench compares.
+  for (let t = 0; t < best.steps; t++) {
+    requests.push(JSON.stringify({ ...trajectoryToRequest(best.text, t, 'openai-chat'), model: BENCH_MODELS.openai }));
+  }
   return { file: best.file, requests };
 }
 
