@@ -84,8 +84,12 @@ impl Default for SpillConfig {
 pub struct DetectorTable {
     /// The tool whose output the rules read (a name for errors and reports).
     pub tool: String,
-    /// Patterns of lines critical in themselves (`^--- FAIL: `).
+    /// Patterns of lines critical in themselves (`^make: \*\*\* `).
     pub lines: Vec<String>,
+    /// Patterns of a failing test's line, critical too, the test's id in
+    /// the first group (`^--- FAIL: (\S+)`): the excerpt counts those it
+    /// could not list and gives the pattern to find them.
+    pub tests: Vec<String>,
     /// After each line matching `when`, the first line matching `find`
     /// within `within` lines is critical (the location under a test's heading).
     pub after: Vec<ContextRule>,

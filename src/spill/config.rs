@@ -47,7 +47,7 @@ impl Section for SpillConfig {
         let rules: usize = self
             .detectors
             .iter()
-            .map(|t| t.lines.len() + t.after.len() + t.before.len())
+            .map(|t| t.lines.len() + t.tests.len() + t.after.len() + t.before.len())
             .sum();
         if rules > most {
             return Err(Error::new(

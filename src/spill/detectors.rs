@@ -34,6 +34,10 @@ pub struct Table {
     pub tool: &'static str,
     /// Lines critical in themselves.
     pub lines: &'static [&'static str],
+    /// `(pattern, grep)`: a failing test's line (critical), its id the
+    /// pattern's first group; `grep` finds such lines (`grep -E` and
+    /// `grep_spill`) for the excerpt's note on the tests it could not list.
+    pub tests: &'static [(&'static str, &'static str)],
     /// `(when, find, within)`: the first `find` line after a `when` line.
     pub after: &'static [Context],
     /// `(when, find, within)`: the nearest `find` line before a `when` line.
@@ -46,6 +50,7 @@ impl Table {
         Self {
             tool,
             lines,
+            tests: &[],
             after: &[],
             before: &[],
         }
@@ -63,7 +68,8 @@ const JS_AT: &str = r"^\s+at \S.*\.(m|c)?[jt]sx?:\d+:\d+\)?$";
 pub const TABLES: &[Table] = &[
     Table {
         tool: "jest",
-        lines: &[r"^\s*● \S", r"^\s+✕ \S", r"^FAIL \S+\.\w+$"],
+        lines: &[r"^\s+✕ \S", r"^FAIL \S+\.\w+$"],
+        tests: &[(r"^\s*● (\S.*)$", "● ")],
         after: &[
             (r"^\s*● \S", r"^\s+Expected:", 12),
             (r"^\s*● \S", r"^\s+Received:", 12),
@@ -73,20 +79,27 @@ pub const TABLES: &[Table] = &[
     },
     Table {
         tool: "vitest",
-        lines: &[r"^\s*× \S", r"^\s*FAIL\s+\S+ > \S", r"^\s*❯ \S+:\d+:\d+"],
+        lines: &[r"^\s*FAIL\s+\S+ > \S", r"^\s*❯ \S+:\d+:\d+"],
+        tests: &[(r"^\s*× (\S.*?)( \d+ms)?$", "× ")],
         after: &[(r"^\s*× \S", r"^\s*→ \S", 1)],
         before: &[],
     },
     Table {
         tool: "mocha",
         lines: &[r"^\s+\d+ failing$"],
+        tests: &[],
         after: &[(r"^\s+AssertionError", JS_AT, 20)],
-        // The test's name ends with `:` above its indented error.
-        before: &[(r"^\s+\w*Error\b", r"^\s+\S.*\S:$", 3)],
+        // The test's name ends with `:` above its indented error
+        // (not a Python traceback's `Traceback (most recent call last):`).
+        before: &[(r"^\s+\w*Error( \[\w+\])?: ", r"^\s+\S.*[^)\s]:$", 3)],
     },
     Table {
         tool: "node:test (spec and TAP reporters)",
-        lines: &[r"^\s*✖ \S", r"^\s*not ok \d+ - \S"],
+        lines: &[],
+        tests: &[
+            (r"^\s*✖ (\S.*?)( \([\d.]+m?s\))?$", "✖ "),
+            (r"^\s*not ok \d+ - (\S.*)$", "not ok "),
+        ],
         after: &[
             (r"AssertionError \[ERR_ASSERTION\]", r" !== | != ", 4),
             (r"AssertionError \[ERR_ASSERTION\]", JS_FRAME, 20),
@@ -99,6 +112,7 @@ pub const TABLES: &[Table] = &[
     Table {
         tool: "node",
         lines: &[r"^file:///\S+\.(m|c)?[jt]sx?:\d+$"],
+        tests: &[],
         after: &[
             (r"^\s*(\w+\.)*\w*Error\b.*:", JS_AT, 12),
             (r"^\s*(\w+\.)*\w*Exception\b.*:", JS_AT, 12),
@@ -115,6 +129,7 @@ pub const TABLES: &[Table] = &[
     Table {
         tool: "eslint",
         lines: &[r"^\s+\d+:\d+\s+error\s"],
+        tests: &[],
         after: &[],
         before: &[(
             r"^\s+\d+:\d+\s+error\s",
@@ -130,6 +145,7 @@ pub const TABLES: &[Table] = &[
             r"✘ \[ERROR\] ",
             r"^ERROR in \S",
         ],
+        tests: &[],
         after: &[
             (r"^error during build:", r"\S", 1),
             (r"✘ \[ERROR\] ", r"^\s+\S+:\d+:\d+:", 3),
@@ -147,10 +163,8 @@ pub const TABLES: &[Table] = &[
     ),
     Table {
         tool: "cargo test, rustc",
-        lines: &[
-            r"^test \S+ \.\.\. FAILED$",
-            r"^thread '.*' (\(\d+\) )?panicked at ",
-        ],
+        lines: &[r"^thread '.*' (\(\d+\) )?panicked at "],
+        tests: &[(r"^test (\S+) \.\.\. FAILED$", "FAILED")],
         after: &[
             (r"^thread '.*' (\(\d+\) )?panicked at ", r"\S", 1),
             (r"^thread '.*' (\(\d+\) )?panicked at ", r"^\s*left: ", 3),
@@ -159,16 +173,18 @@ pub const TABLES: &[Table] = &[
         ],
         before: &[],
     },
-    Table::lines(
-        "go test, go build",
-        &[
-            r"^\s*--- FAIL: \S",
+    Table {
+        tool: "go test, go build",
+        lines: &[
             r"^\s+\w+_test\.go:\d+: ",
             r"^FAIL\s+\S+\s+[\d.]+s$",
             r"^(\./)?[\w./-]+\.go:\d+:\d+: ",
             r"^panic: ",
         ],
-    ),
+        tests: &[(r"^\s*--- FAIL: (\S+)", "--- FAIL: ")],
+        after: &[],
+        before: &[],
+    },
     Table::lines(
         "make, gcc, clang",
         &[
@@ -179,7 +195,8 @@ pub const TABLES: &[Table] = &[
     ),
     Table {
         tool: "rspec",
-        lines: &[r"^rspec \./\S+:\d+ # ", r"^\s+Failure/Error: "],
+        lines: &[r"^\s+Failure/Error: "],
+        tests: &[(r"^rspec \./\S+:\d+ # (.+)$", "^rspec ")],
         after: &[
             (r"^\s+Failure/Error: ", r"^\s+expected", 4),
             (r"^\s+Failure/Error: ", r"^\s+got: ", 5),
@@ -188,6 +205,7 @@ pub const TABLES: &[Table] = &[
         before: &[],
     },
 ];
+
 /// Most lines an `after` or `before` rule looks through (`within`).
 pub const MAX_WITHIN: usize = 1_000;
 
@@ -198,26 +216,78 @@ enum Direction {
     Before,
 }
 
-/// A compiled rule: a line matching `when` is critical itself (`find` is
-/// `None`), or points at the first `find` line around it.
+/// What a line matching a rule's `when` makes critical.
+#[derive(Debug, Clone)]
+enum Then {
+    /// The line itself.
+    Line,
+    /// The line, a failing test whose id is the regex's first group; the
+    /// index of its `grep` pattern in [`Detectors::greps`].
+    Test(regex_lite::Regex, usize),
+    /// The first line matching the pattern around it.
+    Around(Box<Pattern>, Direction, usize),
+}
+
+/// A compiled rule.
 #[derive(Debug, Clone)]
 struct Rule {
     when: Pattern,
-    find: Option<(Pattern, Direction, usize)>,
+    then: Then,
 }
 
 /// Every table's rules, compiled once per configuration.
 #[derive(Debug, Clone)]
 pub struct Detectors {
     rules: Vec<Rule>,
+    /// The `grep` patterns of the test rules.
+    greps: Vec<String>,
     /// One-pass finder of the `when` patterns' literals, when each has one.
     literals: Option<LiteralSet>,
 }
 
+/// What [`Detectors::scan`] found in a text.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Found<'t> {
+    /// 0-based critical lines, sorted, once each.
+    pub critical: Vec<usize>,
+    /// Failing tests: 0-based line and id, in line order.
+    pub tests: Vec<(usize, &'t str)>,
+    /// The patterns that find the failing tests' lines (`grep -E`,
+    /// `grep_spill`), joined by `|`; empty without tests.
+    pub grep: String,
+}
+
 /// Compiles one rule pattern (case kept); `path` names it in the error.
-fn compile(pattern: &str, path: impl FnOnce() -> String) -> Result<Pattern> {
+fn compile(pattern: &str, path: &dyn Fn() -> String) -> Result<Pattern> {
     Pattern::new(pattern, false, false)
         .map_err(|e| Error::new(ErrorCode::InvalidOption, path(), e.message))
+}
+
+/// A test rule's regex: compiles as a [`Pattern`] and has a group (the id).
+fn test_regex(pattern: &str, path: &dyn Fn() -> String) -> Result<(Pattern, regex_lite::Regex)> {
+    let when = compile(pattern, path)?;
+    match regex_lite::Regex::new(pattern) {
+        Ok(re) if re.captures_len() > 1 => Ok((when, re)),
+        _ => Err(Error::new(
+            ErrorCode::InvalidOption,
+            path(),
+            "needs a group, (…), around the test's id",
+        )),
+    }
+}
+
+/// A table's rules as borrowed text, built-in or the host's.
+struct Text<'a> {
+    lines: Vec<&'a str>,
+    tests: Vec<(&'a str, &'a str)>,
+    around: [Vec<(&'a str, &'a str, usize)>; 2],
+}
+
+/// The host's context rules as borrowed text.
+fn context(list: &[ContextRule]) -> Vec<(&str, &str, usize)> {
+    list.iter()
+        .map(|r| (r.when.as_str(), r.find.as_str(), r.within))
+        .collect()
 }
 
 impl Detectors {
@@ -225,95 +295,113 @@ impl Detectors {
     /// (`spill.detectors`); a pattern that does not compile is an
     /// `INVALID_OPTION` naming it (`spill.detectors[0].lines[1]`).
     pub fn new(extra: &[DetectorTable]) -> Result<Self> {
-        let mut rules = Vec::new();
-        let direction = [Direction::After, Direction::Before];
-        for (t, table) in TABLES.iter().enumerate() {
-            let here =
-                |kind: &str, i: usize| format!("spill detectors: {}.{kind}[{i}] ({t})", table.tool);
-            for (i, p) in table.lines.iter().enumerate() {
-                rules.push(Rule {
-                    when: compile(p, || here("lines", i))?,
-                    find: None,
-                });
-            }
-            for (dir, list) in direction.into_iter().zip([table.after, table.before]) {
-                for (i, (when, find, within)) in list.iter().enumerate() {
-                    let path = || {
-                        here(
-                            if dir == Direction::After {
-                                "after"
-                            } else {
-                                "before"
-                            },
-                            i,
-                        )
-                    };
-                    rules.push(Rule {
-                        when: compile(when, path)?,
-                        find: Some((compile(find, path)?, dir, *within)),
-                    });
-                }
-            }
-        }
-        for (t, table) in extra.iter().enumerate() {
-            let at = |kind: &str, i: usize, field: &str| {
-                format!("spill.detectors[{t}].{kind}[{i}]{field}")
+        let built_in = TABLES.iter().map(|t| {
+            let text = Text {
+                lines: t.lines.to_vec(),
+                tests: t.tests.to_vec(),
+                around: [t.after.to_vec(), t.before.to_vec()],
             };
-            for (i, p) in table.lines.iter().enumerate() {
-                rules.push(Rule {
-                    when: compile(p, || at("lines", i, ""))?,
-                    find: None,
-                });
-            }
-            let lists: [(&str, Direction, &Vec<ContextRule>); 2] = [
-                ("after", Direction::After, &table.after),
-                ("before", Direction::Before, &table.before),
-            ];
-            for (kind, dir, list) in lists {
-                for (i, rule) in list.iter().enumerate() {
-                    rules.push(Rule {
-                        when: compile(&rule.when, || at(kind, i, ".when"))?,
-                        find: Some((
-                            compile(&rule.find, || at(kind, i, ".find"))?,
-                            dir,
-                            rule.within,
-                        )),
-                    });
-                }
-            }
+            (format!("built-in detectors of {}", t.tool), text)
+        });
+        let host = extra.iter().enumerate().map(|(i, t)| {
+            let text = Text {
+                lines: t.lines.iter().map(String::as_str).collect(),
+                tests: t.tests.iter().map(|p| (p.as_str(), p.as_str())).collect(),
+                around: [context(&t.after), context(&t.before)],
+            };
+            (format!("spill.detectors[{i}]"), text)
+        });
+        let mut out = Self {
+            rules: Vec::new(),
+            greps: Vec::new(),
+            literals: None,
+        };
+        for (path, table) in built_in.chain(host) {
+            out.add(&path, &table)?;
         }
-        let literals = if rules
+        let rules = &out.rules;
+        if rules
             .iter()
             .all(|r| r.when.required_ignoring_case().is_some())
         {
-            LiteralSet::new(rules.iter().filter_map(|r| r.when.required_ignoring_case()))
-        } else {
-            None
-        };
-        Ok(Self { rules, literals })
+            out.literals =
+                LiteralSet::new(rules.iter().filter_map(|r| r.when.required_ignoring_case()));
+        }
+        Ok(out)
     }
 
-    /// The 0-based lines of `text` the rules make critical, sorted, once each.
-    pub fn scan(&self, text: &str, index: &LineIndex) -> Vec<usize> {
-        let mut out = Vec::new();
-        let visit = |line: usize, out: &mut Vec<usize>| {
+    fn add(&mut self, path: &str, table: &Text<'_>) -> Result<()> {
+        for (i, p) in table.lines.iter().enumerate() {
+            let when = compile(p, &|| format!("{path}.lines[{i}]"))?;
+            self.rules.push(Rule {
+                when,
+                then: Then::Line,
+            });
+        }
+        for (i, (p, grep)) in table.tests.iter().enumerate() {
+            let (when, re) = test_regex(p, &|| format!("{path}.tests[{i}]"))?;
+            let at = match self.greps.iter().position(|g| g == grep) {
+                Some(at) => at,
+                None => {
+                    self.greps.push(grep.to_string());
+                    self.greps.len() - 1
+                }
+            };
+            self.rules.push(Rule {
+                when,
+                then: Then::Test(re, at),
+            });
+        }
+        let kinds = [("after", Direction::After), ("before", Direction::Before)];
+        for ((kind, dir), list) in kinds.into_iter().zip(&table.around) {
+            for (i, (when, find, within)) in list.iter().enumerate() {
+                let here = || format!("{path}.{kind}[{i}]");
+                let when = compile(when, &|| format!("{}.when", here()))?;
+                let find = compile(find, &|| format!("{}.find", here()))?;
+                self.rules.push(Rule {
+                    when,
+                    then: Then::Around(Box::new(find), dir, *within),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The lines of `text` the rules make critical and the failing tests they name.
+    pub fn scan<'t>(&self, text: &'t str, index: &LineIndex) -> Found<'t> {
+        let mut found = Found::default();
+        let mut greps = vec![false; self.greps.len()];
+        let mut visit = |line: usize| {
             let content = index.line_trimmed(text, line);
             for rule in &self.rules {
                 if !rule.when.is_match(content) {
                     continue;
                 }
-                match &rule.find {
-                    None => out.push(line),
-                    Some((find, dir, within)) => {
+                match &rule.then {
+                    Then::Line => found.critical.push(line),
+                    Then::Test(re, grep) => {
+                        found.critical.push(line);
+                        let id = re.captures(content).and_then(|c| c.get(1));
+                        if let Some(id) = id.map(|m| m.as_str().trim()).filter(|id| !id.is_empty())
+                        {
+                            if found.tests.last().map_or(true, |(l, _)| *l != line) {
+                                found.tests.push((line, id));
+                            }
+                            if let Some(g) = greps.get_mut(*grep) {
+                                *g = true;
+                            }
+                        }
+                    }
+                    Then::Around(find, dir, within) => {
                         let within = (*within).min(MAX_WITHIN);
-                        let found = match dir {
+                        let hit = match dir {
                             Direction::After => (line + 1..index.len().min(line + 1 + within))
                                 .find(|&i| find.is_match(index.line_trimmed(text, i))),
                             Direction::Before => (line.saturating_sub(within)..line)
                                 .rev()
                                 .find(|&i| find.is_match(index.line_trimmed(text, i))),
                         };
-                        out.extend(found);
+                        found.critical.extend(hit);
                     }
                 }
             }
@@ -323,16 +411,23 @@ impl Detectors {
                 let span = index.span(0, index.len());
                 literals.scan(text.as_bytes(), span.start, span.end, |at| {
                     let line = index.line_of(at);
-                    visit(line, &mut out);
+                    visit(line);
                     // Every rule was checked on this line: go on after it.
                     Some(index.range(line).end)
                 });
             }
-            None => (0..index.len()).for_each(|line| visit(line, &mut out)),
+            None => (0..index.len()).for_each(&mut visit),
         }
-        out.sort_unstable();
-        out.dedup();
-        out
+        found.critical.sort_unstable();
+        found.critical.dedup();
+        let used: Vec<&str> = self
+            .greps
+            .iter()
+            .zip(greps)
+            .filter_map(|(g, used)| used.then_some(g.as_str()))
+            .collect();
+        found.grep = used.join("|");
+        found
     }
 }
 
@@ -342,7 +437,7 @@ mod tests {
 
     fn critical(text: &str, extra: &[DetectorTable]) -> Vec<usize> {
         let index = LineIndex::new(text);
-        Detectors::new(extra).unwrap().scan(text, &index)
+        Detectors::new(extra).unwrap().scan(text, &index).critical
     }
 
     #[test]
@@ -372,6 +467,7 @@ mod tests {
         let table = DetectorTable {
             tool: "mine".into(),
             lines: vec![r"^BROKEN: ".into()],
+            tests: vec![],
             after: vec![ContextRule {
                 when: "^BROKEN: ".into(),
                 find: r"^  at ".into(),
@@ -390,5 +486,33 @@ mod tests {
             (e.code, e.path.as_str()),
             (ErrorCode::InvalidOption, "spill.detectors[0].after[0].find")
         );
+        let no_group = DetectorTable {
+            tests: vec!["^BROKE ".into()],
+            ..DetectorTable::default()
+        };
+        let e = Detectors::new(&[no_group]).unwrap_err();
+        assert_eq!(e.path, "spill.detectors[0].tests[0]");
+    }
+
+    #[test]
+    fn test_rules_name_the_failing_tests_and_the_pattern_that_finds_them() {
+        let text = "--- FAIL: TestA (0.00s)\n    --- FAIL: TestB/x (0.01s)\n  ● S › t\nok\n";
+        let index = LineIndex::new(text);
+        let found = Detectors::new(&[]).unwrap().scan(text, &index);
+        assert_eq!(
+            found.tests,
+            vec![(0, "TestA"), (1, "TestB/x"), (2, "S › t")]
+        );
+        assert_eq!(found.grep, "● |--- FAIL: ");
+        let host = DetectorTable {
+            tests: vec![r"^BROKE (\w+)".into()],
+            ..DetectorTable::default()
+        };
+        let text = "BROKE deploy\n";
+        let found = Detectors::new(&[host])
+            .unwrap()
+            .scan(text, &LineIndex::new(text));
+        assert_eq!(found.tests, vec![(0, "deploy")]);
+        assert_eq!(found.grep, r"^BROKE (\w+)");
     }
 }

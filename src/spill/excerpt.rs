@@ -188,10 +188,10 @@ const TRACEBACK: &str = "Traceback (most recent call last)";
 
 /// The critical lines of `text` ([`crate::activity::check`]): every line
 /// that ends a traceback, every error line but a traceback's opening and
-/// every line the tools' `detectors` mark, in order.
-fn critical_lines(text: &str, index: &LineIndex, detectors: &Detectors) -> Vec<usize> {
+/// every line the tools' detectors mark (`detected`), in order.
+fn critical_lines(text: &str, index: &LineIndex, detected: &[usize]) -> Vec<usize> {
     let mut out = traceback_ends(text, index);
-    out.extend(detectors.scan(text, index));
+    out.extend_from_slice(detected);
     out.extend((0..index.len()).filter(|&i| {
         let line = index.line(text, i);
         is_error_line(line) && !line.trim_start().starts_with(TRACEBACK)
@@ -353,6 +353,9 @@ impl<'t> Excerpt<'t> {
         // Lines priced one by one can add up to less than their sum priced
         // at once: shrink the room by the overshoot until the whole fits.
         // Line prices and scanned error lines are kept across attempts.
+        let found = signals.detectors.scan(text, &index);
+        let mut facts = Facts::scan(text, &index);
+        facts.add_tests(found.tests, &found.grep);
         let mut work = Work {
             text,
             index: &index,
@@ -360,8 +363,8 @@ impl<'t> Excerpt<'t> {
             count,
             costs: HashMap::new(),
             scanned: None,
-            critical: critical_lines(text, &index, &signals.detectors),
-            facts: Facts::scan(text, &index),
+            critical: critical_lines(text, &index, &found.critical),
+            facts,
             index_bytes: (cap as f64 * signals.index_share * INDEX_BYTES_PER_TOKEN) as usize,
         };
         // The step doubles each time: the listing and the lines each side
@@ -426,7 +429,12 @@ impl<'t> Excerpt<'t> {
         // Half the index budget for the ids of unlisted failing tests, when
         // there are any; the rest (all of it otherwise) for the index.
         let tests = work.facts.tests_in(from, to);
-        self.unlisted = Unlisted::of(tests, &listed, work.index_bytes / 2);
+        self.unlisted = Unlisted::of(
+            tests,
+            &listed,
+            work.index_bytes / 2,
+            work.facts.tests_pattern(),
+        );
         let ids: usize = self.unlisted.ids.iter().map(|id| id.len() + 2).sum();
         let mut shown: HashSet<&str> = HashSet::new();
         for line in self.head.iter().chain(&self.tail) {

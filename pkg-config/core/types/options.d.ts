@@ -562,8 +562,14 @@ export type FormatName = 'openai-chat' | 'openai-responses' | 'anthropic' | 'gem
 export interface DetectorTable {
   /** The tool whose output the rules read (a name for errors and reports). */
   tool?: string;
-  /** Patterns of lines critical in themselves (`^--- FAIL: `). */
+  /** Patterns of lines critical in themselves (`^make: \*\*\* `). */
   lines?: string[];
+  /**
+   * Patterns of a failing test's line, critical too, the test's id in
+   * the first group (`^--- FAIL: (\S+)`): the excerpt counts those it
+   * could not list and gives the pattern to find them.
+   */
+  tests?: string[];
   /**
    * After each line matching `when`, the first line matching `find`
    * within `within` lines is critical (the location under a test's heading).
