@@ -4,15 +4,22 @@
 //! ([`TABLES`]), plus the host's own (`spill.detectors`,
 //! [`crate::config::DetectorTable`]).
 //!
-//! A table has three kinds of rules, each a pattern of the spill tools' regex
+//! A table has four kinds of rules, each a pattern of the spill tools' regex
 //! dialect, matched with case:
 //! * `lines`: every line matching the pattern is critical;
+//! * `tests`: a failing test's line, critical, the test's id in the
+//!   pattern's first group (`^\s*--- FAIL: (\S+)`): the excerpt counts the
+//!   ones it could not list and names the pattern that finds them;
 //! * `after` (`when`, `find`, `within`): after each line matching `when`, the
 //!   first line matching `find` within the next `within` lines is critical
 //!   (jest's `at …(file:line:col)` under its `● Suite › test` heading);
 //! * `before` (`when`, `find`, `within`): before each line matching `when`,
 //!   the nearest line matching `find` within the `within` lines above it is
 //!   critical (the file heading above eslint's `12:5  error` row).
+//!
+//! Each built-in `when` pattern holds a literal of 2 bytes or more (`● `,
+//! `--- FAIL: `): one pass over the text finds the lines worth matching (a
+//! host's pattern without one makes every line matched against every rule).
 //!
 //! Python's tracebacks, pytest's and unittest's lines, `error:`/`error[…]`
 //! and `…Error:` lines are critical without a table
