@@ -378,9 +378,13 @@ impl Detectors {
     pub fn scan<'t>(&self, text: &'t str, index: &LineIndex) -> Found<'t> {
         let mut found = Found::default();
         let mut greps = vec![false; self.greps.len()];
+        // Per `before` rule: the last line it started from and what it found
+        // there; a later start looks back only to it, so a file of many
+        // error rows under one heading is walked once.
+        let mut last: Vec<Option<(usize, Option<usize>)>> = vec![None; self.rules.len()];
         let mut visit = |line: usize| {
             let content = index.line_trimmed(text, line);
-            for rule in &self.rules {
+            for (k, rule) in self.rules.iter().enumerate() {
                 if !rule.when.is_match(content) {
                     continue;
                 }
@@ -404,9 +408,22 @@ impl Detectors {
                         let hit = match dir {
                             Direction::After => (line + 1..index.len().min(line + 1 + within))
                                 .find(|&i| find.is_match(index.line_trimmed(text, i))),
-                            Direction::Before => (line.saturating_sub(within)..line)
-                                .rev()
-                                .find(|&i| find.is_match(index.line_trimmed(text, i))),
+                            Direction::Before => {
+                                let floor = line.saturating_sub(within);
+                                let slot = last.get_mut(k);
+                                let (stop, prior) = match slot.as_deref() {
+                                    Some(Some((from, hit))) if *from >= floor => (*from, *hit),
+                                    _ => (floor, None),
+                                };
+                                let hit = (stop..line)
+                                    .rev()
+                                    .find(|&i| find.is_match(index.line_trimmed(text, i)))
+                                    .or(prior.filter(|&h| h >= floor));
+                                if let Some(slot) = slot {
+                                    *slot = Some((line, hit));
+                                }
+                                hit
+                            }
                         };
                         found.critical.extend(hit);
                     }
@@ -461,6 +478,16 @@ mod tests {
         assert_eq!(critical(jest, &[]), vec![0, 2, 3, 5]);
         let eslint = "/w/src/a.js\n  1:1  warning  x  no-unused-vars\n  2:3  error  y  eqeqeq\n\n/w/src/b.js\n  1:1  warning  z  r\n";
         assert_eq!(critical(eslint, &[]), vec![0, 2]);
+        // Many rows under one heading (each walks back only to the row
+        // before it), then another file.
+        let mut many = String::from("/w/src/a.js\n");
+        for i in 0..2_000 {
+            many.push_str(&format!("  {i}:1  error  y  eqeqeq\n"));
+        }
+        many.push_str("\n/w/src/b.js\n  9:9  error  z  no-undef\n");
+        let lines = critical(&many, &[]);
+        assert_eq!(lines.len(), 2_000 + 3);
+        assert!(lines.contains(&0) && lines.contains(&2_002));
         // A passing run: nothing.
         assert!(critical(
             "--- PASS: TestA (0.00s)\nok  \tx\t0.1s\n ✓ a > b 1ms\n",
