@@ -194,7 +194,7 @@ fn five_hundred_failures_say_how_many_are_not_listed_and_where() {
 }
 
 #[test]
-fn go_and_jest_failures_past_the_listing_are_counted_with_their_own_pattern() {
+fn go_test_failures_past_the_listing_are_counted_with_their_own_pattern() {
     // `go test -v`: 400 failing subtests among passing ones.
     let mut text = String::from("=== RUN   TestLedger\n");
     for i in 0..300 {
