@@ -15,7 +15,7 @@ SAMPLE := tests/fixtures/sample-trajectory.json
 DEMO := tests/fixtures/demo-session.json
 DEMO_ARGS := --budget 16000 --model gpt-5
 
-.PHONY: setup system-packages wasm-target deps pkg demo test test-rust test-js lint playground bench bench-windows bench-edge clean-pkg
+.PHONY: setup system-packages wasm-target deps pkg demo test test-rust test-js lint playground bench bench-windows bench-edge bench-ecosystems clean-pkg
 
 ## setup: everything `make test` needs, each part installed only when missing: the system
 ## packages (chromium, tesseract-ocr: apt-get, through sudo when not root) and `deps`.
@@ -88,6 +88,12 @@ bench: pkg
 bench-edge: pkg
 	node bench/edge-load.mjs --report bench/EDGE-LOAD.md $(BENCH_EDGE_ARGS)
 	node bench/edge-cpu.mjs --report bench/EDGE-CPU.md --json bench/edge-cpu.json
+
+## bench-ecosystems: spills each real output of tests/fixtures/ecosystems/ (vitest, jest, go test, …;
+## re-recorded by tests/fixtures/record-ecosystems.py) at a 16,000-token budget and writes the
+## per-tool recall of failing tests, their reasons and error locations to bench/ECOSYSTEMS.md.
+bench-ecosystems:
+	TRACELITE_ECOSYSTEMS_REPORT=$(CURDIR)/bench/ECOSYSTEMS.md cargo test --test spill_ecosystems -- --nocapture
 
 ## bench-windows: recent window 3 vs 5 per provider, tokens saved stage by stage,
 ## per-observation wasm cost: writes bench/WINDOWS.md and bench/windows.json.

@@ -642,6 +642,61 @@ fn error_patterns_are_a_validated_setting() {
 }
 
 #[test]
+fn detectors_are_a_validated_setting_that_adds_critical_lines() {
+    for (spill, path) in [
+        (
+            json!({"detectors": [{"tool": "t", "lines": ["ok", "bad("]}]}),
+            "spill.detectors[0].lines[1]",
+        ),
+        (
+            json!({"detectors": [{"after": [{"when": "x", "find": "(", "within": 2}]}]}),
+            "spill.detectors[0].after[0].find",
+        ),
+        (
+            json!({"detectors": [{"before": [{"when": "x", "find": "y", "within": 0}]}]}),
+            "spill.detectors[0].before[0].within",
+        ),
+        (
+            json!({"detectors": [{"lines": vec!["x"; 65]}]}),
+            "spill.detectors",
+        ),
+        (
+            json!({"detectors": [{"tool": "t", "line": ["x"]}]}),
+            "spill",
+        ),
+    ] {
+        let e = Config::from_json(json!({ "spill": spill })).unwrap_err();
+        assert!(e.path.starts_with(path), "{path}: {e}");
+    }
+    // A host's table: `STEP n FAILED AT …` and the `why:` line after it.
+    let detectors = json!([{
+        "tool": "deploy",
+        "lines": ["^STEP \\d+ BROKE AT "],
+        "after": [{"when": "^STEP \\d+ BROKE AT ", "find": "^  why: ", "within": 3}],
+    }]);
+    let mut text = log(20_000).replace("ValueError: boom", "STEP 7 BROKE AT deploy.yml:12");
+    text = text.replacen("line 10005: ", "  why: ", 1);
+    let spill = |spill: Value| {
+        let cfg = Config::from_json(json!({"budget": 16000, "spill": spill})).unwrap();
+        let out = compress_json(
+            &request(&text),
+            &cfg,
+            Env::new(&mut MemoryStore::new(), &mut HostState::default()),
+        )
+        .unwrap();
+        tool_text(&out.request)
+    };
+    let excerpt = spill(json!({ "detectors": detectors }));
+    assert!(
+        excerpt.contains("! 10003: STEP 7 BROKE AT deploy.yml:12"),
+        "{excerpt}"
+    );
+    assert!(excerpt.contains("! 10005: why: "), "{excerpt}");
+    let without = spill(json!({}));
+    assert!(!without.contains("STEP 7 BROKE AT"), "{without}");
+}
+
+#[test]
 fn patterns_that_would_compile_huge_or_nest_deep_are_typed_errors() {
     // regex-lite is linear-time in the text; its compiled size is capped at
     // 1 MiB and nesting at 32, so a pattern cannot blow up memory or time.

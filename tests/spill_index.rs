@@ -192,3 +192,40 @@ fn five_hundred_failures_say_how_many_are_not_listed_and_where() {
         "{note}"
     );
 }
+
+#[test]
+fn go_test_failures_past_the_listing_are_counted_with_their_own_pattern() {
+    // `go test -v`: 400 failing subtests among passing ones.
+    let mut text = String::from("=== RUN   TestLedger\n");
+    for i in 0..300 {
+        text.push_str(&format!("    --- PASS: TestLedger/ok_{i} (0.00s)\n"));
+    }
+    for i in 0..400 {
+        text.push_str(&format!(
+            "    ledger_test.go:{}: got {i}, want 0\n    --- FAIL: TestLedger/case_{i} (0.00s)\n",
+            i + 10
+        ));
+    }
+    for i in 0..300 {
+        text.push_str(&format!("    --- PASS: TestLedger/after_{i} (0.00s)\n"));
+    }
+    text.push_str("FAIL\nFAIL\texample.invalid/ledger\t0.012s\n");
+    let (excerpt, _) = spill(&text);
+    // The newest failures are listed, with their location line.
+    assert!(
+        excerpt.contains(": --- FAIL: TestLedger/case_399 (0.00s)"),
+        "{excerpt}"
+    );
+    assert!(
+        excerpt.contains(": ledger_test.go:409: got 399, want 0"),
+        "{excerpt}"
+    );
+    let note = excerpt
+        .lines()
+        .find(|l| l.contains("more failing tests hidden"))
+        .unwrap_or_else(|| panic!("{excerpt}"));
+    assert!(
+        note.contains(": grep_spill pattern '--- FAIL: '; TestLedger/case_0, "),
+        "{note}"
+    );
+}

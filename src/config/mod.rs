@@ -22,8 +22,8 @@ mod words;
 
 pub use limits::Limits;
 pub use stages::{
-    ClearReason, CompactConfig, DedupConfig, OpticalConfig, OpticalSwitch, PhaseConfig, PlanConfig,
-    Prices, RedactConfig, SpillConfig,
+    ClearReason, CompactConfig, ContextRule, DedupConfig, DetectorTable, OpticalConfig,
+    OpticalSwitch, PhaseConfig, PlanConfig, Prices, RedactConfig, SpillConfig,
 };
 pub(crate) use validate::Section;
 

@@ -30,6 +30,12 @@ pub struct SpillConfig {
     /// critical ones (every traceback's last line, error lines, failing
     /// tests: all listed, marked `!`, within 1,600 bytes).
     pub max_error_lines: usize,
+    /// The host's own critical-line detectors, one table per tool, added to
+    /// the built-in ones (jest, vitest, mocha, node:test, TAP, tsc, eslint,
+    /// vite, npm, cargo, go, make, rspec: `src/spill/detectors.rs`): lines
+    /// they mark are listed with the critical ones. Patterns: the spill
+    /// tools' regex dialect, case kept.
+    pub detectors: Vec<DetectorTable>,
     /// Where the host keeps spills as files (an absolute directory, e.g. a
     /// `FileStore`'s root): pointers become the file's path,
     /// `<pointerRoot>/<session>/<key>.txt`, and excerpts say how to read it
@@ -66,9 +72,42 @@ impl Default for SpillConfig {
             .map(String::from)
             .to_vec(),
             max_error_lines: 5,
+            detectors: Vec::new(),
             pointer_root: String::new(),
         }
     }
+}
+
+/// One tool's critical-line detectors (`spill.detectors`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct DetectorTable {
+    /// The tool whose output the rules read (a name for errors and reports).
+    pub tool: String,
+    /// Patterns of lines critical in themselves (`^make: \*\*\* `).
+    pub lines: Vec<String>,
+    /// Patterns of a failing test's line, critical too, the test's id in
+    /// the first group (`^--- FAIL: (\S+)`): the excerpt counts those it
+    /// could not list and gives the pattern to find them.
+    pub tests: Vec<String>,
+    /// After each line matching `when`, the first line matching `find`
+    /// within `within` lines is critical (the location under a test's heading).
+    pub after: Vec<ContextRule>,
+    /// Before each line matching `when`, the nearest line matching `find`
+    /// within `within` lines is critical (the file heading above an error row).
+    pub before: Vec<ContextRule>,
+}
+
+/// A detector rule that looks around a line (`spill.detectors[].after`, `.before`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct ContextRule {
+    /// Pattern of the line the rule starts from.
+    pub when: String,
+    /// Pattern of the line it marks critical.
+    pub find: String,
+    /// How many lines away it looks (1 to 1,000).
+    pub within: usize,
 }
 
 /// Dedup settings (stage 2). An observation loses the lines (trimmed length

@@ -44,6 +44,33 @@ impl Section for SpillConfig {
                 ));
             }
         }
+        let rules: usize = self
+            .detectors
+            .iter()
+            .map(|t| t.lines.len() + t.tests.len() + t.after.len() + t.before.len())
+            .sum();
+        if rules > most {
+            return Err(Error::new(
+                ErrorCode::LimitExceeded,
+                "spill.detectors",
+                format!("{rules} rules, limits.maxErrorPatterns is {most}"),
+            ));
+        }
+        for (t, table) in self.detectors.iter().enumerate() {
+            let lists = [("after", &table.after), ("before", &table.before)];
+            for (kind, list) in lists {
+                for (i, rule) in list.iter().enumerate() {
+                    if !(1..=super::detectors::MAX_WITHIN).contains(&rule.within) {
+                        return invalid_option(
+                            &format!("spill.detectors[{t}].{kind}[{i}].within"),
+                            "must be in [1, 1000]",
+                        );
+                    }
+                }
+            }
+        }
+        // Compiles every pattern: the error names the first that does not.
+        super::detectors::Detectors::new(&self.detectors)?;
         Ok(())
     }
 }

@@ -5,6 +5,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::detectors::Detectors;
 use super::grep::{GrepBudget, Pattern};
 use super::index::{add_words, Facts, HiddenIndex, Unlisted};
 use super::lines::{ceil_suffix, floor_prefix, LineIndex};
@@ -88,6 +89,8 @@ pub struct ErrorSignals {
     max_lines: usize,
     /// Share of the cap the hidden-middle index may take.
     index_share: f64,
+    /// The critical-line detectors of every tool ([`super::detectors`]).
+    detectors: Detectors,
 }
 
 /// Default share of the cap given to the hidden-middle index
@@ -121,6 +124,7 @@ impl ErrorSignals {
             literals,
             max_lines,
             index_share: INDEX_SHARE,
+            detectors: Detectors::new(&[])?,
         })
     }
 
@@ -129,6 +133,15 @@ impl ErrorSignals {
     pub fn with_index_share(mut self, share: f64) -> Self {
         self.index_share = share.clamp(0.0, 1.0);
         self
+    }
+
+    /// The same signals with the host's detector tables added to the
+    /// built-in ones (`spill.detectors`).
+    pub fn with_detectors(mut self, extra: &[crate::config::DetectorTable]) -> Result<Self> {
+        if !extra.is_empty() {
+            self.detectors = Detectors::new(extra)?;
+        }
+        Ok(self)
     }
 
     /// 0-based lines in `from..to` that match any pattern, in order.
@@ -174,9 +187,11 @@ impl ErrorSignals {
 const TRACEBACK: &str = "Traceback (most recent call last)";
 
 /// The critical lines of `text` ([`crate::activity::check`]): every line
-/// that ends a traceback and every error line but a traceback's opening, in order.
-fn critical_lines(text: &str, index: &LineIndex) -> Vec<usize> {
+/// that ends a traceback, every error line but a traceback's opening and
+/// every line the tools' detectors mark (`detected`), in order.
+fn critical_lines(text: &str, index: &LineIndex, detected: &[usize]) -> Vec<usize> {
     let mut out = traceback_ends(text, index);
+    out.extend_from_slice(detected);
     out.extend((0..index.len()).filter(|&i| {
         let line = index.line(text, i);
         is_error_line(line) && !line.trim_start().starts_with(TRACEBACK)
@@ -338,6 +353,9 @@ impl<'t> Excerpt<'t> {
         // Lines priced one by one can add up to less than their sum priced
         // at once: shrink the room by the overshoot until the whole fits.
         // Line prices and scanned error lines are kept across attempts.
+        let found = signals.detectors.scan(text, &index);
+        let mut facts = Facts::scan(text, &index);
+        facts.add_tests(found.tests, &found.grep);
         let mut work = Work {
             text,
             index: &index,
@@ -345,8 +363,8 @@ impl<'t> Excerpt<'t> {
             count,
             costs: HashMap::new(),
             scanned: None,
-            critical: critical_lines(text, &index),
-            facts: Facts::scan(text, &index),
+            critical: critical_lines(text, &index, &found.critical),
+            facts,
             index_bytes: (cap as f64 * signals.index_share * INDEX_BYTES_PER_TOKEN) as usize,
         };
         // The step doubles each time: the listing and the lines each side
@@ -411,7 +429,12 @@ impl<'t> Excerpt<'t> {
         // Half the index budget for the ids of unlisted failing tests, when
         // there are any; the rest (all of it otherwise) for the index.
         let tests = work.facts.tests_in(from, to);
-        self.unlisted = Unlisted::of(tests, &listed, work.index_bytes / 2);
+        self.unlisted = Unlisted::of(
+            tests,
+            &listed,
+            work.index_bytes / 2,
+            work.facts.tests_pattern(),
+        );
         let ids: usize = self.unlisted.ids.iter().map(|id| id.len() + 2).sum();
         let mut shown: HashSet<&str> = HashSet::new();
         for line in self.head.iter().chain(&self.tail) {

@@ -49,6 +49,9 @@ pub struct Facts<'t> {
     facts: Vec<Fact<'t>>,
     /// 0-based lines reporting a failing test, with the test's id.
     tests: Vec<(usize, &'t str)>,
+    /// The pattern that finds those lines (`grep -E`, `grep_spill`); empty
+    /// for [`FAILING_TEST_PATTERN`].
+    grep: String,
     /// The leading number of each line that has one (`cat -n`, `grep -n`).
     numbers: HashMap<usize, usize>,
 }
@@ -92,6 +95,31 @@ impl<'t> Facts<'t> {
             }
         }
         out
+    }
+
+    /// Adds the failing tests the tools' detectors found (0-based line, id;
+    /// in line order) and the pattern that finds their lines.
+    pub fn add_tests(&mut self, tests: Vec<(usize, &'t str)>, grep: &str) {
+        if tests.is_empty() {
+            return;
+        }
+        self.grep = if self.tests.is_empty() {
+            grep.to_string()
+        } else {
+            format!("{FAILING_TEST_PATTERN}|{grep}")
+        };
+        self.tests.extend(tests);
+        self.tests.sort_by_key(|(line, _)| *line);
+        self.tests.dedup_by_key(|(line, _)| *line);
+    }
+
+    /// The pattern that finds every failing test's line.
+    pub fn tests_pattern(&self) -> &str {
+        if self.grep.is_empty() {
+            FAILING_TEST_PATTERN
+        } else {
+            &self.grep
+        }
     }
 
     /// The failing tests on 0-based lines `from..to`.
@@ -318,12 +346,19 @@ pub struct Unlisted<'t> {
     pub lines: (usize, usize),
     /// The first of their ids, within the budget.
     pub ids: Vec<&'t str>,
+    /// The pattern that finds their lines.
+    pub pattern: String,
 }
 
 impl<'t> Unlisted<'t> {
     /// The failing tests of `hidden` (0-based line, id) not on `listed`
-    /// lines, with as many ids as fit in `max_bytes`.
-    pub fn of(hidden: &[(usize, &'t str)], listed: &[usize], max_bytes: usize) -> Self {
+    /// lines, with as many ids as fit in `max_bytes`; `pattern` finds them.
+    pub fn of(
+        hidden: &[(usize, &'t str)],
+        listed: &[usize],
+        max_bytes: usize,
+        pattern: &str,
+    ) -> Self {
         let left: Vec<&(usize, &str)> = hidden
             .iter()
             .filter(|(l, _)| listed.binary_search(l).is_err())
@@ -347,6 +382,7 @@ impl<'t> Unlisted<'t> {
             count: left.len(),
             lines: (first.0 + 1, last.0 + 1),
             ids,
+            pattern: pattern.to_string(),
         }
     }
 
@@ -358,7 +394,7 @@ impl<'t> Unlisted<'t> {
             "[… {} more failing test{} hidden, lines {a}-{b}: {}",
             self.count,
             if self.count == 1 { "" } else { "s" },
-            search(FAILING_TEST_PATTERN)
+            search(&self.pattern)
         );
         if !self.ids.is_empty() {
             out.push_str("; ");

@@ -7,6 +7,7 @@
 //! ([`crate::Config::result_cap`]), so it scales with the model's window.
 
 mod config;
+pub mod detectors;
 mod excerpt;
 mod index;
 mod literals;
@@ -155,12 +156,33 @@ impl Figures {
 pub struct ExcerptCache {
     entries: std::collections::HashMap<ExcerptId, Laid>,
     bytes: usize,
-    /// The error signals last compiled, with the patterns, line limit and
-    /// index share they were compiled from: a session's turns share them.
-    signals: Option<(Vec<String>, usize, f64, std::sync::Arc<ErrorSignals>)>,
+    /// The error signals last compiled, with the settings they were
+    /// compiled from: a session's turns share them.
+    signals: Option<(SignalSettings, std::sync::Arc<ErrorSignals>)>,
 }
 
 const MAX_EXCERPT_CACHE_BYTES: usize = 8 << 20;
+
+/// What [`ErrorSignals`] are compiled from: the patterns, the line limit,
+/// the index share (its bits) and the host's detector tables.
+type SignalSettings = (Vec<String>, usize, u64, Vec<crate::config::DetectorTable>);
+
+/// The [`SignalSettings`] of `spill`.
+fn signal_settings(spill: &crate::config::SpillConfig) -> SignalSettings {
+    (
+        spill.error_patterns.clone(),
+        spill.max_error_lines,
+        spill.index_share.to_bits(),
+        spill.detectors.clone(),
+    )
+}
+
+/// The error signals and detectors of `spill`, compiled.
+fn compile_signals(spill: &crate::config::SpillConfig) -> Result<ErrorSignals> {
+    ErrorSignals::new(&spill.error_patterns, spill.max_error_lines)?
+        .with_index_share(spill.index_share)
+        .with_detectors(&spill.detectors)
+}
 
 /// Where an [`ExcerptCache`] finds a layout: the text's content key and the
 /// settings' digest.
@@ -173,24 +195,14 @@ impl ExcerptCache {
         &mut self,
         spill: &crate::config::SpillConfig,
     ) -> Result<std::sync::Arc<ErrorSignals>> {
-        if let Some((patterns, max, share, signals)) = &self.signals {
-            if *patterns == spill.error_patterns
-                && *max == spill.max_error_lines
-                && share.to_bits() == spill.index_share.to_bits()
-            {
+        let settings = signal_settings(spill);
+        if let Some((known, signals)) = &self.signals {
+            if *known == settings {
                 return Ok(signals.clone());
             }
         }
-        let signals = std::sync::Arc::new(
-            ErrorSignals::new(&spill.error_patterns, spill.max_error_lines)?
-                .with_index_share(spill.index_share),
-        );
-        self.signals = Some((
-            spill.error_patterns.clone(),
-            spill.max_error_lines,
-            spill.index_share,
-            signals.clone(),
-        ));
+        let signals = std::sync::Arc::new(compile_signals(spill)?);
+        self.signals = Some((settings, signals.clone()));
         Ok(signals)
     }
 
@@ -228,7 +240,7 @@ fn excerpt_settings(cx: &StageContext<'_, ExcerptCache>) -> u128 {
         config.redact.store,
         spill.index_share
     );
-    let patterns = format!("{:?}", spill.error_patterns);
+    let patterns = format!("{:?}{:?}", spill.error_patterns, spill.detectors);
     crate::hash::digest128(&[
         numbers.as_bytes(),
         patterns.as_bytes(),
@@ -404,8 +416,7 @@ pub fn spill_text(
     store: &mut dyn SpillStore,
     counter: &dyn crate::tokens::TokenCounter,
 ) -> Result<Spilled> {
-    let signals = ErrorSignals::new(&config.spill.error_patterns, config.spill.max_error_lines)?
-        .with_index_share(config.spill.index_share);
+    let signals = compile_signals(&config.spill)?;
     let (mut keys, mut redacted, mut activities) = Default::default();
     let caches = SharedCaches {
         keys: &mut keys,

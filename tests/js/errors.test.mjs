@@ -31,6 +31,7 @@ const is = (Class, code, path) => (err) => {
 test('a bad option from the core is an OptionError with INVALID_OPTION and the option\'s path', () => {
   assert.throws(() => compress(REQUEST, { spill: { fraction: 2 } }), is(OptionError, 'INVALID_OPTION', 'spill.fraction'));
   assert.throws(() => compress(REQUEST, { optical: { bitDepth: 3 } }), is(OptionError, 'INVALID_OPTION', 'optical.bitDepth'));
+  assert.throws(() => compress(REQUEST, { spill: { detectors: [{ tool: 'x', tests: ['^BROKE '] }] } }), is(OptionError, 'INVALID_OPTION', 'spill.detectors[0].tests[0]'));
   assert.throws(() => compress(REQUEST, { budget: -5 }), (err) => is(OptionError, 'INVALID_OPTION', 'budget')(err)
     && err.message === 'budget: must be a non-negative integer, got -5' && err.group === 'option');
   // Raised by the JS before the wasm runs: the same class.

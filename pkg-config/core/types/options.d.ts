@@ -134,6 +134,15 @@ export interface SpillOptions {
    */
   maxErrorLines?: number;
   /**
+   * The host's own critical-line detectors, one table per tool, added to
+   * the built-in ones (jest, vitest, mocha, node:test, TAP, tsc, eslint,
+   * vite, npm, cargo, go, make, rspec: `src/spill/detectors.rs`): lines
+   * they mark are listed with the critical ones. Patterns: the spill
+   * tools' regex dialect, case kept.
+   * Default: `[]`.
+   */
+  detectors?: DetectorTable[];
+  /**
    * Where the host keeps spills as files (an absolute directory, e.g. a
    * `FileStore`'s root): pointers become the file's path,
    * `<pointerRoot>/<session>/<key>.txt`, and excerpts say how to read it
@@ -579,6 +588,30 @@ export interface DeclaredModel {
   maxEdgePx?: number;
 }
 
+/** One tool's critical-line detectors (`spill.detectors`). */
+export interface DetectorTable {
+  /** The tool whose output the rules read (a name for errors and reports). */
+  tool?: string;
+  /** Patterns of lines critical in themselves (`^make: \*\*\* `). */
+  lines?: string[];
+  /**
+   * Patterns of a failing test's line, critical too, the test's id in
+   * the first group (`^--- FAIL: (\S+)`): the excerpt counts those it
+   * could not list and gives the pattern to find them.
+   */
+  tests?: string[];
+  /**
+   * After each line matching `when`, the first line matching `find`
+   * within `within` lines is critical (the location under a test's heading).
+   */
+  after?: ContextRule[];
+  /**
+   * Before each line matching `when`, the nearest line matching `find`
+   * within `within` lines is critical (the file heading above an error row).
+   */
+  before?: ContextRule[];
+}
+
 /** Token prices in US dollars per million tokens. */
 export interface Prices {
   /** Uncached input. */
@@ -590,5 +623,15 @@ export interface Prices {
    * writes are billed separately; equal to `input` elsewhere).
    */
   cacheWrite?: number;
+}
+
+/** A detector rule that looks around a line (`spill.detectors[].after`, `.before`). */
+export interface ContextRule {
+  /** Pattern of the line the rule starts from. */
+  when?: string;
+  /** Pattern of the line it marks critical. */
+  find?: string;
+  /** How many lines away it looks (1 to 1,000). */
+  within?: number;
 }
 
