@@ -97,14 +97,19 @@ export class SessionStores {
   /**
    * Weighs a session after calls into its store (internal): what they kept
    * (`measure`). Frees the least recently used other sessions while all
-   * weigh more than `maxMemoryBytes`.
+   * weigh more than `maxMemoryBytes`, then, if the session alone still does,
+   * its caches (`#fit`).
    */
   weigh(e, session) {
     if (e.retired || this.#entries.get(session) !== e) return;
+    this.#reweigh(e);
+    this.#fit(e, 0);
+  }
+
+  #reweigh(e) {
     const weight = Math.max(0, e.bytes);
     this.#memory += weight - (e.weight ?? 0);
     e.weight = weight;
-    this.#fit(e, 0);
   }
 
   /**
@@ -115,13 +120,23 @@ export class SessionStores {
    * call too, not only after: the call's own peak is what comes on top.
    */
   reserve(e, requestBytes) {
+    if (e.retired) return;
     this.#fit(e, SESSION_BYTES_PER_REQUEST_BYTE * requestBytes);
   }
 
+  /**
+   * Frees the least recently used sessions other than `e` while all weigh,
+   * with `extra`, more than `maxMemoryBytes`; if `e` alone still does, its
+   * caches (its spills and compaction state stay: outputs do not change).
+   */
   #fit(e, extra) {
     for (const [name, other] of this.#entries) {
       if (this.#memory + extra <= this.#maxMemory) break;
       if (other !== e) this.#expire(name, other);
+    }
+    if (this.#memory + extra > this.#maxMemory && e.weight > 0) {
+      this.measure(e, () => e.store.clearCaches());
+      this.#reweigh(e);
     }
   }
 

@@ -78,3 +78,21 @@ test('64 sessions of maximal bodies: wasm memory bounded, a normal client\'s p95
   assert.ok(r.wasmAfter <= r.bound, `wasm ${r.wasmAfter} B over the bound ${r.bound} B`);
   assert.ok(r.normal.besideP95 <= 3 * r.normal.aloneP95, `p95 ${r.normal.besideP95} ms beside vs ${r.normal.aloneP95} ms alone`);
 });
+
+// Issue 49: at the defaults (8 MiB bodies, 192 MiB of sessions), sessions
+// that each send a maximal body and then a small turn (one tenant each):
+// before, the small turn made a session weigh 7x its few KB while it kept
+// ~87 MiB of caches, and wasm memory grew ~94 MiB a session (689 MiB after
+// 6, bound 401). Now each is weighed by what the allocator holds for it.
+test('at the defaults, maximal sessions that then turn small: wasm memory within its bound', { timeout: 600_000 }, () => {
+  const run = spawnSync(process.execPath, [script, '--sessions', '--count', '8', '--json'], { encoding: 'utf8', timeout: 590_000 });
+  assert.equal(run.status === 0 || run.status === 1, true, run.stderr);
+  const r = JSON.parse(run.stdout.trim().split('\n').pop());
+  assert.equal(r.maxBodyBytes, MEMORY_DEFAULTS.maxBodyBytes);
+  assert.equal(r.maxMemoryBytes, MEMORY_DEFAULTS.maxMemoryBytes);
+  assert.equal(r.attackerStatuses.join(), Array(16).fill(200).join());
+  const mb = (b) => (b / (1 << 20)).toFixed(1);
+  assert.ok(r.wasmAfter <= r.bound, `wasm ${mb(r.wasmAfter)} MiB over the bound ${mb(r.bound)} MiB; after each session: ${r.wasmEach.map(mb).join(' ')}`);
+  // What the sessions keep, measured, is within maxMemoryBytes.
+  assert.ok(r.heapAfter <= r.maxMemoryBytes + (16 << 20), `the sessions keep ${mb(r.heapAfter)} MiB`);
+});
