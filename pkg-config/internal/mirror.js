@@ -252,6 +252,21 @@ export class SessionStores {
     return e.store.wasmStore;
   }
 
+  /**
+   * Runs `read(wasmStore)` on the wasm store holding a session's blob (see
+   * `wasmStoreFor`) and weighs what it kept (a blob's line index, built by
+   * its first read or search): `{ value }`, or `undefined` when that store
+   * does not hold it (internal).
+   */
+  readHeld(session, key, read) {
+    const wasm = this.wasmStoreFor(session, key);
+    if (!wasm) return undefined;
+    const e = this.#entries.get(session);
+    const value = this.measure(e, () => read(wasm));
+    this.weigh(e, session);
+    return { value };
+  }
+
   get(session, key) {
     const e = this.#entries.get(session);
     try {

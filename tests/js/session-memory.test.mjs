@@ -58,6 +58,16 @@ test('the in-memory sessions weigh at most maxMemoryBytes; a freed session\'s sp
   stores.free();
 });
 
+test('a read or search of a held session\'s spill is weighed too (the line index it builds)', async () => {
+  const stores = new SessionStores();
+  const out = await compressInto(JSON.stringify(manySpills(1, 400_000)), { ...OPTIONS, session: 'r' }, stores);
+  const before = stores.memoryBytes();
+  const page = await readSpill(stores, out.report.spills[0].pointer);
+  // A 4-byte offset per line (wasm32), kept with the blob for the next read.
+  assert.ok(stores.memoryBytes() - before >= 4 * page.totalLines, `${stores.memoryBytes() - before} B weighed for ${page.totalLines} lines`);
+  stores.free();
+});
+
 test('memory defaults: 8 MiB bodies and 192 MiB of sessions in Node, 2 MiB and 8 MiB on workerd', () => {
   assert.deepEqual({ ...MEMORY_DEFAULTS }, { maxBodyBytes: 8 << 20, maxMemoryBytes: 192 << 20 });
   const probe = `globalThis.navigator = { userAgent: 'Cloudflare-Workers' };
