@@ -3,9 +3,9 @@
 
 use wasm_bindgen::prelude::*;
 
-/// The system allocator, counting the bytes it holds (no limit).
+/// The system allocator, counting the bytes it holds.
 #[global_allocator]
-static ALLOCATOR: cap::Cap<std::alloc::System> = cap::Cap::new(std::alloc::System, usize::MAX);
+static ALLOCATOR: alloc_count::Counting = alloc_count::Counting::new();
 
 /// Bytes of wasm linear memory currently reserved (it only grows), for
 /// peak-memory measurements (`bench/hostile-memory.mjs`).
@@ -20,5 +20,5 @@ pub fn wasm_memory_bytes() -> f64 {
 /// Unlike [`wasm_memory_bytes`] it goes down when memory is freed.
 #[wasm_bindgen(js_name = wasmHeapBytes)]
 pub fn wasm_heap_bytes() -> f64 {
-    ALLOCATOR.allocated() as f64
+    ALLOCATOR.held() as f64
 }
