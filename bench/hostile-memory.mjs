@@ -10,15 +10,19 @@
 //   node bench/hostile-memory.mjs --quick    # reduced sizes (for tests)
 //   node bench/hostile-memory.mjs --json     # one JSON object per line
 //   node bench/hostile-memory.mjs --case <name>   # one case, in this process
-//   node bench/hostile-memory.mjs --sessions      # 64 sessions of maximal bodies (issue 39)
+//   node bench/hostile-memory.mjs --sessions      # 64 sessions of maximal bodies (issues 39, 49)
+//   node bench/hostile-memory.mjs --sessions --count 8   # fewer sessions
 //
 // `--sessions` drives the proxy (default in-memory store, loopback fetch)
-// with 64 sessions, each one body of tiny tool calls filling `maxBodyBytes`,
-// alternating with a normal client's requests; it reports wasm memory
-// against its documented bound (16 MiB + `maxMemoryBytes` + 24 × `maxBodyBytes`
-// over the start) and the normal client's p95 alone and beside the attacker.
-// Full size: the defaults (8 MiB bodies, 192 MiB); `--quick`: 256 KiB
-// bodies and 4 MiB of sessions.
+// with 64 sessions (`--count`), each from its own tenant: one body of tiny
+// tool calls filling `maxBodyBytes`, then a small turn in the same session
+// (which made the session weigh next to nothing while it kept its caches:
+// issue 49), alternating with a normal client's requests; it reports wasm
+// memory after each session against its documented bound (16 MiB +
+// `maxMemoryBytes` + 24 × `maxBodyBytes` over the start), what the sessions
+// keep (`wasmHeapBytes`) and the normal client's p95 alone and beside the
+// attacker. Full size: the defaults (8 MiB bodies, 192 MiB); `--quick`:
+// 256 KiB bodies and 4 MiB of sessions.
 //
 // Build the package first: `make pkg`.
 import { spawnSync } from 'node:child_process';
@@ -149,12 +153,12 @@ export const FIXED_BYTES = 16 * MB;
 const percentile = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)];
 
 async function runSessions() {
-  const { wasmMemoryBytes, MEMORY_DEFAULTS } = await import('../pkg/entries/node.js');
+  const { wasmMemoryBytes, wasmHeapBytes, MEMORY_DEFAULTS } = await import('../pkg/entries/node.js');
   const { createProxy } = await import('../pkg/adapters/proxy/index.js');
   const { manySpills, maximalBody } = await import('../tests/js/support/requests.mjs');
   const maxBodyBytes = quick ? 256 << 10 : MEMORY_DEFAULTS.maxBodyBytes;
   const maxMemoryBytes = quick ? 4 * MB : MEMORY_DEFAULTS.maxMemoryBytes;
-  const sessions = 64;
+  const sessions = args.includes('--count') ? Number(args[args.indexOf('--count') + 1]) : 64;
   const proxy = createProxy({
     upstream: 'http://upstream.test',
     options: { budget: 8000 },
@@ -162,10 +166,11 @@ async function runSessions() {
     maxMemoryBytes,
     fetch: async () => new Response('{"ok":true}', { headers: { 'content-type': 'application/json' } }),
   });
-  const post = async (session, body) => {
-    const res = await proxy(new Request('http://proxy.test/v1/chat/completions', {
-      method: 'POST', headers: { 'content-type': 'application/json', 'x-tracelite-session': session }, body,
-    }));
+  const post = async (session, body, tenant) => {
+    const headers = { 'content-type': 'application/json', 'x-tracelite-session': session };
+    // Its own credentials: a tenant of its own (a tenant's compress time per minute is bounded).
+    if (tenant) headers.authorization = `Bearer ${tenant}`;
+    const res = await proxy(new Request('http://proxy.test/v1/chat/completions', { method: 'POST', headers, body }));
     await res.text();
     return res.status;
   };
@@ -185,13 +190,17 @@ async function runSessions() {
   const wasmBefore = wasmMemoryBytes();
   const beside = [];
   const attackerStatuses = [];
+  const wasmEach = [];
   let attackerMs = 0;
   for (let s = 0; s < sessions; s++) {
     const body = maximalBody(maxBodyBytes, s);
     const t0 = performance.now();
-    attackerStatuses.push(await post(`attacker-${s}`, body));
+    attackerStatuses.push(await post(`attacker-${s}`, body, `attacker-key-${s}`));
     attackerMs += performance.now() - t0;
     beside.push(await normal());
+    // A small turn of the same session: it is weighed by what it keeps, not by this request.
+    attackerStatuses.push(await post(`attacker-${s}`, JSON.stringify(manySpills(1, 3_000)), `attacker-key-${s}`));
+    wasmEach.push(wasmMemoryBytes());
   }
   const wasmAfter = wasmMemoryBytes();
   return {
@@ -200,9 +209,12 @@ async function runSessions() {
     maxMemoryBytes,
     wasmBefore,
     wasmAfter,
+    wasmEach,
+    heapAfter: wasmHeapBytes?.(), // (a build before issue 49 has none)
     bound: wasmBefore + FIXED_BYTES + maxMemoryBytes + PEAK_PER_BODY_BYTE * maxBodyBytes,
     attackerStatuses,
     attackerMeanMs: Math.round(attackerMs / sessions),
+    seconds: Math.round(performance.now() / 1000),
     rss: process.memoryUsage().rss,
     normal: { aloneP95: +percentile(alone, 95).toFixed(1), besideP95: +percentile(beside, 95).toFixed(1), aloneP50: +percentile(alone, 50).toFixed(1), besideP50: +percentile(beside, 50).toFixed(1) },
   };
@@ -214,11 +226,13 @@ if (args.includes('--sessions')) {
     process.stdout.write(`${JSON.stringify(r)}\n`);
   } else {
     process.stdout.write([
-      `64 sessions of maximal bodies through the proxy, Node ${process.version}${quick ? ' (quick sizes)' : ''}:`,
+      `${r.sessions} sessions of maximal bodies, each then a small turn, through the proxy, Node ${process.version}${quick ? ' (quick sizes)' : ''}:`,
       '',
-      '| maxBodyBytes | maxMemoryBytes | wasm before → after (MB) | bound (MB) | attacker mean (ms) | normal p95 alone → beside (ms) | RSS (MB) |',
-      '|---:|---:|---:|---:|---:|---:|---:|',
-      `| ${fmtMB(r.maxBodyBytes)} MB | ${fmtMB(r.maxMemoryBytes)} MB | ${fmtMB(r.wasmBefore)} → ${fmtMB(r.wasmAfter)} | ${fmtMB(r.bound)} | ${r.attackerMeanMs} | ${r.normal.aloneP95} → ${r.normal.besideP95} | ${fmtMB(r.rss)} |`,
+      '| maxBodyBytes | maxMemoryBytes | wasm before → after (MB) | bound (MB) | sessions keep (MB) | attacker mean (ms) | normal p95 alone → beside (ms) | RSS (MB) |',
+      '|---:|---:|---:|---:|---:|---:|---:|---:|',
+      `| ${fmtMB(r.maxBodyBytes)} MB | ${fmtMB(r.maxMemoryBytes)} MB | ${fmtMB(r.wasmBefore)} → ${fmtMB(r.wasmAfter)} | ${fmtMB(r.bound)} | ${fmtMB(r.heapAfter)} | ${r.attackerMeanMs} | ${r.normal.aloneP95} → ${r.normal.besideP95} | ${fmtMB(r.rss)} |`,
+      '',
+      `wasm after each session (MB): ${r.wasmEach.map(fmtMB).join(' ')}`,
       '',
     ].join('\n'));
   }

@@ -2,10 +2,17 @@
 export function wasmMemoryBytes(): number;
 
 /**
- * What a session kept in memory weighs per byte of its last request (its
- * spills, caches and previous request hold 1.2–6.9× the request's bytes).
+ * What a session may keep in memory per byte of a request: the in-memory
+ * sessions reserve it before the call (freeing others first).
  */
 export const SESSION_BYTES_PER_REQUEST_BYTE: number;
+
+/**
+ * Bytes the wasm allocator holds now (allocated, not yet freed: it goes down
+ * when memory is freed). The in-memory sessions are weighed by what each call
+ * into their stores kept of it (`maxMemoryBytes`).
+ */
+export function wasmHeapBytes(): number;
 
 /**
  * Memory defaults of this host: the proxy's `maxBodyBytes` and the in-memory

@@ -1,7 +1,8 @@
 // Memory: the size of the wasm linear memory (it never shrinks, so after a
-// call it is the peak that call needed on top of earlier ones), and the
+// call it is the peak that call needed on top of earlier ones), the bytes its
+// allocator holds (what the in-memory sessions are weighed by), and the
 // memory defaults of this host.
-import { wasmMemoryBytes as wasmMemory } from '../wasm/tracelite.js';
+import { wasmHeapBytes as wasmHeap, wasmMemoryBytes as wasmMemory } from '../wasm/tracelite.js';
 
 const MiB = 1 << 20;
 
@@ -11,11 +12,23 @@ export function wasmMemoryBytes() {
 }
 
 /**
- * What a session kept in memory weighs per byte of its last request: its
- * spills, caches and previous request hold 1.2–6.9× the request's bytes
- * (bench/hostile-memory.mjs `--sessions`, tiny tool calls the most).
+ * What a session may keep per byte of a request, reserved before the call
+ * (the in-memory sessions free others first, so that with it they stay
+ * within `maxMemoryBytes` during the call): at most 14.8× measured on 8 MiB
+ * bodies (~300-line outputs; tiny tool calls 10.9×, measured by
+ * `wasmHeapBytes` around the call).
  */
-export const SESSION_BYTES_PER_REQUEST_BYTE = 7;
+export const SESSION_BYTES_PER_REQUEST_BYTE = 15;
+
+/**
+ * Bytes the wasm allocator holds now (allocated, not yet freed; it goes down
+ * when memory is freed, unlike `wasmMemoryBytes`). What a call into a store
+ * kept is the difference before and after it: the in-memory sessions of the
+ * proxy and the middleware are weighed so (`maxMemoryBytes`).
+ */
+export function wasmHeapBytes() {
+  return wasmHeap();
+}
 
 /** Whether this is a Cloudflare Worker (workerd: 128 MB per isolate). */
 const WORKERD = globalThis.navigator?.userAgent === 'Cloudflare-Workers';

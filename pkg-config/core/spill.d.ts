@@ -212,6 +212,8 @@ export class SpillStore {
   importCache(segment: string, options: Record<string, unknown> & { key: string | Uint8Array; session?: string }): CacheImport;
   /** What the caches hold and rendered here. */
   cacheStats(): CacheStats;
+  /** Empties the caches, keeping the spills and the compaction state (outputs do not change). */
+  clearCaches(): void;
   free(): void;
   [Symbol.dispose](): void;
 }

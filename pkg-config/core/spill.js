@@ -214,6 +214,15 @@ export class SpillStore {
     return JSON.parse(guarded(() => this.wasmStore.cacheStats()));
   }
 
+  /**
+   * Empties the caches (snapshots, token counts, keys, redactions, layouts),
+   * keeping the spills and the compaction state: outputs do not change, the
+   * next call only does again what the caches saved.
+   */
+  clearCaches() {
+    guarded(() => this.wasmStore.clearCaches());
+  }
+
   /** Releases the wasm memory. */
   free() {
     this.#wasm?.free();

@@ -3,7 +3,7 @@
 // compress returns) copied into it, since compress itself is synchronous.
 import { OptionError, LimitError, StoreError, SpillStore, compress } from '#entry';
 import { fnv1a } from '../wasm/tracelite.js';
-import { MEMORY_DEFAULTS, SESSION_BYTES_PER_REQUEST_BYTE } from '../core/memory.js';
+import { MEMORY_DEFAULTS, SESSION_BYTES_PER_REQUEST_BYTE, wasmHeapBytes } from '../core/memory.js';
 import { facts, isContentKey } from './blob-keys.js';
 
 /** Default number of conversations `SessionStores` keeps in memory. */
@@ -28,11 +28,11 @@ export const REMEMBERED_EXPIRED_SESSIONS = 4096;
  * In-memory spill stores, one wasm `SpillStore` per session (conversation), so
  * each keeps its own spills, caches and previous request. The least recently
  * used sessions are freed beyond `maxSessions`, and beyond `maxMemoryBytes`
- * of what the sessions keep in all (each weighs the larger of
- * `SESSION_BYTES_PER_REQUEST_BYTE` × its last request's bytes and its spills
- * and caches; the session of the call is kept). A spill of a freed session
- * reads as expired (`SPILL_NOT_FOUND`, saying so). Has the `get`/`put`/`list`
- * store interface, routed by session.
+ * of what the sessions keep in all (each weighs the wasm heap bytes its calls
+ * kept, measured by the allocator around every call that writes its store:
+ * spills, caches, compaction state, everything; the session of the call is
+ * kept). A spill of a freed session reads as expired (`SPILL_NOT_FOUND`,
+ * saying so). Has the `get`/`put`/`list` store interface, routed by session.
  */
 export class SessionStores {
   #max;
@@ -69,7 +69,8 @@ export class SessionStores {
     if (e) {
       this.#entries.delete(session);
     } else {
-      e = { store: new SpillStore(), previous: undefined, held: new Map(), heldBytes: 0 };
+      e = { store: undefined, previous: undefined, held: new Map(), heldBytes: 0, bytes: 0 };
+      e.store = this.measure(e, () => new SpillStore());
     }
     this.#entries.set(session, e);
     while (this.#entries.size > this.#max) {
@@ -80,21 +81,62 @@ export class SessionStores {
   }
 
   /**
-   * Weighs a session after a call into its store (internal; `requestBytes`:
-   * the call's request, else its last one) and frees the least recently used
-   * other sessions while all weigh more than `maxMemoryBytes`.
+   * Runs `call`, a synchronous call into the store of entry `e` (internal),
+   * and adds to the entry the wasm heap bytes it kept (what the allocator
+   * holds after it minus before: the call's own peak is freed by then).
    */
-  weigh(e, session, requestBytes) {
+  measure(e, call) {
+    const before = wasmHeapBytes();
+    try {
+      return call();
+    } finally {
+      e.bytes += wasmHeapBytes() - before;
+    }
+  }
+
+  /**
+   * Weighs a session after calls into its store (internal): what they kept
+   * (`measure`). Frees the least recently used other sessions while all
+   * weigh more than `maxMemoryBytes`, then, if the session alone still does,
+   * its caches (`#fit`).
+   */
+  weigh(e, session) {
     if (e.retired || this.#entries.get(session) !== e) return;
-    if (requestBytes !== undefined) e.requestBytes = requestBytes;
-    const spills = e.store.usage().totalBytes;
-    const caches = e.store.cacheStats();
-    const weight = Math.max(SESSION_BYTES_PER_REQUEST_BYTE * (e.requestBytes ?? 0), spills + caches.snapshotBytes + caches.countedBytes);
+    this.#reweigh(e);
+    this.#fit(e, 0);
+  }
+
+  #reweigh(e) {
+    const weight = Math.max(0, e.bytes);
     this.#memory += weight - (e.weight ?? 0);
     e.weight = weight;
+  }
+
+  /**
+   * Before a call of `requestBytes` into entry `e` (internal): frees the
+   * least recently used other sessions until what all keep, plus what the
+   * call may keep (`SESSION_BYTES_PER_REQUEST_BYTE` × `requestBytes`), is
+   * within `maxMemoryBytes`. So the sessions' bytes stay within it during the
+   * call too, not only after: the call's own peak is what comes on top.
+   */
+  reserve(e, requestBytes) {
+    if (e.retired) return;
+    this.#fit(e, SESSION_BYTES_PER_REQUEST_BYTE * requestBytes);
+  }
+
+  /**
+   * Frees the least recently used sessions other than `e` while all weigh,
+   * with `extra`, more than `maxMemoryBytes`; if `e` alone still does, its
+   * caches (its spills and compaction state stay: outputs do not change).
+   */
+  #fit(e, extra) {
     for (const [name, other] of this.#entries) {
-      if (this.#memory <= this.#maxMemory) break;
+      if (this.#memory + extra <= this.#maxMemory) break;
       if (other !== e) this.#expire(name, other);
+    }
+    if (this.#memory + extra > this.#maxMemory && e.weight > 0) {
+      this.measure(e, () => e.store.clearCaches());
+      this.#reweigh(e);
     }
   }
 
@@ -169,7 +211,7 @@ export class SessionStores {
     e.held.delete(key);
     e.heldBytes -= h.bytes;
     this.#held -= h.bytes;
-    e.store.delete(session, key);
+    this.measure(e, () => e.store.delete(session, key));
   }
 
   /** Marks an entry in use across an await (internal): it is not freed until `release`. */
@@ -210,6 +252,21 @@ export class SessionStores {
     return e.store.wasmStore;
   }
 
+  /**
+   * Runs `read(wasmStore)` on the wasm store holding a session's blob (see
+   * `wasmStoreFor`) and weighs what it kept (a blob's line index, built by
+   * its first read or search): `{ value }`, or `undefined` when that store
+   * does not hold it (internal).
+   */
+  readHeld(session, key, read) {
+    const wasm = this.wasmStoreFor(session, key);
+    if (!wasm) return undefined;
+    const e = this.#entries.get(session);
+    const value = this.measure(e, () => read(wasm));
+    this.weigh(e, session);
+    return { value };
+  }
+
   get(session, key) {
     const e = this.#entries.get(session);
     try {
@@ -227,7 +284,7 @@ export class SessionStores {
 
   put(session, key, text) {
     const e = this.entry(session);
-    e.store.put(session, key, text);
+    this.measure(e, () => e.store.put(session, key, text));
     this.weigh(e, session);
   }
 
@@ -236,7 +293,11 @@ export class SessionStores {
   }
 
   delete(session, key) {
-    return this.#entries.get(session)?.store.delete(session, key) ?? false;
+    const e = this.#entries.get(session);
+    if (!e) return false;
+    const deleted = this.measure(e, () => e.store.delete(session, key));
+    this.weigh(e, session);
+    return deleted;
   }
 
   /** Frees every store (those in use when their call ends). */
@@ -244,6 +305,11 @@ export class SessionStores {
     for (const e of this.#entries.values()) this.#retire(e);
     this.#entries.clear();
   }
+}
+
+/** Bytes of a request given as JSON text (its UTF-16 length), else 0 (an object: not known before it is read). */
+function requestBytes(request) {
+  return typeof request === 'string' ? request.length : 0;
 }
 
 /** Whether `store` is the in-wasm store `compress` can write to directly. */
@@ -277,10 +343,14 @@ export async function compressInto(request, options, store, cache, writes = {}) 
   options = withPointer(options, store);
   if (store instanceof SessionStores) {
     const e = store.entry(options.session);
-    const out = compress(request, { ...options, store: e.store, previous: options.previous ?? e.previous });
-    e.previous = out.request;
-    store.weigh(e, options.session, out.report.bytesBefore);
-    return out;
+    store.reserve(e, requestBytes(request));
+    try {
+      const out = store.measure(e, () => compress(request, { ...options, store: e.store, previous: options.previous ?? e.previous }));
+      e.previous = out.request;
+      return out;
+    } finally {
+      store.weigh(e, options.session);
+    }
   }
   if (store === undefined || isWasmStore(store)) {
     return compress(request, store === undefined ? options : { ...options, store });
@@ -294,7 +364,7 @@ export async function compressInto(request, options, store, cache, writes = {}) 
     let loaded;
     if (entry && writes.persistCache !== false && writes.cacheKey !== undefined && typeof store.list === 'function') {
       if (entry.loaded === undefined) {
-        entry.loaded = loadCache(store, options.session, entry.store, { ...options, key: writes.cacheKey });
+        entry.loaded = loadCache(store, options.session, entry.store, { ...options, key: writes.cacheKey }, (call) => cache.measure(entry, call));
         loaded = await entry.loaded;
       } else {
         await entry.loaded;
@@ -331,8 +401,10 @@ async function compressAndStore(request, options, store, cache, entry, writes, l
   if (entry) cache.reassert(entry, options.session);
   let out;
   try {
+    if (entry) cache.reserve(entry, requestBytes(request));
     const rendered = entry ? scratch.cacheStats().rendered : 0;
-    out = compress(request, { ...options, store: scratch, previous: options.previous ?? entry?.previous });
+    const call = () => compress(request, { ...options, store: scratch, previous: options.previous ?? entry?.previous });
+    out = entry ? cache.measure(entry, call) : call();
     if (entry) {
       entry.previous = out.request;
       out.cache = { rendered: scratch.cacheStats().rendered - rendered, ...(loaded ? { loaded } : {}) };
@@ -348,8 +420,9 @@ async function compressAndStore(request, options, store, cache, entry, writes, l
   // With the built-in estimator counts alone are cheap to make again: a
   // segment is written when a snapshot was rendered (the counts ride along).
   const segment = entry && entry.loaded
-    ? scratch.exportCache({ renderedOnly: options.countTokens === undefined, key: writes.cacheKey, session: options.session })
+    ? cache.measure(entry, () => scratch.exportCache({ renderedOnly: options.countTokens === undefined, key: writes.cacheKey, session: options.session }))
     : undefined;
+  if (entry) cache.weigh(entry, options.session);
   try {
     out.written = await storeSpills(store, spills, writes);
   } catch (err) {
@@ -365,7 +438,7 @@ async function compressAndStore(request, options, store, cache, entry, writes, l
   // `store` has them: the cache keeps what its byte budget allows.
   if (entry) {
     cache.keepHeld(entry, options.session, spills);
-    cache.weigh(entry, options.session, out.report.bytesBefore);
+    cache.weigh(entry, options.session);
   }
   if (segment !== undefined) {
     if (writes.deferCache) {
@@ -401,9 +474,10 @@ export function isCacheSegment(key) {
  * session's), is skipped: outputs never depend on the cache. Past
  * `MAX_CACHE_SEGMENTS` segments they are merged into one (the first
  * `MAX_LOADED_SEGMENTS` read, all deleted when the store can). Returns
- * `{ segments, snapshots, counts }`.
+ * `{ segments, snapshots, counts }`. `measure` runs each call into `target`
+ * (`SessionStores.measure`: the session is weighed by what they keep).
  */
-export async function loadCache(store, session, target, options = {}) {
+export async function loadCache(store, session, target, options = {}, measure = (call) => call()) {
   const loaded = { segments: 0, snapshots: 0, counts: 0 };
   let keys = [];
   try {
@@ -417,7 +491,7 @@ export async function loadCache(store, session, target, options = {}) {
     for (const text of texts) {
       if (typeof text !== 'string') continue;
       try {
-        const r = target.importCache(text, { ...options, session });
+        const r = measure(() => target.importCache(text, { ...options, session }));
         loaded.segments++;
         loaded.snapshots += r.snapshots;
         loaded.counts += r.counts;
@@ -427,7 +501,7 @@ export async function loadCache(store, session, target, options = {}) {
     }
   }
   // From here on, exportCache gives only what this isolate adds.
-  const merged = target.exportCache({ all: true, key: options.key, session });
+  const merged = measure(() => target.exportCache({ all: true, key: options.key, session }));
   if (keys.length > MAX_CACHE_SEGMENTS && merged !== undefined) {
     const key = await saveCache(store, session, merged);
     if (key !== undefined && typeof store.delete === 'function') {

@@ -60,14 +60,14 @@ export async function loadBlob(store, session, key) {
 
 /**
  * Runs `fn(wasmStore)` on a wasm store holding `session`/`key`: the
- * store's own when it lives in wasm, else a scratch copy (freed after). With
- * `missingOk`, a blob the store lacks gives an empty scratch session.
+ * store's own when it lives in wasm (a `SessionStores` weighs what the call
+ * keeps), else a scratch copy (freed after). With `missingOk`, a blob the
+ * store lacks gives an empty scratch session.
  */
 async function onBlob(store, session, key, fn, missingOk = false) {
-  const own = store instanceof SpillStore
-    ? store.wasmStore
-    : (typeof store.wasmStoreFor === 'function' ? store.wasmStoreFor(session, key) : undefined);
-  if (own) return guarded(() => fn(own));
+  if (store instanceof SpillStore) return guarded(() => fn(store.wasmStore));
+  const held = typeof store.readHeld === 'function' ? store.readHeld(session, key, (own) => guarded(() => fn(own))) : undefined;
+  if (held) return held.value;
   let text;
   try {
     text = await loadBlob(store, session, key);

@@ -71,6 +71,20 @@ impl WasmStore {
         json_text(&imported, "importCache")
     }
 
+    /// Empties the caches (snapshots, token counts, keys, redactions,
+    /// activities, dedup and excerpt layouts, proposals), keeping the spills
+    /// and the compaction state (records, pinned constraints): outputs do not
+    /// change, the next call only does again what the caches saved. A host
+    /// frees a session's memory so without losing its spills.
+    #[wasm_bindgen(js_name = clearCaches)]
+    pub fn clear_caches(&mut self) {
+        let compact = std::mem::take(&mut self.state.compact);
+        self.state = crate::pipeline::HostState {
+            compact,
+            ..Default::default()
+        };
+    }
+
     /// What the caches hold: JSON text `{snapshots, snapshotBytes, rendered,
     /// counts, countedBytes}` (`rendered`: snapshots drawn here, not imported;
     /// `countedBytes`: text the counter priced, not found in the cache).
