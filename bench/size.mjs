@@ -31,10 +31,15 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
  * 767,663 plus about 1.5% when the planner came to price recovery (issue 41
  * item 2: `activity::recall`, `plan::recovery`, +9,351 bytes) and the spill
  * excerpt to index its hidden middle (item 3: `spill::index`, the unlisted
- * failing tests note, +12,446), each measured against 745,534 before them.
+ * failing tests note, +12,446), each measured against 745,534 before them;
+ * raised to 790,708 plus about 1.5% when the model capability table came
+ * (issue 48: `capability`, the `model`/`models` options, +9,139), the spill
+ * excerpt's detectors as data (issue 53: `spill::detectors`, about +14,500)
+ * and the counting allocator that weighs what a session keeps (issue 49:
+ * `alloc-count`, +3,411), measured against 763,671 before them.
  * Lower it as the wasm shrinks.
  */
-export const GZIP_CEILING = 779_200;
+export const GZIP_CEILING = 802_600;
 
 const SECTIONS = ['custom', 'type', 'import', 'function', 'table', 'memory', 'global', 'export', 'start', 'element', 'code', 'data', 'data count'];
 
