@@ -194,3 +194,17 @@ test('stacks with contextEditingMiddleware listed after it: clearing sees the co
   assert.deepEqual(result.messages.filter((m) => m.type === 'tool' && m.name === 'bash').map((m) => m.content), [LOG, LOG]);
   assert.equal(reports.length, 4);
 });
+
+test('a conversation still over budget after every stage: onReport gets report.overBudget once per model call, one within it none', async () => {
+  const reports = [];
+  const middleware = traceliteMiddleware({ budget: 2000, onReport: (r) => reports.push(r.report) });
+  const agent = createAgent({ model: fakeModel().respond(new AIMessage('ok')).respond(new AIMessage('ok')), tools: [], middleware: [middleware] });
+  await agent.invoke({ messages: [new HumanMessage('hi'), new AIMessage('hello'), new HumanMessage(LOG)] });
+  assert.equal(reports.length, 1);
+  assert.equal(reports[0].overBudget.budget, 2000);
+  assert.equal(reports[0].overBudget.largest, 'messages[2]');
+  assert.ok(reports[0].overBudget.tokens > 2000);
+  await agent.invoke({ messages: [new HumanMessage('hi')] });
+  assert.equal(reports.length, 2);
+  assert.equal(reports[1].overBudget, undefined);
+});
