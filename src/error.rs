@@ -69,6 +69,9 @@ pub enum ErrorCode {
     /// HMAC-SHA256 does not verify under the host's key and session (altered,
     /// truncated, another session's or another key's), or it is malformed.
     InvalidCache,
+    /// The request still exceeds `budget` after every stage and
+    /// `limits.overBudget` is `"error"`; the path is its largest message.
+    OverBudget,
 }
 
 impl ErrorCode {
@@ -99,11 +102,12 @@ impl ErrorCode {
             Self::InvalidRoleOrder => "INVALID_ROLE_ORDER",
             Self::SerializationFailed => "SERIALIZATION_FAILED",
             Self::InvalidCache => "INVALID_CACHE",
+            Self::OverBudget => "OVER_BUDGET",
         }
     }
 
     /// Every code, in declaration order (the order of the generated `codes.js`).
-    pub const ALL: [ErrorCode; 24] = [
+    pub const ALL: [ErrorCode; 25] = [
         Self::InvalidJson,
         Self::InvalidRequest,
         Self::UnknownFormat,
@@ -128,6 +132,7 @@ impl ErrorCode {
         Self::InvalidRoleOrder,
         Self::SerializationFailed,
         Self::InvalidCache,
+        Self::OverBudget,
     ];
 
     /// Whose fault an error with this code is.
@@ -148,7 +153,7 @@ impl ErrorCode {
             | Self::MisplacedToolResult
             | Self::InvalidRoleOrder => ErrorGroup::BadInput,
             Self::InvalidOption => ErrorGroup::BadOption,
-            Self::LimitExceeded | Self::GrepTooCostly => ErrorGroup::Limit,
+            Self::LimitExceeded | Self::GrepTooCostly | Self::OverBudget => ErrorGroup::Limit,
             Self::SpillNotFound | Self::StoreRefused | Self::SpillCorrupt => ErrorGroup::Store,
             Self::CounterFailed
             | Self::SummarizerFailed

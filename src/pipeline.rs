@@ -8,7 +8,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::config::Config;
+use crate::config::{Config, OverBudgetMode};
 use crate::error::{Error, ErrorCode, Result};
 use crate::formats::{self, FormatName};
 use crate::model::Conversation;
@@ -75,10 +75,30 @@ pub struct PrefixReport {
     pub current_bytes: usize,
 }
 
+/// A request still over `budget` after every stage (`report.overBudget`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OverBudget {
+    /// Tokens of the request as emitted.
+    pub tokens: u64,
+    /// The `budget` option.
+    pub budget: u64,
+    /// Path of the message with the most tokens, in the request's own format
+    /// (e.g. `messages[3]`, `input[3]`, `contents[3]`).
+    pub largest: String,
+    /// Tokens of that message.
+    pub largest_tokens: u64,
+}
+
 /// What a compress call did.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Report {
+    /// Set when the request as emitted still exceeds `budget` after every
+    /// stage (with `limits.overBudget: "error"` the call fails with
+    /// `OVER_BUDGET` instead).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub over_budget: Option<OverBudget>,
     /// Detected or requested format.
     pub format: FormatName,
     /// Tokens of the request as received.
@@ -318,8 +338,16 @@ pub fn compress(mut conv: Conversation, config: &Config, env: &mut Env<'_>) -> R
         c.message = emitted.at.get(c.message).copied().unwrap_or(c.message);
     }
     repairs.extend(emitted.repairs);
+    let over_budget = over_budget(
+        config,
+        format,
+        staged.tokens_after,
+        staged.largest,
+        &emitted.at,
+    )?;
     let request = emitted.request;
     let report = Report {
+        over_budget,
         format,
         tokens_before: staged.tokens_before,
         tokens_after: staged.tokens_after,
@@ -364,6 +392,9 @@ struct Staged {
     compaction: Option<CompactionOutcome>,
     /// The image limits of the model the request goes to.
     model_limits: Option<formats::images::ImageLimits>,
+    /// The conversation message (not the system prompt) with the most tokens
+    /// after every stage: its index in `conv.messages` and its tokens.
+    largest: Option<(usize, u64)>,
 }
 
 fn run_stages(
@@ -438,7 +469,14 @@ fn run_stages(
         demoted: cx.committed.as_ref().map_or(0, Schedule::demoted),
         candidates: cx.candidates,
     };
+    let counts = if cx.message_tokens.len() == conv.system.len() + conv.messages.len() {
+        std::mem::take(&mut cx.message_tokens)
+    } else {
+        cx.meter.messages(conv)?
+    };
+    let largest = largest_message(counts.get(conv.system.len()..).unwrap_or_default());
     Ok(Staged {
+        largest,
         tokens_before,
         tokens_after: run.tokens,
         stages: run.reports,
@@ -450,6 +488,54 @@ fn run_stages(
         compaction: cx.compaction,
         model_limits: cx.model.limits,
     })
+}
+
+/// The index and tokens of the largest of `counts` (the first of equals).
+fn largest_message(counts: &[u64]) -> Option<(usize, u64)> {
+    counts
+        .iter()
+        .copied()
+        .enumerate()
+        .fold(None, |best, (i, n)| match best {
+            Some((_, m)) if m >= n => best,
+            _ => Some((i, n)),
+        })
+}
+
+/// `report.overBudget` when the output still exceeds `config.budget` after
+/// every stage; `OVER_BUDGET` at the largest message's path instead with
+/// `limits.overBudget: "error"`.
+fn over_budget(
+    config: &Config,
+    format: FormatName,
+    tokens: u64,
+    largest: Option<(usize, u64)>,
+    at: &[usize],
+) -> Result<Option<OverBudget>> {
+    if tokens <= config.budget {
+        return Ok(None);
+    }
+    let member = format.messages_member();
+    let (path, largest_tokens) = match largest {
+        Some((i, n)) => (format!("{member}[{}]", at.get(i).copied().unwrap_or(i)), n),
+        None => (member.to_string(), 0),
+    };
+    if config.limits.over_budget == OverBudgetMode::Error {
+        return Err(Error::new(
+            ErrorCode::OverBudget,
+            path,
+            format!(
+                "the request is {tokens} tokens after every stage, more than the budget ({}); this message is the largest ({largest_tokens} tokens) (limits.overBudget: \"error\")",
+                config.budget
+            ),
+        ));
+    }
+    Ok(Some(OverBudget {
+        tokens,
+        budget: config.budget,
+        largest: path,
+        largest_tokens,
+    }))
 }
 
 /// The demotion round: each of `stages` (when enabled, and when the planner

@@ -149,3 +149,100 @@ fn snapshot_changes_index_the_tool_message_not_the_moved_images() {
     }
     assert!(seen > 0, "no snapshot in the sample");
 }
+
+/// A request whose user message alone exceeds the budget: no stage may cut a
+/// user message, so it stays over budget after every stage.
+fn over_budget_request(format: FormatName, filler: &str) -> String {
+    let big = filler.repeat(2000);
+    let v = match format {
+        FormatName::OpenaiChat => serde_json::json!({"model": "gpt-4o", "messages": [
+            {"role": "system", "content": "You are terse."},
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": "hello"},
+            {"role": "user", "content": big}]}),
+        FormatName::OpenaiResponses => serde_json::json!({"model": "gpt-4o", "input": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": "hello"},
+            {"role": "user", "content": big}]}),
+        FormatName::Anthropic => {
+            serde_json::json!({"model": "claude", "system": "You are terse.", "messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": "hello"},
+            {"role": "user", "content": big}]})
+        }
+        FormatName::Gemini => serde_json::json!({"contents": [
+            {"role": "user", "parts": [{"text": "hi"}]},
+            {"role": "model", "parts": [{"text": "hello"}]},
+            {"role": "user", "parts": [{"text": big}]}]}),
+    };
+    v.to_string()
+}
+
+/// `compress_json` with a fresh store and state.
+fn compress_fresh(request: &str, config: &Config) -> tracelite::error::Result<tracelite::Output> {
+    let (mut store, mut state) = (MemoryStore::new(), HostState::default());
+    tracelite::compress_json(request, config, tracelite::Env::new(&mut store, &mut state))
+}
+
+#[test]
+fn a_request_over_budget_after_every_stage_reports_its_largest_message_or_fails() {
+    let config = Config::from_json(serde_json::json!({"budget": 4000})).unwrap();
+    let expected = [
+        (FormatName::OpenaiChat, "messages[3]"),
+        (FormatName::OpenaiResponses, "input[2]"),
+        (FormatName::Anthropic, "messages[2]"),
+        (FormatName::Gemini, "contents[2]"),
+    ];
+    for (format, path) in expected {
+        let request = over_budget_request(format, "the quick brown fox jumps over it ");
+        let out = compress_fresh(&request, &config).unwrap();
+        let over = out
+            .report
+            .over_budget
+            .clone()
+            .unwrap_or_else(|| panic!("{format:?}: no overBudget"));
+        assert_eq!(over.tokens, out.report.tokens_after, "{format:?}");
+        assert!(over.tokens > 4000, "{format:?}: {over:?}");
+        assert_eq!(over.budget, 4000);
+        assert_eq!(over.largest, path, "{format:?}");
+        assert!(
+            over.largest_tokens > over.tokens / 2 && over.largest_tokens <= over.tokens,
+            "{over:?}"
+        );
+        let json = serde_json::to_value(&out.report).unwrap();
+        assert_eq!(json["overBudget"]["largest"], path);
+
+        let refuse = Config::from_json(
+            serde_json::json!({"budget": 4000, "limits": {"overBudget": "error"}}),
+        )
+        .unwrap();
+        let err = compress_fresh(&request, &refuse).unwrap_err();
+        assert_eq!(
+            err.code,
+            tracelite::error::ErrorCode::OverBudget,
+            "{format:?}"
+        );
+        assert_eq!(err.path, path, "{format:?}");
+        assert!(
+            err.message.contains("more than the budget (4000)"),
+            "{}",
+            err.message
+        );
+    }
+    // Within the budget: no overBudget, in either mode.
+    let small = over_budget_request(FormatName::OpenaiChat, "fox ");
+    for options in [
+        serde_json::json!({}),
+        serde_json::json!({"limits": {"overBudget": "error"}}),
+    ] {
+        let out = compress_fresh(&small, &Config::from_json(options).unwrap()).unwrap();
+        assert_eq!(out.report.over_budget, None);
+        assert!(serde_json::to_value(&out.report)
+            .unwrap()
+            .get("overBudget")
+            .is_none());
+    }
+    // A mode that is neither is an option error naming it.
+    let bad = Config::from_json(serde_json::json!({"limits": {"overBudget": "warn"}})).unwrap_err();
+    assert!(bad.path.contains("limits.overBudget"), "{bad:?}");
+}

@@ -266,9 +266,24 @@ function fsReason(e) {
 const STDIN = '-';
 const shown = (path) => (path === STDIN ? 'stdin' : path);
 
-function readText(path) {
+/**
+ * Standard input, whole, read as a stream: `readFileSync(0)` fails with EAGAIN when the
+ * pipe is non-blocking and the writer has not caught up (issue 50, item 3).
+ */
+async function readStdin() {
+  const chunks = [];
+  for await (const chunk of process.stdin) chunks.push(chunk);
+  return Buffer.concat(chunks);
+}
+
+/** The bytes of `path`, or of stdin for `-`. */
+async function readBytes(path) {
+  return path === STDIN ? readStdin() : readFileSync(path);
+}
+
+async function readText(path) {
   try {
-    return readFileSync(path === STDIN ? 0 : path, 'utf8');
+    return (await readBytes(path)).toString('utf8');
   } catch (e) {
     return fail(`cannot read ${shown(path)}: ${fsReason(e)}`);
   }
@@ -327,11 +342,11 @@ const typedLine = (err) => `${err.code}: ${err.message}`;
  * is refused without echoing it, and a JSON file that is not a trajectory gives `null`
  * in a directory (skipped) and an error when named alone.
  */
-function loadTrajectory(path, options, inDirectory) {
+async function loadTrajectory(path, options, inDirectory) {
   let bytes;
   try {
     if (path !== STDIN) refuseOversizedTrajectory(statSync(path).size, options, path);
-    bytes = readFileSync(path === STDIN ? 0 : path);
+    bytes = await readBytes(path);
     if (path === STDIN) refuseOversizedTrajectory(bytes.length, options, 'stdin');
   } catch (e) {
     if (e instanceof TraceLiteError) throw new ReplayFileError(typedLine(e), 1);
@@ -374,7 +389,7 @@ async function replayCommand(args, countTokens) {
   for (const [i, file] of files.entries()) {
     bar.step(i + 1, files.length, basename(file));
     try {
-      const trajectory = loadTrajectory(file, args.options, directory);
+      const trajectory = await loadTrajectory(file, args.options, directory);
       if (trajectory === null) continue;
       const id = trajectory.id || (file === STDIN ? 'stdin' : basename(file, '.json'));
       const disk = fileStore(args.flags);
@@ -457,7 +472,7 @@ async function main(argv) {
   if (command === 'compress') {
     if (args.positional.length !== 1) fail(USAGE);
     const path = args.positional[0];
-    const request = readText(path);
+    const request = await readText(path);
     let parsed;
     try { parsed = JSON.parse(request); } catch { /* the core reports bad JSON (INVALID_JSON) */ }
     if (looksLikeTrajectory(parsed) && !looksLikeRequest(parsed)) {

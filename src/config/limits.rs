@@ -43,6 +43,21 @@ pub struct Limits {
     /// chunked like `max_compact_messages`. (The blob also holds the previous
     /// summary, and user messages that stop being kept word for word.)
     pub max_compact_bytes: usize,
+    /// What a request still over `budget` after every stage does: `"report"`
+    /// (default) sets `report.overBudget` (tokens, budget, path of the largest
+    /// message); `"error"` fails the call with `OVER_BUDGET` at that path.
+    pub over_budget: OverBudgetMode,
+}
+
+/// `limits.overBudget`: report a request still over budget, or refuse it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OverBudgetMode {
+    /// `report.overBudget` says so; the request is emitted.
+    #[default]
+    Report,
+    /// The call fails with `OVER_BUDGET`.
+    Error,
 }
 
 impl Default for Limits {
@@ -57,6 +72,7 @@ impl Default for Limits {
             max_history_bytes: 32 << 20,
             max_compact_messages: 10_000,
             max_compact_bytes: 4 << 20,
+            over_budget: OverBudgetMode::Report,
         }
     }
 }

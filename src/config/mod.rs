@@ -20,7 +20,7 @@ mod stages;
 mod validate;
 mod words;
 
-pub use limits::Limits;
+pub use limits::{Limits, OverBudgetMode};
 pub use stages::{
     ClearReason, CompactConfig, ContextRule, DedupConfig, DetectorTable, OpticalConfig,
     OpticalSwitch, PhaseConfig, PlanConfig, Prices, RedactConfig, SpillConfig,

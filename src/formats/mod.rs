@@ -100,6 +100,16 @@ impl FormatName {
         }
     }
 
+    /// The request's member that lists its messages (`messages`, `input`,
+    /// `contents`): the root of a message's path in error and report paths.
+    pub const fn messages_member(self) -> &'static str {
+        match self {
+            Self::OpenaiChat | Self::Anthropic => "messages",
+            Self::OpenaiResponses => "input",
+            Self::Gemini => "contents",
+        }
+    }
+
     /// Parses a kebab-case name (`openai-chat`, `openai-responses`, `anthropic`, `gemini`).
     pub fn from_name(name: &str) -> Result<Self> {
         Self::ALL

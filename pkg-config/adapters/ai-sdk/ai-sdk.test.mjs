@@ -367,3 +367,19 @@ test('the wrapped model’s modelId decides: a text-only model gets no image par
   await generateText({ model: wrapLanguageModel({ model: mock, middleware: traceliteMiddleware({ ...RENDER_ALL, model: 'deepseek-chat' }) }), messages });
   assert.equal(pngCount(mock.doGenerateCalls[0].prompt), 0);
 });
+
+test('a prompt still over budget after every stage: onReport gets report.overBudget once per call, a prompt within it none', async () => {
+  const reports = [];
+  const model = wrapLanguageModel({
+    model: new MockLanguageModelV4({ doGenerate: textResult('ok') }),
+    middleware: traceliteMiddleware({ budget: 2000, onReport: (r) => reports.push(r.report) }),
+  });
+  await generateText({ model, messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }, { role: 'user', content: LOG }] });
+  assert.equal(reports.length, 1);
+  assert.equal(reports[0].overBudget.budget, 2000);
+  assert.equal(reports[0].overBudget.largest, 'messages[2]');
+  assert.ok(reports[0].overBudget.tokens > 2000);
+  await generateText({ model, messages: [{ role: 'user', content: 'hi' }] });
+  assert.equal(reports.length, 2);
+  assert.equal(reports[1].overBudget, undefined);
+});

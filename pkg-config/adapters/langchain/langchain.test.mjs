@@ -223,3 +223,17 @@ test('the call’s model decides: a text-only model gets no image part, a vision
   assert.equal(modelNameOf({ model: { model: 'gemini-2.5-pro' } }), 'gemini-2.5-pro');
   assert.equal(modelNameOf({}), undefined);
 });
+
+test('a conversation still over budget after every stage: onReport gets report.overBudget once per model call, one within it none', async () => {
+  const reports = [];
+  const middleware = traceliteMiddleware({ budget: 2000, onReport: (r) => reports.push(r.report) });
+  const agent = createAgent({ model: fakeModel().respond(new AIMessage('ok')).respond(new AIMessage('ok')), tools: [], middleware: [middleware] });
+  await agent.invoke({ messages: [new HumanMessage('hi'), new AIMessage('hello'), new HumanMessage(LOG)] });
+  assert.equal(reports.length, 1);
+  assert.equal(reports[0].overBudget.budget, 2000);
+  assert.equal(reports[0].overBudget.largest, 'messages[2]');
+  assert.ok(reports[0].overBudget.tokens > 2000);
+  await agent.invoke({ messages: [new HumanMessage('hi')] });
+  assert.equal(reports.length, 2);
+  assert.equal(reports[1].overBudget, undefined);
+});

@@ -205,3 +205,17 @@ test('the agent’s model decides: a text-only model gets no image part, a visio
   assert.equal(agentModel({ model: { _model: 'o4-mini' } }), 'o4-mini');
   assert.equal(typeof agentModel({ model: '' }), 'string', 'the SDK default model');
 });
+
+test('an input still over budget after every stage: onReport gets report.overBudget once per model call, one within it none', async () => {
+  const reports = [];
+  const filter = traceliteInputFilter({ budget: 2000, onReport: (r) => reports.push(r.report) });
+  const agent = new Agent({ name: 'reader', instructions: 'You read.', model: fakeModel(() => [say('ok')]) });
+  await run(agent, LOG, { callModelInputFilter: filter });
+  assert.equal(reports.length, 1);
+  assert.equal(reports[0].overBudget.budget, 2000);
+  assert.equal(reports[0].overBudget.largest, 'input[0]');
+  assert.ok(reports[0].overBudget.tokens > 2000);
+  await run(agent, 'hi', { callModelInputFilter: filter });
+  assert.equal(reports.length, 2);
+  assert.equal(reports[1].overBudget, undefined);
+});

@@ -106,6 +106,8 @@ export async function compressAndForward(px, request, url, routeFormat) {
   if (report) {
     extra['x-tracelite-tokens'] = `${report.tokensBefore}->${report.tokensAfter}`;
     if (report.redactions) extra['x-tracelite-redacted'] = String(report.redactions.count);
+    const over = report.overBudget;
+    if (over) extra['x-tracelite-over-budget'] = `${over.tokens}/${over.budget} ${over.largest}`;
   }
   if (imagesInline) extra['x-tracelite-images'] = `inline; ${imagesInline}`;
   else if (byUrl) extra['x-tracelite-images'] = `${byUrl} by url`;

@@ -32,6 +32,7 @@ export function statusOf(err) {
     case 'SPILL_NOT_FOUND':
       return 404;
     case 'LIMIT_EXCEEDED':
+    case 'OVER_BUDGET':
     case 'STORE_WRITE_LIMIT':
       return 413;
     case 'STORE_FAILED':

@@ -131,7 +131,9 @@ export interface ProxyOptions {
    * (unless `options.redact.enabled` is false), marked
    * `x-tracelite-skipped: <code>` and `x-tracelite-redacted: <n>`; `'reject'`
    * answers with the typed JSON error (400, 413 or 503) and sends nothing.
-   * Bad JSON and `LIMIT_EXCEEDED` are always rejected.
+   * Bad JSON, `LIMIT_EXCEEDED` and `OVER_BUDGET` (`options.limits.overBudget:
+   * 'error'`: 413) are always rejected. A request over budget by default is
+   * forwarded with `x-tracelite-over-budget: <tokens>/<budget> <path>`.
    */
   onError?: 'forward' | 'reject';
   /**

@@ -78,7 +78,9 @@ export {
  *   step; with an outside store its round trips count too); once spent, a
  *   POST is refused before its body is read: 429 `COMPRESS_BUDGET_SPENT`
  *   with `retry-after`.
- * * Responses to compressed POSTs carry `x-tracelite-bytes: received->sent`.
+ * * Responses to compressed POSTs carry `x-tracelite-bytes: received->sent`;
+ *   a request still over `budget` after every stage (`report.overBudget`) adds
+ *   `x-tracelite-over-budget: <tokens>/<budget> <path of its largest message>`.
  *
  * Caches between isolates (`persistCache`, default true, with an outside
  * `store` that has `list`): after a request that rendered snapshots, they and
@@ -96,7 +98,8 @@ export {
  * in-memory store it defaults to 32 random bytes per instance (tokens then
  * stop working when the instance, and with it the spills, goes).
  *
- * Errors: bad JSON → 400, over `maxBodyBytes` or the core's limits → 413, both
+ * Errors: bad JSON → 400, over `maxBodyBytes` or the core's limits → 413 (and
+ * `OVER_BUDGET` with `limits.overBudget: 'error'`, whatever `onError` says), both
  * with `{ error: { type, code, message, path } }`; upstream errors pass through.
  * A body the core cannot read, whose spills the store failed to keep
  * (`STORE_FAILED`) or which would write more than `maxStoreWrites` blobs

@@ -226,7 +226,8 @@ async function compressed(px, text, fmt, session, model) {
  * redacted }` to send uncompressed (`onError: 'forward'`).
  */
 function unreadable(px, text, err) {
-  if (err.code === 'LIMIT_EXCEEDED' || err.code === 'INVALID_JSON' || px.onError === 'reject') {
+  // OVER_BUDGET: the caller asked for it (limits.overBudget: 'error'); forwarding would undo that.
+  if (err.code === 'LIMIT_EXCEEDED' || err.code === 'OVER_BUDGET' || err.code === 'INVALID_JSON' || px.onError === 'reject') {
     return { error: errorOf(err) };
   }
   // Fail closed: a body the core's strict parser refuses (duplicate keys,

@@ -27,4 +27,5 @@ export const CORE_CODES = Object.freeze({
   INVALID_ROLE_ORDER: 'input',
   SERIALIZATION_FAILED: 'internal',
   INVALID_CACHE: 'input',
+  OVER_BUDGET: 'limit',
 });

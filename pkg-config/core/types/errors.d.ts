@@ -26,7 +26,7 @@ export interface CoreErrorCodes {
   /** An option has the wrong type or an out-of-range value. */
   option: 'INVALID_OPTION';
   /** A configured limit was exceeded. */
-  limit: 'LIMIT_EXCEEDED' | 'GREP_TOO_COSTLY';
+  limit: 'LIMIT_EXCEEDED' | 'GREP_TOO_COSTLY' | 'OVER_BUDGET';
   /** The spill store has no such blob, no room, or a blob that does not match its key. */
   store: 'SPILL_NOT_FOUND' | 'STORE_REFUSED' | 'SPILL_CORRUPT';
   /**

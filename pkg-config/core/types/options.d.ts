@@ -568,7 +568,17 @@ export interface LimitOptions {
    * Default: `4194304`.
    */
   maxCompactBytes?: number;
+  /**
+   * What a request still over `budget` after every stage does: `"report"`
+   * (default) sets `report.overBudget` (tokens, budget, path of the largest
+   * message); `"error"` fails the call with `OVER_BUDGET` at that path.
+   * Default: `"report"`.
+   */
+  overBudget?: OverBudgetMode;
 }
+
+/** `limits.overBudget`: report a request still over budget, or refuse it. */
+export type OverBudgetMode = 'report' | 'error';
 
 /** A supported request format. */
 export type FormatName = 'openai-chat' | 'openai-responses' | 'anthropic' | 'gemini';

@@ -4,6 +4,12 @@ import type { FormatName, Prices } from './options.js';
 
 /** What a compress call did. */
 export interface Report {
+  /**
+   * Set when the request as emitted still exceeds `budget` after every
+   * stage (with `limits.overBudget: "error"` the call fails with
+   * `OVER_BUDGET` instead).
+   */
+  overBudget?: OverBudget;
   /** Detected or requested format. */
   format: FormatName;
   /** Tokens of the request as received. */
@@ -96,6 +102,21 @@ export interface UrlImage {
   bytes: number;
   /** The image, base64. */
   data: string;
+}
+
+/** A request still over `budget` after every stage (`report.overBudget`). */
+export interface OverBudget {
+  /** Tokens of the request as emitted. */
+  tokens: number;
+  /** The `budget` option. */
+  budget: number;
+  /**
+   * Path of the message with the most tokens, in the request's own format
+   * (e.g. `messages[3]`, `input[3]`, `contents[3]`).
+   */
+  largest: string;
+  /** Tokens of that message. */
+  largestTokens: number;
 }
 
 /** What `send_by_url` did, for the report. */
