@@ -9,6 +9,9 @@ test('a huge cache segment is LIMIT_EXCEEDED and does not grow wasm memory', () 
   try {
     const limit = 1 << 20;
     const huge = `{"format":"tracelite-cache/3","pad":"${'x'.repeat(48 << 20)}"}`;
+    // A first refusal (one byte over) reads the options once: what the core
+    // sets up for them is not the segment's, and not what is measured.
+    assert.throws(() => store.importCache('x'.repeat(limit + 1), { limits: { maxRequestBytes: limit } }), (err) => err.code === 'LIMIT_EXCEEDED');
     const before = wasmMemoryBytes();
     assert.throws(
       () => store.importCache(huge, { limits: { maxRequestBytes: limit } }),

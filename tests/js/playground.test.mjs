@@ -541,7 +541,8 @@ test('the exported JS imports the npm package `tracelite` and runs, printing the
     writeFileSync(join(dir, 'tracelite-run.mjs'), code);
     const out = execFileSync(process.execPath, [join(dir, 'tracelite-run.mjs')], { cwd: ROOT, encoding: 'utf8' });
     const options = JSON.parse(await page.$eval('#export-cli', (el) => el.dataset.options));
-    assert.deepEqual(options, { budget: 16000, provider: 'anthropic' });
+    // The sample's options (its model among them: snapshots need a vision model) and the provider chosen.
+    assert.deepEqual(options, { ...SAMPLE_OPTIONS, budget: 16000, provider: 'anthropic' });
     const cli = cliReplay(options);
     assert.equal(out.trim(), `${cli.baseline_tokens} → ${cli.compressed_tokens} tokens, ${(cli.reduction * 100).toFixed(1)}% less`);
     const shown = await shownFigures();

@@ -234,9 +234,13 @@ test('memory: maxMemoryBytes is shared among the threads; each thread\'s wasm st
 });
 
 test('memory: each thread keeps maxMemoryBytes / threads of sessions (one thread keeps two sessions where each of two keeps one)', async () => {
-  const body = (n) => JSON.stringify(manySpills(n, 40_000)); // ~200 KB: a session weighs ~1.4 MiB (7x)
+  // 150–180 KB bodies: with a request's reserve (15x its bytes) and what a
+  // session keeps (heap-measured), 7 MiB holds both sessions on one thread,
+  // and a thread's half of it (3.5 MiB) one (measured: one thread keeps both
+  // from 6 MiB, two threads each one up to 8 MiB).
+  const body = (n) => JSON.stringify(manySpills(n, 40_000));
   const kept = async (threads) => {
-    const threaded = await createThreadedProxy(SETTINGS, { threads, data: { upstream: upstream.url, options: SPILLING, extra: { maxMemoryBytes: 4 << 20 } } });
+    const threaded = await createThreadedProxy(SETTINGS, { threads, data: { upstream: upstream.url, options: SPILLING, extra: { maxMemoryBytes: 7 << 20 } } });
     try {
       const tokens = [];
       for (const [name, n] of [['one', 5], ['two', 6]]) {

@@ -93,12 +93,22 @@ globalThis[REMOTE_LEDGER] = (op, root, args) => new Promise((resolve, reject) =>
   ledgerCalls.set(id, { resolve, reject });
   post({ type: 'ledger', id, op, root, args });
 });
+// One listener from the start: ledger replies are answered at once (the
+// settings module may use its store while it loads); the main thread's
+// requests (sent to a restarted thread before it is ready) wait for the proxy.
+const waiting = [];
+let serve;
 parentPort.on('message', (m) => {
-  if (m.type !== 'ledgerReply') return;
-  const call = ledgerCalls.get(m.id);
-  ledgerCalls.delete(m.id);
-  if (m.error === undefined) call?.resolve(m.result);
-  else call?.reject(Object.assign(new Error(m.error.message), { code: m.error.code, path: m.error.path }));
+  if (m.type === 'ledgerReply') {
+    const call = ledgerCalls.get(m.id);
+    ledgerCalls.delete(m.id);
+    if (m.error === undefined) call?.resolve(m.result);
+    else call?.reject(Object.assign(new Error(m.error.message), { code: m.error.code, path: m.error.path }));
+  } else if (serve === undefined) {
+    waiting.push(m);
+  } else {
+    serve(m);
+  }
 });
 
 let proxy;
@@ -109,7 +119,7 @@ try {
   post({ type: 'failed', error: plain(err) });
 }
 if (proxy !== undefined) {
-  parentPort.on('message', (m) => {
+  serve = (m) => {
     switch (m.type) {
       case 'request':
         run(proxy, m);
@@ -120,8 +130,6 @@ if (proxy !== undefined) {
       case 'stats':
         post({ type: 'stats', id: m.id, wasmMemoryBytes: wasmMemoryBytes(), inFlight: flights.size });
         break;
-      case 'ledgerReply':
-        break;
       case 'cancel': {
         const flight = flights.get(m.id);
         flights.delete(m.id);
@@ -131,6 +139,7 @@ if (proxy !== undefined) {
       default:
         bodyMessage(m);
     }
-  });
+  };
   post({ type: 'ready' });
+  for (const m of waiting.splice(0)) serve(m);
 }
