@@ -12,7 +12,7 @@ import { dirname, resolve, join } from 'node:path';
 import { InputError, OptionError, StoreError } from '../../core/errors.js';
 import { OutsideSpillStore, corrupt, facts, isContentKey, matchesKey, notFound, refused, verified } from '../../internal/blob-keys.js';
 import { checkName } from '../../internal/spill-reader.js';
-import { EVICTED_PREFIX, TENANT_FILE, UNOWNED, ledgerFor, unlessMissing } from './ledger.js';
+import { EVICTED_PREFIX, EXTENSION, TEMP_PREFIX, TENANT_FILE, UNOWNED, blobKey, isName, ledgerFor, unlessMissing } from './ledger.js';
 
 /** Default time to live of a blob: 7 days after it was last written (as the other stores). */
 export const DEFAULT_TTL_SECONDS = 7 * 24 * 3600;
@@ -27,10 +27,6 @@ export const DEFAULT_MAX_TENANT_SESSIONS = 1000;
 /** A temporary file older than this (seconds) was left by a writer that died: a sweep removes it. */
 export const STALE_TEMP_SECONDS = 3600;
 
-/** Extension of a blob's file (the core's path pointers end with it). */
-const EXTENSION = '.txt';
-/** Prefix of temporary files: `~` is no key character, so no blob is ever named so. */
-const TEMP_PREFIX = '~tmp-';
 /** A session directory is removed by a sweep once empty and unchanged this long (seconds). */
 const EMPTY_DIR_GRACE_SECONDS = 60;
 const DIR_MODE = 0o700;
@@ -49,17 +45,6 @@ function option(value, name, fallback, min) {
     throw new OptionError(`${name} must be an integer ≥ ${min}`, 'INVALID_OPTION', name);
   }
   return value;
-}
-
-/** Whether a directory entry is a blob's file, and its key. */
-function blobKey(name) {
-  if (!name.endsWith(EXTENSION) || name.startsWith(TEMP_PREFIX)) return undefined;
-  const key = name.slice(0, -EXTENSION.length);
-  try {
-    return checkName('key', key);
-  } catch {
-    return undefined;
-  }
 }
 
 /**
@@ -488,14 +473,7 @@ export class FileStore extends OutsideSpillStore {
     return entries
       .filter((e) => e.isDirectory())
       .map((e) => e.name)
-      .filter((name) => {
-        try {
-          checkName('session', name);
-          return true;
-        } catch {
-          return false;
-        }
-      })
+      .filter(isName)
       .sort();
   }
 

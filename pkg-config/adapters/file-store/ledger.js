@@ -9,6 +9,7 @@
 import * as fs from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { join } from 'node:path';
+import { checkName } from '../../internal/spill-reader.js';
 
 /** Tenant of the sessions written without one (`put` on the store itself): no tenant limits apply. */
 export const UNOWNED = '';
@@ -19,8 +20,10 @@ export const EVICTED_PREFIX = '~evicted-';
 /** Where a worker thread finds the main thread's ledger (set by the threaded proxy). */
 export const REMOTE_LEDGER = Symbol.for('tracelite.fileStore.ledger');
 
-const NAME = /^[A-Za-z0-9._-]{1,128}$/;
-const EXTENSION = '.txt';
+/** Extension of a blob's file (the core's path pointers end with it). */
+export const EXTENSION = '.txt';
+/** Prefix of temporary files: `~` is no key character, so no blob is ever named so. */
+export const TEMP_PREFIX = '~tmp-';
 const READ_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0);
 
 /**
@@ -206,6 +209,23 @@ export class Ledger {
   }
 }
 
+/** Whether `name` is a valid session name, key or tenant (the core's check). */
+export function isName(name) {
+  try {
+    checkName('name', name);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The key of a directory entry that is a blob's file, else `undefined`. */
+export function blobKey(name) {
+  if (!name.endsWith(EXTENSION) || name.startsWith(TEMP_PREFIX)) return undefined;
+  const key = name.slice(0, -EXTENSION.length);
+  return isName(key) ? key : undefined;
+}
+
 /** `fn()`, with ENOENT as `missing`. */
 export async function unlessMissing(fn, missing) {
   try {
@@ -228,7 +248,7 @@ export async function readTenant(dir) {
     const st = await handle.stat();
     if (!st.isFile() || st.size > 128) return UNOWNED;
     const name = (await handle.readFile({ encoding: 'utf8' })).trim();
-    return NAME.test(name) ? name : UNOWNED;
+    return isName(name) ? name : UNOWNED;
   } finally {
     await handle.close();
   }
@@ -239,13 +259,13 @@ export async function scanRoot(root) {
   const found = [];
   const entries = await unlessMissing(() => fs.readdir(root, { withFileTypes: true }), []);
   for (const e of entries) {
-    if (!e.isDirectory() || !NAME.test(e.name) || e.name === '.') continue;
+    if (!e.isDirectory() || !isName(e.name)) continue;
     const dir = join(root, e.name);
     let bytes = 0;
     let blobs = 0;
     let touched = 0;
     for (const name of await unlessMissing(() => fs.readdir(dir), [])) {
-      if (!name.endsWith(EXTENSION) || !NAME.test(name.slice(0, -EXTENSION.length))) continue;
+      if (blobKey(name) === undefined) continue;
       const st = await unlessMissing(() => fs.lstat(join(dir, name)));
       if (!st?.isFile()) continue;
       bytes += st.size;
