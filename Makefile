@@ -18,7 +18,7 @@ DEMO_ARGS := --budget 16000 --model gpt-5
 .PHONY: setup system-packages wasm-target deps pkg demo test test-rust test-js lint playground bench bench-windows bench-edge bench-ecosystems clean-pkg
 
 ## setup: everything `make test` needs, each part installed only when missing: the system
-## packages (chromium, tesseract-ocr: apt-get, through sudo when not root) and `deps`.
+## packages (chromium, tesseract-ocr, redis-server: apt-get, through sudo when not root) and `deps`.
 setup: system-packages deps
 
 system-packages:
@@ -45,7 +45,7 @@ node_modules/.installed: pkg-config/dev/package.json pkg-config/dev/package-lock
 ## pkg-config/package.json, entries/ per host, core/, adapters/<name>/ without their
 ## tests, internal/, cli/, examples/, its own README pkg-config/README.md, LICENSE)
 ## plus wasm/ (the wasm-bindgen output). An adapter ships its *.js and *.d.ts, not its *.test.mjs.
-ADAPTERS := ai-sdk langchain openai-agents proxy kv-store do-store file-store
+ADAPTERS := ai-sdk langchain openai-agents proxy kv-store do-store file-store redis-store
 pkg: deps
 	@echo "make: building the wasm (release profile, LTO; cargo prints each crate)"
 	cargo build --lib --target wasm32-unknown-unknown --release
