@@ -61,8 +61,8 @@ test('the tarball ships the entries, the wasm and the types, and nothing runs at
     'entries/node.js', 'entries/browser.js', 'entries/workerd.js', 'entries/edge.js', 'entries/deno.js',
     'core/api.js', 'core/index.d.ts', 'cli/index.mjs',
     'internal/spill-reader.js', 'internal/mirror.js', 'internal/framework.js', 'internal/blob-keys.js', 'internal/stats.js', 'internal/facts.js', 'internal/legibility.js',
-    ...['ai-sdk', 'proxy', 'kv-store', 'langchain', 'openai-agents', 'do-store', 'file-store'].flatMap((a) => [`adapters/${a}/index.js`, `adapters/${a}/index.d.ts`]),
-    'adapters/proxy/tools.js', 'adapters/file-store/unsupported.js',
+    ...['ai-sdk', 'proxy', 'kv-store', 'langchain', 'openai-agents', 'do-store', 'file-store', 'redis-store'].flatMap((a) => [`adapters/${a}/index.js`, `adapters/${a}/index.d.ts`]),
+    'adapters/proxy/tools.js', 'adapters/file-store/unsupported.js', 'adapters/redis-store/scripts.js', 'adapters/redis-store/connection.js',
   ]) assert.ok(files.includes(f), `${f} missing from the tarball: ${files.join(' ')}`);
   // Every file the manifest names (exports, #entry, main, types, bin, sideEffects) is in the tarball.
   const source = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8'));
@@ -78,7 +78,7 @@ test('the tarball ships the entries, the wasm and the types, and nothing runs at
   assert.equal(manifest.devDependencies, undefined);
   assert.deepEqual(Object.keys(manifest.exports['.']), ['types', 'deno', 'workerd', 'edge-light', 'node', 'browser', 'default']);
   // The framework peers are optional: installing the package never pulls them in.
-  for (const peer of ['ai', 'langchain', '@openai/agents']) assert.deepEqual(manifest.peerDependenciesMeta[peer], { optional: true }, peer);
+  for (const peer of ['ai', 'langchain', '@openai/agents', 'redis']) assert.deepEqual(manifest.peerDependenciesMeta[peer], { optional: true }, peer);
   const wasm = readFileSync(join(pkgDir, 'wasm/tracelite_bg.wasm'));
   t.diagnostic(`tarball ${packed.size} bytes (unpacked ${packed.unpackedSize}), wasm ${wasm.length} bytes raw, ${gzipSync(wasm, { level: 9 }).length} bytes gzip -9`);
   assert.ok(statSync(join(work, packed.filename)).size === packed.size);
@@ -93,8 +93,13 @@ test('Node ESM: the root and every subpath import from the installed package', (
     import * as langchain from 'tracelite/langchain';
     import * as agents from 'tracelite/openai-agents';
     import { FileStore } from 'tracelite/file-store';
+    import { RedisStore } from 'tracelite/redis-store';
     const files = new FileStore({ root: 'spills' });
     await files.put('s', 'k', 'kept on disk');
+    // The optional peer 'redis' is not installed: { url } says so, typed; a client of one's own needs nothing.
+    const viaUrl = await new RedisStore({ url: 'redis://127.0.0.1:1' }).get('s', 'k').catch((err) => err.code + ' ' + err.path);
+    const rest = new RedisStore({ client: { eval: async () => null } });
+    const viaRest = await rest.get('s', 'k').catch((err) => err.code);
     const store = new SpillStore();
     const { request, report } = compress(${JSON.stringify(REQUEST)}, { store, budget: 8000 });
     console.log(JSON.stringify({
@@ -105,6 +110,7 @@ test('Node ESM: the root and every subpath import from the installed package', (
       langchain: langchain.spillTools(store).map((t) => t.name), lcMiddleware: typeof langchain.traceliteMiddleware({}).wrapModelCall,
       agents: agents.spillTools(store).map((t) => t.name), filter: typeof agents.traceliteInputFilter({}),
       file: await files.get('s', 'k'),
+      redis: [viaUrl, viaRest],
     }));
   `);
   const out = JSON.parse(execFileSync(process.execPath, ['node-check.mjs'], { cwd: project, encoding: 'utf8' }));
@@ -113,6 +119,7 @@ test('Node ESM: the root and every subpath import from the installed package', (
     tools: ['read_spill', 'grep_spill'],
     langchain: ['read_spill', 'grep_spill'], lcMiddleware: 'function', agents: ['read_spill', 'grep_spill'], filter: 'function',
     file: 'kept on disk',
+    redis: ['INVALID_OPTION url', 'SPILL_NOT_FOUND'],
   });
 });
 
@@ -184,12 +191,17 @@ test('workerd: a worker bundled with the workerd condition imports the installed
     import { createProxy } from 'tracelite/proxy';
     import { KvSpillStore } from 'tracelite/kv-store';
     import { FileStore } from 'tracelite/file-store';
+    import { RedisStore } from 'tracelite/redis-store';
     export default {
       async fetch(request, env) {
         const { report } = compress(await request.json(), { budget: 8000 });
         let files;
         try { new FileStore({ root: '/tmp' }); } catch (err) { files = err.code; }
-        return Response.json({ version: version(), format: report.format, proxy: typeof createProxy, kv: typeof new KvSpillStore(env.SPILLS).get, files });
+        // A REST client (Upstash's shape) answering nil: the store runs in the isolate.
+        const redis = [await new RedisStore({ client: { eval: async () => null } }).get('s', 'k').catch((err) => err.code)];
+        // { url } needs node-redis: refused at once here.
+        try { new RedisStore({ url: 'redis://127.0.0.1:6379' }); } catch (err) { redis.push(err.code); }
+        return Response.json({ version: version(), format: report.format, proxy: typeof createProxy, kv: typeof new KvSpillStore(env.SPILLS).get, files, redis });
       },
     };`);
   const bundled = readFileSync(script, 'utf8');
@@ -198,7 +210,7 @@ test('workerd: a worker bundled with the workerd condition imports the installed
   const mf = await startWorker(script, { kvNamespaces: ['SPILLS'] });
   try {
     const res = await mf.dispatchFetch('http://w/', { method: 'POST', body: JSON.stringify(REQUEST) });
-    assert.deepEqual(await res.json(), { version: '0.1.0', format: 'openai-chat', proxy: 'function', kv: 'function', files: 'UNSUPPORTED_HOST' });
+    assert.deepEqual(await res.json(), { version: '0.1.0', format: 'openai-chat', proxy: 'function', kv: 'function', files: 'UNSUPPORTED_HOST', redis: ['SPILL_NOT_FOUND', 'UNSUPPORTED_HOST'] });
   } finally {
     await mf.dispose();
   }
@@ -237,7 +249,16 @@ test('TypeScript resolves the types of the root and every subpath (node16 and bu
     import { KvSpillStore, type SpillPage } from 'tracelite/kv-store';
     import { traceliteMiddleware, spillTools } from 'tracelite/ai-sdk';
     import { FileStore, type FileStoreSweep } from 'tracelite/file-store';
+    import { RedisStore, type RedisStoreUsage, type RedisClientLike } from 'tracelite/redis-store';
     const store = new SpillStore();
+    const redis = new RedisStore({ url: 'redis://127.0.0.1:6379', prefix: 'tl:{prod}:', timeoutMs: 1000, maxTenantBytes: 1 << 20 });
+    const usage: Promise<RedisStoreUsage> = redis.usage();
+    const upstash: RedisClientLike = { eval: async (script: string, keys: string[], args: string[]) => [script, keys, args] };
+    const viaProxy = createProxy({ upstream: 'https://api.example', store: new RedisStore({ client: upstash }), secret: 's'.repeat(32) });
+    const tenantPut: Promise<boolean> = redis.forTenant('t').put('s', 'k', 'text');
+    void [usage, viaProxy, tenantPut, redis.close(), redis.delete('s', 'k') satisfies Promise<boolean>];
+    // @ts-expect-error: timeoutMs is a number
+    new RedisStore({ url: 'redis://x', timeoutMs: '1000' });
     const out = compress({ messages: [] }, { budget: 8000, store });
     const files = new FileStore({ root: '/tmp/spills', ttlSeconds: 3600, now: () => 0 });
     const swept: Promise<FileStoreSweep> = files.sweep();

@@ -206,6 +206,7 @@ test('the supported versions the package README states are engines and the optio
     openai: [installed('openai')],
     '@anthropic-ai/sdk': [installed('@anthropic-ai/sdk')],
     typescript: [installed('typescript')],
+    redis: [installed('redis')],
   };
   assert.deepEqual(Object.keys(table).sort(), Object.keys(tested).sort());
   for (const [what, versions] of Object.entries(tested)) {

@@ -69,7 +69,7 @@ async function firstTurn(proxy, received) {
   return { token, key };
 }
 
-test('Redis killed mid-session: STORE_FAILED, forwarded masked or refused (onError), never forwarded as it came; spill reads 503', { skip }, async () => {
+test('Redis killed mid-session: STORE_FAILED, forwarded masked or refused (onError), never forwarded as it came; spill reads 503', { skip, timeout: 60_000 }, async () => {
   const redis = await startRedis();
   const store = new RedisStore({ url: redis.url, prefix: 'faults:', timeoutMs: 400 });
   try {
@@ -105,7 +105,7 @@ test('Redis killed mid-session: STORE_FAILED, forwarded masked or refused (onErr
   }
 });
 
-test('a restarted Redis with an append-only file keeps the sessions: another proxy instance reads their spills', { skip }, async () => {
+test('a restarted Redis with an append-only file keeps the sessions: another proxy instance reads their spills', { skip, timeout: 60_000 }, async () => {
   const redis = await startRedis({ persist: true });
   const store = new RedisStore({ url: redis.url, prefix: 'aof:', timeoutMs: 3000 });
   try {
@@ -114,10 +114,14 @@ test('a restarted Redis with an append-only file keeps the sessions: another pro
     await redis.kill();
     await redis.restart();
     // A new instance (no caches of its own), the same deployment secret.
-    const second = setup(new RedisStore({ url: redis.url, prefix: 'aof:', timeoutMs: 3000 }));
-    const read = await readSpill(second.proxy, token, key);
-    assert.equal(read.status, 200);
-    assert.match((await read.json()).text, /needle 1/);
+    const other = new RedisStore({ url: redis.url, prefix: 'aof:', timeoutMs: 3000 });
+    try {
+      const read = await readSpill(setup(other).proxy, token, key);
+      assert.equal(read.status, 200);
+      assert.match((await read.json()).text, /needle 1/);
+    } finally {
+      await other.close();
+    }
     assert.match(await store.get(sessionOf(token), key), /needle 1/, 'the first store reconnected on its own');
   } finally {
     await store.close();
@@ -125,7 +129,7 @@ test('a restarted Redis with an append-only file keeps the sessions: another pro
   }
 });
 
-test('a restarted Redis without persistence: SPILL_NOT_FOUND (typed, 404) for what it lost, and the session goes on', { skip }, async () => {
+test('a restarted Redis without persistence: SPILL_NOT_FOUND (typed, 404) for what it lost, and the session goes on', { skip, timeout: 60_000 }, async () => {
   const redis = await startRedis();
   const store = new RedisStore({ url: redis.url, prefix: 'gone:', timeoutMs: 3000 });
   try {
@@ -153,7 +157,7 @@ test('a restarted Redis without persistence: SPILL_NOT_FOUND (typed, 404) for wh
   }
 });
 
-test('a Redis that does not answer (CLIENT PAUSE) holds no request beyond timeoutMs: STORE_FAILED naming timeoutMs', { skip }, async () => {
+test('a Redis that does not answer (CLIENT PAUSE) holds no request beyond timeoutMs: STORE_FAILED naming timeoutMs', { skip, timeout: 60_000 }, async () => {
   const redis = await startRedis();
   const timeoutMs = 300;
   const store = new RedisStore({ url: redis.url, prefix: 'slow:', timeoutMs });

@@ -4,14 +4,8 @@
 // (RESP replies: strings or bytes), or a REST client with `eval` (and
 // optionally `evalsha`), as Upstash's. Scripts go by EVALSHA, sent whole
 // (EVAL) once when the server does not know them yet. No Node import: the
-// store runs wherever its client does.
+// store runs wherever its client does (a client made from `url`: url.js).
 import { OptionError } from '../../core/errors.js';
-
-/**
- * The optional peer dependency `url` needs, by a name bundlers leave alone
- * (a store given its own client, on the edge say, never loads it).
- */
-const REDIS_PACKAGE = 'redis';
 
 /** RESP's blob string type (`$`): node-redis maps it to a Buffer when asked. */
 const BLOB_STRING = 36;
@@ -80,52 +74,6 @@ export function scriptRunner(client) {
     };
   }
   throw new OptionError('client must be a Redis client (node-redis, ioredis, or an object with sendCommand(args) or eval(script, keys, args))', 'INVALID_OPTION', 'client');
-}
-
-/**
- * A node-redis client for `url`, connected (`redis` must be installed: an
- * optional peer dependency). Its errors are taken by the calls that meet
- * them (a listener keeps a lost connection from ending the process); it
- * reconnects on its own, and calls in between wait (within `timeoutMs`).
- */
-export async function connectUrl(url, timeoutMs) {
-  let redis;
-  try {
-    redis = await import(/* webpackIgnore: true */ REDIS_PACKAGE);
-  } catch (err) {
-    const failed = new OptionError("url needs the 'redis' package (npm install redis), or pass your own client as { client }", 'INVALID_OPTION', 'url');
-    failed.cause = err;
-    throw failed;
-  }
-  const client = redis.createClient({
-    url,
-    socket: { connectTimeout: timeoutMs, reconnectStrategy: (retries) => Math.min(50 * 2 ** retries, 2000) },
-  });
-  client.on('error', () => {});
-  await client.connect();
-  return client;
-}
-
-/**
- * Closes a client the store made (`connectUrl`): gracefully when it is
- * connected and answers within `timeoutMs`, else at once (a client waiting to
- * reconnect never finishes a graceful close).
- */
-export async function closeClient(client, timeoutMs) {
-  if (client.isReady) {
-    let timer;
-    const late = new Promise((resolve) => {
-      timer = setTimeout(() => resolve(false), timeoutMs);
-    });
-    try {
-      if (await Promise.race([client.close().then(() => true), late])) return;
-    } catch {
-      // Closed badly: destroyed below.
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-  client.destroy();
 }
 
 const decoder = new TextDecoder();

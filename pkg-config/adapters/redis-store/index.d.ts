@@ -27,6 +27,7 @@ export interface RedisStoreOptions {
   /**
    * `redis://…` or `rediss://…`: the store makes a node-redis client (the optional peer
    * dependency `redis`), connects on its first call, reconnects on its own, and closes it on `close()`.
+   * Node, Deno and Bun only (elsewhere `UNSUPPORTED_HOST`: pass a `client`).
    */
   url?: string;
   /**
@@ -92,7 +93,7 @@ export const DEFAULT_PREFIX: string;
  * evicting the least recently written sessions. A call Redis does not answer within
  * `timeoutMs`, or that fails, rejects with `STORE_FAILED`.
  */
-export interface RedisStore extends OutsideSpillStore {}
+export interface RedisStore extends Omit<OutsideSpillStore, 'delete'> {}
 export class RedisStore {
   constructor(options: RedisStoreOptions);
   /** The prefix of the store's keys. */

@@ -8,11 +8,13 @@
 // REST client): connection.js. Paging and search run in the core
 // (internal/spill-reader.js).
 import '#entry'; // initializes the wasm that read/grep run in
-import { InputError, OptionError, StoreError, TraceLiteError } from '../../core/errors.js';
+import { HostError, InputError, OptionError, StoreError, TraceLiteError } from '../../core/errors.js';
 import { OutsideSpillStore, corrupt, facts, matchesKey, notFound, verified } from '../../internal/blob-keys.js';
 import { checkName } from '../../internal/spill-reader.js';
 import { SCRIPTS } from './scripts.js';
-import { closeClient, connectUrl, replyNumber, replyText, scriptRunner } from './connection.js';
+import { replyNumber, replyText, scriptRunner } from './connection.js';
+// Node, Deno, Bun: url.js (node-redis); workers and browsers: url-unsupported.js.
+import { URL_SUPPORTED, closeClient, connectUrl } from '#redis-url';
 
 /** Default time to live of a blob: 7 days after it was last written (as the other stores). */
 export const DEFAULT_TTL_SECONDS = 7 * 24 * 3600;
@@ -105,6 +107,9 @@ export class RedisStore extends OutsideSpillStore {
     }
     if (url !== undefined && (typeof url !== 'string' || !/^rediss?:\/\//.test(url))) {
       throw new OptionError('url must be a redis:// or rediss:// URL', 'INVALID_OPTION', 'url');
+    }
+    if (url !== undefined && !URL_SUPPORTED) {
+      throw new HostError('RedisStore({ url }) needs Node, Deno or Bun (it makes a node-redis client); on this host pass a client of your own, e.g. { client } of @upstash/redis', 'UNSUPPORTED_HOST', 'url');
     }
     if (typeof prefix !== 'string' || prefix === '' || prefix.length > 256 || /[\0-\x1f\s]/.test(prefix)) {
       throw new OptionError('prefix must be 1-256 characters, without spaces or control characters', 'INVALID_OPTION', 'prefix');
