@@ -9,43 +9,19 @@
 // redis-server is not installed.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { createServer, request as httpRequest } from 'node:http';
-import { once } from 'node:events';
-import { createInterface } from 'node:readline';
+import { createProxy } from '../../pkg/adapters/proxy/index.js';
+import { createThreadedProxy } from '../../pkg/adapters/proxy/threads.js';
+import { RedisStore } from '../../pkg/adapters/redis-store/index.js';
 import { startUpstream } from './support/hosts.mjs';
 import { modelTurn } from './support/proxy-tools.mjs';
 import { REDIS_MISSING, startRedis } from './support/redis.mjs';
+import { agentRequest, startForwarder, startProxy } from './support/redis-deployment.mjs';
 
 const skip = REDIS_MISSING;
 const SECRET = 'redis-multiprocess-secret-7c3e9a1f5b2d4860';
-const PROCESS = new URL('./support/redis-proxy-process.mjs', import.meta.url);
 // gpt-4o reads images: dense outputs outside the recent window go as snapshots (by URL).
 const OPTIONS = { budget: 16000, provider: 'openai', model: 'gpt-4o' };
 const TURNS = 8;
-
-/** A build log of `lines` lines with `NEEDLE <n>` on line 1500: spilled. */
-const log = (n, lines = 3000) => Array.from({ length: lines }, (_, i) => (i === 1499 ? `NEEDLE ${n}: step ${n} failed` : `build ${n} step ${i + 1}: ok`)).join('\n');
-
-/** Dense, code-like output: renders well below half its text tokens. */
-function dense(seed) {
-  let out = '';
-  for (let i = 0; i < 40; i++) {
-    const n = seed * 131 + i * 17;
-    out += `    self.assertEqual(obj_${n % 97}.get_${n % 13}(x[${n % 7}], y=${n % 29}), {'k${n % 11}': [${n % 5}, ${n % 3}]})  # case ${i}\n`;
-  }
-  return out;
-}
-
-/** The agent's request before turn `t` (1-based): a tool call and its output per earlier turn, logs and code in turn. */
-function agentRequest(t) {
-  const messages = [{ role: 'system', content: 'You fix builds.' }, { role: 'user', content: 'Why does the build fail?' }];
-  for (let i = 1; i <= t; i++) {
-    messages.push({ role: 'assistant', content: null, tool_calls: [{ id: `call_${i}`, type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command: i % 2 ? `make step${i}` : `cat f${i}.py` }) } }] });
-    messages.push({ role: 'tool', tool_call_id: `call_${i}`, content: i % 2 ? log(i) : dense(i) });
-  }
-  return { model: 'gpt-4o', messages };
-}
 
 /**
  * The stub model: with a spilled output's pointer in the request and read_spill
@@ -63,45 +39,6 @@ function model(req, text) {
     return modelTurn('openai-chat', { calls: [{ id: `rs_${body.messages.length}`, name: 'read_spill', args: { pointer, offset: 1495, limit: 10 } }] });
   }
   return modelTurn('openai-chat', { text: 'nothing to read' });
-}
-
-/** A proxy process; resolves `{ url, stop() }` once it listens. */
-async function startProxy(settings) {
-  const child = spawn(process.execPath, [PROCESS.pathname], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-    env: { ...process.env, TRACELITE_PROXY: JSON.stringify(settings) },
-  });
-  const [line] = await once(createInterface({ input: child.stdout }), 'line');
-  return {
-    url: JSON.parse(line).url,
-    stop: async () => {
-      child.stdin.end();
-      if (child.exitCode === null) await once(child, 'exit');
-    },
-  };
-}
-
-/**
- * The load balancer: an HTTP server on loopback sending each request to the
- * next of `targets` (settable), round robin. `served` counts requests per target.
- */
-async function startForwarder() {
-  const fwd = { targets: [], next: 0, served: new Map() };
-  const server = createServer((req, res) => {
-    const target = fwd.targets[fwd.next++ % fwd.targets.length];
-    fwd.served.set(target, (fwd.served.get(target) ?? 0) + 1);
-    const out = httpRequest(new URL(req.url, target), { method: req.method, headers: req.headers }, (answer) => {
-      res.writeHead(answer.statusCode, answer.headers);
-      answer.pipe(res);
-    });
-    out.on('error', () => res.destroy());
-    req.pipe(out);
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  fwd.url = `http://127.0.0.1:${server.address().port}`;
-  fwd.close = () => new Promise((resolve) => server.close(resolve));
-  return fwd;
 }
 
 /**
@@ -198,4 +135,34 @@ test('an agent loop alternating between two proxy processes sharing Redis: spill
   // Byte for byte what one process sent, request by request (read_spill follow-ups included).
   assert.equal(two.sent.length, one.sent.length);
   for (let i = 0; i < one.sent.length; i++) assert.ok(two.sent[i] === one.sent[i], `provider request ${i + 1} differs from the single process's`);
+});
+
+test("createThreadedProxy's threads, each with its own RedisStore, share sessions with a proxy elsewhere", { skip, timeout: 60_000 }, async () => {
+  const redisStore = { url: redis.url, prefix: 'threads:' };
+  const threaded = await createThreadedProxy(new URL('./support/threaded-settings.mjs', import.meta.url), {
+    threads: 2,
+    data: { upstream: upstream.url, options: OPTIONS, secret: SECRET, redisStore },
+  });
+  const store = new RedisStore(redisStore);
+  const elsewhere = createProxy({ upstream: upstream.url, store, secret: SECRET, options: OPTIONS });
+  try {
+    const res = await threaded(new Request('http://proxy.test/v1/chat/completions', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer sk-threads-00000000000000000000', 'x-tracelite-session': 'threads' },
+      body: JSON.stringify(agentRequest(1)),
+    }));
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('x-tracelite-skipped'), null);
+    await res.text();
+    const token = res.headers.get('x-tracelite-session');
+    const key = /spill:\/\/[\w.-]+\/(tool-[\w.-]+)/.exec(upstream.received.at(-2).body)[1];
+    upstream.received.splice(0);
+    // The spill a thread wrote, read by a proxy of the same deployment in this thread.
+    const read = await elsewhere(new Request(`http://proxy.test/spill/${key}?offset=1499&limit=1`, { headers: { 'x-tracelite-session': token } }));
+    assert.equal(read.status, 200);
+    assert.match((await read.json()).text, /^NEEDLE 1/);
+  } finally {
+    await threaded.close();
+    await store.close();
+  }
 });

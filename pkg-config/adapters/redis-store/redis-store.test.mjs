@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import IORedis from 'ioredis';
 import { SpillStore, compress, compressAsync } from '../../../pkg/entries/node.js';
 import { RedisStore } from '../../../pkg/adapters/redis-store/index.js';
 import { REDIS_MISSING, redisClient, startRedis } from '../../../tests/js/support/redis.mjs';
@@ -238,7 +239,7 @@ test('two processes putting for many tenants at once keep one count: within maxB
   assert.ok(usage.totalBytes > limits.maxBytes / 2, 'the store was used');
 });
 
-test('the client shapes: node-redis, a sendCommand(args) client answering strings, an eval-only REST client (Upstash-style)', { skip }, async () => {
+test('the client shapes: node-redis, ioredis, a sendCommand(args) client answering strings, an eval-only REST client (Upstash-style)', { skip }, async () => {
   const prefix = fresh();
   // A raw-command client whose replies are strings (no bytes).
   const strings = { sendCommand: (args) => client.sendCommand(args) };
@@ -253,18 +254,24 @@ test('the client shapes: node-redis, a sendCommand(args) client answering string
   };
   const text = 'ünïcödé\n'.repeat(100);
   await client.sendCommand(['SCRIPT', 'FLUSH']);
-  const stores = [client, strings, rest].map((c) => new RedisStore({ client: c, prefix }));
-  assert.equal(await stores[2].put('s', 'k', text), true);
-  assert.equal(evals, 1, 'the script is sent whole once, then by its SHA-1');
-  assert.equal(await stores[2].put('s', 'k2', text), true);
-  assert.equal(evals, 1);
-  for (const store of stores) {
-    assert.equal(await store.get('s', 'k'), text);
-    assert.deepEqual((await store.list('s')).map((b) => b.key), ['k', 'k2']);
-    assert.equal(await store.put('s', 'k', text), false);
-    await assert.rejects(store.get('s', 'nope'), code('SPILL_NOT_FOUND'));
+  const io = new IORedis(redis.port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0 });
+  await io.connect();
+  try {
+    const stores = [client, io, strings, rest].map((c) => new RedisStore({ client: c, prefix }));
+    assert.equal(await stores[3].put('s', 'k', text), true);
+    assert.equal(evals, 1, 'the script is sent whole once, then by its SHA-1');
+    assert.equal(await stores[3].put('s', 'k2', text), true);
+    assert.equal(evals, 1);
+    for (const store of stores) {
+      assert.equal(await store.get('s', 'k'), text);
+      assert.deepEqual((await store.list('s')).map((b) => b.key), ['k', 'k2']);
+      assert.equal(await store.put('s', 'k', text), false);
+      await assert.rejects(store.get('s', 'nope'), code('SPILL_NOT_FOUND'));
+      assert.deepEqual(await store.usage(), { totalBytes: 2 * Buffer.byteLength(text), sessions: [{ session: 's', tenant: '', bytes: 2 * Buffer.byteLength(text), blobs: 2 }], tenants: [{ tenant: '', bytes: 2 * Buffer.byteLength(text), sessions: 1 }] });
+    }
+  } finally {
+    io.disconnect();
   }
-  assert.deepEqual(await stores[1].usage(), await stores[0].usage());
 });
 
 test('compressAsync and the spill tools over a RedisStore, as over the other outside stores', { skip }, async (t) => {

@@ -1,6 +1,7 @@
 // Test support: the settings module of createThreadedProxy's tests. Every
 // thread imports it; `data` says what to serve.
 import { FileStore } from '../../../pkg/adapters/file-store/index.js';
+import { RedisStore } from '../../../pkg/adapters/redis-store/index.js';
 
 export default function settings(data) {
   const stub = async () => new Response('{"ok":true}', { headers: { 'content-type': 'application/json' } });
@@ -28,6 +29,7 @@ export default function settings(data) {
     ...(data.maxBodyBytes ? { maxBodyBytes: data.maxBodyBytes } : {}),
     ...(data.stub ? { fetch: stub } : data.crashOn ? { fetch: crashing } : data.crashMidStream ? { fetch: crashingStream } : {}),
     ...(data.fileStore ? { store: new FileStore(data.fileStore) } : {}),
+    ...(data.redisStore ? { store: new RedisStore(data.redisStore) } : {}),
     ...(data.extra ?? {}),
   };
 }
