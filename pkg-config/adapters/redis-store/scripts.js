@@ -37,10 +37,14 @@ local function add(s, tenant, bytes, blobs)
 end
 
 -- Takes a session out of the counts and removes its blobs; returns { bytes, blobs }.
-local function forget(s)
+-- \`hint\`: the tenant whose set it was found in (kept in step even if its owner record is gone).
+local function forget(s, hint)
   if not s then return 0, 0 end
-  local tenant = redis.call('HGET', OWNER, s)
-  if not tenant then return 0, 0 end
+  local tenant = redis.call('HGET', OWNER, s) or hint
+  if not tenant then
+    redis.call('ZREM', TOUCHED, s)
+    return 0, 0
+  end
   local bytes, blobs = num(redis.call('HGET', SBYTES, s)), num(redis.call('HGET', SBLOBS, s))
   local keys = redis.call('HKEYS', metaKey(s))
   for i = 1, #keys, 256 do
@@ -207,7 +211,9 @@ local evicted = 0
 if tenant ~= '' then
   if not owner then
     while redis.call('ZCARD', tenantKey(tenant)) >= maxTenantSessions do
-      forget(oldest(tenant))
+      local o = oldest(tenant)
+      if not o then break end
+      forget(o, tenant)
       evicted = evicted + 1
     end
   end
@@ -216,7 +222,7 @@ if tenant ~= '' then
     if not o then
       return { 'refused', 'maxTenantBytes', "the tenant's spill quota is full (" .. int(num(redis.call('ZSCORE', TBYTES, tenant))) .. ' bytes held + ' .. int(bytes) .. ' new > maxTenantBytes ' .. int(maxTenantBytes) .. ')', evicted }
     end
-    forget(o)
+    forget(o, tenant)
     evicted = evicted + 1
   end
 end
@@ -225,8 +231,14 @@ while num(redis.call('GET', TOTAL)) + bytes > maxBytes do
   if not f then
     return { 'refused', 'maxBytes', 'the store is full (' .. int(num(redis.call('GET', TOTAL))) .. ' bytes held + ' .. int(bytes) .. ' new > maxBytes ' .. int(maxBytes) .. ')', evicted }
   end
-  forget(oldest(f))
-  evicted = evicted + 1
+  local o = oldest(f)
+  if o then
+    forget(o, f)
+    evicted = evicted + 1
+  else
+    -- Bytes counted for a tenant without sessions (never written so): dropped, so that the loop ends.
+    redis.call('ZREM', TBYTES, f)
+  end
 end
 
 if not owner then
