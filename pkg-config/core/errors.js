@@ -113,3 +113,31 @@ export function guarded(fn) {
     rethrow(err);
   }
 }
+
+/** What a value is, for an error message: `a string`, `null`, `an array`, `a FileStore`, … */
+export function describe(value) {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') {
+    const name = Object.getPrototypeOf(value)?.constructor?.name;
+    return name && name !== 'Object' ? `a ${name}` : 'an object';
+  }
+  return typeof value === 'undefined' ? 'undefined' : `a ${typeof value}`;
+}
+
+/** Whether `store` has the outside stores' interface: `get(session, key)` and `put(session, key, text)` (results may be promises). */
+export function isOutsideStore(store) {
+  return store !== null && typeof store === 'object' && typeof store.get === 'function' && typeof store.put === 'function';
+}
+
+/**
+ * The error of a synchronous call (`compress`, `handleToolCall`) given a
+ * store it cannot use: an outside store (files, KV, Durable Objects, Redis:
+ * their writes are async) names `asyncCall`, the call that takes it.
+ */
+export function syncStoreError(store, path, asyncCall) {
+  const message = isOutsideStore(store)
+    ? `${path}: ${describe(store)} writes asynchronously and this call is synchronous: use ${asyncCall} with it (or a SpillStore here)`
+    : `${path} must be a SpillStore (or, with ${asyncCall}, a store with get and put), found ${describe(store)}`;
+  return new OptionError(message, 'INVALID_OPTION', 'store');
+}

@@ -1,5 +1,5 @@
 // Internal: option parsing shared by the JS API modules.
-import { InputError, OptionError, jsonArg } from './errors.js';
+import { InputError, OptionError, jsonArg, syncStoreError } from './errors.js';
 import { SpillStore } from './spill.js';
 import { settingsOf } from './settings.js';
 
@@ -24,7 +24,7 @@ export function splitOptions(options) {
   const settings = settingsOf(options);
   const { store, countTokens, previous } = options ?? {};
   if (store !== undefined && !(store instanceof SpillStore)) {
-    throw new OptionError('options.store must be a SpillStore', 'INVALID_OPTION', 'store');
+    throw syncStoreError(store, 'options.store', 'compressAsync(request, { store })');
   }
   if (countTokens !== undefined && typeof countTokens !== 'function') {
     throw new OptionError('options.countTokens must be a function (text) => number', 'INVALID_OPTION', 'countTokens');

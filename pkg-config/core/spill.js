@@ -1,7 +1,7 @@
 // Spilling in JS: the SpillStore (bounded, inside wasm), the agent tools
 // read_spill / grep_spill (definitions + executor) and spillText.
 import { Store, spillTools as wasmSpillTools } from '../wasm/tracelite.js';
-import { InputError, OptionError, guarded, jsonArg } from './errors.js';
+import { InputError, OptionError, guarded, jsonArg, syncStoreError } from './errors.js';
 import { settingsOf } from './settings.js';
 
 /** Names of the agent tools over spilled output. */
@@ -247,7 +247,7 @@ export function handleToolCall(name, args, where) {
   const { store, session } = typeof where === 'string' ? { session: where } : (where ?? {});
   const target = store ?? sharedStore();
   if (!(target instanceof SpillStore)) {
-    throw new OptionError('store must be a SpillStore', 'INVALID_OPTION', 'store');
+    throw syncStoreError(target, 'store', 'handleToolCallAsync(name, args, { store, session })');
   }
   return target.handleToolCall(name, args, session ?? 'default');
 }

@@ -3,8 +3,8 @@
 // compress call that keeps a conversation's spills where its tools read them.
 import { InputError } from '../core/errors.js';
 import { spillToolDefinitions } from '../core/spill.js';
-import { SessionStores, compressInto, sessionFromMessages } from './mirror.js';
-import { runSpillTool } from './spill-reader.js';
+import { SessionStores, compressInto, sessionFromMessages } from '../core/stores.js';
+import { runSpillTool } from '../core/spill-reader.js';
 
 /** The core's definitions of read_spill and grep_spill: `[{ name, description, parameters }]`. */
 export function spillToolSpecs() {

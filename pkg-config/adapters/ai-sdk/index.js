@@ -1,11 +1,12 @@
 // Vercel AI SDK adapter: a language-model middleware that compresses the prompt
 // (`transformParams`) and the `read_spill` / `grep_spill` tools that read back
 // what it moved out. Import from 'tracelite/ai-sdk' (needs the `ai` package).
+import '#entry'; // initializes the wasm for this host
 import * as ai from 'ai';
 import { InputError, OptionError } from '../../core/errors.js';
 import { spillToolSpecs } from '../../internal/framework.js';
-import { SessionStores, compressInto, sessionFromMessages } from '../../internal/mirror.js';
-import { runSpillTool } from '../../internal/spill-reader.js';
+import { SessionStores, compressInto, sessionFromMessages } from '../../core/stores.js';
+import { runSpillTool } from '../../core/spill-reader.js';
 
 /**
  * The middleware spec of the installed `ai`: ai 6 (LanguageModelV3Middleware)

@@ -3,11 +3,11 @@
 // runs (Workers KV is eventually consistent across locations). The worker
 // exports `TraceLiteSpillObject` and binds it; `DurableObjectSpillStore` is the
 // client, with the interface of `KvSpillStore` (same keys, never-overwrite and
-// verify-on-read rules). Paging and search run in the core (internal/spill-reader.js).
+// verify-on-read rules). Paging and search run in the core (core/spill-reader.js).
 import '#entry'; // initializes the wasm that read/grep run in
 import { TraceLiteError, InputError, OptionError, StoreError } from '../../core/errors.js';
 import { FreshKeys, OutsideSpillStore, corrupt, facts, matchesKey, notFound, refused, verified } from '../../internal/blob-keys.js';
-import { checkName } from '../../internal/spill-reader.js';
+import { checkName } from '../../core/spill-reader.js';
 
 /** Default time to live of a stored blob: 7 days (as `KvSpillStore`). */
 export const DEFAULT_TTL_SECONDS = 7 * 24 * 3600;

@@ -2,7 +2,7 @@
 // session under a root the host chooses, one file per blob,
 // `<root>/<session>/<key>.txt`, so an agent can read a spill with its own
 // tools (`sed -n`, `grep -n`) when compress runs with `pointer: 'path'`.
-// Paging and search through the store run in the core (internal/spill-reader.js).
+// Paging and search through the store run in the core (core/spill-reader.js).
 import '#entry'; // initializes the wasm that read/grep run in
 import { constants } from 'node:fs';
 import * as fs from 'node:fs/promises';
@@ -11,7 +11,7 @@ import { pid } from 'node:process';
 import { dirname, resolve, join } from 'node:path';
 import { InputError, OptionError, StoreError } from '../../core/errors.js';
 import { OutsideSpillStore, corrupt, facts, isContentKey, matchesKey, notFound, refused, verified } from '../../internal/blob-keys.js';
-import { checkName } from '../../internal/spill-reader.js';
+import { checkName } from '../../core/spill-reader.js';
 import { EVICTED_PREFIX, EXTENSION, TEMP_PREFIX, TENANT_FILE, UNOWNED, blobKey, isName, ledgerFor, unlessMissing } from './ledger.js';
 
 /** Default time to live of a blob: 7 days after it was last written (as the other stores). */

@@ -1,11 +1,11 @@
 // A spill store over the Workers KV API, so spills survive across requests and
 // isolates. Works with any object that has KV's `get`/`put`/`delete`/`list`
 // (Cloudflare KV, Miniflare's KV, a Map-backed fake in tests). Paging and search
-// run in the core (see internal/spill-reader.js).
+// run in the core (see core/spill-reader.js).
 import '#entry'; // initializes the wasm that read/grep run in
 import { InputError, OptionError } from '../../core/errors.js';
 import { FreshKeys, OutsideSpillStore, corrupt, facts, matchesKey, notFound, refused, verified } from '../../internal/blob-keys.js';
-import { checkName } from '../../internal/spill-reader.js';
+import { checkName } from '../../core/spill-reader.js';
 
 /** Default time to live of a stored blob: 7 days (OpenCode keeps spills as long). */
 export const DEFAULT_TTL_SECONDS = 7 * 24 * 3600;

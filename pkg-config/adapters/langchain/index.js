@@ -9,6 +9,7 @@
 // checkpoint). `wrapModelCall` changes only the request the model sees; the
 // state keeps every message as it was, and the next call compresses the whole
 // history again (same input, same bytes out: provider prompt caches keep working).
+import '#entry'; // initializes the wasm for this host
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage, createMiddleware, tool } from 'langchain';
 import { InputError } from '../../core/errors.js';
 import { canonicalJson, conversationCompressor, frameworkSpillTools, modelNameOf } from '../../internal/framework.js';

@@ -7,6 +7,7 @@
 // Session keep every item as it was (the SDK persists the filtered version of
 // the turn's new input only, which TraceLite leaves alone), and the next call
 // compresses the whole history again.
+import '#entry'; // initializes the wasm for this host
 import * as agents from '@openai/agents';
 import { InputError } from '../../core/errors.js';
 import { canonicalJson, conversationCompressor, frameworkSpillTools, modelNameOf } from '../../internal/framework.js';

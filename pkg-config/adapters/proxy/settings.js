@@ -3,7 +3,7 @@
 // first request.
 import { OptionError } from '#entry';
 import { MEMORY_DEFAULTS } from '../../core/memory.js';
-import { checkName } from '../../internal/spill-reader.js';
+import { checkName } from '../../core/spill-reader.js';
 import { DEFAULT_MAX_SPILL_RESPONSE_BYTES, DEFAULT_MAX_SPILL_ROUNDS } from './tools.js';
 import { defaultIdentity } from './signing.js';
 

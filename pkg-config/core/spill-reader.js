@@ -6,8 +6,8 @@
 // Relative imports only (usable from a module worker without an import map);
 // the host entry that initializes the wasm must be loaded first.
 import { Store, checkSpillName, parseSpillPointer, spillLimits } from '../wasm/tracelite.js';
-import { SpillStore } from '../core/spill.js';
-import { InputError, OptionError, StoreError, guarded } from '../core/errors.js';
+import { InputError, OptionError, StoreError, guarded, isOutsideStore, syncStoreError } from './errors.js';
+import { SpillStore, sharedStore } from './spill.js';
 
 /** Limits of a scratch store: room for any blob a store hands back. */
 const SCRATCH_LIMITS = JSON.stringify({ maxBytes: 2 ** 31 - 1, maxSessionBytes: 2 ** 31 - 1, ttlSeconds: 0 });
@@ -237,4 +237,28 @@ function safeJson(text) {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Runs a `read_spill` / `grep_spill` call the model made, over any store:
+ * `handleToolCallAsync(name, args, { store, session })` (or `session` as a
+ * string, with the store `compress` uses by default). The async peer of
+ * `handleToolCall`, for the stores outside wasm (`FileStore`, `KvSpillStore`,
+ * `DurableObjectSpillStore`, yours). Resolves `{ text, isError, work }` (as `handleToolCall`): `text` to send back
+ * as the tool result: a mistake the model can fix (a missing pointer, a bad
+ * pattern) is a reply with `isError`, not a rejection.
+ */
+export async function handleToolCallAsync(name, args, where) {
+  const { store, session } = typeof where === 'string' ? { session: where } : (where ?? {});
+  const target = store ?? sharedStore();
+  if (!(target instanceof SpillStore) && !isOutsideStore(target)) {
+    throw syncStoreError(target, 'store', 'handleToolCallAsync');
+  }
+  if (typeof name !== 'string') {
+    throw new InputError(`name must be a string, found ${name === null ? 'null' : typeof name}`, 'INVALID_ARGUMENT', 'name');
+  }
+  if (session !== undefined && typeof session !== 'string') {
+    throw new InputError(`session must be a string, found ${session === null ? 'null' : typeof session}`, 'INVALID_ARGUMENT', 'session');
+  }
+  return runSpillTool(target, name, args ?? {}, session ?? 'default');
 }
