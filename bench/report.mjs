@@ -242,11 +242,44 @@ export function longSection(result) {
         out.push(`* Cost per turn, last vs first turns: TraceLite defaults ${PROVIDERS.map((prov) => `${PROVIDER_NAMES[prov]} ×${(tl.byProvider[prov]?.lastOverFirst ?? NaN).toFixed(2)}`).join(', ')}; full history ${PROVIDERS.map((prov) => `×${(full.byProvider[prov]?.lastOverFirst ?? NaN).toFixed(2)}`).join(', ')}.`);
       }
       out.push('');
+      out.push(...rereadLines(tl, s.steps));
     }
   }
   out.push(`Long-session replay time: ${L.seconds.toFixed(0)} s (one process per session).`);
   out.push('');
   return out;
+}
+
+/**
+ * Why TraceLite defaults' turns need a re-read in a long session (issue 52):
+ * per hiding stage (compaction by its number), per provider the turns and
+ * facts, and on the OpenAI replay how long ago the fact was shown and how
+ * much of it belongs to the current task. Empty without the records.
+ */
+export function rereadLines(tl, turns) {
+  const tables = Object.fromEntries(PROVIDERS.map((prov) => [prov, tl.byProvider[prov]?.rereads]).filter(([, t]) => t));
+  if (Object.keys(tables).length === 0) return [];
+  const keys = [...new Set(Object.values(tables).flatMap((t) => Object.keys(t)))].sort((a, b) => {
+    const n = (k) => Number(/#(\d+)$/.exec(k)?.[1] ?? 0);
+    return a.replace(/ #\d+$/, '').localeCompare(b.replace(/ #\d+$/, '')) || n(a) - n(b);
+  });
+  const at = (arr, q) => (arr.length ? arr[Math.min(arr.length - 1, Math.floor(q * arr.length))] : NaN);
+  const rows = keys.map((k) => {
+    const o = tables.openai?.[k];
+    return [
+      k,
+      ...PROVIDERS.map((prov) => (tables[prov]?.[k] ? `${int(tables[prov][k].turns)} / ${int(tables[prov][k].facts)}` : '0')),
+      o ? `${int(at(o.ages, 0.5))} / ${int(at(o.ages, 0.9))}` : '—',
+      o ? pct(share(o.sameTask, o.facts)) : '—',
+    ];
+  });
+  const totals = PROVIDERS.map((prov) => `${PROVIDER_NAMES[prov]} ${int(tl.byProvider[prov]?.rereadTurns ?? 0)} (${pct(share(tl.byProvider[prov]?.rereadTurns ?? 0, turns))})`);
+  return [
+    `Why TraceLite defaults' turns need a re-read (turns with one: ${totals.join(', ')}). Per stage that hid the fact (\`compact #n\`: the n-th compaction of the session was in force), turns / hidden facts per provider; on the OpenAI replay, turns since the output that showed the fact (median / p90) and the share of hidden facts from the current task's own outputs (the rest come from earlier tasks). A turn counts once per stage.`,
+    '',
+    table(['hidden by', ...PROVIDERS.map((prov) => `${PROVIDER_NAMES[prov]} turns / facts`), 'turns since shown (median / p90, OpenAI)', 'current task (OpenAI)'], rows),
+    '',
+  ];
 }
 
 /** Whether context editing at its documented defaults changed any request of the run (a sentence). */
