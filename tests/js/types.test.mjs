@@ -193,6 +193,8 @@ const COMMAND = 'cat pytest.log';
 const FAKE_OPENAI_JS = `
 import * as mocks from 'ai/test';
 const Mock = mocks.MockLanguageModelV4 ?? mocks.MockLanguageModelV3;
+/** The models made, for the test to inspect. */
+export const models = [];
 const usage = { inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 5, text: 5, reasoning: 0 } };
 /** The scripted step as a stream (for streamText). */
 function streamOf(result) {
@@ -229,7 +231,7 @@ export function openai(modelId) {
       return { content: [{ type: 'tool-call', toolCallId: 'g1', toolName: 'grep_spill', input }], finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage, warnings: [] };
     },
   });
-  (globalThis.openaiModels ??= []).push(model);
+  models.push(model);
   return model;
 }
 `;
@@ -237,6 +239,7 @@ const FAKE_OPENAI_DTS = `
 import type { wrapLanguageModel } from 'ai';
 /** The installed ai's mock language model (a stand-in for @ai-sdk/openai). */
 export declare function openai(modelId: string): Parameters<typeof wrapLanguageModel>[0]['model'];
+export declare const models: unknown[];
 `;
 // Types the README does not show: the middleware is the installed ai's, the
 // tool arguments are the schema's, transformParams is typed by the AI SDK.
@@ -265,14 +268,15 @@ void [wrapped, tools, found, prompt, notAny, out];
 const RUN_MJS = (snippet) => `
 await import(${JSON.stringify(`./${snippet}`)});
 const { traceliteMiddleware } = await import('tracelite/ai-sdk');
-const [model] = globalThis.openaiModels;
+const { models } = await import('@ai-sdk/openai');
+const [model] = models;
 // generateText steps, or streamText's (each also counted as a generate call by the stand-in).
 const calls = model.doStreamCalls.length > 0 ? model.doStreamCalls : model.doGenerateCalls;
 const second = JSON.stringify(calls[1]?.prompt);
 const tool = calls[2]?.prompt.filter((m) => m.role === 'tool').flatMap((m) => m.content).find((p) => p.toolName === 'grep_spill');
 console.log(JSON.stringify({
   node: Number(process.versions.node.split('.')[0]),
-  models: globalThis.openaiModels.length,
+  models: models.length,
   spec: model.specificationVersion,
   middlewareSpec: traceliteMiddleware().specificationVersion,
   calls: calls.length,
@@ -392,6 +396,8 @@ void [asMiddleware, page, found, agent];
         js: `
 import { AIMessage, fakeModel } from 'langchain';
 const POINTER = /spill:\\/\\/[A-Za-z0-9._-]+\\/[A-Za-z0-9._-]+/;
+/** The models made, for the test to inspect. */
+export const models = [];
 /** LangChain's fake chat model, scripted: bash, then grep_spill on the pointer it was shown, then an answer. */
 export class ChatOpenAI {
   constructor() {
@@ -400,7 +406,7 @@ export class ChatOpenAI {
       .respond((messages) => new AIMessage({ content: '', tool_calls: [{ id: 'call-2', name: 'grep_spill', type: 'tool_call',
         args: { pointer: POINTER.exec(JSON.stringify(messages.map((m) => m.content)))?.[0], pattern: 'PASSED', max_matches: 2 } }] }))
       .respond(new AIMessage('done'));
-    (globalThis.models ??= []).push(model);
+    models.push(model);
     return model;
   }
 }
@@ -411,15 +417,17 @@ import type { FakeBuiltModel } from '@langchain/core/testing';
 export declare class ChatOpenAI extends FakeBuiltModel {
   constructor(fields: { model: string });
 }
+export declare const models: FakeBuiltModel[];
 `,
       },
     },
     run: (snippet) => `
+import { models } from '@langchain/openai';
 await import(${JSON.stringify(`./${snippet}`)});
-const [model] = globalThis.models;
+const [model] = models;
 const second = JSON.stringify(model.calls[1].messages.map((m) => m.content));
 const reply = model.calls[2].messages.find((m) => m.tool_call_id === 'call-2');
-console.log(JSON.stringify({ models: globalThis.models.length, calls: model.callCount, pointer: /spill:\\/\\//.test(second), secondChars: second.length, grep: reply?.content }));
+console.log(JSON.stringify({ models: models.length, calls: model.callCount, pointer: /spill:\\/\\//.test(second), secondChars: second.length, grep: reply?.content }));
 `,
   },
   'openai-agents': {
