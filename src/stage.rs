@@ -405,6 +405,27 @@ impl<'a, S> StageContext<'a, S> {
     }
 }
 
+/// The tool results of `conv` whose tool `tools.exclude` names: dedup, the
+/// phase clean-up, optical snapshots and compaction keep them as they are
+/// (empty, without reading the calls, when nothing is excluded).
+pub fn excluded_results(
+    conv: &Conversation,
+    tools: &crate::config::ToolsConfig,
+) -> std::collections::HashSet<crate::model::PartRef> {
+    if tools.exclude.is_empty() {
+        return std::collections::HashSet::new();
+    }
+    let names = conv.call_names();
+    conv.observations()
+        .into_iter()
+        .filter(|&at| {
+            conv.tool_result(at)
+                .and_then(|r| names.get(r.call_id.as_str()))
+                .is_some_and(|name| tools.excludes(name))
+        })
+        .collect()
+}
+
 /// What keeping a text touches: the [`StageContext`] fields that do not
 /// depend on the stage's state, so this code exists once, not per stage.
 struct Keeper<'k> {

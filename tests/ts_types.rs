@@ -34,6 +34,7 @@ const RENAMED: &[(&str, &str)] = &[
     ("RedactConfig", "RedactOptions"),
     ("PlanConfig", "PlanOptions"),
     ("Limits", "LimitOptions"),
+    ("ToolsConfig", "ToolOptions"),
     ("Candidate", "PlanCandidate"),
 ];
 

@@ -34,6 +34,7 @@ pub mod constraints;
 pub mod cut;
 mod draft;
 pub mod extractive;
+pub mod kept;
 mod prior;
 pub mod prompt;
 pub mod state;

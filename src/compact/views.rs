@@ -12,7 +12,9 @@ use super::trigger::StepActivity;
 use super::CompactState;
 use crate::activity::Action;
 use crate::error::Result;
-use crate::model::{Conversation, Message, PartKind, Role};
+use std::collections::HashSet;
+
+use crate::model::{Conversation, Message, PartKind, PartRef, Role};
 use crate::redact::Redactions;
 use crate::stage::StageContext;
 
@@ -109,7 +111,8 @@ fn view_message(
 /// kept ones of earlier compactions (`prior`) and the range's outputs, those
 /// no later output supersedes (the same command run again, a newer edit
 /// result of the file, also in a later turn: `later`), newest first within
-/// `budget` tokens.
+/// `budget` tokens. Outputs of excluded tools (`excluded`, kept whole by
+/// [`super::kept`]) are not views.
 pub fn keep(
     conv: &Conversation,
     cx: &mut StageContext<'_, CompactState>,
@@ -117,6 +120,7 @@ pub fn keep(
     range: &Range<'_>,
     later: &[StepActivity],
     budget: u64,
+    excluded: &HashSet<PartRef>,
 ) -> Result<Vec<Message>> {
     if budget == 0 {
         return Ok(Vec::new());
@@ -132,6 +136,9 @@ pub fn keep(
         .collect();
     let end = range.first + range.messages.len();
     for step in range.steps.iter().chain(later) {
+        if step.result_at.is_some_and(|r| excluded.contains(&r)) {
+            continue;
+        }
         let Some(key) = key(step, conv) else { continue };
         candidates.retain(|(k, _)| *k != key);
         if step.call_message < end {

@@ -10,6 +10,7 @@
 //! * [`stages`]: each stage's settings and the planner's (`spill`, `dedup`,
 //!   `phase`, `optical`, `compact`, `plan`, `redact`);
 //! * [`limits`]: resource limits (`limits`);
+//! * [`tools`]: per-tool rules (`tools`);
 //! * [`validate`]: the checks a parsed config must pass: the top-level ones
 //!   and `limits` here, each stage's section (and the planner's) in its
 //!   owner's module, called through [`Section`];
@@ -17,6 +18,7 @@
 
 mod limits;
 mod stages;
+mod tools;
 mod validate;
 mod words;
 
@@ -25,6 +27,7 @@ pub use stages::{
     ClearReason, CompactConfig, ContextRule, DedupConfig, DetectorTable, OpticalConfig,
     OpticalSwitch, PhaseConfig, PlanConfig, Prices, RedactConfig, SpillConfig,
 };
+pub use tools::ToolsConfig;
 pub(crate) use validate::Section;
 
 use std::collections::BTreeMap;
@@ -86,6 +89,9 @@ pub struct Config {
     pub plan: PlanConfig,
     /// Secret redaction.
     pub redact: RedactConfig,
+    /// Per-tool rules: tools whose outputs no stage takes away, and tools'
+    /// own spill caps.
+    pub tools: ToolsConfig,
     /// Resource limits.
     pub limits: Limits,
 }
@@ -110,6 +116,7 @@ impl Default for Config {
             compact: CompactConfig::default(),
             plan: PlanConfig::default(),
             redact: RedactConfig::default(),
+            tools: ToolsConfig::default(),
             limits: Limits::default(),
         }
     }

@@ -1,5 +1,5 @@
-//! The checks a parsed [`Config`] must pass. The top-level settings and
-//! `limits` are checked here; each stage's section, and the planner's, is
+//! The checks a parsed [`Config`] must pass. The top-level settings,
+//! `limits` and `tools` are checked here (`tools` in its own file); each stage's section, and the planner's, is
 //! checked by its owner's module, which implements [`Section`] for it
 //! (`src/spill/config.rs`, …): this base module names no stage, it calls
 //! them through the trait. An error names the offending option
@@ -53,6 +53,7 @@ impl Config {
         for section in self.sections() {
             section.validate(self)?;
         }
+        self.tools.validate(self)?;
         if self.session.is_empty()
             || self.session.len() > 128
             || !self

@@ -4,7 +4,10 @@
 //! ([`tools`]). Every other stage also keeps what it removes here.
 //!
 //! The cap per tool result is `max(spill.floorTokens, spill.fraction × budget)`
-//! ([`crate::Config::result_cap`]), so it scales with the model's window.
+//! ([`crate::Config::result_cap`]), so it scales with the model's window;
+//! a tool's own cap (`tools.spillCaps`) replaces it for that tool's outputs,
+//! and the outputs of an excluded tool (`tools.exclude`) without one of its
+//! own are not spilled ([`crate::Config::spill_cap`]).
 
 mod config;
 pub mod detectors;
@@ -51,10 +54,32 @@ impl Stage for Spill {
     ) -> Result<()> {
         let config: &crate::config::Config = cx.config;
         let signals = cx.state.signals(&config.spill)?;
-        let settings = excerpt_settings(cx);
+        let usual = config.result_cap();
+        let settings = excerpt_settings(cx, usual);
+        // The tools' names (owned: the loop rewrites the conversation), read
+        // only when a rule needs them.
+        let names: Option<std::collections::HashMap<String, String>> = (!config.tools.is_empty())
+            .then(|| {
+                conv.call_names()
+                    .into_iter()
+                    .map(|(id, name)| (id.to_string(), name.to_string()))
+                    .collect()
+            });
         for at in conv.observations() {
             let Some(result) = conv.tool_result(at) else {
                 continue;
+            };
+            let tool = names
+                .as_ref()
+                .and_then(|n| n.get(&result.call_id))
+                .map(String::as_str);
+            let Some(cap) = config.spill_cap(tool) else {
+                continue;
+            };
+            let settings = if cap == usual {
+                settings
+            } else {
+                excerpt_settings(cx, cap)
             };
             // One text part (the usual case) is read in place: no copy of a huge output.
             let mut texts = result.parts.iter().filter_map(crate::model::Part::as_text);
@@ -62,7 +87,7 @@ impl Stage for Spill {
                 (Some(only), None) => std::borrow::Cow::Borrowed(only),
                 _ => std::borrow::Cow::Owned(result.text()),
             };
-            let Some(spilled) = spill_one(&text, &signals, cx, Some(settings))? else {
+            let Some(spilled) = spill_one(&text, &signals, cx, Some(settings), cap)? else {
                 continue;
             };
             if let Some(result) = conv.tool_result_mut(at) {
@@ -229,16 +254,12 @@ impl ExcerptCache {
 /// first 128 bits of a SHA-256: no chosen session name or pattern gives
 /// another's): the cap, the head and index shares, the error signals, the session (its
 /// pointer), the pointer root, the counter and whether stored texts are masked.
-fn excerpt_settings(cx: &StageContext<'_, ExcerptCache>) -> u128 {
+fn excerpt_settings(cx: &StageContext<'_, ExcerptCache>, cap: u64) -> u128 {
     let config = cx.config;
     let spill = &config.spill;
     let numbers = format!(
         "{}|{}|{}|{}|{}",
-        config.result_cap(),
-        spill.head_share,
-        spill.max_error_lines,
-        config.redact.store,
-        spill.index_share
+        cap, spill.head_share, spill.max_error_lines, config.redact.store, spill.index_share
     );
     let patterns = format!("{:?}{:?}", spill.error_patterns, spill.detectors);
     crate::hash::digest128(&[
@@ -250,13 +271,14 @@ fn excerpt_settings(cx: &StageContext<'_, ExcerptCache>) -> u128 {
     ])
 }
 
-/// Lays out the excerpt of `text` with the pointer it will get (see [`Laid`]).
+/// Lays out the excerpt of `text` under `cap` with the pointer it will get
+/// (see [`Laid`]).
 fn lay_out(
     text: &str,
     signals: &ErrorSignals,
     cx: &mut StageContext<'_, ExcerptCache>,
+    cap: u64,
 ) -> Result<Laid> {
-    let cap = cx.config.result_cap();
     let (before, exact) = measure(text, cap, &|s| cx.meter.text(s))?;
     if before <= cap {
         return Ok(Laid::Under);
@@ -288,16 +310,17 @@ fn lay_out(
     })
 }
 
-/// Spills one text if it is over the cap: keeps it through `cx.keep` and
+/// Spills one text if it is over `cap`: keeps it through `cx.keep` and
 /// returns the excerpt; `None` when it is under the cap. With `settings`
-/// ([`excerpt_settings`]), layouts are remembered in the session's [`ExcerptCache`].
+/// ([`excerpt_settings`] of `cap`), layouts are remembered in the session's
+/// [`ExcerptCache`].
 fn spill_one(
     text: &str,
     signals: &ErrorSignals,
     cx: &mut StageContext<'_, ExcerptCache>,
     settings: Option<u128>,
+    cap: u64,
 ) -> Result<Option<Spilled>> {
-    let cap = cx.config.result_cap();
     // A token covers at least one byte: short texts are under the cap.
     if (text.len() as u64) <= cap {
         return Ok(None);
@@ -315,7 +338,7 @@ fn spill_one(
         let laid = match cached {
             Some(laid) => laid,
             None => {
-                let laid = lay_out(text, signals, cx)?;
+                let laid = lay_out(text, signals, cx, cap)?;
                 if let Some(id) = id {
                     cx.state.insert(id, laid.clone());
                 }
@@ -416,6 +439,19 @@ pub fn spill_text(
     store: &mut dyn SpillStore,
     counter: &dyn crate::tokens::TokenCounter,
 ) -> Result<Spilled> {
+    spill_output(text, None, config, store, counter)
+}
+
+/// [`spill_text`] for an output of `tool`: under the tool's own cap
+/// ([`crate::Config::spill_cap`]); an excluded tool's output without one
+/// stays as it is.
+pub fn spill_output(
+    text: &str,
+    tool: Option<&str>,
+    config: &crate::config::Config,
+    store: &mut dyn SpillStore,
+    counter: &dyn crate::tokens::TokenCounter,
+) -> Result<Spilled> {
     let signals = compile_signals(&config.spill)?;
     let (mut keys, mut redacted, mut activities) = Default::default();
     let caches = SharedCaches {
@@ -425,7 +461,11 @@ pub fn spill_text(
     };
     let mut excerpts = ExcerptCache::default();
     let mut cx = StageContext::new(config, counter, store, caches, &mut excerpts);
-    match spill_one(text, &signals, &mut cx, None)? {
+    let spilled = match config.spill_cap(tool) {
+        Some(cap) => spill_one(text, &signals, &mut cx, None, cap)?,
+        None => None,
+    };
+    match spilled {
         Some(spilled) => Ok(spilled),
         None => {
             let tokens = cx.meter.text(text)?;

@@ -80,6 +80,11 @@ export interface CompressSettings {
   plan?: PlanOptions;
   /** Secret redaction. */
   redact?: RedactOptions;
+  /**
+   * Per-tool rules: tools whose outputs no stage takes away, and tools'
+   * own spill caps.
+   */
+  tools?: ToolOptions;
   /** Resource limits. */
   limits?: LimitOptions;
 }
@@ -505,6 +510,28 @@ export interface RedactOptions {
   store?: boolean;
 }
 
+/**
+ * Per-tool rules, as Anthropic's `exclude_tools` and LangChain's
+ * `excludeTools` offer (`tools` in the options).
+ */
+export interface ToolOptions {
+  /**
+   * Tools whose outputs stay as they are (a memory, todo or plan tool):
+   * dedup, the phase clean-up and optical snapshots leave them alone, and
+   * a compaction keeps them word for word after its summary. Spilling
+   * caps them only when `spillCaps` names them. Exact names, as the
+   * calls give them.
+   * Default: `[]`.
+   */
+  exclude?: string[];
+  /**
+   * A tool's own spill cap in tokens, replacing
+   * `max(spill.floorTokens, spill.fraction × budget)` for its outputs
+   * (1 to `budget`), e.g. `{ "bash": 1000 }`; none by default.
+   */
+  spillCaps?: Record<string, number>;
+}
+
 /** Resource limits; exceeding one is a `LIMIT_EXCEEDED` error naming it. */
 export interface LimitOptions {
   /**
@@ -542,6 +569,12 @@ export interface LimitOptions {
    * Default: `64`.
    */
   maxErrorPatterns?: number;
+  /**
+   * Most per-tool rules accepted: names in `tools.exclude` plus tools in
+   * `tools.spillCaps`.
+   * Default: `256`.
+   */
+  maxToolRules?: number;
   /**
    * Bytes of raw tool output the stateful `TraceLite` session holds
    * (default 32 MiB). Past it, the oldest outputs outside the recent window
