@@ -354,8 +354,7 @@ impl<S: SpillStore> TraceLite<S> {
     }
 
     /// Keeps the raw tool output under `limits.maxHistoryBytes`: spills the
-    /// oldest outputs outside the recent window in place, oldest first
-    /// (under their tool's own cap; an excluded tool's without one stay).
+    /// oldest outputs outside the recent window in place, oldest first.
     fn bound_history(&mut self) -> Result<()> {
         let limit = self.config.limits.max_history_bytes;
         if self.history_bytes <= limit {
@@ -381,13 +380,7 @@ impl<S: SpillStore> TraceLite<S> {
                 continue;
             };
             let text = result.text();
-            // The tool's own cap (`tools`), looked up only when a rule is set.
-            let tool = (!self.config.tools.is_empty())
-                .then(|| self.conversation.tool_call(&result.call_id))
-                .flatten()
-                .map(|c| c.name.as_str());
-            let spilled =
-                crate::spill::spill_output(&text, tool, &self.config, &mut self.store, &counter)?;
+            let spilled = crate::spill::spill_text(&text, &self.config, &mut self.store, &counter)?;
             if !spilled.spilled {
                 continue;
             }

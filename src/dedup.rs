@@ -4,7 +4,7 @@
 //! from the earlier observations still inside the recent window, so each line
 //! is kept once, in its newest copy. Only lines whose trimmed length exceeds
 //! `dedup.minLineChars` count; the newest observation, tool calls and the
-//! outputs of tools `tools.exclude` names are never touched; lines holding a
+//! outputs of tools `excludeTools` names are never touched; lines holding a
 //! `spill://` pointer are never removed.
 //!
 //! The rule is a pure function of the history, which keeps it stable across
@@ -77,7 +77,7 @@ impl Stage for Dedup {
         let plans = plan(conv, &observations, window, rule, cx.state, digests);
         // Outputs of excluded tools lose no line (their own lines still
         // count as the newer copies of the earlier outputs' lines).
-        let excluded = crate::stage::excluded_results(conv, &config.tools);
+        let excluded = crate::stage::excluded_results(conv, config);
         for plan in plans.into_iter().filter(|p| !excluded.contains(&p.at)) {
             apply_plan(conv, cx, plan)?;
         }

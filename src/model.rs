@@ -301,17 +301,6 @@ impl Conversation {
         }
     }
 
-    /// The tool's name of every call, by call id (the first call of an id).
-    pub fn call_names(&self) -> std::collections::HashMap<&str, &str> {
-        let mut names = std::collections::HashMap::new();
-        for part in self.messages.iter().flat_map(|m| m.parts.iter()) {
-            if let PartKind::ToolCall(c) = &part.kind {
-                names.entry(c.id.as_str()).or_insert(c.name.as_str());
-            }
-        }
-        names
-    }
-
     /// The tool call answered by `call_id`.
     pub fn tool_call(&self, call_id: &str) -> Option<&ToolCall> {
         self.messages
@@ -386,7 +375,5 @@ mod tests {
         assert!(steps[2].result.is_none());
         assert_eq!(conv.observations().len(), 2);
         assert_eq!(conv.tool_call("c").map(|c| c.name.as_str()), Some("bash"));
-        let names = conv.call_names();
-        assert_eq!((names.len(), names.get("b")), (3, Some(&"bash")));
     }
 }

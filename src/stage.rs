@@ -405,24 +405,20 @@ impl<'a, S> StageContext<'a, S> {
     }
 }
 
-/// The tool results of `conv` whose tool `tools.exclude` names: dedup, the
+/// The tool results of `conv` whose tool `excludeTools` names: dedup, the
 /// phase clean-up, optical snapshots and compaction keep them as they are
 /// (empty, without reading the calls, when nothing is excluded).
 pub fn excluded_results(
     conv: &Conversation,
-    tools: &crate::config::ToolsConfig,
+    config: &Config,
 ) -> std::collections::HashSet<crate::model::PartRef> {
-    if tools.exclude.is_empty() {
+    if config.exclude_tools.is_empty() {
         return std::collections::HashSet::new();
     }
-    let names = conv.call_names();
-    conv.observations()
+    conv.steps()
         .into_iter()
-        .filter(|&at| {
-            conv.tool_result(at)
-                .and_then(|r| names.get(r.call_id.as_str()))
-                .is_some_and(|name| tools.excludes(name))
-        })
+        .filter(|s| config.excludes(&s.call.name))
+        .filter_map(|s| s.result_at)
         .collect()
 }
 

@@ -108,7 +108,7 @@ fn bash(command: &str) -> Value {
     json!({ "command": command })
 }
 
-/// A todo tool's output (what `tools.exclude` keeps).
+/// A todo tool's output (what `excludeTools` keeps).
 fn todo(n: usize) -> Step {
     (
         "todo",
@@ -128,7 +128,7 @@ fn none(exclude: bool) -> Config {
     c.compact.enabled = false;
     c.plan.enabled = false;
     if exclude {
-        c.tools.exclude = vec!["todo".into()];
+        c.exclude_tools = vec!["todo".into()];
     }
     c
 }
@@ -209,9 +209,9 @@ fn a_tools_own_cap_replaces_the_computed_one() {
         "all under the cap"
     );
     // A cap for bash, and one for the excluded todo: both spill, grep not.
-    c.tools.exclude = vec!["todo".into()];
-    c.tools.spill_caps.insert("bash".into(), 200);
-    c.tools.spill_caps.insert("todo".into(), 200);
+    c.exclude_tools = vec!["todo".into()];
+    c.spill.tool_caps.insert("bash".into(), 200);
+    c.spill.tool_caps.insert("todo".into(), 200);
     let out = run(&request, &c);
     let after = results(&out.request);
     assert_eq!(after[1], original[1], "grep keeps the computed cap");
@@ -423,7 +423,7 @@ fn the_pipeline_leaves_an_excluded_tools_outputs_whole_in_every_format() {
         c.plan.enabled = false;
         c.dedup.batched = false;
         if exclude {
-            c.tools.exclude = vec!["todo".into()];
+            c.exclude_tools = vec!["todo".into()];
         }
         c
     };

@@ -34,7 +34,6 @@ const RENAMED: &[(&str, &str)] = &[
     ("RedactConfig", "RedactOptions"),
     ("PlanConfig", "PlanOptions"),
     ("Limits", "LimitOptions"),
-    ("ToolsConfig", "ToolOptions"),
     ("Candidate", "PlanCandidate"),
 ];
 

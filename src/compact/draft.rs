@@ -1,6 +1,7 @@
 //! Drafting a compaction: the user's messages kept word for word, the
 //! constraint archive, the five-section summary citing the blob of originals,
-//! the tool-call log, the kept outputs of excluded tools and the kept views; and the chunk one call compacts.
+//! the tool-call log, the kept outputs of excluded tools and the kept views;
+//! and the chunk one call compacts.
 
 use super::adopt::older_note;
 use super::blob::{self, BLOB_KIND};
@@ -239,9 +240,9 @@ impl Draft {
         }
         // Outputs of excluded tools, word for word: those kept before, then
         // the range's.
-        let excluded = crate::stage::excluded_results(conv, &config.tools);
+        let excluded = crate::stage::excluded_results(conv, config);
         messages.extend(prior.kept.iter().cloned());
-        let (outputs, found) = kept::keep(cx, &range, &excluded);
+        let (outputs, found) = kept::keep(conv, cx, &range, &excluded);
         messages.extend(outputs);
         masked.merge(&found);
         // Steps are in call order: those from `cut` on are the later turns.

@@ -83,11 +83,21 @@ fn view_message(
     range: &Range<'_>,
     cx: &mut StageContext<'_, CompactState>,
 ) -> Option<(Message, Redactions)> {
+    output_message(step, conv, &format!("{VIEW_HEADER}{key}"), range, cx)
+}
+
+/// A message showing `step`'s output as it was: `opening`, where its
+/// original is, then the output (see [`view_message`]; also the kept
+/// outputs of excluded tools, [`super::kept`]).
+pub(super) fn output_message(
+    step: &StepActivity,
+    conv: &Conversation,
+    opening: &str,
+    range: &Range<'_>,
+    cx: &mut StageContext<'_, CompactState>,
+) -> Option<(Message, Redactions)> {
     let result = conv.tool_result(step.result_at?)?;
-    let header = format!(
-        "{VIEW_HEADER}{key}; original: {}]",
-        range.cite(step.result_message?)
-    );
+    let header = format!("{opening}; original: {}]", range.cite(step.result_message?));
     if result
         .parts
         .iter()

@@ -26,8 +26,8 @@ pub struct Limits {
     /// Most `spill.errorPatterns` accepted (each is checked against every
     /// hidden line of every spilled output). Default 64.
     pub max_error_patterns: usize,
-    /// Most per-tool rules accepted: names in `tools.exclude` plus tools in
-    /// `tools.spillCaps`.
+    /// Most per-tool rules accepted: names in `excludeTools`, and tools in
+    /// `spill.toolCaps`.
     pub max_tool_rules: usize,
     /// Bytes of raw tool output the stateful `TraceLite` session holds
     /// (default 32 MiB). Past it, the oldest outputs outside the recent window

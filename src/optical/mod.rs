@@ -1,7 +1,7 @@
 //! Stage 4, optical snapshots: tool results older than the recent window
 //! become images of their text when the image costs at most `1/ratio` of the
 //! text's tokens for the target provider. Outputs of the tools
-//! `tools.exclude` names stay text (and propose no saving to the planner).
+//! `excludeTools` names stay text (and propose no saving to the planner).
 //!
 //! [`layout`] (tabs, ANSI, control characters, trimming) → [`budget`] (font
 //! size, wrap width and split chosen to minimise the provider's image tokens)
@@ -340,7 +340,7 @@ impl Stage for Optical {
         } else {
             std::collections::HashSet::new()
         };
-        let excluded = crate::stage::excluded_results(conv, &cx.config.tools);
+        let excluded = crate::stage::excluded_results(conv, cx.config);
         for &at in observations.iter().take(due) {
             if excluded.contains(&at) {
                 tally.excluded += 1;
@@ -384,7 +384,7 @@ impl Stage for Optical {
         ));
         if tally.excluded > 0 {
             cx.notes.push(format!(
-                "{} outputs of excluded tools (tools.exclude) kept as text",
+                "{} outputs of excluded tools (excludeTools) kept as text",
                 tally.excluded
             ));
         }
@@ -421,7 +421,7 @@ struct Proposal {
 /// ([`crate::plan::demotion`]); 0 for an excluded tool's output.
 fn proposed_savings(conv: &Conversation, at: &[PartRef], cx: &mut Cx<'_>) -> Result<Vec<u64>> {
     let settings = cache::settings(cx.config);
-    let excluded = crate::stage::excluded_results(conv, &cx.config.tools);
+    let excluded = crate::stage::excluded_results(conv, cx.config);
     at.iter()
         .map(|&at| {
             if excluded.contains(&at) {

@@ -14,7 +14,7 @@
 //! * outputs of commands the agent ran again (`reruns`);
 //! * views of a file that was edited since (`editedViews`).
 //!
-//! Outputs of the tools `tools.exclude` names are never cleared.
+//! Outputs of the tools `excludeTools` names are never cleared.
 //! Everything else (views of files still unchanged, test and script runs,
 //! results of edits) stays, for the optical stage to render when an image is
 //! cheaper. Nothing inside the recent window is touched, and decisions read
@@ -289,7 +289,7 @@ impl Stage for Phase {
         }
         let cleared_plan = plan(&steps, first.map(|e| e.step - 1), demoted, config);
         // Outputs of excluded tools stay (they still count as runs and views).
-        let excluded = crate::stage::excluded_results(conv, &settings.tools);
+        let excluded = crate::stage::excluded_results(conv, settings);
         let mut cleared = 0usize;
         let mut by_reason = [0usize; 4];
         for &(index, reason, by) in &cleared_plan {

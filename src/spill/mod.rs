@@ -5,8 +5,8 @@
 //!
 //! The cap per tool result is `max(spill.floorTokens, spill.fraction × budget)`
 //! ([`crate::Config::result_cap`]), so it scales with the model's window;
-//! a tool's own cap (`tools.spillCaps`) replaces it for that tool's outputs,
-//! and the outputs of an excluded tool (`tools.exclude`) without one of its
+//! a tool's own cap (`spill.toolCaps`) replaces it for that tool's outputs,
+//! and the outputs of an excluded tool (`excludeTools`) without one of its
 //! own are not spilled ([`crate::Config::spill_cap`]).
 
 mod config;
@@ -56,25 +56,15 @@ impl Stage for Spill {
         let signals = cx.state.signals(&config.spill)?;
         let usual = config.result_cap();
         let settings = excerpt_settings(cx, usual);
-        // The tools' names (owned: the loop rewrites the conversation), read
-        // only when a rule needs them.
-        let names: Option<std::collections::HashMap<String, String>> = (!config.tools.is_empty())
-            .then(|| {
-                conv.call_names()
-                    .into_iter()
-                    .map(|(id, name)| (id.to_string(), name.to_string()))
-                    .collect()
-            });
+        let caps = tool_caps(conv, config);
         for at in conv.observations() {
             let Some(result) = conv.tool_result(at) else {
                 continue;
             };
-            let tool = names
-                .as_ref()
-                .and_then(|n| n.get(&result.call_id))
-                .map(String::as_str);
-            let Some(cap) = config.spill_cap(tool) else {
-                continue;
+            let cap = match caps.get(&at) {
+                Some(0) => continue,
+                Some(&cap) => cap as u64,
+                None => usual,
             };
             let settings = if cap == usual {
                 settings
@@ -104,6 +94,25 @@ impl Stage for Spill {
         }
         Ok(())
     }
+}
+
+/// The spill cap of each tool result answering a call of the request when
+/// a per-tool rule is set (`tools`; empty otherwise): its tool's
+/// ([`crate::Config::spill_cap`]), 0 for an output not spilled.
+fn tool_caps(
+    conv: &Conversation,
+    config: &crate::config::Config,
+) -> std::collections::HashMap<crate::model::PartRef, usize> {
+    if !config.has_tool_rules() {
+        return std::collections::HashMap::new();
+    }
+    conv.steps()
+        .iter()
+        .filter_map(|s| {
+            let cap = config.spill_cap(Some(&s.call.name)).unwrap_or(0);
+            Some((s.result_at?, usize::try_from(cap).unwrap_or(usize::MAX)))
+        })
+        .collect()
 }
 
 /// A text after spilling.
@@ -439,19 +448,6 @@ pub fn spill_text(
     store: &mut dyn SpillStore,
     counter: &dyn crate::tokens::TokenCounter,
 ) -> Result<Spilled> {
-    spill_output(text, None, config, store, counter)
-}
-
-/// [`spill_text`] for an output of `tool`: under the tool's own cap
-/// ([`crate::Config::spill_cap`]); an excluded tool's output without one
-/// stays as it is.
-pub fn spill_output(
-    text: &str,
-    tool: Option<&str>,
-    config: &crate::config::Config,
-    store: &mut dyn SpillStore,
-    counter: &dyn crate::tokens::TokenCounter,
-) -> Result<Spilled> {
     let signals = compile_signals(&config.spill)?;
     let (mut keys, mut redacted, mut activities) = Default::default();
     let caches = SharedCaches {
@@ -461,11 +457,7 @@ pub fn spill_output(
     };
     let mut excerpts = ExcerptCache::default();
     let mut cx = StageContext::new(config, counter, store, caches, &mut excerpts);
-    let spilled = match config.spill_cap(tool) {
-        Some(cap) => spill_one(text, &signals, &mut cx, None, cap)?,
-        None => None,
-    };
-    match spilled {
+    match spill_one(text, &signals, &mut cx, None, config.result_cap())? {
         Some(spilled) => Ok(spilled),
         None => {
             let tokens = cx.meter.text(text)?;

@@ -81,10 +81,14 @@ export interface CompressSettings {
   /** Secret redaction. */
   redact?: RedactOptions;
   /**
-   * Per-tool rules: tools whose outputs no stage takes away, and tools'
-   * own spill caps.
+   * Tools whose outputs stay as they are (a memory, todo or plan tool):
+   * dedup, the phase clean-up and optical snapshots leave them alone, and
+   * a compaction keeps them word for word after its summary; spilling
+   * caps them only with a cap of their own (`spill.toolCaps`). Exact
+   * names, as the calls give them.
+   * Default: `[]`.
    */
-  tools?: ToolOptions;
+  excludeTools?: string[];
   /** Resource limits. */
   limits?: LimitOptions;
 }
@@ -155,6 +159,12 @@ export interface SpillOptions {
    * Default: `""`.
    */
   pointerRoot?: string;
+  /**
+   * A tool's own cap in tokens, replacing the computed one for its
+   * outputs (1 to `budget`), e.g. `{ "bash": 1000 }`; also the one cap
+   * of a tool in `excludeTools`. None by default.
+   */
+  toolCaps?: Record<string, number>;
 }
 
 /**
@@ -510,28 +520,6 @@ export interface RedactOptions {
   store?: boolean;
 }
 
-/**
- * Per-tool rules, as Anthropic's `exclude_tools` and LangChain's
- * `excludeTools` offer (`tools` in the options).
- */
-export interface ToolOptions {
-  /**
-   * Tools whose outputs stay as they are (a memory, todo or plan tool):
-   * dedup, the phase clean-up and optical snapshots leave them alone, and
-   * a compaction keeps them word for word after its summary. Spilling
-   * caps them only when `spillCaps` names them. Exact names, as the
-   * calls give them.
-   * Default: `[]`.
-   */
-  exclude?: string[];
-  /**
-   * A tool's own spill cap in tokens, replacing
-   * `max(spill.floorTokens, spill.fraction × budget)` for its outputs
-   * (1 to `budget`), e.g. `{ "bash": 1000 }`; none by default.
-   */
-  spillCaps?: Record<string, number>;
-}
-
 /** Resource limits; exceeding one is a `LIMIT_EXCEEDED` error naming it. */
 export interface LimitOptions {
   /**
@@ -570,8 +558,8 @@ export interface LimitOptions {
    */
   maxErrorPatterns?: number;
   /**
-   * Most per-tool rules accepted: names in `tools.exclude` plus tools in
-   * `tools.spillCaps`.
+   * Most per-tool rules accepted: names in `excludeTools`, and tools in
+   * `spill.toolCaps`.
    * Default: `256`.
    */
   maxToolRules?: number;
