@@ -71,3 +71,30 @@ test('bad rules name their path', () => {
     }, JSON.stringify(options));
   }
 });
+
+test('the AI SDK middleware passes the rules on', async () => {
+  const { generateText, wrapLanguageModel } = await import('ai');
+  const { MockLanguageModelV4 } = await import('ai/test');
+  const { traceliteMiddleware } = await import('../../pkg/adapters/ai-sdk/index.js');
+  const log = lines('log', 900);
+  const messages = [
+    { role: 'user', content: 'Fix the failing test.' },
+    { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 'memory', input: {} }] },
+    { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c1', toolName: 'memory', output: { type: 'text', value: log } }] },
+  ];
+  const seen = async (options) => {
+    const mock = new MockLanguageModelV4({
+      doGenerate: {
+        content: [{ type: 'text', text: 'ok' }],
+        finishReason: { unified: 'stop', raw: 'stop' },
+        usage: { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } },
+        warnings: [],
+      },
+    });
+    await generateText({ model: wrapLanguageModel({ model: mock, middleware: traceliteMiddleware(options) }), messages });
+    return JSON.stringify(mock.doGenerateCalls[0].prompt);
+  };
+  const whole = JSON.stringify(log).slice(1, -1);
+  assert.ok(!(await seen({})).includes(whole), 'spilled without the rule');
+  assert.ok((await seen({ excludeTools: ['memory'] })).includes(whole));
+});
