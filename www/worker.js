@@ -14,9 +14,9 @@ import {
 import { grepLines, pageLines } from './pkg/core/spill-reader.js';
 import { spillOrder, uniqueMatches } from './spill-matches.js';
 // The package's fact view: the same facts and classes as `make bench` (bench/grounding.mjs totals them).
-import { classify, extractFacts, hiddenBy, oldStrVisible, pointersOf, taskVerbatim, viewRequest } from './pkg/internal/facts.js';
+import { classify, extractFacts, hiddenBy, oldStrVisible, pointersOf, taskVerbatim, viewRequest } from './facts.js';
 // The snapshot legibility `make bench` totals (facts inside each snapshot; the page OCRs them).
-import { snapshotFacts, snapshotGroups, snapshotLayout, snapshotText } from './pkg/internal/legibility.js';
+import { snapshotFacts, snapshotGroups, snapshotLayout, snapshotText } from './legibility.js';
 
 let run = null; // { kind, session, outputs: [{ text, report }], baselines: [text], store, texts: Map, facts: Map | null }
 

@@ -4,6 +4,7 @@
 import { StoreError } from '../core/errors.js';
 import { facts, isContentKey } from '../core/blob.js';
 import { grepSpill, readSpill } from '../core/spill-reader.js';
+import { Lru } from './lru.js';
 
 export { facts, isContentKey };
 
@@ -39,27 +40,24 @@ export async function verified(session, key, text) {
  * at most `max` (memory stays bounded in a long-lived isolate).
  */
 export class FreshKeys {
-  #max;
-  #map = new Map();
+  #keys;
 
   constructor(max = 10000) {
-    this.#max = max;
+    this.#keys = new Lru(max);
   }
 
   /** Whether `name` holds the text of `hash` with more than `minLeft` seconds left at `now`. */
   has(name, hash, now, minLeft) {
-    const known = this.#map.get(name);
+    const known = this.#keys.peek(name);
     return known !== undefined && known.hash === hash && known.expires - now > minLeft;
   }
 
   remember(name, expires, hash) {
-    this.#map.delete(name);
-    this.#map.set(name, { expires, hash });
-    if (this.#map.size > this.#max) this.#map.delete(this.#map.keys().next().value);
+    this.#keys.set(name, { expires, hash });
   }
 
   forget(name) {
-    this.#map.delete(name);
+    this.#keys.delete(name);
   }
 }
 

@@ -60,10 +60,12 @@ test('the tarball ships the entries, the wasm and the types, and nothing runs at
     'package.json', 'README.md', 'wasm/tracelite_bg.wasm', 'wasm/tracelite.js',
     'entries/node.js', 'entries/browser.js', 'entries/workerd.js', 'entries/edge.js', 'entries/deno.js',
     'core/api.js', 'core/index.d.ts', 'cli/index.mjs',
-    'core/spill-reader.js', 'core/stores.js', 'internal/framework.js', 'internal/blob-keys.js', 'core/stats.js', 'internal/facts.js', 'internal/legibility.js',
+    'core/spill-reader.js', 'core/stores.js', 'internal/framework.js', 'internal/blob-keys.js', 'internal/lru.js', 'core/stats.js',
     ...['ai-sdk', 'proxy', 'kv-store', 'langchain', 'openai-agents', 'do-store', 'file-store'].flatMap((a) => [`adapters/${a}/index.js`, `adapters/${a}/index.d.ts`]),
     'adapters/proxy/tools.js', 'adapters/file-store/unsupported.js',
   ]) assert.ok(files.includes(f), `${f} missing from the tarball: ${files.join(' ')}`);
+  // The playground's and the bench's fact and legibility modules (www/) run in no package path: not shipped.
+  for (const f of ['facts.js', 'legibility.js']) assert.ok(!files.some((p) => p.endsWith(f)), `${f} in the tarball: ${files.join(' ')}`);
   // Every file the manifest names (exports, #entry, main, types, bin, sideEffects) is in the tarball.
   const source = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8'));
   const named = [source.main, source.types, ...Object.values(source.bin), ...source.sideEffects,

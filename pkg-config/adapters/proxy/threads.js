@@ -11,6 +11,7 @@ import { availableParallelism } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { HostError, OptionError, TraceLiteError } from '../../core/errors.js';
+import { Lru } from '../../internal/lru.js';
 import { errorResponse, ownChunk } from './http.js';
 import { ledgerCall } from '../file-store/ledger.js';
 import { SESSION_HEADER, defaultIdentity, sessionSigner, tokenParts } from './signing.js';
@@ -33,29 +34,6 @@ const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 /** The session a token a thread issued names, else `undefined`. */
 function sessionOfToken(token) {
   return tokenParts(token)?.session;
-}
-
-/** A bounded map, least recently used forgotten first. */
-class Routes {
-  constructor(max) {
-    this.max = max;
-    this.map = new Map();
-  }
-
-  get(key) {
-    const v = this.map.get(key);
-    if (v !== undefined) {
-      this.map.delete(key);
-      this.map.set(key, v);
-    }
-    return v;
-  }
-
-  set(key, value) {
-    this.map.delete(key);
-    this.map.set(key, value);
-    if (this.map.size > this.max) this.map.delete(this.map.keys().next().value);
-  }
 }
 
 /**
@@ -361,8 +339,8 @@ export async function createThreadedProxy(settingsModule, { threads, data } = {}
     await Promise.all(pool.map((t) => t.close()));
     throw err;
   }
-  const tenants = new Routes(MAX_ROUTES);
-  const sessions = new Routes(MAX_ROUTES);
+  const tenants = new Lru(MAX_ROUTES);
+  const sessions = new Lru(MAX_ROUTES);
   // The least busy thread; among equals, the next in turn (idle threads share new tenants).
   let turn = 0;
   const leastBusy = () => {
