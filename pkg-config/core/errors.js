@@ -35,10 +35,38 @@ export function groupOf(code) {
   return Object.hasOwn(CORE_CODES, code) ? CORE_CODES[code] : Object.hasOwn(HOST_CODES, code) ? HOST_CODES[code] : undefined;
 }
 
-/** The error every TraceLite function throws: `code` is stable, `path` names the offending field. */
+/**
+ * `message` after its path, `path: message`, as the core writes its own
+ * (`budget: must be …`); unchanged when it already starts with `path:` or
+ * there is no path.
+ */
+export function atPath(message, path) {
+  const text = String(message);
+  if (!path || text === path || text.startsWith(`${path}:`)) return text;
+  return `${path}: ${text}`;
+}
+
+/**
+ * What a value of the wrong type is, for a message's `got …`: `a string`,
+ * `a number`, `null`, `undefined`, `an array`, `an object`, `a function`, …
+ * (never its content: an argument may hold secrets).
+ */
+export function kindOf(value) {
+  if (value === null) return 'null';
+  if (value === undefined) return 'undefined';
+  if (Array.isArray(value)) return 'an array';
+  const type = typeof value;
+  return type === 'object' ? 'an object' : `a ${type}`;
+}
+
+/**
+ * The error every TraceLite function throws: `code` is stable, `path` names
+ * the offending field, and `message` starts with `path: ` (added when the
+ * message does not start with it already).
+ */
 export class TraceLiteError extends Error {
   constructor(message, code, path = '') {
-    super(message);
+    super(atPath(message, path));
     this.name = 'TraceLiteError';
     this.code = code;
     this.path = path;
@@ -101,7 +129,7 @@ export function jsonArg(value, what) {
   try {
     return JSON.stringify(value);
   } catch (err) {
-    throw new InputError(`${what} cannot be written as JSON: ${err?.message ?? err}`, 'INVALID_ARGUMENT', what);
+    throw new InputError(`cannot be written as JSON: ${err?.message ?? err}`, 'INVALID_ARGUMENT', what);
   }
 }
 

@@ -7,7 +7,7 @@
 // the host entry that initializes the wasm must be loaded first.
 import { Store, checkSpillName, parseSpillPointer, spillLimits } from '../wasm/tracelite.js';
 import { SpillStore } from '../core/spill.js';
-import { InputError, OptionError, StoreError, guarded } from '../core/errors.js';
+import { InputError, OptionError, StoreError, guarded, kindOf } from '../core/errors.js';
 
 /** Limits of a scratch store: room for any blob a store hands back. */
 const SCRATCH_LIMITS = JSON.stringify({ maxBytes: 2 ** 31 - 1, maxSessionBytes: 2 ** 31 - 1, ttlSeconds: 0 });
@@ -42,7 +42,7 @@ function intOption(value, name, fallback, min, max) {
   if (value === undefined || value === null || value === '') return fallback;
   const n = typeof value === 'string' ? Number(value) : value;
   if (!Number.isInteger(n) || n < min) {
-    throw new OptionError(`${name} must be an integer ≥ ${min}`, 'INVALID_OPTION', name);
+    throw new OptionError(`must be an integer ≥ ${min}, got ${typeof value === 'string' ? JSON.stringify(value) : typeof value === 'number' ? value : kindOf(value)}`, 'INVALID_OPTION', name);
   }
   return Math.min(n, max);
 }
@@ -95,7 +95,7 @@ function readArgs(options) {
 
 function grepArgs(pattern, options) {
   if (typeof pattern !== 'string') {
-    throw new InputError('pattern must be a string', 'INVALID_PATTERN', 'pattern');
+    throw new InputError(`must be a string, got ${kindOf(pattern)}`, 'INVALID_PATTERN', 'pattern');
   }
   const { grepContext, maxGrepContext, grepMaxMatches, maxGrepMatches } = readerLimits();
   return JSON.stringify({
@@ -133,7 +133,7 @@ function shapeMatches(json, pattern) {
 
 /** Runs `fn(wasmStore)` on a scratch session holding `text` as `t/t`. */
 function onText(text, fn) {
-  if (typeof text !== 'string') throw new InputError('text must be a string', 'INVALID_REQUEST', 'text');
+  if (typeof text !== 'string') throw new InputError(`must be a string, got ${kindOf(text)}`, 'INVALID_REQUEST', 'text');
   const scratch = guarded(() => Store.withLimits(SCRATCH_LIMITS));
   try {
     guarded(() => scratch.put('t', 't', text));

@@ -18,7 +18,7 @@
 use serde_json::{Map, Value};
 
 use super::{
-    as_obj, inline_image, invalid, keep_rest, req_array, req_str, rest, string_or_parts, Field,
+    as_obj, got, inline_image, invalid, keep_rest, req_array, req_str, rest, string_or_parts, Field,
 };
 use crate::error::Result;
 use crate::model::{
@@ -55,10 +55,13 @@ pub fn parse(request: &Value) -> Result<Conversation> {
                 extra: Extra::new(),
             });
         }
-        Some(_) => {
+        Some(v) => {
             return Err(invalid(
                 "system",
-                "must be a string or an array of text blocks",
+                format!(
+                    "must be a string or an array of text blocks, got {}",
+                    got(v)
+                ),
             ))
         }
     }

@@ -138,7 +138,7 @@ pub fn detect(request: &Value) -> Result<FormatName> {
         return Err(Error::new(
             ErrorCode::InvalidRequest,
             "$",
-            "a request must be a JSON object",
+            format!("a request must be a JSON object, got {}", got(request)),
         ));
     };
     if obj.get("contents").is_some_and(Value::is_array) {
@@ -159,10 +159,24 @@ pub fn detect(request: &Value) -> Result<FormatName> {
         }
         return Ok(FormatName::OpenaiChat);
     }
+    // A member of the right name but the wrong shape is named with what it holds.
+    for (key, want) in [
+        ("messages", "an array of messages"),
+        ("input", "a string or an array of items"),
+        ("contents", "an array of contents"),
+    ] {
+        if let Some(v) = obj.get(key) {
+            return Err(Error::new(
+                ErrorCode::UnknownFormat,
+                key,
+                format!("must be {want}, got {}", got(v)),
+            ));
+        }
+    }
     Err(Error::new(
         ErrorCode::UnknownFormat,
         "$",
-        "cannot detect the request format (expected `messages`, `input` or `contents`); pass options.format",
+        "cannot detect the request format: it has no `messages`, `input` or `contents` member; pass options.format",
     ))
 }
 
@@ -322,9 +336,9 @@ pub(crate) fn string_or_parts(
             }
             Ok((Layout::Parts, parts))
         }
-        Some(_) => Err(invalid(
+        Some(v) => Err(invalid(
             format!("{path}.content"),
-            format!("must be a string or an array of {what}"),
+            format!("must be a string or an array of {what}, got {}", got(v)),
         )),
         None => Err(invalid(format!("{path}.content"), "missing")),
     }
@@ -342,7 +356,7 @@ pub(crate) fn req_array<'a>(
     };
     match obj.get(key) {
         Some(Value::Array(items)) => Ok(items),
-        Some(_) => Err(invalid(at(), "must be an array")),
+        Some(v) => Err(invalid(at(), format!("must be an array, got {}", got(v)))),
         None => Err(invalid(at(), "missing")),
     }
 }
@@ -351,7 +365,10 @@ pub(crate) fn req_array<'a>(
 pub(crate) fn req_str<'a>(obj: &'a Map<String, Value>, key: &str, path: &str) -> Result<&'a str> {
     match obj.get(key) {
         Some(Value::String(s)) => Ok(s),
-        Some(_) => Err(invalid(format!("{path}.{key}"), "must be a string")),
+        Some(v) => Err(invalid(
+            format!("{path}.{key}"),
+            format!("must be a string, got {}", got(v)),
+        )),
         None => Err(invalid(format!("{path}.{key}"), "missing")),
     }
 }
@@ -362,9 +379,26 @@ pub(crate) fn as_obj<'a>(
     path: &str,
     what: &str,
 ) -> Result<&'a Map<String, Value>> {
-    value
-        .as_object()
-        .ok_or_else(|| invalid(path, format!("{what} must be an object")))
+    value.as_object().ok_or_else(|| {
+        invalid(
+            path,
+            format!("must be {what} (an object), got {}", got(value)),
+        )
+    })
+}
+
+/// What a value of the wrong shape is, for an error's `got …`: its type
+/// (`a string`, `an array`, `an object`, `null`), a number or boolean as
+/// written; never a string's text (a request may hold secrets).
+pub(crate) fn got(value: &Value) -> String {
+    match value {
+        Value::Null => "null".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::String(_) => "a string".into(),
+        Value::Array(_) => "an array".into(),
+        Value::Object(_) => "an object".into(),
+    }
 }
 
 /// Splits `data:<type>;base64,<data>` at the last `;base64,`: base64 never

@@ -8,7 +8,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{inline_image, invalid, keep_rest, req_array, rest, split_data_url, Field};
+use super::{got, inline_image, invalid, keep_rest, req_array, rest, split_data_url, Field};
 use crate::error::Result;
 use crate::model::{
     Conversation, Extra, Layout, Message, Part, PartKind, Role, ToolCall, ToolResult,
@@ -16,9 +16,12 @@ use crate::model::{
 
 /// Parses a Chat Completions request body.
 pub fn parse(request: &Value) -> Result<Conversation> {
-    let obj = request
-        .as_object()
-        .ok_or_else(|| invalid("$", "a request must be a JSON object"))?;
+    let obj = request.as_object().ok_or_else(|| {
+        invalid(
+            "$",
+            format!("a request must be a JSON object, got {}", got(request)),
+        )
+    })?;
     let messages = req_array(obj, "messages", "")?;
     let mut conv = Conversation::default();
     for (key, value) in obj {
@@ -44,9 +47,12 @@ pub fn parse(request: &Value) -> Result<Conversation> {
 }
 
 fn parse_message(raw: &Value, path: &str) -> Result<Message> {
-    let obj = raw
-        .as_object()
-        .ok_or_else(|| invalid(path, "a message must be an object"))?;
+    let obj = raw.as_object().ok_or_else(|| {
+        invalid(
+            path,
+            format!("must be a message (an object), got {}", got(raw)),
+        )
+    })?;
     let role = match obj.get("role").and_then(Value::as_str) {
         Some("system") => Role::System,
         Some("developer") => Role::Developer,
@@ -61,7 +67,15 @@ fn parse_message(raw: &Value, path: &str) -> Result<Message> {
                 format!("unknown role {other:?}"),
             ))
         }
-        None => return Err(invalid(format!("{path}.role"), "missing or not a string")),
+        None => {
+            return Err(invalid(
+                format!("{path}.role"),
+                obj.get("role").map_or_else(
+                    || "missing".to_string(),
+                    |v| format!("must be a string, got {}", got(v)),
+                ),
+            ))
+        }
     };
     let (layout, mut parts) = match obj.get("content") {
         None => (Layout::Absent, Vec::new()),
@@ -74,10 +88,13 @@ fn parse_message(raw: &Value, path: &str) -> Result<Message> {
             }
             (Layout::Parts, parts)
         }
-        Some(_) => {
+        Some(v) => {
             return Err(invalid(
                 format!("{path}.content"),
-                "must be a string, an array of parts or null",
+                format!(
+                    "must be a string, an array of parts or null, got {}",
+                    got(v)
+                ),
             ))
         }
     };

@@ -19,7 +19,9 @@
 
 use serde_json::{Map, Value};
 
-use super::{as_obj, inline_image, invalid, req_str, rest, split_data_url, string_or_parts, Field};
+use super::{
+    as_obj, got, inline_image, invalid, req_str, rest, split_data_url, string_or_parts, Field,
+};
 use crate::error::Result;
 use crate::model::{
     Conversation, Extra, Layout, Message, Part, PartKind, Role, ToolCall, ToolResult,
@@ -36,7 +38,12 @@ pub fn parse(request: &Value) -> Result<Conversation> {
         let slot = match (key.as_str(), value) {
             ("input", Value::String(_)) => Value::String("text".into()),
             ("input", Value::Array(_)) => Value::Null,
-            ("input", _) => return Err(invalid("input", "must be a string or an array of items")),
+            ("input", v) => {
+                return Err(invalid(
+                    "input",
+                    format!("must be a string or an array of items, got {}", got(v)),
+                ))
+            }
             ("instructions", Value::String(_)) => Value::Bool(true),
             ("instructions", Value::Bool(_) | Value::Number(_)) => {
                 return Err(invalid("instructions", "must be a string"))

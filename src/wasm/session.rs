@@ -87,11 +87,11 @@ impl TraceLiteController {
         let base: Extra = match parse(&base, "base")? {
             Value::Object(map) => map,
             Value::Null => Extra::new(),
-            _ => {
+            other => {
                 return Err(to_js(Error::new(
                     ErrorCode::InvalidRequest,
                     "base",
-                    "must be an object",
+                    format!("must be an object, got {}", crate::formats::got(&other)),
                 )))
             }
         };
@@ -137,7 +137,7 @@ impl TraceLiteController {
             return Err(to_js(Error::new(
                 ErrorCode::InvalidSpillKey,
                 "pointer",
-                "expected spill://<session>/<key> or a spill's file path",
+                "must be spill://<session>/<key> or a spill's file path",
             )));
         };
         self.inner.store_mut().get(session, key).map_err(to_js)
