@@ -124,7 +124,12 @@ fn parse_block(item: &Value, path: &str) -> Result<Part> {
     let obj = as_obj(item, path, "a content block")?;
     let kind = match obj.get("type") {
         Some(Value::String(s)) => s.as_str(),
-        Some(_) => return Err(invalid(format!("{path}.type"), "must be a string")),
+        Some(v) => {
+            return Err(invalid(
+                format!("{path}.type"),
+                format!("must be a string, got {}", got(v)),
+            ))
+        }
         None => return Err(invalid(format!("{path}.type"), "missing")),
     };
     match kind {
@@ -138,7 +143,12 @@ fn parse_block(item: &Value, path: &str) -> Result<Part> {
         "tool_use" => {
             let input = match obj.get("input") {
                 Some(v @ Value::Object(_)) => v,
-                Some(_) => return Err(invalid(format!("{path}.input"), "must be an object")),
+                Some(v) => {
+                    return Err(invalid(
+                        format!("{path}.input"),
+                        format!("must be an object, got {}", got(v)),
+                    ))
+                }
                 None => return Err(invalid(format!("{path}.input"), "missing")),
             };
             Ok(Part {
@@ -160,7 +170,12 @@ fn parse_block(item: &Value, path: &str) -> Result<Part> {
                     extra.insert("is_error".into(), v.clone());
                     false
                 }
-                Some(_) => return Err(invalid(format!("{path}.is_error"), "must be a boolean")),
+                Some(v) => {
+                    return Err(invalid(
+                        format!("{path}.is_error"),
+                        format!("must be a boolean, got {}", got(v)),
+                    ))
+                }
             };
             let parts = match obj.get("content") {
                 None => {
@@ -182,10 +197,10 @@ fn parse_block(item: &Value, path: &str) -> Result<Part> {
                             Some(Value::String(_)) => {
                                 Part::from(PartKind::Other { value: b.clone() })
                             }
-                            Some(_) => {
+                            Some(v) => {
                                 return Err(invalid(
                                     format!("{inner_path}.type"),
-                                    "must be a string",
+                                    format!("must be a string, got {}", got(v)),
                                 ))
                             }
                             None => return Err(invalid(format!("{inner_path}.type"), "missing")),
@@ -193,10 +208,13 @@ fn parse_block(item: &Value, path: &str) -> Result<Part> {
                     }
                     parts
                 }
-                Some(_) => {
+                Some(v) => {
                     return Err(invalid(
                         format!("{path}.content"),
-                        "must be a string or an array of content blocks",
+                        format!(
+                            "must be a string or an array of content blocks, got {}",
+                            got(v)
+                        ),
                     ))
                 }
             };

@@ -373,6 +373,22 @@ pub(crate) fn req_str<'a>(obj: &'a Map<String, Value>, key: &str, path: &str) ->
     }
 }
 
+/// A required object member.
+pub(crate) fn req_obj<'a>(
+    obj: &'a Map<String, Value>,
+    key: &str,
+    path: &str,
+) -> Result<&'a Map<String, Value>> {
+    match obj.get(key) {
+        Some(Value::Object(o)) => Ok(o),
+        Some(v) => Err(invalid(
+            format!("{path}.{key}"),
+            format!("must be an object, got {}", got(v)),
+        )),
+        None => Err(invalid(format!("{path}.{key}"), "missing")),
+    }
+}
+
 /// A value that must be an object.
 pub(crate) fn as_obj<'a>(
     value: &'a Value,

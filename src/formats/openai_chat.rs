@@ -8,7 +8,9 @@
 
 use serde_json::{Map, Value};
 
-use super::{got, inline_image, invalid, keep_rest, req_array, rest, split_data_url, Field};
+use super::{
+    got, inline_image, invalid, keep_rest, req_array, req_obj, req_str, rest, split_data_url, Field,
+};
 use crate::error::Result;
 use crate::model::{
     Conversation, Extra, Layout, Message, Part, PartKind, Role, ToolCall, ToolResult,
@@ -113,9 +115,12 @@ fn parse_message(raw: &Value, path: &str) -> Result<Message> {
     }
     if role == Role::Assistant {
         if let Some(calls) = obj.get("tool_calls") {
-            let calls = calls
-                .as_array()
-                .ok_or_else(|| invalid(format!("{path}.tool_calls"), "must be an array"))?;
+            let calls = calls.as_array().ok_or_else(|| {
+                invalid(
+                    format!("{path}.tool_calls"),
+                    format!("must be an array, got {}", got(calls)),
+                )
+            })?;
             for (j, call) in calls.iter().enumerate() {
                 parts.push(parse_tool_call(call, &format!("{path}.tool_calls[{j}]"))?);
             }
@@ -125,10 +130,7 @@ fn parse_message(raw: &Value, path: &str) -> Result<Message> {
         extra.insert("role".into(), Value::String("function".into()));
     }
     if role == Role::Tool && !legacy_function {
-        let call_id = obj
-            .get("tool_call_id")
-            .and_then(Value::as_str)
-            .ok_or_else(|| invalid(format!("{path}.tool_call_id"), "missing or not a string"))?;
+        let call_id = req_str(obj, "tool_call_id", path)?;
         let result = ToolResult {
             call_id: call_id.to_string(),
             parts,
@@ -151,10 +153,7 @@ fn parse_content_part(item: &Value, path: &str) -> Result<Part> {
     let kind = obj.get("type").and_then(Value::as_str);
     match kind {
         Some("text") => {
-            let text = obj
-                .get("text")
-                .and_then(Value::as_str)
-                .ok_or_else(|| invalid(format!("{path}.text"), "missing or not a string"))?;
+            let text = req_str(obj, "text", path)?;
             Ok(Part {
                 kind: PartKind::Text {
                     text: text.to_string(),
@@ -163,16 +162,8 @@ fn parse_content_part(item: &Value, path: &str) -> Result<Part> {
             })
         }
         Some("image_url") => {
-            let image_url = obj
-                .get("image_url")
-                .and_then(Value::as_object)
-                .ok_or_else(|| invalid(format!("{path}.image_url"), "missing or not an object"))?;
-            let url = image_url
-                .get("url")
-                .and_then(Value::as_str)
-                .ok_or_else(|| {
-                    invalid(format!("{path}.image_url.url"), "missing or not a string")
-                })?;
+            let image_url = req_obj(obj, "image_url", path)?;
+            let url = req_str(image_url, "url", &format!("{path}.image_url"))?;
             // Only inline data URLs are interpreted; remote URLs stay opaque.
             if !url.starts_with("data:") {
                 return Ok(Part::from(PartKind::Other {
@@ -192,30 +183,17 @@ fn parse_content_part(item: &Value, path: &str) -> Result<Part> {
 }
 
 fn parse_tool_call(call: &Value, path: &str) -> Result<Part> {
-    let obj = call
-        .as_object()
-        .ok_or_else(|| invalid(path, "a tool call must be an object"))?;
-    let id = obj
-        .get("id")
-        .and_then(Value::as_str)
-        .ok_or_else(|| invalid(format!("{path}.id"), "missing or not a string"))?;
-    let function = obj
-        .get("function")
-        .and_then(Value::as_object)
-        .ok_or_else(|| invalid(format!("{path}.function"), "missing or not an object"))?;
-    let name = function
-        .get("name")
-        .and_then(Value::as_str)
-        .ok_or_else(|| invalid(format!("{path}.function.name"), "missing or not a string"))?;
-    let arguments = match function.get("arguments") {
-        Some(Value::String(s)) => s.clone(),
-        _ => {
-            return Err(invalid(
-                format!("{path}.function.arguments"),
-                "missing or not a string",
-            ))
-        }
-    };
+    let obj = call.as_object().ok_or_else(|| {
+        invalid(
+            path,
+            format!("must be a tool call (an object), got {}", got(call)),
+        )
+    })?;
+    let id = req_str(obj, "id", path)?;
+    let function = req_obj(obj, "function", path)?;
+    let at = format!("{path}.function");
+    let name = req_str(function, "name", &at)?;
+    let arguments = req_str(function, "arguments", &at)?.to_string();
     let mut extra = rest(obj, &["id", "function"]);
     keep_rest(&mut extra, "function", function, &["name", "arguments"]);
     Ok(Part {

@@ -45,8 +45,11 @@ pub fn parse(request: &Value) -> Result<Conversation> {
                 ))
             }
             ("instructions", Value::String(_)) => Value::Bool(true),
-            ("instructions", Value::Bool(_) | Value::Number(_)) => {
-                return Err(invalid("instructions", "must be a string"))
+            ("instructions", v @ (Value::Bool(_) | Value::Number(_))) => {
+                return Err(invalid(
+                    "instructions",
+                    format!("must be a string, got {}", got(v)),
+                ))
             }
             _ => value.clone(),
         };
@@ -101,7 +104,12 @@ fn parse_item(item: &Value, path: &str) -> Result<Message> {
     let kind = match obj.get("type") {
         None => None,
         Some(Value::String(s)) => Some(s.as_str()),
-        Some(_) => return Err(invalid(format!("{path}.type"), "must be a string")),
+        Some(v) => {
+            return Err(invalid(
+                format!("{path}.type"),
+                format!("must be a string, got {}", got(v)),
+            ))
+        }
     };
     match kind {
         None | Some("message") => {
@@ -147,10 +155,13 @@ fn parse_item(item: &Value, path: &str) -> Result<Message> {
                     }
                     parts
                 }
-                Some(_) => {
+                Some(v) => {
                     return Err(invalid(
                         format!("{path}.output"),
-                        "must be a string or an array of content parts",
+                        format!(
+                            "must be a string or an array of content parts, got {}",
+                            got(v)
+                        ),
                     ))
                 }
                 None => return Err(invalid(format!("{path}.output"), "missing")),
@@ -229,7 +240,7 @@ fn parse_content(item: &Value, path: &str, role: Role) -> Result<Part> {
         Some(_) => Ok(Part::from(PartKind::Other {
             value: item.clone(),
         })),
-        None => Err(invalid(format!("{path}.type"), "missing or not a string")),
+        None => Err(invalid(format!("{path}.type"), "missing")),
     }
 }
 

@@ -42,6 +42,12 @@ const CASES = [
   ['an Anthropic system that is a number', () => compress({ system: 5, messages: [{ role: 'user', content: 'x' }] }), 'INVALID_REQUEST', 'system', '5'],
   ['a Responses input that is a number', () => compress({ input: 5 }), 'UNKNOWN_FORMAT', 'input', '5'],
   ['Gemini contents that are an object', () => compress({ contents: {} }, { format: 'gemini' }), 'INVALID_REQUEST', 'contents', 'an object'],
+  ['a tool call that is a number', () => compress({ messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: null, tool_calls: [5] }] }), 'INVALID_REQUEST', 'messages[1].tool_calls[0]', '5'],
+  ['a tool call id that is a number', () => compress({ messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: null, tool_calls: [{ id: 1, type: 'function', function: { name: 'a', arguments: '{}' } }] }] }), 'INVALID_REQUEST', 'messages[1].tool_calls[0].id', '1'],
+  ['tool call arguments that are an object', () => compress({ messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'a', arguments: {} } }] }] }), 'INVALID_REQUEST', 'messages[1].tool_calls[0].function.arguments', 'an object'],
+  ['an Anthropic block type that is a number', () => compress({ system: 's', messages: [{ role: 'user', content: [{ type: 5 }] }] }), 'INVALID_REQUEST', 'messages[0].content[0].type', '5'],
+  ['a Gemini role that is a number', () => compress({ contents: [{ role: 5, parts: [{ text: 'x' }] }] }), 'INVALID_REQUEST', 'contents[0].role', '5'],
+  ['Responses instructions that are a number', () => compress({ input: 'x', instructions: 5 }), 'INVALID_REQUEST', 'instructions', '5'],
   ['a request with no conversation', () => compress({ model: 'x' }), 'UNKNOWN_FORMAT', '$', null],
   ['a text that is not a string', () => estimateTokens(5), 'INVALID_REQUEST', 'text', 'a number'],
   // The stateful API.
