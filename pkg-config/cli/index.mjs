@@ -15,7 +15,7 @@ const USAGE = `usage:
   tracelite read DIR POINTER [--offset N] [--limit N]
   tracelite grep DIR POINTER PATTERN [--context N] [--max-matches N] [--skip N] [--ignore-case] [--literal]
   tracelite sweep DIR [--ttl SECONDS]
-  tracelite proxy --upstream URL [--port N] [--host H] [--threads N] [--store DIR] [--max-body-bytes N] [options]
+  tracelite proxy --upstream URL [--port N] [--host H] [--threads N] [--store DIR] [--max-body-bytes N] [--explain] [options]
   tracelite --version
 
   -                   read the request or trajectory from stdin
@@ -35,8 +35,9 @@ options:
   --options JSON      any other settings as JSON (merged)
   --progress          a progress line on stderr while a directory replays (default: when stderr is a TTY)
   --report            compress: the report as JSON on stderr
-  --explain           compress, replay: what each call did, in a few lines on stderr (per step
-                      for replay): tokens, each stage's saving, how to read hidden output back
+  --explain           compress, replay, proxy: what each call did, in a few lines on stderr (per
+                      step for replay, per request for proxy): tokens, each stage's saving,
+                      how to read hidden output back
   --store DIR         compress, replay: keep spills as files under DIR (FileStore) and
                       print their paths as pointers; read, grep, sweep read them back
   --ttl SECONDS       how long a spill lives after it was written (default 7 days)
@@ -439,12 +440,12 @@ async function replayCommand(args, countTokens) {
  * serveNode until SIGINT/SIGTERM. Bad settings are typed errors (exit 1).
  */
 async function proxyCommand(args) {
-  const { upstream, host = '127.0.0.1', port = 8787, threads, store, ttlSeconds, maxBodyBytes } = args.flags;
+  const { upstream, host = '127.0.0.1', port = 8787, threads, store, ttlSeconds, maxBodyBytes, explain } = args.flags;
   if (args.positional.length !== 0) fail(USAGE);
   if (upstream === undefined) fail("proxy needs --upstream URL (the provider's base URL, e.g. https://api.openai.com)");
   if (args.flags.tokenizer !== 'estimate') fail('proxy counts tokens with the built-in estimate (--tokenizer is for compress and replay)');
   const { createThreadedProxy, serveNode } = await import('../adapters/proxy/threads.js');
-  const data = { upstream, options: args.options, store, ttlSeconds, maxBodyBytes };
+  const data = { upstream, options: args.options, store, ttlSeconds, maxBodyBytes, explain };
   const proxy = await createThreadedProxy(new URL('./proxy-settings.mjs', import.meta.url), { threads, data });
   let server;
   try {

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SpillStore, compress, formatReport, replayTrajectory, trajectoryToRequest } from '../../pkg/entries/node.js';
 import { traceliteInputFilter } from '../../pkg/adapters/openai-agents/index.js';
+import { createProxy } from '../../pkg/adapters/proxy/index.js';
 
 const root = new URL('../../', import.meta.url).pathname;
 const cli = join(root, 'pkg/cli/index.mjs');
@@ -221,4 +222,21 @@ test('an adapter\'s debug option writes formatReport of each turn (a function, o
   assert.equal(errors.length, 1, 'debug: true writes once per turn; off by default');
   assert.ok(errors[0].startsWith('tracelite [dbg]: '));
   assert.throws(() => traceliteInputFilter({ debug: 'yes' }), { code: 'INVALID_OPTION', path: 'debug', message: /^debug: .*got a string$/ });
+});
+
+test('the proxy\'s debug option: each compressed request\'s report, labelled with its session', async () => {
+  const texts = [];
+  const infos = [];
+  const proxy = createProxy({
+    upstream: 'https://api.example', fetch: async () => Response.json({ ok: true }),
+    options: { budget: 16000 }, debug: (text) => texts.push(text), onReport: (info) => infos.push(info),
+  });
+  const request = trajectoryToRequest(readFileSync(DEMO, 'utf8'), 20);
+  const res = await proxy(new Request('https://proxy.test/v1/chat/completions', {
+    method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-test' }, body: JSON.stringify(request),
+  }));
+  assert.equal(res.status, 200);
+  assert.equal(infos.length, 1);
+  assert.deepEqual(texts, [formatReport(infos[0].report, { label: `[${infos[0].session}]` })]);
+  assert.throws(() => createProxy({ upstream: 'https://api.example', debug: 1 }), { code: 'INVALID_OPTION', path: 'debug', message: /got a number$/ });
 });
