@@ -159,7 +159,7 @@ function planLine(plan) {
  * tokens before and after; one line per stage that changed the request, with
  * its saving and what it hid (counts, the first blob's key); how to read those
  * back (`read_spill`/`grep_spill` on `spill://<session>/<key>`, or `sed -n` on
- * a file under `spill.pointerRoot`); secrets masked, repairs; the planner's
+ * a file under `spill.pointerRoot`); snapshots sent by URL, secrets masked, repairs; the planner's
  * decision in one line; `report.overBudget` when set. Deterministic; lines are
  * cut at 100 characters, except the read-back ones. Options: `color` (ANSI
  * bold and yellow; default false), `label` (after `tracelite` on the first
@@ -177,6 +177,11 @@ export function formatReport(report, options = {}) {
   const lines = [paint('bold', `tracelite${label}: ${before} -> ${after} tokens${percent(before, after)}${report.format ? `, ${report.format}` : ''}`)];
   const stages = stageLines(report);
   lines.push(...(stages.length > 0 ? stages : ['  no stage changed the request']), ...readBackLines(report));
+  const urls = report.imageUrls;
+  if (urls) {
+    lines.push(fit(`  images: ${urls.urls} snapshot parts by URL (${urls.images} images, ${urls.bytes} bytes to serve)` +
+      `${urls.inline > 0 ? `, ${urls.inline} inline${urls.note ? ` (${urls.note})` : ''}` : ''}`));
+  }
   if (report.redactions?.count > 0) {
     lines.push(fit(`  redacted: ${report.redactions.count} secrets (${report.redactions.kinds.join(', ')})`));
   }

@@ -156,6 +156,16 @@ test('path pointers are read back with sed -n on the file', () => {
   }
 });
 
+test('snapshots sent by URL are counted with the bytes to serve', () => {
+  const request = trajectoryToRequest(readFileSync(DEMO, 'utf8'), 39);
+  const { report } = compress(request, { ...DEMO_OPTIONS, optical: { imageUrl: 'https://img.example/i/{id}.png' }, store: new SpillStore() });
+  const { urls, images, bytes } = report.imageUrls;
+  assert.ok(urls > 0, 'the demo sends snapshots at step 39');
+  const line = formatReport(report).split('\n').find((l) => l.startsWith('  images: '));
+  assert.equal(line, `  images: ${urls} snapshot parts by URL (${images} images, ${bytes} bytes to serve)`);
+  checkAgainstReport(report);
+});
+
 test('a value that is not a report is INVALID_ARGUMENT naming the field', () => {
   assert.throws(() => formatReport(null), { code: 'INVALID_ARGUMENT', path: 'report', message: /^report: .*got null/ });
   assert.throws(() => formatReport('{}'), { code: 'INVALID_ARGUMENT', path: 'report', message: /got a string/ });
