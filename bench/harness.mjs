@@ -13,7 +13,7 @@ import { addLegibility, emptyLegibility, mergeLegibility, readFacts, readSnapsho
 import { OCR_SETTINGS, ocrReader, tesseractAvailable } from './ocr.mjs';
 import { allPolicies, messageText } from './policies.mjs';
 import { findRenderer } from './render.mjs';
-import { percentile } from '../pkg/internal/stats.js';
+import { percentile } from '../pkg/core/stats.js';
 import { MESSAGE_OVERHEAD, PROVIDERS, withBenchModel, contentParts, imageBytes, imageTokens, messageShape, o200kCounter, shapeTokens } from './tokens.mjs';
 
 /** Where OCR text of snapshot images is cached across runs (gitignored). */

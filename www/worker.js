@@ -11,7 +11,7 @@ import {
   summarizeReplay,
   version,
 } from './pkg/entries/browser.js';
-import { grepLines, pageLines } from './pkg/internal/spill-reader.js';
+import { grepLines, pageLines } from './pkg/core/spill-reader.js';
 import { spillOrder, uniqueMatches } from './spill-matches.js';
 // The package's fact view: the same facts and classes as `make bench` (bench/grounding.mjs totals them).
 import { classify, extractFacts, hiddenBy, oldStrVisible, pointersOf, taskVerbatim, viewRequest } from './pkg/internal/facts.js';
@@ -218,7 +218,7 @@ const handlers = {
     return { session: r.session, spills: r.store.list(r.session) };
   },
   // Paging and grep as the agent's read_spill / grep_spill tools do them
-  // (pkg-config/internal/spill-reader.js: offset = lines to skip, pages of ≤ 16 KB).
+  // (pkg-config/core/spill-reader.js: offset = lines to skip, pages of ≤ 16 KB).
   read: ({ key, offset, limit }) => {
     const text = spillText(key);
     return { key, bytes: new TextEncoder().encode(text).length, ...pageLines(text, { offset, limit }) };

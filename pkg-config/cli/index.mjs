@@ -7,7 +7,7 @@ import {
   TraceLiteError, compress, formatReport, refuseOversizedTrajectory, replayTrajectory, sessionName, summarizeReplay,
 } from '../entries/node.js';
 import { FileStore } from '../adapters/file-store/index.js';
-import { parsePointer } from '../internal/spill-reader.js';
+import { parsePointer } from '../core/spill-reader.js';
 
 const USAGE = `usage:
   tracelite compress <request.json | -> [options] [--report] [--explain]

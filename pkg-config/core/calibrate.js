@@ -4,7 +4,7 @@
 // in the host's request format; the facts that come back are scored by class
 // and font size, and the settings that kept them legible are recommended, in a
 // form that can be passed back as options.
-import { InputError, OptionError, kindOf } from './errors.js';
+import { InputError, OptionError, describe } from './errors.js';
 import { renderSnapshot } from './optical.js';
 import { defaultOptions } from './config.js';
 import { settingsOf } from './settings.js';
@@ -259,7 +259,7 @@ function score(facts) {
 function shown(value) {
   if (typeof value === 'number') return String(value);
   if (typeof value === 'string') return JSON.stringify(value.slice(0, 40));
-  return kindOf(value);
+  return describe(value);
 }
 
 function checkOwn(options) {
@@ -296,7 +296,7 @@ function checkOwn(options) {
  */
 export async function calibrateOptical(callModel, options = {}) {
   if (typeof callModel !== 'function') {
-    throw new InputError(`must be a function (request, probe) => reply, got ${kindOf(callModel)}`, 'INVALID_ARGUMENT', 'callModel');
+    throw new InputError(`must be a function (request, probe) => reply, got ${describe(callModel)}`, 'INVALID_ARGUMENT', 'callModel');
   }
   const all = settingsOf(options);
   checkOwn(all);

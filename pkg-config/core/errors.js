@@ -47,19 +47,6 @@ export function atPath(message, path) {
 }
 
 /**
- * What a value of the wrong type is, for a message's `got …`: `a string`,
- * `a number`, `null`, `undefined`, `an array`, `an object`, `a function`, …
- * (never its content: an argument may hold secrets).
- */
-export function kindOf(value) {
-  if (value === null) return 'null';
-  if (value === undefined) return 'undefined';
-  if (Array.isArray(value)) return 'an array';
-  const type = typeof value;
-  return type === 'object' ? 'an object' : `a ${type}`;
-}
-
-/**
  * The error every TraceLite function throws: `code` is stable, `path` names
  * the offending field, and `message` starts with `path: ` (added when the
  * message does not start with it already).
@@ -140,4 +127,34 @@ export function guarded(fn) {
   } catch (err) {
     rethrow(err);
   }
+}
+
+/** What a value is, for an error message: `a string`, `null`, `an array`, `a FileStore`, … */
+export function describe(value) {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') {
+    const name = Object.getPrototypeOf(value)?.constructor?.name;
+    return name && name !== 'Object' ? `a ${name}` : 'an object';
+  }
+  return typeof value === 'undefined' ? 'undefined' : `a ${typeof value}`;
+}
+
+/** Whether `store` has the outside stores' interface: `get(session, key)` and `put(session, key, text)` (results may be promises). */
+export function isOutsideStore(store) {
+  return store !== null && typeof store === 'object' && typeof store.get === 'function' && typeof store.put === 'function';
+}
+
+/**
+ * The error of a synchronous call (`compress`, `handleToolCall`) given a
+ * store it cannot use: an outside store (files, KV, Durable Objects, Redis:
+ * their writes are async) names `asyncCall`, the call that takes it.
+ */
+export function syncStoreError(store, path, asyncCall) {
+  // The message starts with the error's path, `store:` (the constructor adds it); `path` says where it was given.
+  const where = path === 'store' ? '' : ` in ${path}`;
+  const message = isOutsideStore(store)
+    ? `${describe(store)}${where} writes asynchronously and this call is synchronous: use ${asyncCall} with it (or a SpillStore here)`
+    : `must be a SpillStore (or, with ${asyncCall}, a store with get and put), got ${describe(store)}`;
+  return new OptionError(message, 'INVALID_OPTION', 'store');
 }

@@ -2,7 +2,7 @@
 // each stage hid and how the agent reads it back, the planner's decision and
 // an over-budget warning. Pure JS over the report (no wasm): the CLI's
 // `--explain` and the adapters' `debug` option print it.
-import { InputError, kindOf } from './errors.js';
+import { InputError, describe } from './errors.js';
 
 /** Lines longer than this are cut with `…`, except a read-back line (a cut path cannot be read). */
 const WIDTH = 100;
@@ -25,16 +25,16 @@ const isCount = (v) => Number.isSafeInteger(v) && v >= 0;
 /** `report` when it has the fields every line reads; `INVALID_ARGUMENT` naming the first one missing. */
 function checked(report) {
   if (report === null || typeof report !== 'object' || Array.isArray(report)) {
-    throw new InputError(`report: must be the report of a compress call (an object), got ${kindOf(report)}`, 'INVALID_ARGUMENT', 'report');
+    throw new InputError(`report: must be the report of a compress call (an object), got ${describe(report)}`, 'INVALID_ARGUMENT', 'report');
   }
   for (const key of ['tokensBefore', 'tokensAfter']) {
     if (!isCount(report[key])) {
-      throw new InputError(`report.${key}: must be a token count, got ${kindOf(report[key])}`, 'INVALID_ARGUMENT', `report.${key}`);
+      throw new InputError(`report.${key}: must be a token count, got ${describe(report[key])}`, 'INVALID_ARGUMENT', `report.${key}`);
     }
   }
   for (const key of ['stages', 'changes']) {
     if (report[key] !== undefined && !Array.isArray(report[key])) {
-      throw new InputError(`report.${key}: must be an array, got ${kindOf(report[key])}`, 'INVALID_ARGUMENT', `report.${key}`);
+      throw new InputError(`report.${key}: must be an array, got ${describe(report[key])}`, 'INVALID_ARGUMENT', `report.${key}`);
     }
   }
   return report;
@@ -168,7 +168,7 @@ function planLine(plan) {
 export function formatReport(report, options = {}) {
   checked(report);
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-    throw new InputError(`options: must be an object, got ${kindOf(options)}`, 'INVALID_ARGUMENT', 'options');
+    throw new InputError(`options: must be an object, got ${describe(options)}`, 'INVALID_ARGUMENT', 'options');
   }
   const color = options.color === true;
   const label = options.label === undefined ? '' : ` ${String(options.label)}`;

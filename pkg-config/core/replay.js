@@ -5,7 +5,7 @@ import { compress, trajectoryToRequest } from './compress.js';
 import { SpillStore } from './spill.js';
 import { defaultOptions } from './config.js';
 import { LimitError } from './errors.js';
-import { percentile } from '../internal/stats.js';
+import { percentile } from './stats.js';
 
 /** The spill session a replay uses for a trajectory id (what `replay` uses by default). */
 export function sessionName(id) {

@@ -2,7 +2,7 @@
 // spill store and the render/state caches inside wasm, and assembles the
 // compressed request on demand with the same pure core as `compress`.
 import { TraceLiteController } from '../wasm/tracelite.js';
-import { InputError, OptionError, guarded, jsonArg, kindOf } from './errors.js';
+import { InputError, OptionError, guarded, jsonArg, describe } from './errors.js';
 
 /** The formats `assemble` writes. */
 const FORMATS = ['openai-chat', 'openai-responses', 'anthropic', 'gemini'];
@@ -17,14 +17,14 @@ function isObject(v) {
  * call `{ toolCallId, toolName, input }`; arguments may be JSON text or a value.
  */
 function normalizeCall(call) {
-  if (!isObject(call)) throw new InputError(`must be an object, got ${kindOf(call)}`, 'INVALID_TOOL_CALL', 'toolCall');
+  if (!isObject(call)) throw new InputError(`must be an object, got ${describe(call)}`, 'INVALID_TOOL_CALL', 'toolCall');
   const fn = isObject(call.function) ? call.function : undefined;
   const id = call.id ?? call.toolCallId ?? '';
   const name = fn?.name ?? call.name ?? call.toolName;
   const args = fn ? fn.arguments : (call.arguments ?? call.args ?? call.input);
-  if (typeof id !== 'string') throw new InputError(`must be a string, got ${kindOf(id)}`, 'INVALID_TOOL_CALL', 'toolCall.id');
+  if (typeof id !== 'string') throw new InputError(`must be a string, got ${describe(id)}`, 'INVALID_TOOL_CALL', 'toolCall.id');
   if (typeof name !== 'string' || name === '') {
-    throw new InputError(`must be a non-empty string, got ${name === '' ? 'an empty string' : kindOf(name)}`, 'INVALID_TOOL_CALL', 'toolCall.name');
+    throw new InputError(`must be a non-empty string, got ${name === '' ? 'an empty string' : describe(name)}`, 'INVALID_TOOL_CALL', 'toolCall.name');
   }
   const text = typeof args === 'string' ? args : jsonArg(args ?? {}, 'toolCall.arguments');
   return { id, name, arguments: text };
@@ -35,7 +35,7 @@ function outputText(output) {
   if (typeof output === 'string') return output;
   if (output === undefined || output === null) return '';
   if (typeof output !== 'object') {
-    throw new InputError(`must be a string, an object or an array (sent as JSON), got ${kindOf(output)}`, 'INVALID_ARGUMENT', 'output');
+    throw new InputError(`must be a string, an object or an array (sent as JSON), got ${describe(output)}`, 'INVALID_ARGUMENT', 'output');
   }
   return jsonArg(output, 'output');
 }
@@ -52,10 +52,10 @@ export class TraceLite {
 
   constructor(options = {}) {
     if (options === null || options === undefined) options = {};
-    if (!isObject(options)) throw new OptionError(`must be an object, got ${kindOf(options)}`, 'INVALID_OPTION', 'options');
+    if (!isObject(options)) throw new OptionError(`must be an object, got ${describe(options)}`, 'INVALID_OPTION', 'options');
     const { countTokens, ...settings } = options;
     if (countTokens !== undefined && typeof countTokens !== 'function') {
-      throw new OptionError(`must be a function (text) => number, got ${kindOf(countTokens)}`, 'INVALID_OPTION', 'countTokens');
+      throw new OptionError(`must be a function (text) => number, got ${describe(countTokens)}`, 'INVALID_OPTION', 'countTokens');
     }
     this.#format = settings.format ?? 'openai-chat';
     this.#controller = guarded(() => new TraceLiteController(jsonArg(settings, 'options'), countTokens));
@@ -75,7 +75,7 @@ export class TraceLite {
 
   /** Appends a system, user or assistant turn (an OpenAI Chat message: `{ role, content }`). */
   addMessage(message) {
-    if (!isObject(message)) throw new InputError(`must be an object { role, content }, got ${kindOf(message)}`, 'INVALID_REQUEST', 'message');
+    if (!isObject(message)) throw new InputError(`must be an object { role, content }, got ${describe(message)}`, 'INVALID_REQUEST', 'message');
     const text = jsonArg(message, 'message');
     guarded(() => this.#wasm.addMessage(text));
   }
@@ -86,9 +86,9 @@ export class TraceLite {
    */
   assemble(format = this.#format, base = {}) {
     if (!FORMATS.includes(format)) {
-      throw new InputError(`must be one of ${FORMATS.join(', ')}, got ${typeof format === 'string' ? JSON.stringify(format) : kindOf(format)}`, 'UNKNOWN_FORMAT', 'format');
+      throw new InputError(`must be one of ${FORMATS.join(', ')}, got ${typeof format === 'string' ? JSON.stringify(format) : describe(format)}`, 'UNKNOWN_FORMAT', 'format');
     }
-    if (!isObject(base)) throw new InputError(`must be an object, got ${kindOf(base)}`, 'INVALID_REQUEST', 'base');
+    if (!isObject(base)) throw new InputError(`must be an object, got ${describe(base)}`, 'INVALID_REQUEST', 'base');
     const json = guarded(() => this.#wasm.assemble(format, jsonArg(base, 'base')));
     const out = JSON.parse(json);
     this.lastSpills = out.spills;
@@ -103,7 +103,7 @@ export class TraceLite {
 
   /** Pins a constraint compaction keeps word for word; returns whether it was new. */
   pinConstraint(text) {
-    if (typeof text !== 'string') throw new OptionError(`must be a string, got ${kindOf(text)}`, 'INVALID_OPTION', 'text');
+    if (typeof text !== 'string') throw new OptionError(`must be a string, got ${describe(text)}`, 'INVALID_OPTION', 'text');
     return guarded(() => this.#wasm.pinConstraint(text));
   }
 
@@ -124,7 +124,7 @@ export class TraceLite {
 
   /** The full text behind a `spill://<session>/<key>` pointer from a marker or tombstone. */
   readSpill(pointer) {
-    if (typeof pointer !== 'string') throw new InputError(`must be a string, got ${kindOf(pointer)}`, 'INVALID_SPILL_KEY', 'pointer');
+    if (typeof pointer !== 'string') throw new InputError(`must be a string, got ${describe(pointer)}`, 'INVALID_SPILL_KEY', 'pointer');
     return guarded(() => this.#wasm.readSpill(pointer));
   }
 

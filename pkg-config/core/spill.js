@@ -1,7 +1,7 @@
 // Spilling in JS: the SpillStore (bounded, inside wasm), the agent tools
 // read_spill / grep_spill (definitions + executor) and spillText.
 import { Store, spillTools as wasmSpillTools } from '../wasm/tracelite.js';
-import { InputError, OptionError, guarded, jsonArg, kindOf } from './errors.js';
+import { InputError, OptionError, guarded, jsonArg, describe, syncStoreError } from './errors.js';
 import { settingsOf } from './settings.js';
 
 /** Names of the agent tools over spilled output. */
@@ -35,12 +35,12 @@ function keyBytes(key) {
   if (key === undefined) return new Uint8Array(0);
   if (typeof key === 'string') return encoder.encode(key);
   if (key instanceof Uint8Array) return key;
-  throw new OptionError(`must be a string or a Uint8Array of at least 16 bytes, got ${kindOf(key)}`, 'INVALID_OPTION', 'key');
+  throw new OptionError(`must be a string or a Uint8Array of at least 16 bytes, got ${describe(key)}`, 'INVALID_OPTION', 'key');
 }
 
 function text(value, what) {
   if (typeof value !== 'string') {
-    throw new InputError(`must be a string, got ${kindOf(value)}`, 'INVALID_REQUEST', what);
+    throw new InputError(`must be a string, got ${describe(value)}`, 'INVALID_REQUEST', what);
   }
   return value;
 }
@@ -61,11 +61,11 @@ export class SpillStore {
 
   constructor(options = {}) {
     if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-      throw new OptionError(`must be an object of SpillStore options, got ${kindOf(options)}`, 'INVALID_OPTION', 'options');
+      throw new OptionError(`must be an object of SpillStore options, got ${describe(options)}`, 'INVALID_OPTION', 'options');
     }
     const { now = () => Date.now() / 1000 } = options;
     if (typeof now !== 'function') {
-      throw new OptionError(`must be a function returning seconds, got ${kindOf(now)}`, 'INVALID_OPTION', 'now');
+      throw new OptionError(`must be a function returning seconds, got ${describe(now)}`, 'INVALID_OPTION', 'now');
     }
     this.#now = now;
     this.#wasm = guarded(() => Store.withLimits(limitsJson(options)));
@@ -139,7 +139,7 @@ export class SpillStore {
   /** Puts back the `spills` a compress call returned (e.g. loaded from a KV store); returns how many. */
   rehydrate(spills) {
     if (!Array.isArray(spills)) {
-      throw new InputError(`must be an array of { session, key, text }, got ${kindOf(spills)}`, 'INVALID_REQUEST', 'spills');
+      throw new InputError(`must be an array of { session, key, text }, got ${describe(spills)}`, 'INVALID_REQUEST', 'spills');
     }
     for (const s of spills) this.put(s.session, s.key, s.text);
     return spills.length;
@@ -162,7 +162,7 @@ export class SpillStore {
    */
   spill(value, options = {}) {
     if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-      throw new OptionError(`must be an object, got ${kindOf(options)}`, 'INVALID_OPTION', 'options');
+      throw new OptionError(`must be an object, got ${describe(options)}`, 'INVALID_OPTION', 'options');
     }
     const { countTokens, ...settings } = options;
     return JSON.parse(guarded(() => this.wasmStore.spillText(encoder.encode(text(value, 'text')), jsonArg(settings, 'options'), countTokens)));
@@ -180,7 +180,7 @@ export class SpillStore {
    */
   exportCache(options = {}) {
     if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-      throw new OptionError(`must be an object { all, renderedOnly, key, session }, got ${kindOf(options)}`, 'INVALID_OPTION', 'options');
+      throw new OptionError(`must be an object { all, renderedOnly, key, session }, got ${describe(options)}`, 'INVALID_OPTION', 'options');
     }
     const { all = false, renderedOnly = false, key, session = 'default' } = options;
     const bytes = keyBytes(key);
@@ -201,7 +201,7 @@ export class SpillStore {
   importCache(segment, options = {}) {
     text(segment, 'segment');
     if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-      throw new OptionError(`must be an object, got ${kindOf(options)}`, 'INVALID_OPTION', 'options');
+      throw new OptionError(`must be an object, got ${describe(options)}`, 'INVALID_OPTION', 'options');
     }
     const { key, ...rest } = options;
     const bytes = keyBytes(key);
@@ -245,12 +245,12 @@ export function spillToolDefinitions(format = 'openai-chat') {
  */
 export function handleToolCall(name, args, where) {
   if (where !== undefined && where !== null && typeof where !== 'string' && (typeof where !== 'object' || Array.isArray(where))) {
-    throw new InputError(`must be a session name or an object { store, session }, got ${kindOf(where)}`, 'INVALID_ARGUMENT', 'where');
+    throw new InputError(`must be a session name or an object { store, session }, got ${describe(where)}`, 'INVALID_ARGUMENT', 'where');
   }
   const { store, session } = typeof where === 'string' ? { session: where } : (where ?? {});
   const target = store ?? sharedStore();
   if (!(target instanceof SpillStore)) {
-    throw new OptionError(`must be a SpillStore, got ${kindOf(target)}`, 'INVALID_OPTION', 'store');
+    throw syncStoreError(target, 'store', 'handleToolCallAsync(name, args, { store, session })');
   }
   return target.handleToolCall(name, args, session ?? 'default');
 }

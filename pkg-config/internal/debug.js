@@ -1,6 +1,6 @@
 // Internal: the adapters' `debug` option: each turn's report as text
 // (formatReport) to console.error, or to the host's function.
-import { OptionError, kindOf } from '../core/errors.js';
+import { OptionError, describe } from '../core/errors.js';
 import { formatReport } from '../core/format-report.js';
 
 /**
@@ -12,7 +12,7 @@ export function debugSink(debug) {
   if (debug === undefined || debug === false) return undefined;
   if (debug === true) return (text) => console.error(text);
   if (typeof debug === 'function') return debug;
-  throw new OptionError(`must be true, false or a function (text) => void, got ${kindOf(debug)}`, 'INVALID_OPTION', 'debug');
+  throw new OptionError(`must be true, false or a function (text) => void, got ${describe(debug)}`, 'INVALID_OPTION', 'debug');
 }
 
 /** Writes the report of one turn of `session` to `sink` (when on): `formatReport` labelled with the session. */

@@ -1,10 +1,10 @@
 // Internal: what the agent-framework adapters (adapters/langchain/, adapters/openai-agents/)
 // share: the core's spill tool definitions, the per-conversation stores and the
 // compress call that keeps a conversation's spills where its tools read them.
-import { InputError, kindOf } from '../core/errors.js';
+import { InputError, describe } from '../core/errors.js';
 import { spillToolDefinitions } from '../core/spill.js';
-import { SessionStores, compressInto, sessionFromMessages } from './mirror.js';
-import { runSpillTool } from './spill-reader.js';
+import { SessionStores, compressInto, sessionFromMessages } from '../core/stores.js';
+import { runSpillTool } from '../core/spill-reader.js';
 import { debugSink, debugTurn } from './debug.js';
 
 /** The core's definitions of read_spill and grep_spill: `[{ name, description, parameters }]`. */
@@ -33,11 +33,11 @@ export function frameworkSpillTools(store, session, make) {
  */
 export function checkSpillToolsArgs(store, session) {
   if (!store || typeof store.get !== 'function') {
-    const got = store !== null && typeof store === 'object' ? 'an object without get()' : kindOf(store);
+    const got = store !== null && typeof store === 'object' ? 'an object without get()' : describe(store);
     throw new InputError(`spillTools(store) needs the store the middleware spills into (its .store), got ${got}`, 'INVALID_ARGUMENT', 'store');
   }
   if (session !== undefined && typeof session !== 'string') {
-    throw new InputError(`must be a string (a session name), got ${kindOf(session)}`, 'INVALID_ARGUMENT', 'session');
+    throw new InputError(`must be a string (a session name), got ${describe(session)}`, 'INVALID_ARGUMENT', 'session');
   }
 }
 
@@ -45,7 +45,7 @@ export function checkSpillToolsArgs(store, session) {
 export function spillToolsOptions(options) {
   if (options === undefined || options === null) return {};
   if (typeof options !== 'object' || Array.isArray(options)) {
-    throw new InputError(`must be an object { session }, got ${kindOf(options)}`, 'INVALID_ARGUMENT', 'options');
+    throw new InputError(`must be an object { session }, got ${describe(options)}`, 'INVALID_ARGUMENT', 'options');
   }
   return options;
 }

@@ -1,11 +1,12 @@
 // Vercel AI SDK adapter: a language-model middleware that compresses the prompt
 // (`transformParams`) and the `read_spill` / `grep_spill` tools that read back
 // what it moved out. Import from 'tracelite/ai-sdk' (needs the `ai` package).
+import '#entry'; // initializes the wasm for this host
 import * as ai from 'ai';
-import { InputError, OptionError, kindOf } from '../../core/errors.js';
+import { InputError, OptionError, describe } from '../../core/errors.js';
 import { checkSpillToolsArgs, spillToolSpecs, spillToolsOptions } from '../../internal/framework.js';
-import { SessionStores, compressInto, sessionFromMessages } from '../../internal/mirror.js';
-import { runSpillTool } from '../../internal/spill-reader.js';
+import { SessionStores, compressInto, sessionFromMessages } from '../../core/stores.js';
+import { runSpillTool } from '../../core/spill-reader.js';
 import { debugSink, debugTurn } from '../../internal/debug.js';
 
 /**
@@ -66,7 +67,7 @@ function outputText(output) {
  * every part the compression left alone exactly as it was.
  */
 export function toChatRequest(prompt) {
-  if (!Array.isArray(prompt)) throw new InputError(`must be an array of messages, got ${kindOf(prompt)}`, 'INVALID_ARGUMENT', 'prompt');
+  if (!Array.isArray(prompt)) throw new InputError(`must be an array of messages, got ${describe(prompt)}`, 'INVALID_ARGUMENT', 'prompt');
   const side = { parts: [], calls: new Map(), results: new Map(), rendered: new Map() };
   const ref = (value) => ({ type: REF, ref: side.parts.push(value) - 1 });
   const text = (p) => withOptions({ type: 'text', text: p.text }, p);
@@ -258,7 +259,7 @@ export function traceliteMiddleware(options = {}) {
   const { store, session, onReport, debug, maxSessions, maxHeldBytes, maxMemoryBytes, cacheKey, specificationVersion = AI_SPEC, ...settings } = options;
   const sink = debugSink(debug);
   if (specificationVersion !== 'v3' && specificationVersion !== 'v4') {
-    throw new OptionError(`must be 'v3' or 'v4', got ${typeof specificationVersion === 'string' ? JSON.stringify(specificationVersion) : kindOf(specificationVersion)}`, 'INVALID_OPTION', 'specificationVersion');
+    throw new OptionError(`must be 'v3' or 'v4', got ${typeof specificationVersion === 'string' ? JSON.stringify(specificationVersion) : describe(specificationVersion)}`, 'INVALID_OPTION', 'specificationVersion');
   }
   const spills = store ?? new SessionStores({ maxSessions, maxMemoryBytes });
   // With an outside store (KV), per-session caches still live here between turns.

@@ -9,8 +9,9 @@
 // checkpoint). `wrapModelCall` changes only the request the model sees; the
 // state keeps every message as it was, and the next call compresses the whole
 // history again (same input, same bytes out: provider prompt caches keep working).
+import '#entry'; // initializes the wasm for this host
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage, createMiddleware, tool } from 'langchain';
-import { InputError, kindOf } from '../../core/errors.js';
+import { InputError, describe } from '../../core/errors.js';
 import { canonicalJson, conversationCompressor, frameworkSpillTools, modelNameOf, spillToolsOptions } from '../../internal/framework.js';
 
 /** Content-part type carrying a LangChain content block the chat format has no place for. */
@@ -32,7 +33,7 @@ function kind(message) {
  * every message the compression left alone as the very object it was.
  */
 export function toChatMessages(messages, systemMessage) {
-  if (!Array.isArray(messages)) throw new InputError(`must be an array of LangChain messages, got ${kindOf(messages)}`, 'INVALID_ARGUMENT', 'messages');
+  if (!Array.isArray(messages)) throw new InputError(`must be an array of LangChain messages, got ${describe(messages)}`, 'INVALID_ARGUMENT', 'messages');
   const side = { parts: [], messages, systemMessage, rendered: new Map() };
   const ref = (value) => ({ type: REF, ref: side.parts.push(value) - 1 });
   const content = (c) => (typeof c === 'string' ? c : (Array.isArray(c) ? c.map((p) => (p?.type === 'text' && typeof p.text === 'string' ? p : ref(p))) : ''));

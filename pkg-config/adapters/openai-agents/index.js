@@ -7,8 +7,9 @@
 // Session keep every item as it was (the SDK persists the filtered version of
 // the turn's new input only, which TraceLite leaves alone), and the next call
 // compresses the whole history again.
+import '#entry'; // initializes the wasm for this host
 import * as agents from '@openai/agents';
-import { InputError, kindOf } from '../../core/errors.js';
+import { InputError, describe } from '../../core/errors.js';
 import { canonicalJson, conversationCompressor, frameworkSpillTools, modelNameOf, spillToolsOptions } from '../../internal/framework.js';
 
 /** Content-part / output type carrying an SDK part the Responses format has no place for. */
@@ -53,7 +54,7 @@ function itemOut(item, ref) {
  * every item the compression left alone as the very object it was.
  */
 export function toResponsesRequest(items, instructions) {
-  if (!Array.isArray(items)) throw new InputError(`must be an array of agent input items, got ${kindOf(items)}`, 'INVALID_ARGUMENT', 'input');
+  if (!Array.isArray(items)) throw new InputError(`must be an array of agent input items, got ${describe(items)}`, 'INVALID_ARGUMENT', 'input');
   const side = { items, parts: [], rendered: new Map() };
   const ref = (value) => ({ type: REF, ref: side.parts.push(value) - 1 });
   const input = items.map((item, i) => {

@@ -2,7 +2,7 @@
 // signed URLs of the proxy (`<imageBaseUrl>/image/<session>/<id>.png?sig=`);
 // each PNG is stored in its session and served to whoever holds the signature.
 import { OptionError } from '#entry';
-import { STORE_BATCH, storeSpills } from '../../internal/mirror.js';
+import { STORE_BATCH, storeSpills } from '../../core/stores.js';
 import { errorOf, errorResponse } from './http.js';
 import { fromBase64 } from './signing.js';
 

@@ -1,11 +1,7 @@
 // Types of 'tracelite/proxy': a Fetch-API handler that compresses LLM requests.
-import type { CompressSettings, FormatName, Provider, Report } from '../../core/index.js';
+import type { CompressSettings, FormatName, Provider, Report, SpillStoreLike } from '../../core/index.js';
 
-/** Any spill store: the in-memory `SpillStore`, a `KvSpillStore`, a `DurableObjectSpillStore`, or yours. */
-export interface SpillStoreLike {
-  get(session: string, key: string): string | Promise<string>;
-  put(session: string, key: string, text: string): unknown;
-}
+export type { SpillStoreLike };
 
 /** Options of `createProxy`. */
 export interface ProxyOptions {

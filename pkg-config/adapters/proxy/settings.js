@@ -2,9 +2,9 @@
 // wrong setting fails at start-up (`INVALID_OPTION` naming it), not on the
 // first request.
 import { OptionError } from '#entry';
-import { kindOf } from '../../core/errors.js';
+import { describe } from '../../core/errors.js';
 import { MEMORY_DEFAULTS } from '../../core/memory.js';
-import { checkName } from '../../internal/spill-reader.js';
+import { checkName } from '../../core/spill-reader.js';
 import { DEFAULT_MAX_SPILL_RESPONSE_BYTES, DEFAULT_MAX_SPILL_ROUNDS } from './tools.js';
 import { defaultIdentity } from './signing.js';
 import { debugSink } from '../../internal/debug.js';
@@ -111,7 +111,7 @@ export function proxySettings({
 /** `INVALID_OPTION` naming `name` unless `value` is a positive (`safe`: safe) integer. */
 function positive(name, value, { safe = false, hint = '' } = {}) {
   if (!(safe ? Number.isSafeInteger(value) : Number.isInteger(value)) || value < 1) {
-    throw new OptionError(`must be a positive integer${hint}, got ${typeof value === 'number' ? value : kindOf(value)}`, 'INVALID_OPTION', name);
+    throw new OptionError(`must be a positive integer${hint}, got ${typeof value === 'number' ? value : describe(value)}`, 'INVALID_OPTION', name);
   }
 }
 
@@ -134,7 +134,7 @@ function checkPlumbing({ upstream, store, options, maxBodyBytes, maxStoreWrites,
     throw new OptionError(`must be one of ${ON_ERROR.join(', ')}`, 'INVALID_OPTION', 'onError');
   }
   if (typeof identify !== 'function') {
-    throw new OptionError(`must be a function (request) => string, got ${kindOf(identify)}`, 'INVALID_OPTION', 'identify');
+    throw new OptionError(`must be a function (request) => string, got ${describe(identify)}`, 'INVALID_OPTION', 'identify');
   }
 }
 
@@ -159,13 +159,13 @@ function checkLimits(s) {
     );
   }
   if (providers === null || typeof providers !== 'object' || Array.isArray(providers)) {
-    throw new OptionError(`must be an object { [format]: provider }, got ${kindOf(providers)}`, 'INVALID_OPTION', 'providers');
+    throw new OptionError(`must be an object { [format]: provider }, got ${describe(providers)}`, 'INVALID_OPTION', 'providers');
   }
   if (typeof persistCache !== 'boolean') {
-    throw new OptionError(`must be a boolean, got ${kindOf(persistCache)}`, 'INVALID_OPTION', 'persistCache');
+    throw new OptionError(`must be a boolean, got ${describe(persistCache)}`, 'INVALID_OPTION', 'persistCache');
   }
   if (typeof spillTools !== 'boolean') {
-    throw new OptionError(`must be a boolean, got ${kindOf(spillTools)}`, 'INVALID_OPTION', 'spillTools');
+    throw new OptionError(`must be a boolean, got ${describe(spillTools)}`, 'INVALID_OPTION', 'spillTools');
   }
   positive('maxSpillRounds', maxSpillRounds, { hint: ' (spillTools: false turns the tools off)' });
   positive('maxSpillResponseBytes', maxSpillResponseBytes);
