@@ -175,7 +175,7 @@ function replay(ctx, trace, policy, provider, { fidelity, grounding = fidelity }
       let stable = null;
       let changes = [];
       if (policy.kind === 'baseline') {
-        messages = policy.transform(request.messages, { provider });
+        messages = policy.transform(request.messages, { provider, trace });
       } else {
         const started = performance.now();
         const out = pkg.compress(trace.requestTexts[t], withBenchModel({ ...policy.options, provider, session, store }));

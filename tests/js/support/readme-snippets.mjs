@@ -23,6 +23,11 @@ export function preludeNames(code) {
   return [...code.matchAll(/^const (\w+)\s*=/gm)].map((m) => m[1]);
 }
 
+/** Whether `code` names `name` as an identifier (not inside a word, a member access or a string such as `'conversation-42'`). */
+export function usesName(code, name) {
+  return new RegExp(`(?<![\\w$.'"\`-])${name}(?![\\w$'"\`-])`).test(code);
+}
+
 /**
  * Every ```js / ```ts block but the preludes: `{ name: 'README.md:LINE', lang: 'js' | 'ts',
  * code, partial, prelude }`; `code` starts with its README's prelude (`prelude: true`)
@@ -40,7 +45,7 @@ export function readmeSnippets() {
         prelude = m[2];
         continue;
       }
-      const uses = prelude !== undefined && preludeNames(prelude).some((n) => new RegExp(`\\b${n}\\b`).test(m[2]));
+      const uses = prelude !== undefined && preludeNames(prelude).some((n) => usesName(m[2], n));
       out.push({
         name: `${readme}:${before.length}`,
         lang: m[1].startsWith('t') ? 'ts' : 'js',
