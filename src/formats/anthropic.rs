@@ -18,7 +18,8 @@
 use serde_json::{Map, Value};
 
 use super::{
-    as_obj, got, inline_image, invalid, keep_rest, req_array, req_str, rest, string_or_parts, Field,
+    as_obj, inline_image, invalid, keep_rest, req_array, req_str, rest, string_or_parts, wrong,
+    Field,
 };
 use crate::error::Result;
 use crate::model::{
@@ -55,15 +56,7 @@ pub fn parse(request: &Value) -> Result<Conversation> {
                 extra: Extra::new(),
             });
         }
-        Some(v) => {
-            return Err(invalid(
-                "system",
-                format!(
-                    "must be a string or an array of text blocks, got {}",
-                    got(v)
-                ),
-            ))
-        }
+        Some(v) => return Err(wrong("system", "a string or an array of text blocks", v)),
     }
     for (i, raw) in messages.iter().enumerate() {
         conv.messages
@@ -124,12 +117,7 @@ fn parse_block(item: &Value, path: &str) -> Result<Part> {
     let obj = as_obj(item, path, "a content block")?;
     let kind = match obj.get("type") {
         Some(Value::String(s)) => s.as_str(),
-        Some(v) => {
-            return Err(invalid(
-                format!("{path}.type"),
-                format!("must be a string, got {}", got(v)),
-            ))
-        }
+        Some(v) => return Err(wrong(format!("{path}.type"), "a string", v)),
         None => return Err(invalid(format!("{path}.type"), "missing")),
     };
     match kind {
@@ -143,12 +131,7 @@ fn parse_block(item: &Value, path: &str) -> Result<Part> {
         "tool_use" => {
             let input = match obj.get("input") {
                 Some(v @ Value::Object(_)) => v,
-                Some(v) => {
-                    return Err(invalid(
-                        format!("{path}.input"),
-                        format!("must be an object, got {}", got(v)),
-                    ))
-                }
+                Some(v) => return Err(wrong(format!("{path}.input"), "an object", v)),
                 None => return Err(invalid(format!("{path}.input"), "missing")),
             };
             Ok(Part {
@@ -170,12 +153,7 @@ fn parse_block(item: &Value, path: &str) -> Result<Part> {
                     extra.insert("is_error".into(), v.clone());
                     false
                 }
-                Some(v) => {
-                    return Err(invalid(
-                        format!("{path}.is_error"),
-                        format!("must be a boolean, got {}", got(v)),
-                    ))
-                }
+                Some(v) => return Err(wrong(format!("{path}.is_error"), "a boolean", v)),
             };
             let parts = match obj.get("content") {
                 None => {
@@ -198,10 +176,7 @@ fn parse_block(item: &Value, path: &str) -> Result<Part> {
                                 Part::from(PartKind::Other { value: b.clone() })
                             }
                             Some(v) => {
-                                return Err(invalid(
-                                    format!("{inner_path}.type"),
-                                    format!("must be a string, got {}", got(v)),
-                                ))
+                                return Err(wrong(format!("{inner_path}.type"), "a string", v))
                             }
                             None => return Err(invalid(format!("{inner_path}.type"), "missing")),
                         });
@@ -209,12 +184,10 @@ fn parse_block(item: &Value, path: &str) -> Result<Part> {
                     parts
                 }
                 Some(v) => {
-                    return Err(invalid(
+                    return Err(wrong(
                         format!("{path}.content"),
-                        format!(
-                            "must be a string or an array of content blocks, got {}",
-                            got(v)
-                        ),
+                        "a string or an array of content blocks",
+                        v,
                     ))
                 }
             };

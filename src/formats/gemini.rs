@@ -30,7 +30,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{as_obj, got, inline_image, invalid, req_array, req_str, rest, Field};
+use super::{as_obj, inline_image, invalid, req_array, req_str, rest, wrong, Field};
 use crate::error::Result;
 use crate::model::{
     Conversation, Extra, Layout, Message, Part, PartKind, Role, ToolCall, ToolResult,
@@ -136,12 +136,7 @@ pub fn parse(request: &Value) -> Result<Conversation> {
                     ))
                 }
             },
-            Some(v) => {
-                return Err(invalid(
-                    format!("{path}.role"),
-                    format!("must be a string, got {}", got(v)),
-                ))
-            }
+            Some(v) => return Err(wrong(format!("{path}.role"), "a string", v)),
         };
         let parts = parse_parts(content, &path, i, &mut log)?;
         conv.messages.push(Message {
@@ -264,22 +259,12 @@ fn parse_part(
         let arguments = match inner.get("args") {
             None => String::new(),
             Some(v @ Value::Object(_)) => v.to_string(),
-            Some(v) => {
-                return Err(invalid(
-                    format!("{at}.args"),
-                    format!("must be an object, got {}", got(v)),
-                ))
-            }
+            Some(v) => return Err(wrong(format!("{at}.args"), "an object", v)),
         };
         let id = match inner.get("id") {
             None => format!("{SYNTHETIC}{m}_{p}"),
             Some(Value::String(id)) => id.clone(),
-            Some(v) => {
-                return Err(invalid(
-                    format!("{at}.id"),
-                    format!("must be a string, got {}", got(v)),
-                ))
-            }
+            Some(v) => return Err(wrong(format!("{at}.id"), "a string", v)),
         };
         log.calls.push((name.clone(), id.clone(), false));
         let mut inner_extra = rest(inner, &["name", "args", "id"]);
@@ -317,12 +302,7 @@ fn parse_part(
                 log.answer_id(id);
                 id.clone()
             }
-            Some(v) => {
-                return Err(invalid(
-                    format!("{at}.id"),
-                    format!("must be a string, got {}", got(v)),
-                ))
-            }
+            Some(v) => return Err(wrong(format!("{at}.id"), "a string", v)),
             None => {
                 let matched = log
                     .answer(name)
@@ -339,12 +319,7 @@ fn parse_part(
         }
         let response = match inner.get("response") {
             Some(Value::Object(r)) => r,
-            Some(v) => {
-                return Err(invalid(
-                    format!("{at}.response"),
-                    format!("must be an object, got {}", got(v)),
-                ))
-            }
+            Some(v) => return Err(wrong(format!("{at}.response"), "an object", v)),
             None => return Err(invalid(format!("{at}.response"), "missing")),
         };
         let single = match response.iter().next() {

@@ -336,9 +336,10 @@ pub(crate) fn string_or_parts(
             }
             Ok((Layout::Parts, parts))
         }
-        Some(v) => Err(invalid(
+        Some(v) => Err(wrong(
             format!("{path}.content"),
-            format!("must be a string or an array of {what}, got {}", got(v)),
+            &format!("a string or an array of {what}"),
+            v,
         )),
         None => Err(invalid(format!("{path}.content"), "missing")),
     }
@@ -356,7 +357,7 @@ pub(crate) fn req_array<'a>(
     };
     match obj.get(key) {
         Some(Value::Array(items)) => Ok(items),
-        Some(v) => Err(invalid(at(), format!("must be an array, got {}", got(v)))),
+        Some(v) => Err(wrong(at(), "an array", v)),
         None => Err(invalid(at(), "missing")),
     }
 }
@@ -365,10 +366,7 @@ pub(crate) fn req_array<'a>(
 pub(crate) fn req_str<'a>(obj: &'a Map<String, Value>, key: &str, path: &str) -> Result<&'a str> {
     match obj.get(key) {
         Some(Value::String(s)) => Ok(s),
-        Some(v) => Err(invalid(
-            format!("{path}.{key}"),
-            format!("must be a string, got {}", got(v)),
-        )),
+        Some(v) => Err(wrong(format!("{path}.{key}"), "a string", v)),
         None => Err(invalid(format!("{path}.{key}"), "missing")),
     }
 }
@@ -381,10 +379,7 @@ pub(crate) fn req_obj<'a>(
 ) -> Result<&'a Map<String, Value>> {
     match obj.get(key) {
         Some(Value::Object(o)) => Ok(o),
-        Some(v) => Err(invalid(
-            format!("{path}.{key}"),
-            format!("must be an object, got {}", got(v)),
-        )),
+        Some(v) => Err(wrong(format!("{path}.{key}"), "an object", v)),
         None => Err(invalid(format!("{path}.{key}"), "missing")),
     }
 }
@@ -395,12 +390,20 @@ pub(crate) fn as_obj<'a>(
     path: &str,
     what: &str,
 ) -> Result<&'a Map<String, Value>> {
-    value.as_object().ok_or_else(|| {
-        invalid(
-            path,
-            format!("must be {what} (an object), got {}", got(value)),
-        )
-    })
+    value
+        .as_object()
+        .ok_or_else(|| wrong(path, &format!("{what} (an object)"), value))
+}
+
+/// `INVALID_REQUEST` at `path`: `must be <want>, got <what value is>` (one
+/// copy of the formatting for every shape check).
+pub(crate) fn wrong(path: impl Into<String>, want: &str, value: &Value) -> Error {
+    wrong_at(path.into(), want, value)
+}
+
+#[inline(never)]
+fn wrong_at(path: String, want: &str, value: &Value) -> Error {
+    invalid(path, format!("must be {want}, got {}", got(value)))
 }
 
 /// What a value of the wrong shape is, for an error's `got …`: its type

@@ -9,7 +9,8 @@
 use serde_json::{Map, Value};
 
 use super::{
-    got, inline_image, invalid, keep_rest, req_array, req_obj, req_str, rest, split_data_url, Field,
+    got, inline_image, invalid, keep_rest, req_array, req_obj, req_str, rest, split_data_url,
+    wrong, Field,
 };
 use crate::error::Result;
 use crate::model::{
@@ -49,12 +50,9 @@ pub fn parse(request: &Value) -> Result<Conversation> {
 }
 
 fn parse_message(raw: &Value, path: &str) -> Result<Message> {
-    let obj = raw.as_object().ok_or_else(|| {
-        invalid(
-            path,
-            format!("must be a message (an object), got {}", got(raw)),
-        )
-    })?;
+    let obj = raw
+        .as_object()
+        .ok_or_else(|| wrong(path, "a message (an object)", raw))?;
     let role = match obj.get("role").and_then(Value::as_str) {
         Some("system") => Role::System,
         Some("developer") => Role::Developer,
@@ -70,13 +68,11 @@ fn parse_message(raw: &Value, path: &str) -> Result<Message> {
             ))
         }
         None => {
-            return Err(invalid(
-                format!("{path}.role"),
-                obj.get("role").map_or_else(
-                    || "missing".to_string(),
-                    |v| format!("must be a string, got {}", got(v)),
-                ),
-            ))
+            let at = format!("{path}.role");
+            return Err(match obj.get("role") {
+                Some(v) => wrong(at, "a string", v),
+                None => invalid(at, "missing"),
+            });
         }
     };
     let (layout, mut parts) = match obj.get("content") {
@@ -91,12 +87,10 @@ fn parse_message(raw: &Value, path: &str) -> Result<Message> {
             (Layout::Parts, parts)
         }
         Some(v) => {
-            return Err(invalid(
+            return Err(wrong(
                 format!("{path}.content"),
-                format!(
-                    "must be a string, an array of parts or null, got {}",
-                    got(v)
-                ),
+                "a string, an array of parts or null",
+                v,
             ))
         }
     };
@@ -115,12 +109,9 @@ fn parse_message(raw: &Value, path: &str) -> Result<Message> {
     }
     if role == Role::Assistant {
         if let Some(calls) = obj.get("tool_calls") {
-            let calls = calls.as_array().ok_or_else(|| {
-                invalid(
-                    format!("{path}.tool_calls"),
-                    format!("must be an array, got {}", got(calls)),
-                )
-            })?;
+            let calls = calls
+                .as_array()
+                .ok_or_else(|| wrong(format!("{path}.tool_calls"), "an array", calls))?;
             for (j, call) in calls.iter().enumerate() {
                 parts.push(parse_tool_call(call, &format!("{path}.tool_calls[{j}]"))?);
             }
@@ -183,12 +174,9 @@ fn parse_content_part(item: &Value, path: &str) -> Result<Part> {
 }
 
 fn parse_tool_call(call: &Value, path: &str) -> Result<Part> {
-    let obj = call.as_object().ok_or_else(|| {
-        invalid(
-            path,
-            format!("must be a tool call (an object), got {}", got(call)),
-        )
-    })?;
+    let obj = call
+        .as_object()
+        .ok_or_else(|| wrong(path, "a tool call (an object)", call))?;
     let id = req_str(obj, "id", path)?;
     let function = req_obj(obj, "function", path)?;
     let at = format!("{path}.function");

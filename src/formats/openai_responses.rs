@@ -20,7 +20,7 @@
 use serde_json::{Map, Value};
 
 use super::{
-    as_obj, got, inline_image, invalid, req_str, rest, split_data_url, string_or_parts, Field,
+    as_obj, inline_image, invalid, req_str, rest, split_data_url, string_or_parts, wrong, Field,
 };
 use crate::error::Result;
 use crate::model::{
@@ -38,18 +38,10 @@ pub fn parse(request: &Value) -> Result<Conversation> {
         let slot = match (key.as_str(), value) {
             ("input", Value::String(_)) => Value::String("text".into()),
             ("input", Value::Array(_)) => Value::Null,
-            ("input", v) => {
-                return Err(invalid(
-                    "input",
-                    format!("must be a string or an array of items, got {}", got(v)),
-                ))
-            }
+            ("input", v) => return Err(wrong("input", "a string or an array of items", v)),
             ("instructions", Value::String(_)) => Value::Bool(true),
             ("instructions", v @ (Value::Bool(_) | Value::Number(_))) => {
-                return Err(invalid(
-                    "instructions",
-                    format!("must be a string, got {}", got(v)),
-                ))
+                return Err(wrong("instructions", "a string", v))
             }
             _ => value.clone(),
         };
@@ -104,12 +96,7 @@ fn parse_item(item: &Value, path: &str) -> Result<Message> {
     let kind = match obj.get("type") {
         None => None,
         Some(Value::String(s)) => Some(s.as_str()),
-        Some(v) => {
-            return Err(invalid(
-                format!("{path}.type"),
-                format!("must be a string, got {}", got(v)),
-            ))
-        }
+        Some(v) => return Err(wrong(format!("{path}.type"), "a string", v)),
     };
     match kind {
         None | Some("message") => {
@@ -156,12 +143,10 @@ fn parse_item(item: &Value, path: &str) -> Result<Message> {
                     parts
                 }
                 Some(v) => {
-                    return Err(invalid(
+                    return Err(wrong(
                         format!("{path}.output"),
-                        format!(
-                            "must be a string or an array of content parts, got {}",
-                            got(v)
-                        ),
+                        "a string or an array of content parts",
+                        v,
                     ))
                 }
                 None => return Err(invalid(format!("{path}.output"), "missing")),

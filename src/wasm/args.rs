@@ -13,46 +13,19 @@ use crate::error::{Error, ErrorCode};
 /// Largest integer a JS number holds exactly (2^53 − 1).
 const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
 
-/// `INVALID_ARGUMENT` at `name`: `must be <expected>, got <what value is>`.
-fn wrong(name: &str, expected: &str, value: &JsValue) -> JsValue {
+/// `INVALID_ARGUMENT` at `name`: `must be <expected>` (the JS wrappers, which
+/// check most arguments first, say what they got; this is the last guard).
+fn wrong(name: &str, expected: &str) -> JsValue {
     to_js(Error::new(
         ErrorCode::InvalidArgument,
         name,
-        format!("must be {expected}, got {}", got(value)),
+        ["must be ", expected].concat(),
     ))
-}
-
-/// What a JS value is, in words (`a number`, `null`, `an array`, …); never its
-/// text (an argument may hold secrets).
-pub(crate) fn got(value: &JsValue) -> &'static str {
-    if value.is_null() {
-        "null"
-    } else if value.is_undefined() {
-        "undefined"
-    } else if value.is_string() {
-        "a string"
-    } else if value.as_bool().is_some() {
-        "a boolean"
-    } else if value.as_f64().is_some() {
-        "a number"
-    } else if value.is_bigint() {
-        "a bigint"
-    } else if value.is_function() {
-        "a function"
-    } else if js_sys::Array::is_array(value) {
-        "an array"
-    } else if value.is_object() {
-        "an object"
-    } else {
-        "a symbol"
-    }
 }
 
 /// A string.
 pub(crate) fn text(value: &JsValue, name: &str) -> Result<String, JsValue> {
-    value
-        .as_string()
-        .ok_or_else(|| wrong(name, "a string", value))
+    value.as_string().ok_or_else(|| wrong(name, "a string"))
 }
 
 /// A string that must cross exactly: a lone UTF-16 surrogate (which would
@@ -84,7 +57,7 @@ pub(crate) fn bytes(value: &JsValue, name: &str) -> Result<Vec<u8>, JsValue> {
     value
         .dyn_ref::<js_sys::Uint8Array>()
         .map(js_sys::Uint8Array::to_vec)
-        .ok_or_else(|| wrong(name, "a Uint8Array", value))
+        .ok_or_else(|| wrong(name, "a Uint8Array"))
 }
 
 /// A non-negative integer number (at most 2^53 − 1); saturates at `usize::MAX`
@@ -95,7 +68,7 @@ pub(crate) fn count(value: &JsValue, name: &str) -> Result<usize, JsValue> {
         Some(n) if (0.0..=MAX_SAFE_INTEGER).contains(&n) && n.fract() == 0.0 => {
             Ok(usize::try_from(n as u64).unwrap_or(usize::MAX))
         }
-        _ => Err(wrong(name, "a non-negative integer", value)),
+        _ => Err(wrong(name, "a non-negative integer")),
     }
 }
 
@@ -104,7 +77,7 @@ pub(crate) fn seconds(value: &JsValue, name: &str) -> Result<u64, JsValue> {
     match value.as_f64() {
         Some(n) if n.is_finite() && n > 0.0 => Ok(n as u64),
         Some(_) => Ok(0),
-        None => Err(wrong(name, "a number of seconds", value)),
+        None => Err(wrong(name, "a number of seconds")),
     }
 }
 
@@ -113,9 +86,7 @@ pub(crate) fn flag(value: &JsValue, name: &str) -> Result<bool, JsValue> {
     if value.is_undefined() {
         return Ok(false);
     }
-    value
-        .as_bool()
-        .ok_or_else(|| wrong(name, "a boolean", value))
+    value.as_bool().ok_or_else(|| wrong(name, "a boolean"))
 }
 
 /// A function, or `None` for `undefined` / `null`.
@@ -127,5 +98,5 @@ pub(crate) fn function(value: &JsValue, name: &str) -> Result<Option<js_sys::Fun
         .dyn_ref::<js_sys::Function>()
         .cloned()
         .map(Some)
-        .ok_or_else(|| wrong(name, "a function", value))
+        .ok_or_else(|| wrong(name, "a function"))
 }

@@ -33,7 +33,7 @@ pub fn parse_spill_pointer(pointer: &JsValue, session: &JsValue) -> Result<Strin
         return Err(to_js(Error::new(
             ErrorCode::InvalidSpillKey,
             "pointer",
-            format!("must be a string, got {}", args::got(pointer)),
+            "must be a string",
         )));
     };
     let fallback = args::optional_text(session, "session")?;

@@ -87,13 +87,7 @@ impl TraceLiteController {
         let base: Extra = match parse(&base, "base")? {
             Value::Object(map) => map,
             Value::Null => Extra::new(),
-            other => {
-                return Err(to_js(Error::new(
-                    ErrorCode::InvalidRequest,
-                    "base",
-                    format!("must be an object, got {}", crate::formats::got(&other)),
-                )))
-            }
+            other => return Err(to_js(crate::formats::wrong("base", "an object", &other))),
         };
         let out = self.inner.assemble(format, base).map_err(to_js)?;
         super::output_json(&out)
