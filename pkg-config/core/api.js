@@ -15,3 +15,4 @@ export * from './replay.js';
 export * from './session.js';
 export * from './memory.js';
 export * from './redact.js';
+export * from './format-report.js';

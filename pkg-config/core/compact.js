@@ -9,7 +9,7 @@
 // the extractive summary stays.
 import { validateSummary as wasmValidateSummary } from '../wasm/tracelite.js';
 import { compress } from './compress.js';
-import { OptionError, guarded, isOutsideStore, jsonArg, syncStoreError } from './errors.js';
+import { OptionError, guarded, isOutsideStore, jsonArg, describe, syncStoreError } from './errors.js';
 import { splitOptions } from './options.js';
 import { SpillStore } from './spill.js';
 import { compressInto, sessionCachesOf, withPointer } from './stores.js';
@@ -31,7 +31,7 @@ function stateOf(store, session, what = 'store') {
 function sessionOf(session) {
   if (session === undefined || session === null) return 'default';
   if (typeof session !== 'string') {
-    throw new OptionError('session must be a string', 'INVALID_OPTION', 'session');
+    throw new OptionError(`must be a string, got ${describe(session)}`, 'INVALID_OPTION', 'session');
   }
   return session;
 }
@@ -58,12 +58,12 @@ export function validateSummary(text) {
  */
 export async function compressAsync(request, options = {}) {
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-    throw new OptionError('options must be an object', 'INVALID_OPTION', 'options');
+    throw new OptionError(`must be an object, got ${describe(options)}`, 'INVALID_OPTION', 'options');
   }
   const { summarizer, ...rest } = options;
   if (summarizer !== undefined && typeof summarizer !== 'function') {
     throw new OptionError(
-      'options.summarizer must be a function (prompt) => Promise<string>',
+      `must be a function (prompt) => Promise<string>, got ${describe(summarizer)}`,
       'INVALID_OPTION',
       'summarizer',
     );
@@ -133,7 +133,7 @@ export async function compressAsync(request, options = {}) {
  */
 export function pinConstraint(store, session, text) {
   if (typeof text !== 'string') {
-    throw new OptionError('text must be a string', 'INVALID_OPTION', 'text');
+    throw new OptionError(`must be a string, got ${describe(text)}`, 'INVALID_OPTION', 'text');
   }
   return guarded(() => stateOf(store, sessionOf(session)).wasmStore.pinConstraint(sessionOf(session), text));
 }

@@ -6,7 +6,7 @@
 // Relative imports only (usable from a module worker without an import map);
 // the host entry that initializes the wasm must be loaded first.
 import { Store, checkSpillName, parseSpillPointer, spillLimits } from '../wasm/tracelite.js';
-import { InputError, OptionError, StoreError, guarded, isOutsideStore, syncStoreError } from './errors.js';
+import { InputError, OptionError, StoreError, guarded, isOutsideStore, describe, syncStoreError } from './errors.js';
 import { SpillStore, sharedStore } from './spill.js';
 
 /** Limits of a scratch store: room for any blob a store hands back. */
@@ -42,7 +42,7 @@ function intOption(value, name, fallback, min, max) {
   if (value === undefined || value === null || value === '') return fallback;
   const n = typeof value === 'string' ? Number(value) : value;
   if (!Number.isInteger(n) || n < min) {
-    throw new OptionError(`${name} must be an integer ≥ ${min}`, 'INVALID_OPTION', name);
+    throw new OptionError(`must be an integer ≥ ${min}, got ${typeof value === 'string' ? JSON.stringify(value) : typeof value === 'number' ? value : describe(value)}`, 'INVALID_OPTION', name);
   }
   return Math.min(n, max);
 }
@@ -95,7 +95,7 @@ function readArgs(options) {
 
 function grepArgs(pattern, options) {
   if (typeof pattern !== 'string') {
-    throw new InputError('pattern must be a string', 'INVALID_PATTERN', 'pattern');
+    throw new InputError(`must be a string, got ${describe(pattern)}`, 'INVALID_PATTERN', 'pattern');
   }
   const { grepContext, maxGrepContext, grepMaxMatches, maxGrepMatches } = readerLimits();
   return JSON.stringify({
@@ -133,7 +133,7 @@ function shapeMatches(json, pattern) {
 
 /** Runs `fn(wasmStore)` on a scratch session holding `text` as `t/t`. */
 function onText(text, fn) {
-  if (typeof text !== 'string') throw new InputError('text must be a string', 'INVALID_REQUEST', 'text');
+  if (typeof text !== 'string') throw new InputError(`must be a string, got ${describe(text)}`, 'INVALID_REQUEST', 'text');
   const scratch = guarded(() => Store.withLimits(SCRATCH_LIMITS));
   try {
     guarded(() => scratch.put('t', 't', text));
@@ -255,10 +255,10 @@ export async function handleToolCallAsync(name, args, where) {
     throw syncStoreError(target, 'store', 'handleToolCallAsync');
   }
   if (typeof name !== 'string') {
-    throw new InputError(`name must be a string, found ${name === null ? 'null' : typeof name}`, 'INVALID_ARGUMENT', 'name');
+    throw new InputError(`must be a string, got ${describe(name)}`, 'INVALID_ARGUMENT', 'name');
   }
   if (session !== undefined && typeof session !== 'string') {
-    throw new InputError(`session must be a string, found ${session === null ? 'null' : typeof session}`, 'INVALID_ARGUMENT', 'session');
+    throw new InputError(`must be a string, got ${describe(session)}`, 'INVALID_ARGUMENT', 'session');
   }
   return runSpillTool(target, name, args ?? {}, session ?? 'default');
 }

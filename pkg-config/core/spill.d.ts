@@ -230,12 +230,13 @@ export function spillToolDefinitions<F extends ToolFormat>(format: F): SpillTool
 /**
  * Runs a read_spill / grep_spill call; `args` as the SDK hands them (OpenAI's `arguments`
  * text, Anthropic's `input`, Gemini's `args`); arguments the tool cannot use are an error
- * reply. `where` is a session name (default store) or `{ store, session }`.
+ * reply. `where` is a session name (default store) or `{ store, session }`; another
+ * value is `INVALID_ARGUMENT` naming `where`.
  */
 export function handleToolCall(
   name: string,
   args: unknown,
-  where: string | { store?: SpillStore; session?: string },
+  where?: string | { store?: SpillStore; session?: string } | null,
 ): ToolReply;
 /**
  * The async peer of `handleToolCall`, over any store: a `SpillStore` or one outside

@@ -55,13 +55,13 @@ export class SessionStores {
     maxMemoryBytes = MEMORY_DEFAULTS.maxMemoryBytes,
   } = {}) {
     if (!Number.isInteger(maxSessions) || maxSessions < 1) {
-      throw new OptionError('maxSessions must be a positive integer', 'INVALID_OPTION', 'maxSessions');
+      throw new OptionError('must be a positive integer', 'INVALID_OPTION', 'maxSessions');
     }
     if (!Number.isInteger(maxHeldBytes) || maxHeldBytes < 0) {
-      throw new OptionError('maxHeldBytes must be a non-negative integer', 'INVALID_OPTION', 'maxHeldBytes');
+      throw new OptionError('must be a non-negative integer', 'INVALID_OPTION', 'maxHeldBytes');
     }
     if (!Number.isInteger(maxMemoryBytes) || maxMemoryBytes < 1) {
-      throw new OptionError('maxMemoryBytes must be a positive integer', 'INVALID_OPTION', 'maxMemoryBytes');
+      throw new OptionError('must be a positive integer', 'INVALID_OPTION', 'maxMemoryBytes');
     }
     this.#max = maxSessions;
     this.#maxHeld = maxHeldBytes;
@@ -410,10 +410,10 @@ export function withPointer(options, store) {
   const { pointer, ...rest } = options;
   if (pointer === undefined || pointer === 'spill') return rest;
   if (pointer !== 'path') {
-    throw new OptionError("pointer must be 'spill' or 'path'", 'INVALID_OPTION', 'pointer');
+    throw new OptionError("must be 'spill' or 'path'", 'INVALID_OPTION', 'pointer');
   }
   if (typeof store?.root !== 'string' || typeof store?.pathOf !== 'function') {
-    throw new OptionError("pointer: 'path' needs a store that keeps files (FileStore)", 'INVALID_OPTION', 'pointer');
+    throw new OptionError("'path' needs a store that keeps files (FileStore)", 'INVALID_OPTION', 'pointer');
   }
   return { ...rest, spill: { ...rest.spill, pointerRoot: store.root } };
 }

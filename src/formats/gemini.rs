@@ -30,7 +30,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{as_obj, inline_image, invalid, req_array, req_str, rest, Field};
+use super::{as_obj, inline_image, invalid, req_array, req_str, rest, wrong, Field};
 use crate::error::Result;
 use crate::model::{
     Conversation, Extra, Layout, Message, Part, PartKind, Role, ToolCall, ToolResult,
@@ -136,7 +136,7 @@ pub fn parse(request: &Value) -> Result<Conversation> {
                     ))
                 }
             },
-            Some(_) => return Err(invalid(format!("{path}.role"), "must be a string")),
+            Some(v) => return Err(wrong(format!("{path}.role"), "a string", v)),
         };
         let parts = parse_parts(content, &path, i, &mut log)?;
         conv.messages.push(Message {
@@ -324,12 +324,12 @@ fn parse_function_call(
     let arguments = match inner.get("args") {
         None => String::new(),
         Some(v @ Value::Object(_)) => v.to_string(),
-        Some(_) => return Err(invalid(format!("{at}.args"), "must be an object")),
+        Some(v) => return Err(wrong(format!("{at}.args"), "an object", v)),
     };
     let id = match inner.get("id") {
         None => format!("{SYNTHETIC}{m}_{p}"),
         Some(Value::String(id)) => id.clone(),
-        Some(_) => return Err(invalid(format!("{at}.id"), "must be a string")),
+        Some(v) => return Err(wrong(format!("{at}.id"), "a string", v)),
     };
     log.calls.push((name.clone(), id.clone(), false));
     let mut inner_extra = rest(inner, &["name", "args", "id"]);
@@ -362,7 +362,7 @@ fn parse_function_response(
             log.answer_id(id);
             id.clone()
         }
-        Some(_) => return Err(invalid(format!("{at}.id"), "must be a string")),
+        Some(v) => return Err(wrong(format!("{at}.id"), "a string", v)),
         None => {
             let matched = log
                 .answer(name)
@@ -379,7 +379,7 @@ fn parse_function_response(
     }
     let response = match inner.get("response") {
         Some(Value::Object(r)) => r,
-        Some(_) => return Err(invalid(format!("{at}.response"), "must be an object")),
+        Some(v) => return Err(wrong(format!("{at}.response"), "an object", v)),
         None => return Err(invalid(format!("{at}.response"), "missing")),
     };
     let (text, is_error) = response_text(response, &mut inner_extra);

@@ -173,14 +173,14 @@ test('the synchronous calls refuse an async store with an error naming the async
   assert.throws(() => compress(request, { store: files }), (err) => {
     assert.equal(err.code, 'INVALID_OPTION');
     assert.equal(err.path, 'store');
-    assert.match(err.message, /^options\.store: a FileStore writes asynchronously .*use compressAsync\(request, \{ store \}\)/);
+    assert.match(err.message, /^store: a FileStore in options\.store writes asynchronously .*use compressAsync\(request, \{ store \}\)/);
     return true;
   });
   assert.throws(() => handleToolCall('read_spill', { pointer: 'spill://s/k' }, { store: files, session: 's' }),
     (err) => err.code === 'INVALID_OPTION' && /^store: a FileStore .*handleToolCallAsync/.test(err.message));
-  assert.throws(() => compress(request, { store: 42 }), (err) => err.path === 'store' && /found a number$/.test(err.message));
-  await assert.rejects(compressAsync(request, { store: 'x' }), (err) => err.path === 'store' && /found a string$/.test(err.message));
-  await assert.rejects(handleToolCallAsync('read_spill', {}, { store: {} }), (err) => err.path === 'store' && /found an object$/.test(err.message));
+  assert.throws(() => compress(request, { store: 42 }), (err) => err.path === 'store' && /got a number$/.test(err.message));
+  await assert.rejects(compressAsync(request, { store: 'x' }), (err) => err.path === 'store' && /got a string$/.test(err.message));
+  await assert.rejects(handleToolCallAsync('read_spill', {}, { store: {} }), (err) => err.path === 'store' && /got an object$/.test(err.message));
   await assert.rejects(handleToolCallAsync(7, {}, 's'), (err) => err.code === 'INVALID_ARGUMENT' && err.path === 'name');
   await assert.rejects(compressAsync(request, { cacheKey: 'k'.repeat(32) }), code('INVALID_OPTION', 'cacheKey'));
 });

@@ -230,7 +230,7 @@ test('Vercel Edge: the edge-light entry (a `?module` wasm import) runs in an iso
 
 test('TypeScript resolves the types of the root and every subpath (node16 and bundler resolution)', () => {
   writeFileSync(join(project, 'types-check.ts'), `
-    import { compress, SpillStore, type Report } from 'tracelite';
+    import { compress, formatReport, SpillStore, TraceLite, type Report } from 'tracelite';
     import {
       TraceLiteError, InputError, OptionError, LimitError, StoreError, InternalError, ProxyError, HostError,
       type ErrorCode, type ErrorCodeOf, type ErrorGroup,
@@ -259,6 +259,18 @@ test('TypeScript resolves the types of the root and every subpath (node16 and bu
     void [report, blobs, handler, page, tools.read_spill.execute({ pointer: 'spill://s/k' })];
     // @ts-expect-error: budget must be a number
     compress({ messages: [] }, { budget: 'big' });
+    // A report in words (issue 50 item 4), and the adapters' debug option.
+    const explained: string = formatReport(report, { color: false, label: 'turn 1' });
+    const debugged = [traceliteMiddleware({ debug: true }), traceliteMiddleware({ debug: (text) => void text.length }), createProxy({ upstream: 'https://api.example', debug: true })];
+    void [explained, debugged];
+    // @ts-expect-error: debug is a boolean or a function of the text
+    traceliteMiddleware({ debug: 'yes' });
+    // processStep's output is text, an object or none (issue 50 item 7).
+    const tl = new TraceLite();
+    tl.processStep({ name: 'bash', arguments: { command: 'ls' } }, 'a.py');
+    tl.processStep({ name: 'bash' }, { exitCode: 0 });
+    // @ts-expect-error: a number is not an output
+    tl.processStep({ name: 'bash' }, 123);
     // Errors by fault: each group's class narrows the code; every code is typed.
     try { compress({ messages: [] }); } catch (err) {
       if (err instanceof OptionError) { const code: 'INVALID_OPTION' = err.code; const group: 'option' = err.group; void [code, group, err.path]; }

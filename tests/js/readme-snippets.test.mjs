@@ -9,7 +9,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bundleWorker, pkgDir, projectWithPkg, root, startUpstream, startWorker } from './support/hosts.mjs';
@@ -165,9 +165,11 @@ test('the supported versions the package README states are engines and the optio
   assert.equal(`>=${floor(table['Node.js'][0])}`, manifest.engines.node);
   assert.equal(dev.engines.node, manifest.engines.node, 'the dev install runs on the Node the package supports');
   for (const peer of Object.keys(manifest.peerDependencies)) assert.equal(`>=${floor(table[peer]?.[0])}`, manifest.peerDependencies[peer], peer);
-  // Node ≥ 22 where the package declares it.
-  for (const [what, at] of [['ai', 'ai'], ['openai', 'openai']]) {
-    assert.equal(/needs Node ≥ (\d+)/.exec(table[what][0])?.[1], /^>=\s*(\d+)/.exec(JSON.parse(readFileSync(join(root, 'node_modules', at, 'package.json'), 'utf8')).engines.node)[1], what);
+  // The Node each package needs, as it (or, for the Agents SDK, the `openai` it depends on) declares it.
+  const engines = (at) => JSON.parse(readFileSync(join(root, 'node_modules', at, 'package.json'), 'utf8')).engines.node;
+  const agentsOpenai = existsSync(join(root, 'node_modules/@openai/agents/node_modules/openai')) ? '@openai/agents/node_modules/openai' : 'openai';
+  for (const [what, at] of [['ai', 'ai'], ['openai', 'openai'], ['langchain', 'langchain'], ['@openai/agents', agentsOpenai]]) {
+    assert.equal(/needs Node ≥ (\d+)/.exec(table[what][0])?.[1], /^>=\s*(\d+)/.exec(engines(at))[1], what);
   }
   const tested = {
     'Node.js': [process.version, execFileSync(NODE_22, ['-p', 'process.version'], { encoding: 'utf8' }).trim()],

@@ -380,7 +380,7 @@ const FRAMEWORKS = {
     types: `
 import { createAgent, fakeModel, type AgentMiddleware } from 'langchain';
 import { spillTools, traceliteMiddleware, type TraceliteLangChainOptions } from 'tracelite/langchain';
-const options: TraceliteLangChainOptions = { budget: 8000, session: (request) => String(request.messages.length), onReport: ({ session, report }) => void [session, report.tokensAfter] };
+const options: TraceliteLangChainOptions = { budget: 8000, session: (request) => String(request.messages.length), onReport: ({ session, report }) => void [session, report.tokensAfter], debug: (text) => void text.length };
 const mw = traceliteMiddleware(options);
 const asMiddleware: AgentMiddleware = mw;
 const [read, grep] = spillTools(mw.store, { session: 's' });
@@ -436,7 +436,7 @@ console.log(JSON.stringify({ models: models.length, calls: model.callCount, poin
     types: `
 import { Agent, Runner, run, type CallModelInputFilter, type ModelInputData } from '@openai/agents';
 import { spillTools, traceliteInputFilter, type TraceliteInputFilterOptions } from 'tracelite/openai-agents';
-const options: TraceliteInputFilterOptions = { budget: 8000, session: ({ context }) => String(context), onReport: ({ report }) => void report.tokensAfter };
+const options: TraceliteInputFilterOptions = { budget: 8000, session: ({ context }) => String(context), onReport: ({ report }) => void report.tokensAfter, debug: (text) => void text.length };
 const filter = traceliteInputFilter(options);
 const asFilter: CallModelInputFilter = filter;
 const out: Promise<ModelInputData> = filter({ modelData: { input: [], instructions: 'x' }, agent: new Agent({ name: 'a' }), context: undefined });

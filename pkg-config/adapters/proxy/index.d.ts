@@ -180,6 +180,13 @@ export interface ProxyOptions {
      */
     cache?: { rendered: number; loaded?: { segments: number; snapshots: number; counts: number } };
   }) => void;
+  /**
+   * Each compressed request's report as a few lines of text (`formatReport`,
+   * labelled with the session): `true` writes it to `console.error`, a
+   * function gets it. Default off. (With `createThreadedProxy`, set it in the
+   * settings module: a function cannot cross into a thread as `data`.)
+   */
+  debug?: boolean | ((text: string) => void);
 }
 
 /**

@@ -53,14 +53,14 @@ function moduleHref(settingsModule) {
       ? settingsModule
       : pathToFileURL(settingsModule).href;
   }
-  throw new OptionError('settingsModule must be a URL or a path of a module exporting the settings of createProxy', 'INVALID_OPTION', 'settingsModule');
+  throw new OptionError('must be a URL or a path of a module exporting the settings of createProxy', 'INVALID_OPTION', 'settingsModule');
 }
 
 /** The checked `threads` (default: the cores this process may use). */
 function threadCount(threads) {
   const n = threads ?? availableParallelism();
   if (!Number.isInteger(n) || n < 1 || n > MAX_THREADS) {
-    throw new OptionError(`threads must be an integer from 1 to ${MAX_THREADS}, got ${String(threads)}`, 'INVALID_OPTION', 'threads');
+    throw new OptionError(`must be an integer from 1 to ${MAX_THREADS}, got ${String(threads)}`, 'INVALID_OPTION', 'threads');
   }
   return n;
 }
@@ -331,7 +331,7 @@ export async function createThreadedProxy(settingsModule, { threads, data } = {}
     for (let i = 0; i < count; i++) pool.push(new ProxyThread({ ...workerData, thread: i }, restart));
   } catch (err) {
     await Promise.all(pool.map((t) => t.close()));
-    throw new OptionError(`data cannot go to a thread: ${err.message}`, 'INVALID_OPTION', 'data');
+    throw new OptionError(`cannot go to a thread: ${err.message}`, 'INVALID_OPTION', 'data');
   }
   try {
     await Promise.all(pool.map((t) => t.ready));
