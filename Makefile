@@ -43,7 +43,7 @@ node_modules/.installed: pkg-config/dev/package.json pkg-config/dev/package-lock
 
 ## pkg: the npm package in pkg/, laid out like pkg-config/ (the published manifest
 ## pkg-config/package.json, entries/ per host, core/, adapters/<name>/ without their
-## tests, internal/, cli/, examples/, its own README pkg-config/README.md, LICENSE)
+## tests, internal/, cli/, examples/, its own README pkg-config/README.md, the reference pkg-config/REFERENCE.md, LICENSE)
 ## plus wasm/ (the wasm-bindgen output). An adapter ships its *.js and *.d.ts, not its *.test.mjs.
 ADAPTERS := ai-sdk langchain openai-agents proxy kv-store do-store file-store redis-store
 pkg: deps
@@ -53,7 +53,7 @@ pkg: deps
 	$(WASM_BINDGEN) --target web --remove-name-section --remove-producers-section --out-dir pkg/wasm --out-name tracelite $(WASM)
 	cp -r pkg-config/entries pkg-config/core pkg-config/internal pkg-config/cli pkg/
 	for a in $(ADAPTERS); do mkdir -p pkg/adapters/$$a && cp pkg-config/adapters/$$a/*.js pkg-config/adapters/$$a/*.d.ts pkg/adapters/$$a/; done
-	cp pkg-config/package.json pkg-config/README.md LICENSE pkg/
+	cp pkg-config/package.json pkg-config/README.md pkg-config/REFERENCE.md LICENSE pkg/
 	cp -r pkg-config/examples pkg/
 	@ls pkg/wasm/tracelite_bg.wasm >/dev/null && printf 'wasm: %s bytes raw, %s bytes gzip\n' \
 	  $$(stat -c %s pkg/wasm/tracelite_bg.wasm) $$(gzip -9c pkg/wasm/tracelite_bg.wasm | wc -c)

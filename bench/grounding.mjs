@@ -1,10 +1,10 @@
 // Grounding recall (EVALUATION.md §1): the facts each tool call used that the
 // agent learned from earlier tool output, and whether the request a policy sent
 // before that call still shows them. The facts and their classes are the
-// package's (pkg/internal/facts.js, which the playground shows too); this file
+// playground's (www/facts.js, which it shows per step); this file
 // adds the totals by age and by stage (bench/harness.mjs passes tesseract and
 // the SpillStore).
-export * from '../pkg/internal/facts.js';
+export * from '../www/facts.js';
 
 /** Age buckets: how many steps back the source observation is. */
 export const AGE_BUCKETS = [

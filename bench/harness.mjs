@@ -13,7 +13,7 @@ import { addLegibility, emptyLegibility, mergeLegibility, readFacts, readSnapsho
 import { OCR_SETTINGS, ocrReader, tesseractAvailable } from './ocr.mjs';
 import { allPolicies, messageText } from './policies.mjs';
 import { findRenderer } from './render.mjs';
-import { percentile } from '../pkg/internal/stats.js';
+import { percentile } from '../pkg/core/stats.js';
 import { MESSAGE_OVERHEAD, PROVIDERS, withBenchModel, contentParts, imageBytes, imageTokens, messageShape, o200kCounter, shapeTokens } from './tokens.mjs';
 
 /** Where OCR text of snapshot images is cached across runs (gitignored). */
@@ -175,7 +175,7 @@ function replay(ctx, trace, policy, provider, { fidelity, grounding = fidelity }
       let stable = null;
       let changes = [];
       if (policy.kind === 'baseline') {
-        messages = policy.transform(request.messages, { provider });
+        messages = policy.transform(request.messages, { provider, trace });
       } else {
         const started = performance.now();
         const out = pkg.compress(trace.requestTexts[t], withBenchModel({ ...policy.options, provider, session, store }));

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { initSync } from '../pkg/wasm/tracelite.js';
 import * as pkg from '../pkg/entries/node.js';
-import { percentile } from '../pkg/internal/stats.js';
+import { percentile } from '../pkg/core/stats.js';
 import { onlyStage } from './policies.mjs';
 import { withBenchModel } from './tokens.mjs';
 

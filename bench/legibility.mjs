@@ -1,12 +1,12 @@
 // Snapshot legibility (issue 40): of the facts (EVALUATION.md §1) inside each
 // snapshot the TraceLite-defaults replay emits, the share tesseract reads back,
 // overall, by layout (line by line, lines run together with `»`) and by kind.
-// The per-snapshot part (facts inside, layout, reading rule) is the package's
-// internal/legibility.js, which the playground shows per snapshot; this file
+// The per-snapshot part (facts inside, layout, reading rule) is the playground's
+// www/legibility.js, which it shows per snapshot; this file
 // adds the totals and the report's section.
-import { KINDS, LAYOUTS } from '../pkg/internal/legibility.js';
+import { KINDS, LAYOUTS } from '../www/legibility.js';
 
-export { KINDS, LAYOUTS, factsInside, readFacts, readSnapshot, snapshotFacts, snapshotGroups, snapshotLayout, snapshotOcrText, snapshotText } from '../pkg/internal/legibility.js';
+export { KINDS, LAYOUTS, factsInside, readFacts, readSnapshot, snapshotFacts, snapshotGroups, snapshotLayout, snapshotOcrText, snapshotText } from '../www/legibility.js';
 
 function emptyCount() {
   return { facts: 0, read: 0, snapshots: 0 };

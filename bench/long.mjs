@@ -16,10 +16,11 @@ import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { PromptCache, loadPrices } from './cost.mjs';
-import { classify, extractFacts, viewRequest } from './grounding.mjs';
+import { extractFacts } from './grounding.mjs';
 import { groundingOcr, sourceOf } from './harness.mjs';
 import { allPolicies } from './policies.mjs';
 import { findRenderer } from './render.mjs';
+import { hiddenFacts, rereadRecords, rereadTable } from './rereads.mjs';
 import { MESSAGE_OVERHEAD, PROVIDERS, messageShape, o200kCounter, shapeTokens, withBenchModel } from './tokens.mjs';
 
 /** Steps per session: full runs and `--quick` ones. */
@@ -127,13 +128,7 @@ export function sessionFacts(trajectories) {
  * image counts as shown), so the step needs a recovery turn.
  */
 export function hidesAFact(messages, entry, ocr) {
-  if (!entry || entry.facts.length === 0) return false;
-  const view = viewRequest(messages);
-  const ocrTexts = ocr ? (urls) => urls.map((u) => ocr.read(u)) : undefined;
-  return entry.facts.some((f) => {
-    const c = classify(view, f, { ocrTexts });
-    return c === 'POINTER' || c === 'GONE';
-  });
+  return hiddenFacts(messages, entry, ocr).length > 0;
 }
 
 /** Text of every part of a message (content strings, text parts, tool call arguments). */
@@ -173,10 +168,13 @@ function replaySession(ctx, chain, policy, provider) {
   const steps = [];
   let verbatim = 0;
   let ms = 0;
+  let compactions = 0;
+  const taskOf = (step) => chain.requests[step]?.trajectory;
   try {
     chain.requests.forEach((r, t) => {
       let messages;
       let stable = null;
+      let changes = null;
       if (policy.kind === 'baseline') {
         messages = policy.transform(r.request.messages, { provider });
       } else {
@@ -185,13 +183,17 @@ function replaySession(ctx, chain, policy, provider) {
         ms += performance.now() - t0;
         messages = out.request.messages;
         stable = out.report.stableMessages;
+        changes = out.report.changes;
+        if (out.report.compaction?.outcome === 'compacted') compactions++;
       }
       const task = chain.messages[r.taskAt].content;
       if (currentTaskVerbatim(typeof task === 'string' ? task : texts(chain.messages[r.taskAt]).join('\n'), messages)) verbatim++;
       const hits = messages.map(shapeOf);
       const system = Math.max(0, messages.findIndex((m) => m.role !== 'system'));
       // A recovery turn (effective $): the step's tool call uses a fact this request hides.
-      const step = { tokens: {}, cost: {}, reread: chain.facts ? hidesAFact(messages, chain.facts.get(t), ctx.ocr) : false };
+      const hidden = chain.facts ? hiddenFacts(messages, chain.facts.get(t), ctx.ocr) : [];
+      const step = { tokens: {}, cost: {}, reread: hidden.length > 0 };
+      if (step.reread) step.rereads = rereadRecords(messages, hidden, { t, changes, baseline: policy.kind === 'baseline' ? policy.id : undefined, compactions, taskOf });
       for (const p of providers) {
         const tokens = hits.map((h) => shapeTokens(h.shape, p));
         const breakpoints = stable === null || p !== 'anthropic' ? [] : [system + stable];
@@ -239,6 +241,7 @@ function sessionFigures(steps, provider, budget) {
     effectivePerTurnFirst: effFirst,
     effectivePerTurnLast: effLast,
     effectiveLastOverFirst: effFirst > 0 ? effLast / effFirst : null,
+    rereads: rereadTable(steps),
   };
 }
 

@@ -1,6 +1,7 @@
 // The context policies compared by the benchmark. Baselines are implemented
 // here on the OpenAI chat request; TraceLite policies call the package.
 import { messageShape, o200kCounter } from './tokens.mjs';
+import { oracleAtArrival } from './oracle.mjs';
 
 /** TraceLite stage names, in pipeline order. */
 export const STAGES = ['spill', 'dedup', 'phase', 'optical', 'compact'];
@@ -46,6 +47,8 @@ export function allPolicies({ renderer } = {}) {
     renderer
       ? { id: 'image-all', label: 'Every observation as an image', kind: 'baseline', transform: renderAll(renderer) }
       : { id: 'image-all', label: 'Every observation as an image', kind: 'tracelite', options: IMAGE_ALL },
+    // A bound, not a competitor (bench/oracle.mjs): what keeping at arrival only the lines later steps use would cost.
+    { id: 'oracle-arrival', label: 'Oracle at arrival (bound: only the lines later steps use, ±1)', kind: 'baseline', transform: oracleAtArrival() },
     { id: 'tracelite', label: 'TraceLite defaults', kind: 'tracelite', perProvider: true, options: {} },
     // The design's per-result cap (25% of the budget) against the default (2%).
     { id: 'tracelite-cap25', label: 'TraceLite defaults, spill cap 25% of the budget (the design)', kind: 'tracelite', options: { spill: { fraction: 0.25 } } },

@@ -87,7 +87,9 @@ export function headlineTable(result) {
 const isStage = (p) => p.id.startsWith('only-');
 /** TraceLite defaults and its other settings (`tracelite-…`, `variant-…`): neither baseline nor stage. */
 const isTraceLite = (p) => p.id === 'tracelite' || p.id.startsWith('tracelite-') || p.id.startsWith('variant-');
-const isBaseline = (p) => !isTraceLite(p) && !isStage(p);
+/** A bound (`oracle-…`, bench/oracle.mjs): it knows the future, so it shows headroom and competes with nothing. */
+export const isBound = (p) => p.id.startsWith('oracle-');
+const isBaseline = (p) => !isTraceLite(p) && !isStage(p) && !isBound(p);
 
 /** The columns of the dominance table: value of a policy, and whether lower is better. */
 const DOMINANCE_COLUMNS = [
@@ -108,7 +110,7 @@ export function dominance(result) {
   const tl = result.policies.find((p) => p.id === 'tracelite');
   if (!tl) return null;
   const columns = DOMINANCE_COLUMNS.map((c) => {
-    const ranked = result.policies.filter((p) => Number.isFinite(c.value(p))).sort((a, b) => (c.lower ? c.value(a) - c.value(b) : c.value(b) - c.value(a)));
+    const ranked = result.policies.filter((p) => !isBound(p) && Number.isFinite(c.value(p))).sort((a, b) => (c.lower ? c.value(a) - c.value(b) : c.value(b) - c.value(a)));
     const best = ranked[0];
     const v = c.value(tl);
     return { id: c.id, label: c.label, lowerIsBetter: c.lower, usd: !!c.usd, best: best?.id ?? null, bestLabel: best?.label ?? null, bestValue: best ? c.value(best) : null, tracelite: v, distance: best ? v - c.value(best) : null };
@@ -123,7 +125,7 @@ export function dominance(result) {
   // Effective $: TraceLite defaults below every other policy of the run, per provider.
   const effectiveIds = PROVIDERS.map((prov) => `effective-${prov}`);
   const measured = effectiveIds.every((id) => Number.isFinite(DOMINANCE_COLUMNS.find((c) => c.id === id).value(tl)));
-  const notLowestEffective = measured ? behind(result.policies.filter((p) => p !== tl && effectiveIds.every((id) => Number.isFinite(DOMINANCE_COLUMNS.find((c) => c.id === id).value(p)))), effectiveIds) : null;
+  const notLowestEffective = measured ? behind(result.policies.filter((p) => p !== tl && !isBound(p) && effectiveIds.every((id) => Number.isFinite(DOMINANCE_COLUMNS.find((c) => c.id === id).value(p)))), effectiveIds) : null;
   return {
     columns,
     baselines: baselines.map((p) => p.id),
@@ -240,11 +242,44 @@ export function longSection(result) {
         out.push(`* Cost per turn, last vs first turns: TraceLite defaults ${PROVIDERS.map((prov) => `${PROVIDER_NAMES[prov]} ×${(tl.byProvider[prov]?.lastOverFirst ?? NaN).toFixed(2)}`).join(', ')}; full history ${PROVIDERS.map((prov) => `×${(full.byProvider[prov]?.lastOverFirst ?? NaN).toFixed(2)}`).join(', ')}.`);
       }
       out.push('');
+      out.push(...rereadLines(tl, s.steps));
     }
   }
   out.push(`Long-session replay time: ${L.seconds.toFixed(0)} s (one process per session).`);
   out.push('');
   return out;
+}
+
+/**
+ * Why TraceLite defaults' turns need a re-read in a long session (issue 52):
+ * per hiding stage (compaction by its number), per provider the turns and
+ * facts, and on the OpenAI replay how long ago the fact was shown and how
+ * much of it belongs to the current task. Empty without the records.
+ */
+export function rereadLines(tl, turns) {
+  const tables = Object.fromEntries(PROVIDERS.map((prov) => [prov, tl.byProvider[prov]?.rereads]).filter(([, t]) => t));
+  if (Object.keys(tables).length === 0) return [];
+  const keys = [...new Set(Object.values(tables).flatMap((t) => Object.keys(t)))].sort((a, b) => {
+    const n = (k) => Number(/#(\d+)$/.exec(k)?.[1] ?? 0);
+    return a.replace(/ #\d+$/, '').localeCompare(b.replace(/ #\d+$/, '')) || n(a) - n(b);
+  });
+  const at = (arr, q) => (arr.length ? arr[Math.min(arr.length - 1, Math.floor(q * arr.length))] : NaN);
+  const rows = keys.map((k) => {
+    const o = tables.openai?.[k];
+    return [
+      k,
+      ...PROVIDERS.map((prov) => (tables[prov]?.[k] ? `${int(tables[prov][k].turns)} / ${int(tables[prov][k].facts)}` : '0')),
+      o ? `${int(at(o.ages, 0.5))} / ${int(at(o.ages, 0.9))}` : '—',
+      o ? pct(share(o.sameTask, o.facts)) : '—',
+    ];
+  });
+  const totals = PROVIDERS.map((prov) => `${PROVIDER_NAMES[prov]} ${int(tl.byProvider[prov]?.rereadTurns ?? 0)} (${pct(share(tl.byProvider[prov]?.rereadTurns ?? 0, turns))})`);
+  return [
+    `Why TraceLite defaults' turns need a re-read (turns with one: ${totals.join(', ')}). Per stage that hid the fact (\`compact #n\`: the n-th compaction of the session was in force), turns / hidden facts per provider; on the OpenAI replay, turns since the output that showed the fact (median / p90) and the share of hidden facts from the current task's own outputs (the rest come from earlier tasks). A turn counts once per stage.`,
+    '',
+    table(['hidden by', ...PROVIDERS.map((prov) => `${PROVIDER_NAMES[prov]} turns / facts`), 'turns since shown (median / p90, OpenAI)', 'current task (OpenAI)'], rows),
+    '',
+  ];
 }
 
 /** Whether context editing at its documented defaults changed any request of the run (a sentence). */
@@ -335,6 +370,42 @@ export function effectiveSection(result) {
   return out;
 }
 
+/**
+ * The headroom at arrival (issue 54): per provider, effective $ of full
+ * history, TraceLite defaults and the at-arrival oracle, and the share of
+ * the gap from full history to the oracle that TraceLite defaults close.
+ * Null without the three in the run.
+ */
+export function headroom(result) {
+  const by = (id) => result.policies.find((p) => p.id === id);
+  const [full, tl, oracle] = ['full', 'tracelite', 'oracle-arrival'].map(by);
+  if (!full || !tl || !oracle) return null;
+  const value = (p, prov) => {
+    const e = effectiveCostPerTrace(p.byProvider[prov]);
+    return Number.isFinite(e) ? e : costPerTrace(p.byProvider[prov]);
+  };
+  return Object.fromEntries(PROVIDERS.map((prov) => {
+    const [f, t, o] = [full, tl, oracle].map((p) => value(p, prov));
+    return [prov, { full: f, tracelite: t, oracle: o, closed: f > o ? (f - t) / (f - o) : NaN, gap: t - o }];
+  }));
+}
+
+/** The headroom section (Markdown lines). */
+export function headroomSection(result) {
+  const h = headroom(result);
+  if (!h) return [];
+  const oracle = result.policies.find((p) => p.id === 'oracle-arrival');
+  const out = ['## Headroom at arrival (the oracle bound)', ''];
+  out.push('**Oracle at arrival** (`bench/oracle.mjs`) knows the future: when an output arrives it keeps only the lines holding a fact a later step acts on (the grounding facts), one line either side, the output\'s first and last two lines and the lines of a multi-line `old_str` a later edit quotes, and folds every other run into a marker. It never rewrites history, so the prompt cache holds, and grounding is 100% by construction ' +
+    `(measured here: ${pct(groundingShare(oracle.grounding))}). It is a bound, not a policy: it is left out of the dominance table. ` +
+    '**Closed**: the share of the gap from full history to the oracle that TraceLite defaults close; **gap**: what is left per trajectory (effective $, recovery turns priced).');
+  out.push('');
+  out.push(table(['provider', 'full history', 'TraceLite defaults', 'oracle at arrival', 'closed', 'gap left $/traj'],
+    PROVIDERS.map((prov) => [PROVIDER_NAMES[prov], usd(h[prov].full), usd(h[prov].tracelite), usd(h[prov].oracle), pct(h[prov].closed), usd(h[prov].gap)])));
+  out.push('');
+  return out;
+}
+
 export function reportMarkdown(result, extra = {}) {
   const m = result.meta;
   const out = [];
@@ -359,6 +430,7 @@ export function reportMarkdown(result, extra = {}) {
   out.push('');
   out.push(...dominanceSection(result));
   out.push(...effectiveSection(result));
+  out.push(...headroomSection(result));
   if (result.pending.length) {
     out.push('Pending policies (not measured in this run):');
     for (const p of result.pending) out.push(`* ${p.label}: ${p.reason}.`);

@@ -36,10 +36,15 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
  * (issue 48: `capability`, the `model`/`models` options, +9,139), the spill
  * excerpt's detectors as data (issue 53: `spill::detectors`, about +14,500)
  * and the counting allocator that weighs what a session keeps (issue 49:
- * `alloc-count`, +3,411), measured against 763,671 before them.
+ * `alloc-count`, +3,411), measured against 763,671 before them; raised to
+ * 804,080 plus about 1.5% when per-tool rules came (issue 50 item 6:
+ * `excludeTools`, `spill.toolCaps` through every stage, about +5,500), errors
+ * that say what they got (issue 50 item 7), the `base64` crate's decoder in
+ * place of a hand-written one (issue 51, +640) and gemini's `parse_part` split
+ * into four functions (+1,268), measured against 792,795 before them.
  * Lower it as the wasm shrinks.
  */
-export const GZIP_CEILING = 802_600;
+export const GZIP_CEILING = 816_200;
 
 const SECTIONS = ['custom', 'type', 'import', 'function', 'table', 'memory', 'global', 'export', 'start', 'element', 'code', 'data', 'data count'];
 

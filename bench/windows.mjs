@@ -13,7 +13,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import * as pkg from '../pkg/entries/node.js';
-import { percentile } from '../pkg/internal/stats.js';
+import { percentile } from '../pkg/core/stats.js';
 import { defaultTracesDir } from './harness.mjs';
 import { onlyStage } from './policies.mjs';
 import { withBenchModel } from './tokens.mjs';

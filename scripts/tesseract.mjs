@@ -3,8 +3,8 @@
 // `tesseract IMAGE - --psm 6` with one OpenMP thread. Shared by `make bench`
 // (bench/ocr.mjs adds its cache) and the playground's server (www/serve.mjs:
 // its POST /ocr endpoint), so both read an image alike; www/ may not import
-// bench/. Which facts a text shows (the reading rule) is the package's
-// internal/legibility.js. Node only (child_process); never shell.
+// bench/. Which facts a text shows (the reading rule) is
+// www/legibility.js. Node only (child_process); never shell.
 import { execFile, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';

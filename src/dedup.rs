@@ -3,8 +3,9 @@
 //! When an observation (tool result) arrives, the lines it repeats are removed
 //! from the earlier observations still inside the recent window, so each line
 //! is kept once, in its newest copy. Only lines whose trimmed length exceeds
-//! `dedup.minLineChars` count; the newest observation and tool calls are never
-//! touched; lines holding a `spill://` pointer are never removed.
+//! `dedup.minLineChars` count; the newest observation, tool calls and the
+//! outputs of tools `excludeTools` names are never touched; lines holding a
+//! `spill://` pointer are never removed.
 //!
 //! The rule is a pure function of the history, which keeps it stable across
 //! turns: observation `i` loses the lines that reappear in observations
@@ -74,7 +75,10 @@ impl Stage for Dedup {
         // tool results): each text is hashed and held once.
         let digests = cx.activities.digests();
         let plans = plan(conv, &observations, window, rule, cx.state, digests);
-        for plan in plans {
+        // Outputs of excluded tools lose no line (their own lines still
+        // count as the newer copies of the earlier outputs' lines).
+        let excluded = crate::stage::excluded_results(conv, config);
+        for plan in plans.into_iter().filter(|p| !excluded.contains(&p.at)) {
             apply_plan(conv, cx, plan)?;
         }
         Ok(())

@@ -31,7 +31,9 @@
 //! | 3 planner | [`plan`] ([`plan::commit`]: demotions and compactions priced in one place) |
 //! | 2 stages | [`spill`], [`dedup`], [`phase`], [`optical`], [`compact`]: each owns its state type |
 //! | 1 contract | [`stage`] (the `Stage` trait, `StageContext`, changes, proposals, candidates, the `Schedule`), [`activity`] |
-//! | 0 base | [`model`], [`formats`] (parse ⇄ emit, and the emit step [`formats::emit_request`]), [`tokens`], [`provider`], [`config`], [`error`], [`json`], [`text`], [`hash`], [`redact`], [`store`], [`trajectory`] |
+//! | 0 base | in tiers, lowest first, each importing only from a lower one: [`error`], [`model`], [`provider`], [`text`] < [`hash`], [`json`], [`capability`] < [`redact`], [`store`], [`formats`] (parse ⇄ emit, and the emit step [`formats::emit_request`]) < [`config`], [`trajectory`] < [`tokens`] |
+//!
+//! No folder holds an import circle among its files (its `mod.rs` aside).
 
 pub mod activity;
 pub mod capability;

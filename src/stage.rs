@@ -405,6 +405,23 @@ impl<'a, S> StageContext<'a, S> {
     }
 }
 
+/// The tool results of `conv` whose tool `excludeTools` names: dedup, the
+/// phase clean-up, optical snapshots and compaction keep them as they are
+/// (empty, without reading the calls, when nothing is excluded).
+pub fn excluded_results(
+    conv: &Conversation,
+    config: &Config,
+) -> std::collections::HashSet<crate::model::PartRef> {
+    if config.exclude_tools.is_empty() {
+        return std::collections::HashSet::new();
+    }
+    conv.steps()
+        .into_iter()
+        .filter(|s| config.excludes(&s.call.name))
+        .filter_map(|s| s.result_at)
+        .collect()
+}
+
 /// What keeping a text touches: the [`StageContext`] fields that do not
 /// depend on the stage's state, so this code exists once, not per stage.
 struct Keeper<'k> {

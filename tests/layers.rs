@@ -3,6 +3,10 @@
 //! paths; comments and strings aside) may point only at a module of its own
 //! layer or of a layer below it, no stage may import another stage, and no
 //! top-level modules import each other in a cycle (within a layer either).
+//! Inside the base layer the modules are ordered in tiers ([`BASE_TIERS`]:
+//! the order the tree has, which is acyclic), and no folder holds an import
+//! circle among its files ([`folder_cycles`]: `super::`, `self::`, child and
+//! `crate::<folder>::` paths).
 //! The table in [`place`] mirrors the architecture, plus where the tree puts
 //! what it leaves open (`store`, `provider`, `trajectory`: base; `persist`:
 //! pipeline); a module missing from it fails too, so a new module must be
@@ -16,13 +20,31 @@ use std::path::{Path, PathBuf};
 /// Layers, lowest first.
 const LAYERS: [&str; 6] = ["base", "contract", "stages", "planner", "pipeline", "host"];
 
+/// The base layer's modules in tiers, lowest first: a base module imports
+/// only from a lower tier (the leaves; hashing, JSON and the capability
+/// table; the readers and stores; the options and the trajectory schema,
+/// which name formats and the store; token counting, which reads the options).
+const BASE_TIERS: [&[&str]; 5] = [
+    &["error", "model", "provider", "text"],
+    &["hash", "json", "capability"],
+    &["redact", "store", "formats"],
+    &["config", "trajectory"],
+    &["tokens"],
+];
+
+/// The tier of a base module in [`BASE_TIERS`].
+fn base_tier(module: &str) -> Option<usize> {
+    BASE_TIERS.iter().position(|tier| tier.contains(&module))
+}
+
 /// The layer of a top-level module of `src/` (the file `src/<module>.rs` or
 /// the folder `src/<module>/`) and, for a stage, which stage it is.
 fn place(module: &str) -> Option<(usize, Option<&'static str>)> {
     let stage = |name| Some((2, Some(name)));
+    if base_tier(module).is_some() {
+        return Some((0, None));
+    }
     match module {
-        "model" | "formats" | "tokens" | "config" | "error" | "json" | "text" | "hash"
-        | "redact" | "provider" | "store" | "trajectory" | "capability" => Some((0, None)),
         "stage" | "activity" => Some((1, None)),
         "spill" => stage("spill"),
         "dedup" => stage("dedup"),
@@ -162,10 +184,12 @@ fn edges(text: &str) -> Vec<Edge> {
             continue;
         }
         i += needle.len();
-        let mut names = Vec::new();
-        heads(&code, &mut i, &mut names);
-        for (at, name) in names {
-            if name != "self" {
+        let mut paths = Vec::new();
+        tree(&code, &mut i, &[], None, &mut paths);
+        // The first segment of each path, once per place (`model::{A, B}` names `model` once).
+        paths.dedup_by_key(|(at, _)| *at);
+        for (at, path) in paths {
+            if let Some(name) = path.into_iter().next() {
                 out.push(Edge {
                     line: line_of(at),
                     to: name,
@@ -174,50 +198,6 @@ fn edges(text: &str) -> Vec<Edge> {
         }
     }
     out
-}
-
-/// Reads a use tree at `*i` (just after `crate::`) and pushes the first
-/// segment of each path it stands for, with its offset.
-fn heads(code: &[char], i: &mut usize, names: &mut Vec<(usize, String)>) {
-    skip_space(code, i);
-    if code.get(*i) != Some(&'{') {
-        let start = *i;
-        while code.get(*i).copied().is_some_and(ident_char) {
-            *i += 1;
-        }
-        if *i > start {
-            let name = code.get(start..*i).unwrap_or_default();
-            names.push((start, name.iter().collect()));
-        }
-        return;
-    }
-    *i += 1;
-    loop {
-        skip_space(code, i);
-        match code.get(*i) {
-            None => return,
-            Some('}') => {
-                *i += 1;
-                return;
-            }
-            Some(',') => *i += 1,
-            Some(_) => {
-                heads(code, i, names);
-                // Skip the rest of this item (`::x::{y, z}`, `as name`).
-                let mut depth = 0;
-                while let Some(&c) = code.get(*i) {
-                    match c {
-                        '{' => depth += 1,
-                        '}' if depth == 0 => break,
-                        '}' => depth -= 1,
-                        ',' if depth == 0 => break,
-                        _ => {}
-                    }
-                    *i += 1;
-                }
-            }
-        }
-    }
 }
 
 fn skip_space(code: &[char], i: &mut usize) {
@@ -269,6 +249,11 @@ fn offences(files: &[(PathBuf, String)]) -> Vec<Offence> {
             if to_layer > from_layer {
                 let why = format!("{} -> {}", LAYERS[from_layer], LAYERS[to_layer]);
                 out.push(offence(edge.line, &edge.to, why));
+            } else if let (Some(a), Some(b)) = (base_tier(&from), base_tier(&edge.to)) {
+                if b >= a {
+                    let why = format!("base tier {a} -> base tier {b}");
+                    out.push(offence(edge.line, &edge.to, why));
+                }
             } else if let (Some(a), Some(b)) = (from_stage, to_stage) {
                 out.push(offence(
                     edge.line,
@@ -371,14 +356,39 @@ fn catches_a_cycle_within_a_layer() {
         file("config/mod.rs", "use crate::formats::FormatName;"),
         file("formats/mod.rs", "use crate::tokens::count;"),
         file("tokens.rs", "fn f() { crate::config::Config::default(); }"),
-        file("model.rs", "use crate::error::Result;"),
+        file("json/mod.rs", "use crate::error::Result;"),
     ];
-    assert!(offences(&files).is_empty(), "all base: no layer is crossed");
+    // All base: no layer is crossed, only the base tiers (formats sits below tokens).
+    let found: Vec<String> = offences(&files).iter().map(ToString::to_string).collect();
+    assert_eq!(
+        found,
+        ["src/formats/mod.rs:1: formats -> tokens (base tier 2 -> base tier 4)"]
+    );
     assert_eq!(
         cycle(&files).as_deref(),
         Some("config -> formats -> tokens -> config")
     );
     assert_eq!(cycle(&files[1..]), None);
+}
+
+#[test]
+fn catches_a_base_edge_against_the_tiers() {
+    // Down the tiers is fine: tokens reads the options, the options name formats and the store.
+    assert!(check("tokens.rs", "use crate::config::Config;").is_empty());
+    assert!(check("config/mod.rs", "use crate::{formats::FormatName, store};").is_empty());
+    assert_eq!(
+        check("store/mod.rs", "use crate::config::Config;"),
+        ["src/store/mod.rs:1: store -> config (base tier 2 -> base tier 3)"]
+    );
+    // Within one tier too: two modules of a tier never import each other.
+    assert_eq!(
+        check("formats/mod.rs", "\nfn f() { crate::store::pointer(); }"),
+        ["src/formats/mod.rs:2: formats -> store (base tier 2 -> base tier 2)"]
+    );
+    // Every base module is in exactly one tier.
+    let all: Vec<&str> = BASE_TIERS.iter().flat_map(|t| t.iter().copied()).collect();
+    let distinct: std::collections::BTreeSet<&str> = all.iter().copied().collect();
+    assert_eq!(all.len(), distinct.len(), "{all:?}");
 }
 
 fn check(file: &str, text: &str) -> Vec<String> {
@@ -444,4 +454,373 @@ fn ignores_comments_strings_and_unknown_paths_are_refused() {
         check("extra.rs", ""),
         ["src/extra.rs:1: extra -> ? (module `extra` has no layer)"]
     );
+}
+
+/// A module path under `src/`: `compact/summary.rs` is `compact::summary`,
+/// `formats/convert/mod.rs` is `formats::convert`, `lib.rs` the crate root.
+fn module_path(relative: &Path) -> Vec<String> {
+    let mut out: Vec<String> = relative
+        .with_extension("")
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if matches!(out.last().map(String::as_str), Some("mod" | "lib")) {
+        out.pop();
+    }
+    out
+}
+
+/// The paths a use tree at `*i` stands for, each as its segments (`self` and
+/// `*` dropped) with the offset of its first segment after `prefix` (the path
+/// the tree extends; `at` when a caller read it already). Reads an inline path too (`super::blob::cite(…)`).
+fn tree(
+    code: &[char],
+    i: &mut usize,
+    prefix: &[String],
+    mut at: Option<usize>,
+    out: &mut Vec<(usize, Vec<String>)>,
+) {
+    let mut path = prefix.to_vec();
+    loop {
+        skip_space(code, i);
+        if code.get(*i) == Some(&'{') {
+            *i += 1;
+            loop {
+                skip_space(code, i);
+                match code.get(*i) {
+                    None => return,
+                    Some('}') => {
+                        *i += 1;
+                        return;
+                    }
+                    Some(',') => *i += 1,
+                    Some(_) => {
+                        tree(code, i, &path, at, out);
+                        // Skip what is left of this item (`as name`).
+                        while code.get(*i).is_some_and(|&c| c != ',' && c != '}') {
+                            *i += 1;
+                        }
+                    }
+                }
+            }
+        }
+        let start = *i;
+        while code.get(*i).copied().is_some_and(ident_char) {
+            *i += 1;
+        }
+        let name: String = code.get(start..*i).unwrap_or_default().iter().collect();
+        if !name.is_empty() && name != "self" {
+            at = at.or(Some(start));
+            path.push(name);
+        }
+        if code.get(*i..*i + 2) == Some(&[':', ':'][..]) {
+            *i += 2;
+            continue;
+        }
+        out.push((at.unwrap_or(start), path));
+        return;
+    }
+}
+
+/// Whether `code` at `i` starts the word `word` (no identifier character
+/// before or after it, nor `::` before it).
+fn word_at(code: &[char], i: usize, word: &str) -> bool {
+    let w: Vec<char> = word.chars().collect();
+    let before = i.checked_sub(1).and_then(|b| code.get(b)).copied();
+    code.get(i..i + w.len()) == Some(&w[..])
+        && !before.is_some_and(|c| ident_char(c) || c == ':' || c == '$')
+        && !code.get(i + w.len()).copied().is_some_and(ident_char)
+}
+
+/// Every path of a module's code, made absolute (`crate::`, `super::`,
+/// `self::` and, in a module with submodules, `child::` paths), each with
+/// whether it stands in a `pub use` (a re-export).
+fn module_paths(code: &[char], module: &[String], children: &[String]) -> Vec<(Vec<String>, bool)> {
+    let reexport_ranges = reexports(code);
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < code.len() {
+        let mut base: Option<Vec<String>> = None;
+        if word_at(code, i, "crate") && code.get(i + 5..i + 7) == Some(&[':', ':'][..]) {
+            base = Some(Vec::new());
+            i += 7;
+        } else if word_at(code, i, "self") && code.get(i + 4..i + 6) == Some(&[':', ':'][..]) {
+            base = Some(module.to_vec());
+            i += 6;
+        } else if word_at(code, i, "super") {
+            let mut up = module.to_vec();
+            while word_at(code, i, "super") && code.get(i + 5..i + 7) == Some(&[':', ':'][..]) {
+                up.pop();
+                i += 7;
+            }
+            base = Some(up);
+        } else if let Some(child) = children.iter().find(|c| {
+            word_at(code, i, c) && code.get(i + c.len()..i + c.len() + 2) == Some(&[':', ':'][..])
+        }) {
+            // `child::x` names a submodule from its parent.
+            let _ = child;
+            base = Some(module.to_vec());
+        }
+        let Some(base) = base else {
+            i += 1;
+            continue;
+        };
+        let start = i;
+        let mut found = Vec::new();
+        tree(code, &mut i, &base, None, &mut found);
+        let public = reexport_ranges.iter().any(|r| r.contains(&start));
+        out.extend(found.into_iter().map(|(_, p)| (p, public)));
+        i = i.max(start + 1);
+    }
+    out
+}
+
+/// The spans of `pub use …;` items (`pub(crate) use` too) in `code`.
+fn reexports(code: &[char]) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < code.len() {
+        if !word_at(code, i, "pub") {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        i += 3;
+        if code.get(i) == Some(&'(') {
+            while code.get(i).is_some_and(|&c| c != ')') {
+                i += 1;
+            }
+            i += 1;
+        }
+        skip_space(code, &mut i);
+        if word_at(code, i, "use") {
+            while code.get(i).is_some_and(|&c| c != ';') {
+                i += 1;
+            }
+            out.push(start..i);
+        }
+    }
+    out
+}
+
+/// `code` with every inline `mod name { … }` blanked (a `tests` module's
+/// `super::` is its file, not the file's parent).
+fn without_inline_modules(mut code: Vec<char>) -> Vec<char> {
+    let mut i = 0;
+    while i < code.len() {
+        if !word_at(&code, i, "mod") {
+            i += 1;
+            continue;
+        }
+        let mut j = i + 3;
+        while code.get(j).is_some_and(|&c| c != ';' && c != '{') {
+            j += 1;
+        }
+        if code.get(j) != Some(&'{') {
+            i = j;
+            continue;
+        }
+        let mut depth = 0;
+        while let Some(&c) = code.get(j) {
+            depth += match c {
+                '{' => 1,
+                '}' => -1,
+                _ => 0,
+            };
+            j += 1;
+            if depth == 0 {
+                break;
+            }
+        }
+        for c in code.iter_mut().take(j).skip(i) {
+            if *c != '\n' {
+                *c = ' ';
+            }
+        }
+        i = j;
+    }
+    code
+}
+
+/// Import circles among the files of each folder (module directory) of
+/// `files` (paths under `src/`, texts): an edge joins two members of a folder
+/// (its files, its `mod.rs`, its subfolders as one) when code in one names a
+/// path into the other. A path through a `pub use` of a `mod.rs` leads to
+/// the module it re-exports. The `mod.rs` is the folder's root, not one of
+/// its files: its files may use what it defines and it uses them, so edges
+/// from or to it are left out. Each circle as `folder: a -> b -> a`.
+fn folder_cycles(files: &[(PathBuf, String)]) -> Vec<String> {
+    use std::collections::{BTreeMap, BTreeSet};
+    let modules: BTreeMap<Vec<String>, &PathBuf> =
+        files.iter().map(|(p, _)| (module_path(p), p)).collect();
+    let children = |module: &[String]| -> Vec<String> {
+        modules
+            .keys()
+            .filter(|m| m.len() == module.len() + 1 && m.starts_with(module))
+            .filter_map(|m| m.last().cloned())
+            .collect()
+    };
+    let codes: BTreeMap<Vec<String>, Vec<char>> = files
+        .iter()
+        .map(|(p, t)| (module_path(p), without_inline_modules(code_only(t))))
+        .collect();
+    // Item re-exported by a module → the path it re-exports.
+    let mut reexported: BTreeMap<(Vec<String>, String), Vec<String>> = BTreeMap::new();
+    let mut uses: Vec<(Vec<String>, Vec<String>)> = Vec::new();
+    for (module, code) in &codes {
+        for (path, public) in module_paths(code, module, &children(module)) {
+            if public {
+                if let Some(last) = path.last() {
+                    reexported.insert((module.clone(), last.clone()), path.clone());
+                }
+            } else {
+                uses.push((module.clone(), path));
+            }
+        }
+    }
+    // The module a path leads to: its longest module prefix, followed through re-exports.
+    let resolve = |path: &[String]| -> Vec<String> {
+        let mut path = path.to_vec();
+        for _ in 0..8 {
+            let len = (0..=path.len())
+                .rev()
+                .find(|&n| modules.contains_key(&path[..n]))
+                .unwrap_or(0);
+            let module = path[..len].to_vec();
+            match path.get(len) {
+                Some(item) if len + 1 == path.len() || !modules.contains_key(&path[..=len]) => {
+                    match reexported.get(&(module.clone(), item.clone())) {
+                        Some(to) if to != &path => path = to.clone(),
+                        _ => return module,
+                    }
+                }
+                _ => return module,
+            }
+        }
+        path
+    };
+    let mut graphs: BTreeMap<Vec<String>, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
+    for (from, path) in uses {
+        let to = resolve(&path);
+        let shared = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+        // The folder holding both: a file's own folder is its module path minus its name,
+        // a mod.rs's is its module path.
+        let folder_of = |m: &Vec<String>| {
+            if modules.get(m).is_some_and(|p| p.ends_with("mod.rs")) {
+                m.clone()
+            } else {
+                m[..m.len().saturating_sub(1)].to_vec()
+            }
+        };
+        let (ff, tf) = (folder_of(&from), folder_of(&to));
+        let folder = from[..shared.min(ff.len()).min(tf.len())].to_vec();
+        if folder.is_empty() {
+            continue;
+        }
+        let member = |m: &Vec<String>| m.get(folder.len()).cloned().unwrap_or_else(|| "mod".into());
+        let (a, b) = (member(&from), member(&to));
+        if a != b && a != "mod" && b != "mod" {
+            graphs
+                .entry(folder)
+                .or_default()
+                .entry(a)
+                .or_default()
+                .insert(b);
+        }
+    }
+    let mut out = Vec::new();
+    for (folder, graph) in graphs {
+        for ring in rings(&graph) {
+            out.push(format!("{}: {}", folder.join("/"), ring));
+        }
+    }
+    out
+}
+
+/// Every elementary circle of `graph` met by a depth-first search from each
+/// node, once each (rotated to start at its least node), as `a -> b -> a`.
+fn rings(
+    graph: &std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
+) -> Vec<String> {
+    use std::collections::BTreeSet;
+    fn visit(
+        at: &str,
+        graph: &std::collections::BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        out: &mut BTreeSet<Vec<String>>,
+    ) {
+        if let Some(start) = path.iter().position(|m| m == at) {
+            let mut ring = path[start..].to_vec();
+            let least = (0..ring.len()).min_by_key(|&k| &ring[k]).unwrap_or(0);
+            ring.rotate_left(least);
+            out.insert(ring);
+            return;
+        }
+        path.push(at.to_string());
+        for next in graph.get(at).into_iter().flatten() {
+            visit(next, graph, path, out);
+        }
+        path.pop();
+    }
+    let mut found = BTreeSet::new();
+    for node in graph.keys() {
+        visit(node, graph, &mut Vec::new(), &mut found);
+    }
+    found
+        .into_iter()
+        .map(|mut ring| {
+            ring.push(ring[0].clone());
+            ring.join(" -> ")
+        })
+        .collect()
+}
+
+#[test]
+fn no_folder_holds_an_import_circle() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&root, &root, &mut files);
+    let found = folder_cycles(&files);
+    assert!(
+        found.is_empty(),
+        "import circles in a folder:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn catches_a_circle_in_a_folder() {
+    let file = |name: &str, text: &str| (PathBuf::from(name), text.to_string());
+    let mut files = vec![
+        // Through the folder's re-export: `super::Summary` is summary.rs's.
+        file(
+            "compact/mod.rs",
+            "pub mod extractive;\npub mod summary;\npub use summary::Summary;\nuse extractive::summarize;\n",
+        ),
+        file("compact/extractive.rs", "use super::Summary;\n"),
+        file("compact/summary.rs", "fn f() { crate::compact::extractive::newest(); }\n"),
+        // A nested folder, named from its parent's path and by `super::`.
+        file("formats/mod.rs", "pub mod convert;\nuse convert::a;\n"),
+        file("formats/convert/mod.rs", "pub mod a;\npub mod b;\n"),
+        file("formats/convert/a.rs", "use super::b::x;\n"),
+        file("formats/convert/b.rs", "use crate::formats::convert::{a::{self, y}};\n"),
+        // A file's tests module may use what it likes: `super::` there is the file.
+        file("activity/edit.rs", "use super::shell::parse;\n"),
+        file(
+            "activity/shell.rs",
+            "#[cfg(test)]\nmod tests {\n    use super::super::edit::Detector;\n}\n",
+        ),
+        // A mod.rs and its files use each other: the folder's root, no circle.
+        file("activity/mod.rs", "pub mod edit;\npub struct Activity;\nuse edit::x;\n"),
+        file("activity/check.rs", "use super::Activity;\n"),
+    ];
+    assert_eq!(
+        folder_cycles(&files),
+        [
+            "compact: extractive -> summary -> extractive",
+            "formats/convert: a -> b -> a"
+        ]
+    );
+    files.retain(|(p, _)| !p.ends_with("summary.rs") && !p.ends_with("convert/b.rs"));
+    assert_eq!(folder_cycles(&files), Vec::<String>::new());
 }

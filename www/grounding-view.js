@@ -1,6 +1,6 @@
 // The step view's grounding panel: the facts step t's call used (paths,
-// identifiers, numbers it learned from earlier tool output; the package's
-// internal/facts.js, which `make bench` totals)
+// identifiers, numbers it learned from earlier tool output; www/facts.js,
+// which `make bench` totals)
 // and whether the prompt sent before it still shows each one.
 
 /**

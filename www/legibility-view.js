@@ -1,13 +1,13 @@
 // The step view's legibility of each snapshot (issue 40): the facts a later
 // call uses that are inside the text the snapshot rendered (www/worker.js,
-// the package's internal/legibility.js, as `make bench` counts them) and
+// www/legibility.js, as `make bench` counts them) and
 // which of them tesseract reads from its images. The OCR runs on the server
 // of `make playground` (POST ./ocr, www/ocr-endpoint.mjs: 2x upscale,
-// `--psm 6`, as the bench); the reading rule is the package's. Each image is
+// `--psm 6`, as the bench); the reading rule is www/legibility.js's. Each image is
 // read once, when its snapshot scrolls into view, and cached by its hash.
 // Without the endpoint (a static host) or without tesseract the facts are
 // listed with no figure.
-import { readFacts, snapshotOcrText } from './pkg/internal/legibility.js';
+import { readFacts, snapshotOcrText } from './legibility.js';
 import { el } from './prompt-view.js';
 
 /** What the view says when no OCR is at hand. */

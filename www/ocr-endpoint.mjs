@@ -1,7 +1,7 @@
 // The playground server's OCR endpoint (www/serve.mjs, Node only): POST a
 // snapshot PNG to /ocr, get tesseract's text of it, read as `make bench` reads
 // snapshots (scripts/tesseract.mjs: 2x upscale, `--psm 6`). The page then
-// checks which facts the text shows (the package's internal/legibility.js).
+// checks which facts the text shows (www/legibility.js).
 // Loopback only, and guarded like a local service: the Host and Origin must
 // be the server's own, the body is `image/png` of at most `maxBytes` and must
 // decode as a PNG of at most `maxPixels`; at most `concurrency` tesseract runs

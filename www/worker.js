@@ -11,12 +11,12 @@ import {
   summarizeReplay,
   version,
 } from './pkg/entries/browser.js';
-import { grepLines, pageLines } from './pkg/internal/spill-reader.js';
+import { grepLines, pageLines } from './pkg/core/spill-reader.js';
 import { spillOrder, uniqueMatches } from './spill-matches.js';
 // The package's fact view: the same facts and classes as `make bench` (bench/grounding.mjs totals them).
-import { classify, extractFacts, hiddenBy, oldStrVisible, pointersOf, taskVerbatim, viewRequest } from './pkg/internal/facts.js';
+import { classify, extractFacts, hiddenBy, oldStrVisible, pointersOf, taskVerbatim, viewRequest } from './facts.js';
 // The snapshot legibility `make bench` totals (facts inside each snapshot; the page OCRs them).
-import { snapshotFacts, snapshotGroups, snapshotLayout, snapshotText } from './pkg/internal/legibility.js';
+import { snapshotFacts, snapshotGroups, snapshotLayout, snapshotText } from './legibility.js';
 
 let run = null; // { kind, session, outputs: [{ text, report }], baselines: [text], store, texts: Map, facts: Map | null }
 
@@ -218,7 +218,7 @@ const handlers = {
     return { session: r.session, spills: r.store.list(r.session) };
   },
   // Paging and grep as the agent's read_spill / grep_spill tools do them
-  // (pkg-config/internal/spill-reader.js: offset = lines to skip, pages of ≤ 16 KB).
+  // (pkg-config/core/spill-reader.js: offset = lines to skip, pages of ≤ 16 KB).
   read: ({ key, offset, limit }) => {
     const text = spillText(key);
     return { key, bytes: new TextEncoder().encode(text).length, ...pageLines(text, { offset, limit }) };

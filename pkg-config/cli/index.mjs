@@ -4,18 +4,18 @@ import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'n
 import { basename, join } from 'node:path';
 import { isUtf8 } from 'node:buffer';
 import {
-  TraceLiteError, compress, refuseOversizedTrajectory, replayTrajectory, sessionName, summarizeReplay,
+  TraceLiteError, compress, formatReport, refuseOversizedTrajectory, replayTrajectory, sessionName, summarizeReplay,
 } from '../entries/node.js';
 import { FileStore } from '../adapters/file-store/index.js';
-import { parsePointer } from '../internal/spill-reader.js';
+import { parsePointer } from '../core/spill-reader.js';
 
 const USAGE = `usage:
-  tracelite compress <request.json | -> [options] [--report]
-  tracelite replay <trajectory.json | dir | -> [--json] [--dump DIR] [--progress] [options]
+  tracelite compress <request.json | -> [options] [--report] [--explain]
+  tracelite replay <trajectory.json | dir | -> [--json] [--dump DIR] [--progress] [--explain] [options]
   tracelite read DIR POINTER [--offset N] [--limit N]
   tracelite grep DIR POINTER PATTERN [--context N] [--max-matches N] [--skip N] [--ignore-case] [--literal]
   tracelite sweep DIR [--ttl SECONDS]
-  tracelite proxy --upstream URL [--port N] [--host H] [--threads N] [--store DIR] [--max-body-bytes N] [options]
+  tracelite proxy --upstream URL [--port N] [--host H] [--threads N] [--store DIR] [--max-body-bytes N] [--explain] [options]
   tracelite --version
 
   -                   read the request or trajectory from stdin
@@ -34,6 +34,10 @@ options:
   --tokenizer T       estimate (built-in, default) | o200k (exact, js-tiktoken)
   --options JSON      any other settings as JSON (merged)
   --progress          a progress line on stderr while a directory replays (default: when stderr is a TTY)
+  --report            compress: the report as JSON on stderr
+  --explain           compress, replay, proxy: what each call did, in a few lines on stderr (per
+                      step for replay, per request for proxy): tokens, each stage's saving,
+                      how to read hidden output back
   --store DIR         compress, replay: keep spills as files under DIR (FileStore) and
                       print their paths as pointers; read, grep, sweep read them back
   --ttl SECONDS       how long a spill lives after it was written (default 7 days)
@@ -67,7 +71,7 @@ function parseArgs(argv) {
     const a = argv[i];
     const next = () => argv[++i];
     switch (a) {
-      case '--json': case '--report': case '--progress': args.flags[a.slice(2)] = true; break;
+      case '--json': case '--report': case '--progress': case '--explain': args.flags[a.slice(2)] = true; break;
       case '--dump': args.flags.dump = value('dump', next()); break;
       case '--tokenizer': args.flags.tokenizer = value('tokenizer', next()); break;
       case '--upstream': case '--host': args.flags[a.slice(2)] = value(a.slice(2), next()); break;
@@ -178,9 +182,10 @@ async function o200kCounter() {
 }
 
 /** Replays one trajectory (pkg-config/core/replay.js), optionally dumping each compressed request. */
-function replayOne(trajectory, options, { countTokens, dump, kept } = {}) {
-  const onStep = dump || kept
+function replayOne(trajectory, options, { countTokens, dump, kept, explain } = {}) {
+  const onStep = dump || kept || explain
     ? ({ t, output, outputText }) => {
+      if (explain) process.stderr.write(`${formatReport(output.report, { label: `step ${t}` })}\n`);
       // The spills of every step, once each, for the file store.
       for (const s of kept ? output.spills ?? [] : []) kept.set(`${s.session}/${s.key}`, s);
       if (!dump) return;
@@ -394,7 +399,7 @@ async function replayCommand(args, countTokens) {
       const id = trajectory.id || (file === STDIN ? 'stdin' : basename(file, '.json'));
       const disk = fileStore(args.flags);
       const kept = new Map();
-      const { result, prefixFractions } = replayOne(trajectory, withFiles(args.options, disk), { countTokens, dump: args.flags.dump, kept: disk && kept });
+      const { result, prefixFractions } = replayOne(trajectory, withFiles(args.options, disk), { countTokens, dump: args.flags.dump, kept: disk && kept, explain: args.flags.explain });
       await disk?.persist([...kept.values()]);
       fractions.push(...prefixFractions);
       runs.push({ id, ...result });
@@ -435,12 +440,12 @@ async function replayCommand(args, countTokens) {
  * serveNode until SIGINT/SIGTERM. Bad settings are typed errors (exit 1).
  */
 async function proxyCommand(args) {
-  const { upstream, host = '127.0.0.1', port = 8787, threads, store, ttlSeconds, maxBodyBytes } = args.flags;
+  const { upstream, host = '127.0.0.1', port = 8787, threads, store, ttlSeconds, maxBodyBytes, explain } = args.flags;
   if (args.positional.length !== 0) fail(USAGE);
   if (upstream === undefined) fail("proxy needs --upstream URL (the provider's base URL, e.g. https://api.openai.com)");
   if (args.flags.tokenizer !== 'estimate') fail('proxy counts tokens with the built-in estimate (--tokenizer is for compress and replay)');
   const { createThreadedProxy, serveNode } = await import('../adapters/proxy/threads.js');
-  const data = { upstream, options: args.options, store, ttlSeconds, maxBodyBytes };
+  const data = { upstream, options: args.options, store, ttlSeconds, maxBodyBytes, explain };
   const proxy = await createThreadedProxy(new URL('./proxy-settings.mjs', import.meta.url), { threads, data });
   let server;
   try {
@@ -483,6 +488,7 @@ async function main(argv) {
     await disk?.persist(out);
     process.stdout.write(JSON.stringify(out.request) + '\n');
     if (args.flags.report) process.stderr.write(JSON.stringify(out.report, null, 2) + '\n');
+    if (args.flags.explain) process.stderr.write(formatReport(out.report) + '\n');
     return;
   }
   if (command === 'replay') {

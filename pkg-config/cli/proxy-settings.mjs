@@ -3,8 +3,8 @@
 // the secret from TRACELITE_SECRET, spills in memory or under --store DIR.
 import { FileStore } from '../adapters/file-store/index.js';
 
-/** `data`: `{ upstream, options, store?, ttlSeconds?, maxBodyBytes? }` from the command line. */
-export default function settings({ upstream, options, store, ttlSeconds, maxBodyBytes }) {
+/** `data`: `{ upstream, options, store?, ttlSeconds?, maxBodyBytes?, explain? }` from the command line. */
+export default function settings({ upstream, options, store, ttlSeconds, maxBodyBytes, explain }) {
   const secret = process.env.TRACELITE_SECRET;
   return {
     upstream,
@@ -12,5 +12,7 @@ export default function settings({ upstream, options, store, ttlSeconds, maxBody
     ...(secret ? { secret } : {}),
     ...(store ? { store: new FileStore({ root: store, ...(ttlSeconds === undefined ? {} : { ttlSeconds }) }) } : {}),
     ...(maxBodyBytes === undefined ? {} : { maxBodyBytes }),
+    // --explain: each request's report in words on stderr (formatReport).
+    ...(explain ? { debug: true } : {}),
   };
 }

@@ -6,6 +6,7 @@ export {
 export * from './compress.js';
 export * from './spill.js';
 export * from './compact.js';
+export { handleToolCallAsync } from './spill-reader.js';
 export * from './optical.js';
 export * from './calibrate.js';
 export * from './formats.js';
@@ -14,3 +15,4 @@ export * from './replay.js';
 export * from './session.js';
 export * from './memory.js';
 export * from './redact.js';
+export * from './format-report.js';

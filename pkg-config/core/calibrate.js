@@ -4,7 +4,7 @@
 // in the host's request format; the facts that come back are scored by class
 // and font size, and the settings that kept them legible are recommended, in a
 // form that can be passed back as options.
-import { InputError, OptionError } from './errors.js';
+import { InputError, OptionError, describe } from './errors.js';
 import { renderSnapshot } from './optical.js';
 import { defaultOptions } from './config.js';
 import { settingsOf } from './settings.js';
@@ -255,20 +255,27 @@ function score(facts) {
   return { overall: ratio(facts.filter((f) => f.read).length, facts.length), byClass };
 }
 
+/** A wrong option value for a message: a number as written, a string quoted, else its kind. */
+function shown(value) {
+  if (typeof value === 'number') return String(value);
+  if (typeof value === 'string') return JSON.stringify(value.slice(0, 40));
+  return describe(value);
+}
+
 function checkOwn(options) {
   const { fontSizes, minLegibility, maxTokens } = options;
   if (fontSizes !== undefined && (!Array.isArray(fontSizes) || fontSizes.length === 0
     || !fontSizes.every((px) => Number.isInteger(px) && px >= 4 && px <= 64))) {
-    throw new OptionError('fontSizes must be a non-empty array of integers between 4 and 64', 'INVALID_OPTION', 'fontSizes');
+    throw new OptionError(`must be a non-empty array of integers between 4 and 64, got ${shown(fontSizes)}`, 'INVALID_OPTION', 'fontSizes');
   }
   if (minLegibility !== undefined && !(typeof minLegibility === 'number' && minLegibility >= 0 && minLegibility <= 1)) {
-    throw new OptionError('minLegibility must be a number in [0, 1]', 'INVALID_OPTION', 'minLegibility');
+    throw new OptionError(`must be a number in [0, 1], got ${shown(minLegibility)}`, 'INVALID_OPTION', 'minLegibility');
   }
   if (maxTokens !== undefined && !(Number.isInteger(maxTokens) && maxTokens > 0)) {
-    throw new OptionError('maxTokens must be a positive integer', 'INVALID_OPTION', 'maxTokens');
+    throw new OptionError(`must be a positive integer, got ${shown(maxTokens)}`, 'INVALID_OPTION', 'maxTokens');
   }
   if (options.format !== undefined && !FORMATS.includes(options.format)) {
-    throw new OptionError(`format must be one of ${FORMATS.join(', ')}`, 'INVALID_OPTION', 'format');
+    throw new OptionError(`must be one of ${FORMATS.join(', ')}, got ${shown(options.format)}`, 'INVALID_OPTION', 'format');
   }
 }
 
@@ -289,7 +296,7 @@ function checkOwn(options) {
  */
 export async function calibrateOptical(callModel, options = {}) {
   if (typeof callModel !== 'function') {
-    throw new InputError('callModel must be a function (request, probe) => reply', 'INVALID_ARGUMENT', 'callModel');
+    throw new InputError(`must be a function (request, probe) => reply, got ${describe(callModel)}`, 'INVALID_ARGUMENT', 'callModel');
   }
   const all = settingsOf(options);
   checkOwn(all);

@@ -9,23 +9,29 @@
 // the extractive summary stays.
 import { validateSummary as wasmValidateSummary } from '../wasm/tracelite.js';
 import { compress } from './compress.js';
-import { OptionError, guarded, jsonArg } from './errors.js';
+import { OptionError, guarded, isOutsideStore, jsonArg, describe, syncStoreError } from './errors.js';
 import { splitOptions } from './options.js';
 import { SpillStore } from './spill.js';
+import { compressInto, sessionCachesOf, withPointer } from './stores.js';
 
 let defaultStore;
 
-function storeOf(store, what = 'store') {
-  if (!(store instanceof SpillStore)) {
-    throw new OptionError(`${what} must be a SpillStore`, 'INVALID_OPTION', what);
-  }
-  return store;
+/**
+ * The wasm store holding `session`'s compaction state in `store`: the store
+ * itself when it lives in wasm; for an outside store (files, KV, Durable
+ * Objects, Redis, yours), the session's in-memory store among the ones
+ * `compressAsync` keeps for it (`sessionCachesOf`).
+ */
+function stateOf(store, session, what = 'store') {
+  if (store instanceof SpillStore) return store;
+  if (isOutsideStore(store)) return sessionCachesOf(store).entry(session).store;
+  throw syncStoreError(store, what, 'compressAsync');
 }
 
 function sessionOf(session) {
   if (session === undefined || session === null) return 'default';
   if (typeof session !== 'string') {
-    throw new OptionError('session must be a string', 'INVALID_OPTION', 'session');
+    throw new OptionError(`must be a string, got ${describe(session)}`, 'INVALID_OPTION', 'session');
   }
   return session;
 }
@@ -52,27 +58,45 @@ export function validateSummary(text) {
  */
 export async function compressAsync(request, options = {}) {
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-    throw new OptionError('options must be an object', 'INVALID_OPTION', 'options');
+    throw new OptionError(`must be an object, got ${describe(options)}`, 'INVALID_OPTION', 'options');
   }
   const { summarizer, ...rest } = options;
   if (summarizer !== undefined && typeof summarizer !== 'function') {
     throw new OptionError(
-      'options.summarizer must be a function (prompt) => Promise<string>',
+      `must be a function (prompt) => Promise<string>, got ${describe(summarizer)}`,
       'INVALID_OPTION',
       'summarizer',
     );
   }
-  const store = rest.store === undefined ? (defaultStore ??= new SpillStore()) : storeOf(rest.store);
-  const out = compress(request, { ...rest, store });
+  const { cacheKey, ...hostOptions } = rest;
+  const store = hostOptions.store === undefined ? (defaultStore ??= new SpillStore()) : hostOptions.store;
+  const session = sessionOf(hostOptions.session);
+  let out;
+  let state;
+  if (isOutsideStore(store) && !(store instanceof SpillStore)) {
+    // Spills go to the outside store before this resolves (a pointer never
+    // names a blob it lacks); caches and compaction state stay in memory per session.
+    const { store: _, ...options } = hostOptions;
+    const caches = sessionCachesOf(store);
+    out = await compressInto(request, { ...options, session }, store, caches, { cacheKey });
+    state = caches.wasmStoreFor(session);
+  } else {
+    if (cacheKey !== undefined) {
+      throw new OptionError('options.cacheKey: only a store outside wasm (files, KV, Redis) keeps cache segments', 'INVALID_OPTION', 'cacheKey');
+    }
+    const options = withPointer(hostOptions, store);
+    out = compress(request, { ...options, store: stateOf(store, session, 'options.store') });
+    state = store.wasmStore;
+  }
   // The core says what compaction did (`report.compaction`).
   const outcome = out.report.compaction?.outcome;
   if (outcome !== 'compacted') {
     return { ...out, summary: { source: outcome ?? 'none', attempts: [] } };
   }
-  const session = sessionOf(rest.session);
-  const prompt = summarizer ? guarded(() => store.wasmStore.pendingSummaryPrompt(session)) : undefined;
+  // `state` is gone when the session was freed from memory meanwhile: the extractive summary stays.
+  const prompt = summarizer && state ? guarded(() => state.pendingSummaryPrompt(session)) : undefined;
   if (!prompt) return { ...out, summary: { source: 'extractive', attempts: [] } };
-  const { settings } = splitOptions(rest);
+  const { settings } = splitOptions(withPointer({ ...hostOptions, store: undefined }, store));
   const attempts = [];
   let problem;
   for (let attempt = 0; attempt < 2; attempt++) {
@@ -94,7 +118,7 @@ export async function compressAsync(request, options = {}) {
       continue;
     }
     const json = guarded(() =>
-      store.wasmStore.adoptSummary(JSON.stringify(out.request), jsonArg(settings, 'options'), text),
+      state.adoptSummary(JSON.stringify(out.request), jsonArg(settings, 'options'), text),
     );
     attempts.push({ ok: true });
     return { ...out, request: JSON.parse(json), summary: { source: 'summarizer', attempts } };
@@ -109,14 +133,14 @@ export async function compressAsync(request, options = {}) {
  */
 export function pinConstraint(store, session, text) {
   if (typeof text !== 'string') {
-    throw new OptionError('text must be a string', 'INVALID_OPTION', 'text');
+    throw new OptionError(`must be a string, got ${describe(text)}`, 'INVALID_OPTION', 'text');
   }
-  return guarded(() => storeOf(store).wasmStore.pinConstraint(sessionOf(session), text));
+  return guarded(() => stateOf(store, sessionOf(session)).wasmStore.pinConstraint(sessionOf(session), text));
 }
 
 /** Constraints pinned for `session` in `store`. */
 export function pinnedConstraints(store, session) {
-  return JSON.parse(guarded(() => storeOf(store).wasmStore.pinnedConstraints(sessionOf(session))));
+  return JSON.parse(guarded(() => stateOf(store, sessionOf(session)).wasmStore.pinnedConstraints(sessionOf(session))));
 }
 
 /**
@@ -125,5 +149,5 @@ export function pinnedConstraints(store, session) {
  * with `compact.planner: false`). (`TraceLite#finishStage()` calls this.)
  */
 export function finishStage(store, session) {
-  guarded(() => storeOf(store).wasmStore.finishStage(sessionOf(session)));
+  guarded(() => stateOf(store, sessionOf(session)).wasmStore.finishStage(sessionOf(session)));
 }

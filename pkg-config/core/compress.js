@@ -6,7 +6,7 @@ import {
   trajectoryToRequest as wasmTrajectoryToRequest,
   version as wasmVersion,
 } from '../wasm/tracelite.js';
-import { InputError, OptionError, LimitError, guarded, jsonArg } from './errors.js';
+import { InputError, OptionError, LimitError, guarded, jsonArg, describe } from './errors.js';
 import { requestText, splitOptions } from './options.js';
 import { sharedStore } from './spill.js';
 import { defaultOptions } from './config.js';
@@ -36,7 +36,7 @@ export function compress(request, options = {}) {
  */
 function checkSession(session) {
   if (session !== undefined && typeof session !== 'string') {
-    throw new OptionError(`options.session must be a string, not ${session === null ? 'null' : typeof session}`, 'INVALID_OPTION', 'session');
+    throw new OptionError(`must be a string, got ${describe(session)}`, 'INVALID_OPTION', 'session');
   }
 }
 
@@ -56,7 +56,7 @@ function maxRequestBytesDefault() {
 function refuseOversized(text, settings) {
   const limit = settings.limits?.maxRequestBytes ?? maxRequestBytesDefault();
   if (!Number.isSafeInteger(limit) || limit < 0) {
-    throw new OptionError('limits.maxRequestBytes must be a non-negative integer', 'INVALID_OPTION', 'limits.maxRequestBytes');
+    throw new OptionError(`must be a non-negative integer, got ${typeof limit === 'number' ? limit : describe(limit)}`, 'INVALID_OPTION', 'limits.maxRequestBytes');
   }
   if (text.length > limit) {
     throw new LimitError(
@@ -70,7 +70,7 @@ function refuseOversized(text, settings) {
 /** Estimated o200k_base token count of a text. */
 export function estimateTokens(text) {
   if (typeof text !== 'string') {
-    throw new InputError('text must be a string', 'INVALID_REQUEST', 'text');
+    throw new InputError(`must be a string, got ${describe(text)}`, 'INVALID_REQUEST', 'text');
   }
   return wasmEstimateTokens(text);
 }
@@ -87,7 +87,7 @@ export function version() {
 export function trajectoryToRequest(trajectory, t, format = 'openai-chat') {
   const text = typeof trajectory === 'string' ? trajectory : jsonArg(trajectory, 'trajectory');
   if (!Number.isInteger(t) || t < 0) {
-    throw new OptionError('t must be a non-negative integer', 'INVALID_OPTION', 't');
+    throw new OptionError(`must be a non-negative integer, got ${typeof t === 'number' ? t : describe(t)}`, 'INVALID_OPTION', 't');
   }
   return JSON.parse(guarded(() => wasmTrajectoryToRequest(text, t, format)));
 }

@@ -41,7 +41,11 @@ export type ErrorCodeOf<G extends ErrorGroup> =
   | (G extends keyof CoreErrorCodes ? CoreErrorCodes[G] : never)
   | (G extends keyof HostErrorCodes ? HostErrorCodes[G] : never);
 
-/** Thrown by every function: `code` is stable, `path` names the offending field; the class says whose fault it is. */
+/**
+ * Thrown by every function: `code` is stable, `path` names the offending
+ * field and starts `message` (`path: …`, added by the constructor when the
+ * message does not start with it); the class says whose fault it is.
+ */
 export class TraceLiteError extends Error {
   constructor(message: string, code: ErrorCode, path?: string);
   /** The error of its code's class from a plain `{ code, message, path }` (e.g. a proxy's `{ error }` body). */

@@ -35,10 +35,25 @@ export function groupOf(code) {
   return Object.hasOwn(CORE_CODES, code) ? CORE_CODES[code] : Object.hasOwn(HOST_CODES, code) ? HOST_CODES[code] : undefined;
 }
 
-/** The error every TraceLite function throws: `code` is stable, `path` names the offending field. */
+/**
+ * `message` after its path, `path: message`, as the core writes its own
+ * (`budget: must be …`); unchanged when it already starts with `path:` or
+ * there is no path.
+ */
+export function atPath(message, path) {
+  const text = String(message);
+  if (!path || text === path || text.startsWith(`${path}:`)) return text;
+  return `${path}: ${text}`;
+}
+
+/**
+ * The error every TraceLite function throws: `code` is stable, `path` names
+ * the offending field, and `message` starts with `path: ` (added when the
+ * message does not start with it already).
+ */
 export class TraceLiteError extends Error {
   constructor(message, code, path = '') {
-    super(message);
+    super(atPath(message, path));
     this.name = 'TraceLiteError';
     this.code = code;
     this.path = path;
@@ -101,7 +116,7 @@ export function jsonArg(value, what) {
   try {
     return JSON.stringify(value);
   } catch (err) {
-    throw new InputError(`${what} cannot be written as JSON: ${err?.message ?? err}`, 'INVALID_ARGUMENT', what);
+    throw new InputError(`cannot be written as JSON: ${err?.message ?? err}`, 'INVALID_ARGUMENT', what);
   }
 }
 
@@ -112,4 +127,34 @@ export function guarded(fn) {
   } catch (err) {
     rethrow(err);
   }
+}
+
+/** What a value is, for an error message: `a string`, `null`, `an array`, `a FileStore`, … */
+export function describe(value) {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') {
+    const name = Object.getPrototypeOf(value)?.constructor?.name;
+    return name && name !== 'Object' ? `a ${name}` : 'an object';
+  }
+  return typeof value === 'undefined' ? 'undefined' : `a ${typeof value}`;
+}
+
+/** Whether `store` has the outside stores' interface: `get(session, key)` and `put(session, key, text)` (results may be promises). */
+export function isOutsideStore(store) {
+  return store !== null && typeof store === 'object' && typeof store.get === 'function' && typeof store.put === 'function';
+}
+
+/**
+ * The error of a synchronous call (`compress`, `handleToolCall`) given a
+ * store it cannot use: an outside store (files, KV, Durable Objects, Redis:
+ * their writes are async) names `asyncCall`, the call that takes it.
+ */
+export function syncStoreError(store, path, asyncCall) {
+  // The message starts with the error's path, `store:` (the constructor adds it); `path` says where it was given.
+  const where = path === 'store' ? '' : ` in ${path}`;
+  const message = isOutsideStore(store)
+    ? `${describe(store)}${where} writes asynchronously and this call is synchronous: use ${asyncCall} with it (or a SpillStore here)`
+    : `must be a SpillStore (or, with ${asyncCall}, a store with get and put), got ${describe(store)}`;
+  return new OptionError(message, 'INVALID_OPTION', 'store');
 }

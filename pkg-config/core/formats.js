@@ -6,7 +6,7 @@ import {
   formatsValidate as wasmValidate,
   requestConversation as wasmConversation,
 } from '../wasm/tracelite.js';
-import { InputError, OptionError, guarded } from './errors.js';
+import { InputError, OptionError, guarded, describe } from './errors.js';
 import { requestText } from './options.js';
 
 const FORMATS = ['openai-chat', 'openai-responses', 'anthropic', 'gemini'];
@@ -15,7 +15,7 @@ function checkFormat(format, what) {
   if (format === undefined || format === null) return undefined;
   if (!FORMATS.includes(format)) {
     throw new InputError(
-      `${what} must be one of ${FORMATS.join(', ')}`, 'UNKNOWN_FORMAT', what,
+      `must be one of ${FORMATS.join(', ')}, got ${typeof format === 'string' ? JSON.stringify(format) : describe(format)}`, 'UNKNOWN_FORMAT', what,
     );
   }
   return format;
@@ -24,7 +24,7 @@ function checkFormat(format, what) {
 function checkOptions(options) {
   if (options === undefined || options === null) return {};
   if (typeof options !== 'object' || Array.isArray(options)) {
-    throw new OptionError('options must be an object', 'INVALID_OPTION', 'options');
+    throw new OptionError(`must be an object, got ${describe(options)}`, 'INVALID_OPTION', 'options');
   }
   return options;
 }
@@ -59,7 +59,7 @@ export function validateRequest(request, options = {}) {
   const { format, repair = false } = checkOptions(options);
   checkFormat(format, 'format');
   if (typeof repair !== 'boolean') {
-    throw new OptionError('options.repair must be a boolean', 'INVALID_OPTION', 'repair');
+    throw new OptionError(`must be a boolean, got ${describe(repair)}`, 'INVALID_OPTION', 'repair');
   }
   return JSON.parse(guarded(() => wasmValidate(text, format ?? undefined, repair)));
 }

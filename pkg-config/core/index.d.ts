@@ -66,3 +66,4 @@ export * from './optical.js';
 export * from './calibrate.js';
 export * from './formats.js';
 export * from './memory.js';
+export * from './format-report.js';

@@ -1,6 +1,6 @@
 // Optical snapshots: render a text as the optical stage would (preview, benchmarks).
 import { renderSnapshot as wasmRenderSnapshot } from '../wasm/tracelite.js';
-import { InputError, guarded, jsonArg } from './errors.js';
+import { InputError, guarded, jsonArg, describe } from './errors.js';
 import { splitOptions } from './options.js';
 
 /**
@@ -10,7 +10,7 @@ import { splitOptions } from './options.js';
  */
 export function renderSnapshot(text, options = {}) {
   if (typeof text !== 'string') {
-    throw new InputError('text must be a string', 'INVALID_REQUEST', 'text');
+    throw new InputError(`must be a string, got ${describe(text)}`, 'INVALID_REQUEST', 'text');
   }
   const { settings } = splitOptions(options);
   return JSON.parse(guarded(() => wasmRenderSnapshot(text, jsonArg(settings, 'options'))));

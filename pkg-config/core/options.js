@@ -1,5 +1,5 @@
 // Internal: option parsing shared by the JS API modules.
-import { InputError, OptionError, jsonArg } from './errors.js';
+import { InputError, OptionError, jsonArg, describe, syncStoreError } from './errors.js';
 import { SpillStore } from './spill.js';
 import { settingsOf } from './settings.js';
 
@@ -16,7 +16,7 @@ export function requestText(request, what = 'request') {
   if (request !== null && typeof request === 'object' && !Array.isArray(request)) {
     return jsonArg(request, what);
   }
-  throw new InputError(`${what} must be a JSON object or JSON text`, 'INVALID_REQUEST', what);
+  throw new InputError(`must be a JSON object or JSON text, got ${describe(request)}`, 'INVALID_REQUEST', what);
 }
 
 /** Splits host objects from settings and checks their types. */
@@ -24,10 +24,10 @@ export function splitOptions(options) {
   const settings = settingsOf(options);
   const { store, countTokens, previous } = options ?? {};
   if (store !== undefined && !(store instanceof SpillStore)) {
-    throw new OptionError('options.store must be a SpillStore', 'INVALID_OPTION', 'store');
+    throw syncStoreError(store, 'options.store', 'compressAsync(request, { store })');
   }
   if (countTokens !== undefined && typeof countTokens !== 'function') {
-    throw new OptionError('options.countTokens must be a function (text) => number', 'INVALID_OPTION', 'countTokens');
+    throw new OptionError(`must be a function (text) => number, got ${describe(countTokens)}`, 'INVALID_OPTION', 'countTokens');
   }
   const prev = previous === undefined || previous === null ? undefined : requestText(previous, 'previous');
   return { settings, store, countTokens, previous: prev };

@@ -3,14 +3,14 @@
 // compressing it, spilled text served under `redact.store`. Relative imports
 // only; the host entry that initializes the wasm must be loaded first.
 import { redactText as wasmRedactText } from '../wasm/tracelite.js';
-import { InputError, guarded } from './errors.js';
+import { InputError, guarded, describe } from './errors.js';
 
 /**
  * Masks secrets in `text` as the core masks them in excerpts (`[REDACTED:<kind>]`).
  * Returns `{ text, count, kinds }`; `kinds` name detectors, never values.
  */
 export function redactText(text) {
-  if (typeof text !== 'string') throw new InputError('text must be a string', 'INVALID_REQUEST', 'text');
+  if (typeof text !== 'string') throw new InputError(`must be a string, got ${describe(text)}`, 'INVALID_REQUEST', 'text');
   return JSON.parse(guarded(() => wasmRedactText(text)));
 }
 

@@ -5,7 +5,7 @@ import { compress, trajectoryToRequest } from './compress.js';
 import { SpillStore } from './spill.js';
 import { defaultOptions } from './config.js';
 import { LimitError } from './errors.js';
-import { percentile } from '../internal/stats.js';
+import { percentile } from './stats.js';
 
 /** The spill session a replay uses for a trajectory id (what `replay` uses by default). */
 export function sessionName(id) {
@@ -71,7 +71,7 @@ export function refuseOversizedTrajectory(bytes, options = {}, what = 'trajector
   // A limit that is not a count is the core's INVALID_OPTION, reported by the first step.
   if (!Number.isSafeInteger(limit) || bytes <= limit) return;
   throw new LimitError(
-    `${what} is ${bytes} bytes, more than limits.maxRequestBytes (${limit}): the requests of its ` +
+    `limits.maxRequestBytes: ${what} is ${bytes} bytes, more than the limit (${limit}): the requests of its ` +
       `last steps would be about as large; raise limits.maxRequestBytes to replay it`,
     'LIMIT_EXCEEDED',
     'limits.maxRequestBytes',

@@ -60,11 +60,17 @@ export interface Telemetry {
 /** An in-process context controller over the same core as `compress`. */
 export class TraceLite {
   constructor(options?: TraceLiteOptions);
-  /** Records one step: the tool call and its output (text, or a value sent as JSON). */
-  processStep(toolCall: ToolCallInput, output: unknown): StepSummary;
+  /**
+   * Records one step: the tool call and its output (text, or an object or array sent as JSON;
+   * none is empty). A malformed call is `INVALID_TOOL_CALL` naming `toolCall`, `toolCall.id`
+   * or `toolCall.name`; an output of another type (a number, a boolean) `INVALID_ARGUMENT`
+   * naming `output`.
+   */
+  processStep(toolCall: ToolCallInput, output?: string | object | null): StepSummary;
   /** Appends a system, user or assistant turn (OpenAI Chat message shape). */
   addMessage(message: { role: 'system' | 'developer' | 'user' | 'assistant'; content: unknown; [k: string]: unknown }): void;
   /** The request to send now; `base` holds its other members (`model`, `tools`, …). */
+  /** `format` not a format name is `UNKNOWN_FORMAT`; `base` not an object `INVALID_REQUEST`. */
   assemble<T extends object = Record<string, unknown>>(format?: FormatName, base?: object): T;
   /** Blobs newly kept by the last `assemble`, to persist elsewhere. */
   lastSpills?: SpillBlob[];

@@ -2,7 +2,10 @@
 // spill store and the render/state caches inside wasm, and assembles the
 // compressed request on demand with the same pure core as `compress`.
 import { TraceLiteController } from '../wasm/tracelite.js';
-import { InputError, OptionError, guarded, jsonArg } from './errors.js';
+import { InputError, OptionError, guarded, jsonArg, describe } from './errors.js';
+
+/** The formats `assemble` writes. */
+const FORMATS = ['openai-chat', 'openai-responses', 'anthropic', 'gemini'];
 
 function isObject(v) {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -14,22 +17,26 @@ function isObject(v) {
  * call `{ toolCallId, toolName, input }`; arguments may be JSON text or a value.
  */
 function normalizeCall(call) {
-  if (!isObject(call)) throw new InputError('toolCall must be an object', 'INVALID_TOOL_CALL', 'toolCall');
+  if (!isObject(call)) throw new InputError(`must be an object, got ${describe(call)}`, 'INVALID_TOOL_CALL', 'toolCall');
   const fn = isObject(call.function) ? call.function : undefined;
   const id = call.id ?? call.toolCallId ?? '';
   const name = fn?.name ?? call.name ?? call.toolName;
   const args = fn ? fn.arguments : (call.arguments ?? call.args ?? call.input);
-  if (typeof id !== 'string') throw new InputError('toolCall.id must be a string', 'INVALID_TOOL_CALL', 'toolCall.id');
+  if (typeof id !== 'string') throw new InputError(`must be a string, got ${describe(id)}`, 'INVALID_TOOL_CALL', 'toolCall.id');
   if (typeof name !== 'string' || name === '') {
-    throw new InputError('toolCall.name must be a non-empty string', 'INVALID_TOOL_CALL', 'toolCall.name');
+    throw new InputError(`must be a non-empty string, got ${name === '' ? 'an empty string' : describe(name)}`, 'INVALID_TOOL_CALL', 'toolCall.name');
   }
   const text = typeof args === 'string' ? args : jsonArg(args ?? {}, 'toolCall.arguments');
   return { id, name, arguments: text };
 }
 
+/** A step's output as text: a string as is, an object or array as JSON, none as ''. */
 function outputText(output) {
   if (typeof output === 'string') return output;
   if (output === undefined || output === null) return '';
+  if (typeof output !== 'object') {
+    throw new InputError(`must be a string, an object or an array (sent as JSON), got ${describe(output)}`, 'INVALID_ARGUMENT', 'output');
+  }
   return jsonArg(output, 'output');
 }
 
@@ -45,17 +52,17 @@ export class TraceLite {
 
   constructor(options = {}) {
     if (options === null || options === undefined) options = {};
-    if (!isObject(options)) throw new OptionError('options must be an object', 'INVALID_OPTION', 'options');
+    if (!isObject(options)) throw new OptionError(`must be an object, got ${describe(options)}`, 'INVALID_OPTION', 'options');
     const { countTokens, ...settings } = options;
     if (countTokens !== undefined && typeof countTokens !== 'function') {
-      throw new OptionError('options.countTokens must be a function (text) => number', 'INVALID_OPTION', 'countTokens');
+      throw new OptionError(`must be a function (text) => number, got ${describe(countTokens)}`, 'INVALID_OPTION', 'countTokens');
     }
     this.#format = settings.format ?? 'openai-chat';
     this.#controller = guarded(() => new TraceLiteController(jsonArg(settings, 'options'), countTokens));
   }
 
   get #wasm() {
-    if (!this.#controller) throw new OptionError('TraceLite was freed', 'INVALID_OPTION', 'session');
+    if (!this.#controller) throw new OptionError('this TraceLite was freed', 'INVALID_OPTION', 'session');
     return this.#controller;
   }
 
@@ -68,7 +75,7 @@ export class TraceLite {
 
   /** Appends a system, user or assistant turn (an OpenAI Chat message: `{ role, content }`). */
   addMessage(message) {
-    if (!isObject(message)) throw new InputError('message must be an object', 'INVALID_REQUEST', 'message');
+    if (!isObject(message)) throw new InputError(`must be an object { role, content }, got ${describe(message)}`, 'INVALID_REQUEST', 'message');
     const text = jsonArg(message, 'message');
     guarded(() => this.#wasm.addMessage(text));
   }
@@ -78,8 +85,11 @@ export class TraceLite {
    * `openai-chat`). `base` holds the request's other members (`model`, `tools`, …).
    */
   assemble(format = this.#format, base = {}) {
-    if (!isObject(base)) throw new InputError('base must be an object', 'INVALID_REQUEST', 'base');
-    const json = guarded(() => this.#wasm.assemble(String(format), jsonArg(base, 'base')));
+    if (!FORMATS.includes(format)) {
+      throw new InputError(`must be one of ${FORMATS.join(', ')}, got ${typeof format === 'string' ? JSON.stringify(format) : describe(format)}`, 'UNKNOWN_FORMAT', 'format');
+    }
+    if (!isObject(base)) throw new InputError(`must be an object, got ${describe(base)}`, 'INVALID_REQUEST', 'base');
+    const json = guarded(() => this.#wasm.assemble(format, jsonArg(base, 'base')));
     const out = JSON.parse(json);
     this.lastSpills = out.spills;
     this.lastImages = out.images;
@@ -93,7 +103,7 @@ export class TraceLite {
 
   /** Pins a constraint compaction keeps word for word; returns whether it was new. */
   pinConstraint(text) {
-    if (typeof text !== 'string') throw new OptionError('text must be a string', 'INVALID_OPTION', 'text');
+    if (typeof text !== 'string') throw new OptionError(`must be a string, got ${describe(text)}`, 'INVALID_OPTION', 'text');
     return guarded(() => this.#wasm.pinConstraint(text));
   }
 
@@ -114,7 +124,7 @@ export class TraceLite {
 
   /** The full text behind a `spill://<session>/<key>` pointer from a marker or tombstone. */
   readSpill(pointer) {
-    if (typeof pointer !== 'string') throw new InputError('pointer must be a string', 'INVALID_SPILL_KEY', 'pointer');
+    if (typeof pointer !== 'string') throw new InputError(`must be a string, got ${describe(pointer)}`, 'INVALID_SPILL_KEY', 'pointer');
     return guarded(() => this.#wasm.readSpill(pointer));
   }
 

@@ -1,7 +1,7 @@
 // Internal: the settings part of compress options (what goes to the core as
 // JSON), without the host objects. Imports nothing of the API so that spill.js
 // and options.js both use it without an import cycle.
-import { OptionError } from './errors.js';
+import { OptionError, describe } from './errors.js';
 
 /** Options that are JS objects, not settings; everything else goes to the core as JSON. */
 export const HOST_OPTIONS = ['store', 'countTokens', 'previous'];
@@ -10,7 +10,7 @@ export const HOST_OPTIONS = ['store', 'countTokens', 'previous'];
 export function settingsOf(options) {
   if (options === undefined || options === null) return {};
   if (typeof options !== 'object' || Array.isArray(options)) {
-    throw new OptionError('options must be an object', 'INVALID_OPTION', 'options');
+    throw new OptionError(`must be an object, got ${describe(options)}`, 'INVALID_OPTION', 'options');
   }
   const settings = {};
   for (const [k, v] of Object.entries(options)) {

@@ -230,12 +230,33 @@ export function spillToolDefinitions<F extends ToolFormat>(format: F): SpillTool
 /**
  * Runs a read_spill / grep_spill call; `args` as the SDK hands them (OpenAI's `arguments`
  * text, Anthropic's `input`, Gemini's `args`); arguments the tool cannot use are an error
- * reply. `where` is a session name (default store) or `{ store, session }`.
+ * reply. `where` is a session name (default store) or `{ store, session }`; another
+ * value is `INVALID_ARGUMENT` naming `where`.
  */
 export function handleToolCall(
   name: string,
   args: unknown,
-  where: string | { store?: SpillStore; session?: string },
+  where?: string | { store?: SpillStore; session?: string } | null,
 ): ToolReply;
+/**
+ * The async peer of `handleToolCall`, over any store: a `SpillStore` or one outside
+ * wasm (`FileStore`, `KvSpillStore`, `DurableObjectSpillStore`, yours), as `compressAsync`
+ * takes. Resolves the reply to send back; a mistake the model can fix is a reply with `isError`.
+ */
+export function handleToolCallAsync(
+  name: string,
+  args: unknown,
+  where: string | { store?: SpillStoreLike; session?: string },
+): Promise<ToolReply>;
 /** The store `compress` uses when no `options.store` is given. */
 export function sharedStore(): SpillStore;
+
+/**
+ * Any spill store: the in-memory `SpillStore`, or a store outside wasm (`FileStore`,
+ * `KvSpillStore`, `DurableObjectSpillStore`, yours) with `get` and `put`, which
+ * `compressAsync`, `handleToolCallAsync`, the adapters and the proxy take.
+ */
+export interface SpillStoreLike {
+  get(session: string, key: string): string | Promise<string>;
+  put(session: string, key: string, text: string): unknown;
+}

@@ -1,7 +1,7 @@
 // Spilling in JS: the SpillStore (bounded, inside wasm), the agent tools
 // read_spill / grep_spill (definitions + executor) and spillText.
 import { Store, spillTools as wasmSpillTools } from '../wasm/tracelite.js';
-import { InputError, OptionError, guarded, jsonArg } from './errors.js';
+import { InputError, OptionError, guarded, jsonArg, describe, syncStoreError } from './errors.js';
 import { settingsOf } from './settings.js';
 
 /** Names of the agent tools over spilled output. */
@@ -21,7 +21,7 @@ function limitsJson(options) {
   for (const k of LIMIT_KEYS) if (options[k] !== undefined) limits[k] = options[k];
   for (const k of Object.keys(options)) {
     if (!LIMIT_KEYS.includes(k) && k !== 'now') {
-      throw new OptionError(`unknown SpillStore option ${k}`, 'INVALID_OPTION', k);
+      throw new OptionError(`is not a SpillStore option (${LIMIT_KEYS.join(', ')}, now)`, 'INVALID_OPTION', k);
     }
   }
   return jsonArg(limits, 'options');
@@ -35,12 +35,12 @@ function keyBytes(key) {
   if (key === undefined) return new Uint8Array(0);
   if (typeof key === 'string') return encoder.encode(key);
   if (key instanceof Uint8Array) return key;
-  throw new OptionError('key must be a string or a Uint8Array of at least 16 bytes', 'INVALID_OPTION', 'key');
+  throw new OptionError(`must be a string or a Uint8Array of at least 16 bytes, got ${describe(key)}`, 'INVALID_OPTION', 'key');
 }
 
 function text(value, what) {
   if (typeof value !== 'string') {
-    throw new InputError(`${what} must be a string`, 'INVALID_REQUEST', what);
+    throw new InputError(`must be a string, got ${describe(value)}`, 'INVALID_REQUEST', what);
   }
   return value;
 }
@@ -61,11 +61,11 @@ export class SpillStore {
 
   constructor(options = {}) {
     if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-      throw new OptionError('SpillStore options must be an object', 'INVALID_OPTION', 'options');
+      throw new OptionError(`must be an object of SpillStore options, got ${describe(options)}`, 'INVALID_OPTION', 'options');
     }
     const { now = () => Date.now() / 1000 } = options;
     if (typeof now !== 'function') {
-      throw new OptionError('options.now must be a function returning seconds', 'INVALID_OPTION', 'now');
+      throw new OptionError(`must be a function returning seconds, got ${describe(now)}`, 'INVALID_OPTION', 'now');
     }
     this.#now = now;
     this.#wasm = guarded(() => Store.withLimits(limitsJson(options)));
@@ -73,7 +73,7 @@ export class SpillStore {
 
   /** The wasm store backing this store, told the current time (internal). */
   get wasmStore() {
-    if (!this.#wasm) throw new OptionError('SpillStore was freed', 'INVALID_OPTION', 'store');
+    if (!this.#wasm) throw new OptionError('this SpillStore was freed', 'INVALID_OPTION', 'store');
     guarded(() => this.#wasm.setNow(this.#now()));
     return this.#wasm;
   }
@@ -139,7 +139,7 @@ export class SpillStore {
   /** Puts back the `spills` a compress call returned (e.g. loaded from a KV store); returns how many. */
   rehydrate(spills) {
     if (!Array.isArray(spills)) {
-      throw new InputError('spills must be an array of { session, key, text }', 'INVALID_REQUEST', 'spills');
+      throw new InputError(`must be an array of { session, key, text }, got ${describe(spills)}`, 'INVALID_REQUEST', 'spills');
     }
     for (const s of spills) this.put(s.session, s.key, s.text);
     return spills.length;
@@ -162,7 +162,7 @@ export class SpillStore {
    */
   spill(value, options = {}) {
     if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-      throw new OptionError('options must be an object', 'INVALID_OPTION', 'options');
+      throw new OptionError(`must be an object, got ${describe(options)}`, 'INVALID_OPTION', 'options');
     }
     const { countTokens, ...settings } = options;
     return JSON.parse(guarded(() => this.wasmStore.spillText(encoder.encode(text(value, 'text')), jsonArg(settings, 'options'), countTokens)));
@@ -180,7 +180,7 @@ export class SpillStore {
    */
   exportCache(options = {}) {
     if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-      throw new OptionError('options must be an object { all, renderedOnly, key, session }', 'INVALID_OPTION', 'options');
+      throw new OptionError(`must be an object { all, renderedOnly, key, session }, got ${describe(options)}`, 'INVALID_OPTION', 'options');
     }
     const { all = false, renderedOnly = false, key, session = 'default' } = options;
     const bytes = keyBytes(key);
@@ -201,7 +201,7 @@ export class SpillStore {
   importCache(segment, options = {}) {
     text(segment, 'segment');
     if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-      throw new OptionError('options must be an object', 'INVALID_OPTION', 'options');
+      throw new OptionError(`must be an object, got ${describe(options)}`, 'INVALID_OPTION', 'options');
     }
     const { key, ...rest } = options;
     const bytes = keyBytes(key);
@@ -244,10 +244,13 @@ export function spillToolDefinitions(format = 'openai-chat') {
  * (or `session` as a string, with `store` the default one used by `compress`).
  */
 export function handleToolCall(name, args, where) {
+  if (where !== undefined && where !== null && typeof where !== 'string' && (typeof where !== 'object' || Array.isArray(where))) {
+    throw new InputError(`must be a session name or an object { store, session }, got ${describe(where)}`, 'INVALID_ARGUMENT', 'where');
+  }
   const { store, session } = typeof where === 'string' ? { session: where } : (where ?? {});
   const target = store ?? sharedStore();
   if (!(target instanceof SpillStore)) {
-    throw new OptionError('store must be a SpillStore', 'INVALID_OPTION', 'store');
+    throw syncStoreError(target, 'store', 'handleToolCallAsync(name, args, { store, session })');
   }
   return target.handleToolCall(name, args, session ?? 'default');
 }

@@ -1,22 +1,12 @@
 // Internal: the checks every outside spill store (KV, Durable Objects) makes
 // on a blob: a content key (`<kind>-<32 hex>`, src/hash/key.rs) must be the
 // SHA-256 of its text, checked on write and again on read.
-import { StoreError, guarded } from '../core/errors.js';
-import { blobFacts, isContentKey as coreIsContentKey } from '../wasm/tracelite.js';
-import { grepSpill, readSpill } from './spill-reader.js';
+import { StoreError } from '../core/errors.js';
+import { facts, isContentKey } from '../core/blob.js';
+import { grepSpill, readSpill } from '../core/spill-reader.js';
+import { Lru } from './lru.js';
 
-/**
- * A blob's UTF-8 size, line count (as the core's stores count it) and content
- * hash (the 32 hex digits of a content key), by the core: `{ bytes, lines, hash }`.
- */
-export function facts(text) {
-  return JSON.parse(guarded(() => blobFacts(text)));
-}
-
-/** Whether `key` is a content key (`<kind>-<32 hex>`: its text must hash to it). */
-export function isContentKey(key) {
-  return coreIsContentKey(key);
-}
+export { facts, isContentKey };
 
 /**
  * Whether a text with hash `hash` may be stored under `key`: a content key
@@ -50,27 +40,24 @@ export async function verified(session, key, text) {
  * at most `max` (memory stays bounded in a long-lived isolate).
  */
 export class FreshKeys {
-  #max;
-  #map = new Map();
+  #keys;
 
   constructor(max = 10000) {
-    this.#max = max;
+    this.#keys = new Lru(max);
   }
 
   /** Whether `name` holds the text of `hash` with more than `minLeft` seconds left at `now`. */
   has(name, hash, now, minLeft) {
-    const known = this.#map.get(name);
+    const known = this.#keys.peek(name);
     return known !== undefined && known.hash === hash && known.expires - now > minLeft;
   }
 
   remember(name, expires, hash) {
-    this.#map.delete(name);
-    this.#map.set(name, { expires, hash });
-    if (this.#map.size > this.#max) this.#map.delete(this.#map.keys().next().value);
+    this.#keys.set(name, { expires, hash });
   }
 
   forget(name) {
-    this.#map.delete(name);
+    this.#keys.delete(name);
   }
 }
 

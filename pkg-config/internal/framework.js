@@ -1,10 +1,11 @@
 // Internal: what the agent-framework adapters (adapters/langchain/, adapters/openai-agents/)
 // share: the core's spill tool definitions, the per-conversation stores and the
 // compress call that keeps a conversation's spills where its tools read them.
-import { InputError } from '../core/errors.js';
+import { InputError, describe } from '../core/errors.js';
 import { spillToolDefinitions } from '../core/spill.js';
-import { SessionStores, compressInto, sessionFromMessages } from './mirror.js';
-import { runSpillTool } from './spill-reader.js';
+import { SessionStores, compressInto, sessionFromMessages } from '../core/stores.js';
+import { runSpillTool } from '../core/spill-reader.js';
+import { debugSink, debugTurn } from './debug.js';
 
 /** The core's definitions of read_spill and grep_spill: `[{ name, description, parameters }]`. */
 export function spillToolSpecs() {
@@ -18,13 +19,35 @@ export function spillToolSpecs() {
  * session's spills are readable.
  */
 export function frameworkSpillTools(store, session, make) {
-  if (!store || typeof store.get !== 'function') {
-    throw new InputError('spillTools(store) needs the store the middleware spills into', 'INVALID_ARGUMENT', 'store');
-  }
+  checkSpillToolsArgs(store, session);
   return spillToolSpecs().map((spec) => make({
     ...spec,
     run: async (args) => (await runSpillTool(store, spec.name, args ?? {}, session)).text,
   }));
+}
+
+/**
+ * The arguments of an adapter's `spillTools(store, { session })`: a store
+ * that can `get` (the middleware's `.store`) and an optional session name;
+ * `INVALID_ARGUMENT` naming the wrong one.
+ */
+export function checkSpillToolsArgs(store, session) {
+  if (!store || typeof store.get !== 'function') {
+    const got = store !== null && typeof store === 'object' ? 'an object without get()' : describe(store);
+    throw new InputError(`spillTools(store) needs the store the middleware spills into (its .store), got ${got}`, 'INVALID_ARGUMENT', 'store');
+  }
+  if (session !== undefined && typeof session !== 'string') {
+    throw new InputError(`must be a string (a session name), got ${describe(session)}`, 'INVALID_ARGUMENT', 'session');
+  }
+}
+
+/** The options of `spillTools(store, options)`: an object (or none); `INVALID_ARGUMENT` naming `options` otherwise. */
+export function spillToolsOptions(options) {
+  if (options === undefined || options === null) return {};
+  if (typeof options !== 'object' || Array.isArray(options)) {
+    throw new InputError(`must be an object { session }, got ${describe(options)}`, 'INVALID_ARGUMENT', 'options');
+  }
+  return options;
 }
 
 /** The providers LangChain's `initChatModel` reads before a `:` in a model string. */
@@ -61,7 +84,8 @@ export function modelNameOf(model) {
 
 /**
  * A compressor for one framework: `settings` are the user's options (compress
- * settings plus `store`, `session`, `onReport`, `maxSessions`, `cacheKey` (with
+ * settings plus `store`, `session`, `onReport`, `debug` (each turn's report as
+ * text to `console.error` or a function, see internal/debug.js), `maxSessions`, `cacheKey` (with
  * a `store` that can list: the session caches are kept in it as segments
  * sealed with this key, see `compressInto`), and `pointer`:
  * `'path'` with a `FileStore`, see `withPointer`); the result's
@@ -72,7 +96,8 @@ export function modelNameOf(model) {
  * resolves `{ request, report, session }`; `store` is where the spills are.
  */
 export function conversationCompressor(options, format) {
-  const { store, session, onReport, maxSessions, cacheKey, ...settings } = options;
+  const { store, session, onReport, debug, maxSessions, cacheKey, ...settings } = options;
+  const sink = debugSink(debug);
   const spills = store ?? new SessionStores({ maxSessions });
   // With an outside store (KV), per-session caches still live here between turns.
   const caches = store === undefined ? undefined : new SessionStores({ maxSessions });
@@ -83,6 +108,7 @@ export function conversationCompressor(options, format) {
       const named = settings.model === undefined && model !== undefined ? { model } : {};
       const out = await compressInto(request, { ...settings, ...named, format, session: name }, spills, caches, { cacheKey });
       onReport?.({ session: name, report: out.report });
+      debugTurn(sink, name, out.report);
       return { ...out, session: name };
     },
   };

@@ -3,47 +3,10 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use super::edit_kind::EditKind;
 use super::shell;
 use crate::config::PhaseConfig;
 use crate::model::{ToolCall, ToolResult};
-
-/// How a call edits files.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum EditKind {
-    /// A named edit tool (`phase.editTools`).
-    Tool,
-    /// `sed -i` (or `perl -i`).
-    SedInPlace,
-    /// `cat`/`echo`/`printf` redirected into a file.
-    Redirect,
-    /// A heredoc written into a file (`cat > f <<EOF`).
-    Heredoc,
-    /// `tee f`.
-    Tee,
-    /// `git apply` / `git am`.
-    GitApply,
-    /// `patch`.
-    Patch,
-    /// Python `open(…, 'w')`, `write_text`, `fileinput` in place.
-    PythonWrite,
-}
-
-impl EditKind {
-    /// The kebab-case name used in notes and reports.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Tool => "tool",
-            Self::SedInPlace => "sed-in-place",
-            Self::Redirect => "redirect",
-            Self::Heredoc => "heredoc",
-            Self::Tee => "tee",
-            Self::GitApply => "git-apply",
-            Self::Patch => "patch",
-            Self::PythonWrite => "python-write",
-        }
-    }
-}
 
 /// Whether an edit makes a new file, replaces a file's text or changes it in place.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]

@@ -6,7 +6,8 @@
 //! each check (test or script run) reported.
 //!
 //! * [`edit`]: named edit tools and shell writes ([`shell`]), with the
-//!   [`EditMode`] (create, overwrite, change in place) and failure signs.
+//!   [`EditMode`] (create, overwrite, change in place) and failure signs;
+//!   [`edit_kind`] the [`EditKind`] both name.
 //! * [`check`]: test and run commands, exit codes and outcomes.
 //! * [`Action`]: what kind of reading a call does (a search, a listing, a
 //!   file view), so a clean-up knows what an output was for.
@@ -15,11 +16,13 @@
 
 pub mod check;
 pub mod edit;
+pub mod edit_kind;
 pub mod recall;
 pub mod shell;
 
 pub use check::{Check, CheckKind, Outcome};
-pub use edit::{failed, EditAction, EditDetector, EditKind, EditMode};
+pub use edit::{failed, EditAction, EditDetector, EditMode};
+pub use edit_kind::EditKind;
 
 use serde_json::Value;
 

@@ -3,7 +3,7 @@
 //! Python `open(…, 'w')`) without being fooled by quoted text (`grep "sed -i"`)
 //! or output captures (`pytest > log.txt`, `2>&1`, `> /dev/null`).
 
-use super::edit::EditKind;
+use super::edit_kind::EditKind;
 
 /// One simple command: its words, output redirections and heredoc bodies.
 #[derive(Debug, Default, Clone, PartialEq)]

@@ -1,6 +1,7 @@
 //! Drafting a compaction: the user's messages kept word for word, the
 //! constraint archive, the five-section summary citing the blob of originals,
-//! the tool-call log and the kept views; and the chunk one call compacts.
+//! the tool-call log, the kept outputs of excluded tools and the kept views;
+//! and the chunk one call compacts.
 
 use super::adopt::older_note;
 use super::blob::{self, BLOB_KIND};
@@ -10,7 +11,7 @@ use super::prior::{is_user_authored, Prior};
 use super::summary::{Summary, SUMMARY_MARK};
 use super::trigger::StepActivity;
 use super::CompactState;
-use super::{constraints, prompt, views};
+use super::{constraints, kept, prompt, views};
 use crate::error::Result;
 use crate::model::{Conversation, Message, Role};
 use crate::stage::StageContext;
@@ -34,7 +35,8 @@ pub(super) struct Draft {
     pub(super) blob: String,
     /// Its pointer, cited in the summary.
     pub(super) pointer: String,
-    /// Secrets masked in the blob (`redact.store`), counted once it is kept.
+    /// Secrets masked in the blob (`redact.store`) and in the kept outputs
+    /// of excluded tools, counted once it is kept.
     pub(super) masked: crate::redact::Redactions,
     /// Summary header.
     pub(super) header: String,
@@ -236,6 +238,13 @@ impl Draft {
                 messages.push(Message::text(Role::User, text));
             }
         }
+        // Outputs of excluded tools, word for word: those kept before, then
+        // the range's.
+        let excluded = crate::stage::excluded_results(conv, config);
+        messages.extend(prior.kept.iter().cloned());
+        let (outputs, found) = kept::keep(conv, cx, &range, &excluded);
+        messages.extend(outputs);
+        masked.merge(&found);
         // Steps are in call order: those from `cut` on are the later turns.
         let later = steps
             .get(steps.partition_point(|s| s.call_message < cut)..)
@@ -247,6 +256,7 @@ impl Draft {
             &range,
             later,
             config.compact.live_views,
+            &excluded,
         )?);
         let prompt = prompt::build(&range, &archive.items, previous_text.as_deref(), cap);
         Ok(Draft {

@@ -8,9 +8,9 @@
 //! Linear in the range: lists that keep the newest distinct items are built
 //! from the end ([`newest_distinct`]), never by removing from a vector.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 
-use super::summary::Summary;
+use super::summary::{newest_distinct, Summary, ERROR_FACT, SUMMARY_CRITICAL_BYTES};
 use super::trigger::StepActivity;
 use crate::activity::check::{critical_lines, fit_newest, is_detail_line, CRITICAL_BYTES};
 use crate::activity::Outcome;
@@ -351,18 +351,6 @@ fn key_facts(range: &Range<'_>) -> Vec<String> {
     out
 }
 
-/// Bytes of critical lines a summary lists (about 1,000 tokens).
-pub const SUMMARY_CRITICAL_BYTES: usize = 4_000;
-
-/// Opening of a key fact quoting a critical line: `` - Error: `line` <cite> ``.
-const ERROR_FACT: &str = "- Error: `";
-
-/// The critical line a key fact quotes, if `fact` is one ([`ERROR_FACT`]).
-pub fn error_fact(fact: &str) -> Option<&str> {
-    let rest = fact.strip_prefix(ERROR_FACT)?;
-    rest.get(..rest.rfind("` ")?)
-}
-
 /// Most paths and definitions listed in the key facts.
 const MAX_FOUND: usize = 40;
 
@@ -485,26 +473,6 @@ fn code_symbol(w: &str) -> Option<&str> {
                 .any(|p| matches!(p, [a, b] if a.is_ascii_lowercase() && b.is_ascii_uppercase())))
         && w.trim_matches('_').len() >= 3;
     code.then_some(w)
-}
-
-/// The distinct texts of `items`, each with the value of its last
-/// occurrence, ordered by their last occurrence; the newest `keep` of them.
-/// What appending each item after removing its earlier copy gives, in one
-/// pass from the end.
-pub(super) fn newest_distinct<T>(items: Vec<(String, T)>, keep: usize) -> Vec<(String, T)> {
-    let mut seen: HashSet<String> = HashSet::new();
-    let mut out: Vec<(String, T)> = Vec::new();
-    for (text, value) in items.into_iter().rev() {
-        if out.len() >= keep {
-            break;
-        }
-        if !seen.contains(&text) {
-            seen.insert(text.clone());
-            out.push((text, value));
-        }
-    }
-    out.reverse();
-    out
 }
 
 /// A file path in an output token: `dir/name.ext`, optionally `:line`

@@ -25,6 +25,8 @@
 //!   forces it.
 //! * Prefix stability: the session state remembers each compaction and
 //!   re-applies it byte for byte while the history still starts the same way.
+//! * Excluded tools (`excludeTools`): their outputs stay word for word after
+//!   the summary ([`kept`]), at this compaction and every later one.
 
 pub mod adopt;
 pub mod blob;
@@ -34,6 +36,7 @@ pub mod constraints;
 pub mod cut;
 mod draft;
 pub mod extractive;
+pub mod kept;
 mod prior;
 pub mod prompt;
 pub mod state;

@@ -6,7 +6,7 @@
 use super::calls::{CallLog, CALL_LOG_HEADER};
 use super::constraints::{ConstraintArchive, ARCHIVE_HEADER};
 use super::summary::SUMMARY_MARK;
-use super::views;
+use super::{kept, views};
 use crate::hash::Fnv1a;
 use crate::model::{Conversation, Message, PartKind, Role};
 
@@ -61,7 +61,8 @@ pub(super) fn fingerprint(mut h: Fnv1a, messages: &[Message]) -> Fnv1a {
 }
 
 /// The leading messages a compaction left: the user's messages kept word
-/// for word, then the archive, the summary and the tool-call log.
+/// for word, then the archive, the summary, the tool-call log, the kept
+/// outputs of excluded tools and the kept views.
 #[derive(Debug, Default)]
 pub(super) struct Prior {
     /// User-authored messages kept verbatim at the start (`..users`).
@@ -69,6 +70,8 @@ pub(super) struct Prior {
     pub(super) archive: Option<ConstraintArchive>,
     pub(super) summary_at: Option<usize>,
     pub(super) calls: Option<CallLog>,
+    /// Outputs of excluded tools earlier compactions kept ([`kept`]).
+    pub(super) kept: Vec<Message>,
     /// File views earlier compactions kept ([`views`]).
     pub(super) views: Vec<Message>,
     /// First message after them.
@@ -103,6 +106,10 @@ impl Prior {
             p.calls = CallLog::parse(&m.text_content());
             p.start += 1;
         }
+        while let Some(m) = conv.messages.get(p.start).filter(|m| kept::is_kept(m)) {
+            p.kept.push(m.clone());
+            p.start += 1;
+        }
         while let Some(m) = conv.messages.get(p.start).filter(|m| views::is_view(m)) {
             p.views.push(m.clone());
             p.start += 1;
@@ -120,6 +127,7 @@ pub(super) fn is_user_authored(m: &Message) -> bool {
         && !is_archive(m)
         && !is_call_log(m)
         && !views::is_view(m)
+        && !kept::is_kept(m)
         && !m.text_content().trim().is_empty()
         && !m.parts.iter().any(|p| matches!(p.kind, PartKind::Image(_)))
 }

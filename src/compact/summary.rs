@@ -2,7 +2,8 @@
 //! steps. Rendering, parsing (also of an LLM's free-form markdown), validation
 //! and merging with a previous summary.
 
-use super::extractive::{error_fact, newest_distinct, SUMMARY_CRITICAL_BYTES};
+use std::collections::HashSet;
+
 use crate::activity::check::{fit_newest, is_detail_line};
 
 /// First characters of every summary message.
@@ -282,6 +283,38 @@ fn heading(line: &str) -> Option<(usize, &str)> {
         }
     }
     None
+}
+
+/// Bytes of critical lines a summary lists (about 1,000 tokens).
+pub const SUMMARY_CRITICAL_BYTES: usize = 4_000;
+
+/// Opening of a key fact quoting a critical line: `` - Error: `line` <cite> ``.
+pub(super) const ERROR_FACT: &str = "- Error: `";
+
+/// The critical line a key fact quotes, if `fact` is one ([`ERROR_FACT`]).
+pub fn error_fact(fact: &str) -> Option<&str> {
+    let rest = fact.strip_prefix(ERROR_FACT)?;
+    rest.get(..rest.rfind("` ")?)
+}
+
+/// The distinct texts of `items`, each with the value of its last
+/// occurrence, ordered by their last occurrence; the newest `keep` of them.
+/// What appending each item after removing its earlier copy gives, in one
+/// pass from the end.
+pub(super) fn newest_distinct<T>(items: Vec<(String, T)>, keep: usize) -> Vec<(String, T)> {
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut out: Vec<(String, T)> = Vec::new();
+    for (text, value) in items.into_iter().rev() {
+        if out.len() >= keep {
+            break;
+        }
+        if !seen.contains(&text) {
+            seen.insert(text.clone());
+            out.push((text, value));
+        }
+    }
+    out.reverse();
+    out
 }
 
 #[cfg(test)]

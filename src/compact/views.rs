@@ -12,7 +12,9 @@ use super::trigger::StepActivity;
 use super::CompactState;
 use crate::activity::Action;
 use crate::error::Result;
-use crate::model::{Conversation, Message, PartKind, Role};
+use std::collections::HashSet;
+
+use crate::model::{Conversation, Message, PartKind, PartRef, Role};
 use crate::redact::Redactions;
 use crate::stage::StageContext;
 
@@ -81,11 +83,21 @@ fn view_message(
     range: &Range<'_>,
     cx: &mut StageContext<'_, CompactState>,
 ) -> Option<(Message, Redactions)> {
+    output_message(step, conv, &format!("{VIEW_HEADER}{key}"), range, cx)
+}
+
+/// A message showing `step`'s output as it was: `opening`, where its
+/// original is, then the output (see [`view_message`]; also the kept
+/// outputs of excluded tools, [`super::kept`]).
+pub(super) fn output_message(
+    step: &StepActivity,
+    conv: &Conversation,
+    opening: &str,
+    range: &Range<'_>,
+    cx: &mut StageContext<'_, CompactState>,
+) -> Option<(Message, Redactions)> {
     let result = conv.tool_result(step.result_at?)?;
-    let header = format!(
-        "{VIEW_HEADER}{key}; original: {}]",
-        range.cite(step.result_message?)
-    );
+    let header = format!("{opening}; original: {}]", range.cite(step.result_message?));
     if result
         .parts
         .iter()
@@ -109,7 +121,8 @@ fn view_message(
 /// kept ones of earlier compactions (`prior`) and the range's outputs, those
 /// no later output supersedes (the same command run again, a newer edit
 /// result of the file, also in a later turn: `later`), newest first within
-/// `budget` tokens.
+/// `budget` tokens. Outputs of excluded tools (`excluded`, kept whole by
+/// [`super::kept`]) are not views.
 pub fn keep(
     conv: &Conversation,
     cx: &mut StageContext<'_, CompactState>,
@@ -117,6 +130,7 @@ pub fn keep(
     range: &Range<'_>,
     later: &[StepActivity],
     budget: u64,
+    excluded: &HashSet<PartRef>,
 ) -> Result<Vec<Message>> {
     if budget == 0 {
         return Ok(Vec::new());
@@ -132,6 +146,9 @@ pub fn keep(
         .collect();
     let end = range.first + range.messages.len();
     for step in range.steps.iter().chain(later) {
+        if step.result_at.is_some_and(|r| excluded.contains(&r)) {
+            continue;
+        }
         let Some(key) = key(step, conv) else { continue };
         candidates.retain(|(k, _)| *k != key);
         if step.call_message < end {

@@ -26,6 +26,9 @@ pub struct Limits {
     /// Most `spill.errorPatterns` accepted (each is checked against every
     /// hidden line of every spilled output). Default 64.
     pub max_error_patterns: usize,
+    /// Most per-tool rules accepted: names in `excludeTools`, and tools in
+    /// `spill.toolCaps`.
+    pub max_tool_rules: usize,
     /// Bytes of raw tool output the stateful `TraceLite` session holds
     /// (default 32 MiB). Past it, the oldest outputs outside the recent window
     /// are spilled in the raw history itself: their full text goes to the
@@ -69,6 +72,7 @@ impl Default for Limits {
             max_image_pixels: 50_000_000,
             max_spill_bytes_per_session: 16 << 20,
             max_error_patterns: 64,
+            max_tool_rules: 256,
             max_history_bytes: 32 << 20,
             max_compact_messages: 10_000,
             max_compact_bytes: 4 << 20,

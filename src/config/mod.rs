@@ -10,6 +10,7 @@
 //! * [`stages`]: each stage's settings and the planner's (`spill`, `dedup`,
 //!   `phase`, `optical`, `compact`, `plan`, `redact`);
 //! * [`limits`]: resource limits (`limits`);
+//! * [`tools`]: per-tool rules (`excludeTools`, `spill.toolCaps`);
 //! * [`validate`]: the checks a parsed config must pass: the top-level ones
 //!   and `limits` here, each stage's section (and the planner's) in its
 //!   owner's module, called through [`Section`];
@@ -17,6 +18,7 @@
 
 mod limits;
 mod stages;
+mod tools;
 mod validate;
 mod words;
 
@@ -25,6 +27,7 @@ pub use stages::{
     ClearReason, CompactConfig, ContextRule, DedupConfig, DetectorTable, OpticalConfig,
     OpticalSwitch, PhaseConfig, PlanConfig, Prices, RedactConfig, SpillConfig,
 };
+pub(crate) use tools::{check_rule_count, malformed_tool, TOOL_NAME};
 pub(crate) use validate::Section;
 
 use std::collections::BTreeMap;
@@ -86,6 +89,12 @@ pub struct Config {
     pub plan: PlanConfig,
     /// Secret redaction.
     pub redact: RedactConfig,
+    /// Tools whose outputs stay as they are (a memory, todo or plan tool):
+    /// dedup, the phase clean-up and optical snapshots leave them alone, and
+    /// a compaction keeps them word for word after its summary; spilling
+    /// caps them only with a cap of their own (`spill.toolCaps`). Exact
+    /// names, as the calls give them.
+    pub exclude_tools: Vec<String>,
     /// Resource limits.
     pub limits: Limits,
 }
@@ -110,6 +119,7 @@ impl Default for Config {
             compact: CompactConfig::default(),
             plan: PlanConfig::default(),
             redact: RedactConfig::default(),
+            exclude_tools: Vec::new(),
             limits: Limits::default(),
         }
     }

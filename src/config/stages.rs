@@ -41,6 +41,10 @@ pub struct SpillConfig {
     /// `<pointerRoot>/<session>/<key>.txt`, and excerpts say how to read it
     /// with ordinary tools (`sed -n`, `grep -n`). Empty: `spill://` pointers.
     pub pointer_root: String,
+    /// A tool's own cap in tokens, replacing the computed one for its
+    /// outputs (1 to `budget`), e.g. `{ "bash": 1000 }`; also the one cap
+    /// of a tool in `excludeTools`. None by default.
+    pub tool_caps: std::collections::BTreeMap<String, usize>,
 }
 
 impl SpillConfig {
@@ -74,6 +78,7 @@ impl Default for SpillConfig {
             max_error_lines: 5,
             detectors: Vec::new(),
             pointer_root: String::new(),
+            tool_caps: std::collections::BTreeMap::new(),
         }
     }
 }

@@ -1,6 +1,7 @@
-//! The checks a parsed [`Config`] must pass. The top-level settings and
-//! `limits` are checked here; each stage's section, and the planner's, is
-//! checked by its owner's module, which implements [`Section`] for it
+//! The checks a parsed [`Config`] must pass. The top-level settings,
+//! `limits` and `excludeTools` (in `tools.rs`) are checked here; each stage's
+//! section, and the planner's, is checked by its owner's module, which
+//! implements [`Section`] for it
 //! (`src/spill/config.rs`, …): this base module names no stage, it calls
 //! them through the trait. An error names the offending option
 //! (`INVALID_OPTION`, or `LIMIT_EXCEEDED` for a limit).
@@ -18,8 +19,8 @@ pub trait Section {
 }
 
 impl Config {
-    /// Checks every section: the top-level settings and `limits` here, the
-    /// stages' and the planner's through [`Section`].
+    /// Checks every section: the top-level settings, `limits` and
+    /// `excludeTools` here, the stages' and the planner's through [`Section`].
     pub(super) fn validate(&self) -> Result<()> {
         let bad = crate::error::invalid_option::<()>;
         if self.budget == 0 {
@@ -53,6 +54,7 @@ impl Config {
         for section in self.sections() {
             section.validate(self)?;
         }
+        self.validate_exclude_tools()?;
         if self.session.is_empty()
             || self.session.len() > 128
             || !self

@@ -18,7 +18,8 @@
 use serde_json::{Map, Value};
 
 use super::{
-    as_obj, inline_image, invalid, keep_rest, req_array, req_str, rest, string_or_parts, Field,
+    as_obj, inline_image, invalid, keep_rest, req_array, req_str, rest, string_or_parts, wrong,
+    Field,
 };
 use crate::error::Result;
 use crate::model::{
@@ -55,12 +56,7 @@ pub fn parse(request: &Value) -> Result<Conversation> {
                 extra: Extra::new(),
             });
         }
-        Some(_) => {
-            return Err(invalid(
-                "system",
-                "must be a string or an array of text blocks",
-            ))
-        }
+        Some(v) => return Err(wrong("system", "a string or an array of text blocks", v)),
     }
     for (i, raw) in messages.iter().enumerate() {
         conv.messages
@@ -121,7 +117,7 @@ fn parse_block(item: &Value, path: &str) -> Result<Part> {
     let obj = as_obj(item, path, "a content block")?;
     let kind = match obj.get("type") {
         Some(Value::String(s)) => s.as_str(),
-        Some(_) => return Err(invalid(format!("{path}.type"), "must be a string")),
+        Some(v) => return Err(wrong(format!("{path}.type"), "a string", v)),
         None => return Err(invalid(format!("{path}.type"), "missing")),
     };
     match kind {
@@ -135,7 +131,7 @@ fn parse_block(item: &Value, path: &str) -> Result<Part> {
         "tool_use" => {
             let input = match obj.get("input") {
                 Some(v @ Value::Object(_)) => v,
-                Some(_) => return Err(invalid(format!("{path}.input"), "must be an object")),
+                Some(v) => return Err(wrong(format!("{path}.input"), "an object", v)),
                 None => return Err(invalid(format!("{path}.input"), "missing")),
             };
             Ok(Part {
@@ -157,7 +153,7 @@ fn parse_block(item: &Value, path: &str) -> Result<Part> {
                     extra.insert("is_error".into(), v.clone());
                     false
                 }
-                Some(_) => return Err(invalid(format!("{path}.is_error"), "must be a boolean")),
+                Some(v) => return Err(wrong(format!("{path}.is_error"), "a boolean", v)),
             };
             let parts = match obj.get("content") {
                 None => {
@@ -179,21 +175,19 @@ fn parse_block(item: &Value, path: &str) -> Result<Part> {
                             Some(Value::String(_)) => {
                                 Part::from(PartKind::Other { value: b.clone() })
                             }
-                            Some(_) => {
-                                return Err(invalid(
-                                    format!("{inner_path}.type"),
-                                    "must be a string",
-                                ))
+                            Some(v) => {
+                                return Err(wrong(format!("{inner_path}.type"), "a string", v))
                             }
                             None => return Err(invalid(format!("{inner_path}.type"), "missing")),
                         });
                     }
                     parts
                 }
-                Some(_) => {
-                    return Err(invalid(
+                Some(v) => {
+                    return Err(wrong(
                         format!("{path}.content"),
-                        "must be a string or an array of content blocks",
+                        "a string or an array of content blocks",
+                        v,
                     ))
                 }
             };

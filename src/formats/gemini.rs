@@ -30,7 +30,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{as_obj, inline_image, invalid, req_array, req_str, rest, Field};
+use super::{as_obj, inline_image, invalid, req_array, req_str, rest, wrong, Field};
 use crate::error::Result;
 use crate::model::{
     Conversation, Extra, Layout, Message, Part, PartKind, Role, ToolCall, ToolResult,
@@ -136,7 +136,7 @@ pub fn parse(request: &Value) -> Result<Conversation> {
                     ))
                 }
             },
-            Some(_) => return Err(invalid(format!("{path}.role"), "must be a string")),
+            Some(v) => return Err(wrong(format!("{path}.role"), "a string", v)),
         };
         let parts = parse_parts(content, &path, i, &mut log)?;
         conv.messages.push(Message {
@@ -194,24 +194,27 @@ fn flag(extra: &mut Extra, snake: bool, camel: &str, snake_name: &str, inner: Ex
     }
 }
 
+/// A part the model does not read (a thought, inline data without its
+/// fields, an unknown kind), kept verbatim.
+fn other(item: &Value) -> Part {
+    Part::from(PartKind::Other {
+        value: item.clone(),
+    })
+}
+
 fn parse_part(
     item: &Value,
     path: &str,
-    (m, p): (usize, usize),
+    at: (usize, usize),
     log: &mut PendingCalls,
 ) -> Result<Part> {
     let obj = as_obj(item, path, "a part")?;
-    let other = || {
-        Part::from(PartKind::Other {
-            value: item.clone(),
-        })
-    };
     if let Some(text) = obj.get("text") {
         let Value::String(text) = text else {
             return Err(invalid(format!("{path}.text"), "must be a string"));
         };
         if obj.get("thought") == Some(&Value::Bool(true)) {
-            return Ok(other());
+            return Ok(other(item));
         }
         return Ok(Part {
             kind: PartKind::Text { text: text.clone() },
@@ -219,145 +222,200 @@ fn parse_part(
         });
     }
     if let Some((value, snake)) = container(obj, "inlineData", "inline_data", path)? {
-        let (container_name, mime_key) = if snake {
-            ("inline_data", "mime_type")
-        } else {
-            ("inlineData", "mimeType")
-        };
-        let inner = as_obj(value, &format!("{path}.{container_name}"), "inline data")?;
-        let fields = (
-            inner.get(mime_key).and_then(Value::as_str),
-            inner.get("data").and_then(Value::as_str),
-        );
-        let (Some(media_type), Some(data)) = fields else {
-            return Ok(other());
-        };
-        let mut extra = rest(obj, &[container_name]);
-        flag(
-            &mut extra,
+        let data = Member::of(
+            value,
             snake,
-            "inlineData",
-            "inline_data",
-            rest(inner, &[mime_key, "data"]),
-        );
-        return inline_image(
-            media_type,
-            data,
-            || format!("{path}.{container_name}.data"),
-            extra,
-        );
+            ("inlineData", "inline_data"),
+            path,
+            "inline data",
+        )?;
+        return parse_inline_data(item, obj, &data);
     }
     if let Some((value, snake)) = container(obj, "functionCall", "function_call", path)? {
-        let name_key = if snake {
-            "function_call"
-        } else {
-            "functionCall"
-        };
-        let at = format!("{path}.{name_key}");
-        let inner = as_obj(value, &at, "a function call")?;
-        let name = req_str(inner, "name", &at)?.to_string();
-        let arguments = match inner.get("args") {
-            None => String::new(),
-            Some(v @ Value::Object(_)) => v.to_string(),
-            Some(_) => return Err(invalid(format!("{at}.args"), "must be an object")),
-        };
-        let id = match inner.get("id") {
-            None => format!("{SYNTHETIC}{m}_{p}"),
-            Some(Value::String(id)) => id.clone(),
-            Some(_) => return Err(invalid(format!("{at}.id"), "must be a string")),
-        };
-        log.calls.push((name.clone(), id.clone(), false));
-        let mut inner_extra = rest(inner, &["name", "args", "id"]);
-        keep_explicit_id(&mut inner_extra, inner);
-        let mut extra = rest(obj, &[name_key]);
-        flag(
-            &mut extra,
+        let call = Member::of(
+            value,
             snake,
-            "functionCall",
-            "function_call",
-            inner_extra,
-        );
-        return Ok(Part {
-            kind: PartKind::ToolCall(ToolCall {
-                id,
-                name,
-                arguments,
-            }),
-            extra,
-        });
+            ("functionCall", "function_call"),
+            path,
+            "a function call",
+        )?;
+        return parse_function_call(obj, &call, at, log);
     }
     if let Some((value, snake)) = container(obj, "functionResponse", "function_response", path)? {
-        let name_key = if snake {
-            "function_response"
-        } else {
-            "functionResponse"
-        };
-        let at = format!("{path}.{name_key}");
-        let inner = as_obj(value, &at, "a function response")?;
-        let name = req_str(inner, "name", &at)?;
-        let mut inner_extra = rest(inner, &["name", "response", "id"]);
-        keep_explicit_id(&mut inner_extra, inner);
-        let call_id = match inner.get("id") {
-            Some(Value::String(id)) => {
-                log.answer_id(id);
-                id.clone()
-            }
-            Some(_) => return Err(invalid(format!("{at}.id"), "must be a string")),
-            None => {
-                let matched = log
-                    .answer(name)
-                    .unwrap_or_else(|| format!("{SYNTHETIC}{m}_{p}"));
-                if !is_synthetic_id(&matched) {
-                    // Answers a call that has an id, without repeating it.
-                    inner_extra.insert("id".into(), Value::Null);
-                }
-                matched
-            }
-        };
-        if log.name_of(&call_id) != Some(name) {
-            inner_extra.insert("name".into(), Value::String(name.to_string()));
-        }
-        let response = match inner.get("response") {
-            Some(Value::Object(r)) => r,
-            Some(_) => return Err(invalid(format!("{at}.response"), "must be an object")),
-            None => return Err(invalid(format!("{at}.response"), "missing")),
-        };
-        let single = match response.iter().next() {
-            Some((k, Value::String(s))) if response.len() == 1 => Some((k.as_str(), s)),
-            _ => None,
-        };
-        let (text, is_error) = match single {
-            Some((key, text)) => {
-                if key != "output" && key != "error" {
-                    let mut template = Map::new();
-                    template.insert(key.to_string(), Value::Null);
-                    inner_extra.insert("response".into(), Value::Object(template));
-                }
-                (text.clone(), key == "error")
-            }
-            None => {
-                inner_extra.insert("response".into(), Value::Bool(true));
-                (Value::Object(response.clone()).to_string(), false)
-            }
-        };
-        let mut extra = rest(obj, &[name_key]);
+        let names = ("functionResponse", "function_response");
+        let response = Member::of(value, snake, names, path, "a function response")?;
+        return parse_function_response(obj, &response, at, log);
+    }
+    Ok(other(item))
+}
+
+/// A part's container member (`inlineData`, `functionCall`, …) read as an object.
+struct Member<'a> {
+    /// Its name as spelled (camelCase or snake_case).
+    key: &'static str,
+    /// Its camelCase and snake_case names.
+    names: (&'static str, &'static str),
+    /// Whether it was spelled snake_case.
+    snake: bool,
+    /// Its path (`contents[0].parts[1].functionCall`).
+    at: String,
+    inner: &'a Map<String, Value>,
+}
+
+impl<'a> Member<'a> {
+    fn of(
+        value: &'a Value,
+        snake: bool,
+        names: (&'static str, &'static str),
+        path: &str,
+        what: &str,
+    ) -> Result<Self> {
+        let key = if snake { names.1 } else { names.0 };
+        let at = format!("{path}.{key}");
+        let inner = as_obj(value, &at, what)?;
+        Ok(Self {
+            key,
+            names,
+            snake,
+            at,
+            inner,
+        })
+    }
+
+    /// The part's other members, with the container's `inner_extra` flagged
+    /// (see [`flag`]).
+    fn extra(&self, obj: &Map<String, Value>, inner_extra: Extra) -> Extra {
+        let mut extra = rest(obj, &[self.key]);
         flag(
             &mut extra,
-            snake,
-            "functionResponse",
-            "function_response",
+            self.snake,
+            self.names.0,
+            self.names.1,
             inner_extra,
         );
-        return Ok(Part {
-            kind: PartKind::ToolResult(ToolResult {
-                call_id,
-                parts: vec![Part::text(text)],
-                is_error,
-            }),
-            extra,
-        });
+        extra
     }
-    Ok(other())
+}
+
+/// An `inlineData` part: an image (or other media) in base64.
+fn parse_inline_data(item: &Value, obj: &Map<String, Value>, data: &Member<'_>) -> Result<Part> {
+    let mime_key = if data.snake { "mime_type" } else { "mimeType" };
+    let inner = data.inner;
+    let fields = (
+        inner.get(mime_key).and_then(Value::as_str),
+        inner.get("data").and_then(Value::as_str),
+    );
+    let (Some(media_type), Some(base64)) = fields else {
+        return Ok(other(item));
+    };
+    let extra = data.extra(obj, rest(inner, &[mime_key, "data"]));
+    inline_image(media_type, base64, || format!("{}.data", data.at), extra)
+}
+
+/// A `functionCall` part: a tool call, logged for the responses that answer it.
+fn parse_function_call(
+    obj: &Map<String, Value>,
+    call: &Member<'_>,
+    (m, p): (usize, usize),
+    log: &mut PendingCalls,
+) -> Result<Part> {
+    let (at, inner) = (&call.at, call.inner);
+    let name = req_str(inner, "name", at)?.to_string();
+    let arguments = match inner.get("args") {
+        None => String::new(),
+        Some(v @ Value::Object(_)) => v.to_string(),
+        Some(v) => return Err(wrong(format!("{at}.args"), "an object", v)),
+    };
+    let id = match inner.get("id") {
+        None => format!("{SYNTHETIC}{m}_{p}"),
+        Some(Value::String(id)) => id.clone(),
+        Some(v) => return Err(wrong(format!("{at}.id"), "a string", v)),
+    };
+    log.calls.push((name.clone(), id.clone(), false));
+    let mut inner_extra = rest(inner, &["name", "args", "id"]);
+    keep_explicit_id(&mut inner_extra, inner);
+    let extra = call.extra(obj, inner_extra);
+    Ok(Part {
+        kind: PartKind::ToolCall(ToolCall {
+            id,
+            name,
+            arguments,
+        }),
+        extra,
+    })
+}
+
+/// A `functionResponse` part: a tool result, paired with its call by id or
+/// else by name (the oldest unanswered call of that name).
+fn parse_function_response(
+    obj: &Map<String, Value>,
+    member: &Member<'_>,
+    (m, p): (usize, usize),
+    log: &mut PendingCalls,
+) -> Result<Part> {
+    let (at, inner) = (&member.at, member.inner);
+    let name = req_str(inner, "name", at)?;
+    let mut inner_extra = rest(inner, &["name", "response", "id"]);
+    keep_explicit_id(&mut inner_extra, inner);
+    let call_id = match inner.get("id") {
+        Some(Value::String(id)) => {
+            log.answer_id(id);
+            id.clone()
+        }
+        Some(v) => return Err(wrong(format!("{at}.id"), "a string", v)),
+        None => {
+            let matched = log
+                .answer(name)
+                .unwrap_or_else(|| format!("{SYNTHETIC}{m}_{p}"));
+            if !is_synthetic_id(&matched) {
+                // Answers a call that has an id, without repeating it.
+                inner_extra.insert("id".into(), Value::Null);
+            }
+            matched
+        }
+    };
+    if log.name_of(&call_id) != Some(name) {
+        inner_extra.insert("name".into(), Value::String(name.to_string()));
+    }
+    let response = match inner.get("response") {
+        Some(Value::Object(r)) => r,
+        Some(v) => return Err(wrong(format!("{at}.response"), "an object", v)),
+        None => return Err(invalid(format!("{at}.response"), "missing")),
+    };
+    let (text, is_error) = response_text(response, &mut inner_extra);
+    let extra = member.extra(obj, inner_extra);
+    Ok(Part {
+        kind: PartKind::ToolResult(ToolResult {
+            call_id,
+            parts: vec![Part::text(text)],
+            is_error,
+        }),
+        extra,
+    })
+}
+
+/// The text of a function response and whether it is an error: the string
+/// of a single `output` or `error` member (another single member's name is
+/// kept in `inner_extra`), else the whole object as JSON (flagged there).
+fn response_text(response: &Map<String, Value>, inner_extra: &mut Extra) -> (String, bool) {
+    let single = match response.iter().next() {
+        Some((k, Value::String(s))) if response.len() == 1 => Some((k.as_str(), s)),
+        _ => None,
+    };
+    match single {
+        Some((key, text)) => {
+            if key != "output" && key != "error" {
+                let mut template = Map::new();
+                template.insert(key.to_string(), Value::Null);
+                inner_extra.insert("response".into(), Value::Object(template));
+            }
+            (text.clone(), key == "error")
+        }
+        None => {
+            inner_extra.insert("response".into(), Value::Bool(true));
+            (Value::Object(response.clone()).to_string(), false)
+        }
+    }
 }
 
 /// Drops the flags that leave a response's id out, so every response that

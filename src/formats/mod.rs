@@ -138,7 +138,7 @@ pub fn detect(request: &Value) -> Result<FormatName> {
         return Err(Error::new(
             ErrorCode::InvalidRequest,
             "$",
-            "a request must be a JSON object",
+            format!("a request must be a JSON object, got {}", got(request)),
         ));
     };
     if obj.get("contents").is_some_and(Value::is_array) {
@@ -159,10 +159,24 @@ pub fn detect(request: &Value) -> Result<FormatName> {
         }
         return Ok(FormatName::OpenaiChat);
     }
+    // A member of the right name but the wrong shape is named with what it holds.
+    for (key, want) in [
+        ("messages", "an array of messages"),
+        ("input", "a string or an array of items"),
+        ("contents", "an array of contents"),
+    ] {
+        if let Some(v) = obj.get(key) {
+            return Err(Error::new(
+                ErrorCode::UnknownFormat,
+                key,
+                format!("must be {want}, got {}", got(v)),
+            ));
+        }
+    }
     Err(Error::new(
         ErrorCode::UnknownFormat,
         "$",
-        "cannot detect the request format (expected `messages`, `input` or `contents`); pass options.format",
+        "cannot detect the request format: it has no `messages`, `input` or `contents` member; pass options.format",
     ))
 }
 
@@ -322,9 +336,10 @@ pub(crate) fn string_or_parts(
             }
             Ok((Layout::Parts, parts))
         }
-        Some(_) => Err(invalid(
+        Some(v) => Err(wrong(
             format!("{path}.content"),
-            format!("must be a string or an array of {what}"),
+            &format!("a string or an array of {what}"),
+            v,
         )),
         None => Err(invalid(format!("{path}.content"), "missing")),
     }
@@ -342,7 +357,7 @@ pub(crate) fn req_array<'a>(
     };
     match obj.get(key) {
         Some(Value::Array(items)) => Ok(items),
-        Some(_) => Err(invalid(at(), "must be an array")),
+        Some(v) => Err(wrong(at(), "an array", v)),
         None => Err(invalid(at(), "missing")),
     }
 }
@@ -351,7 +366,20 @@ pub(crate) fn req_array<'a>(
 pub(crate) fn req_str<'a>(obj: &'a Map<String, Value>, key: &str, path: &str) -> Result<&'a str> {
     match obj.get(key) {
         Some(Value::String(s)) => Ok(s),
-        Some(_) => Err(invalid(format!("{path}.{key}"), "must be a string")),
+        Some(v) => Err(wrong(format!("{path}.{key}"), "a string", v)),
+        None => Err(invalid(format!("{path}.{key}"), "missing")),
+    }
+}
+
+/// A required object member.
+pub(crate) fn req_obj<'a>(
+    obj: &'a Map<String, Value>,
+    key: &str,
+    path: &str,
+) -> Result<&'a Map<String, Value>> {
+    match obj.get(key) {
+        Some(Value::Object(o)) => Ok(o),
+        Some(v) => Err(wrong(format!("{path}.{key}"), "an object", v)),
         None => Err(invalid(format!("{path}.{key}"), "missing")),
     }
 }
@@ -364,7 +392,32 @@ pub(crate) fn as_obj<'a>(
 ) -> Result<&'a Map<String, Value>> {
     value
         .as_object()
-        .ok_or_else(|| invalid(path, format!("{what} must be an object")))
+        .ok_or_else(|| wrong(path, &format!("{what} (an object)"), value))
+}
+
+/// `INVALID_REQUEST` at `path`: `must be <want>, got <what value is>` (one
+/// copy of the formatting for every shape check).
+pub(crate) fn wrong(path: impl Into<String>, want: &str, value: &Value) -> Error {
+    wrong_at(path.into(), want, value)
+}
+
+#[inline(never)]
+fn wrong_at(path: String, want: &str, value: &Value) -> Error {
+    invalid(path, format!("must be {want}, got {}", got(value)))
+}
+
+/// What a value of the wrong shape is, for an error's `got …`: its type
+/// (`a string`, `an array`, `an object`, `null`), a number or boolean as
+/// written; never a string's text (a request may hold secrets).
+pub(crate) fn got(value: &Value) -> String {
+    match value {
+        Value::Null => "null".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::String(_) => "a string".into(),
+        Value::Array(_) => "an array".into(),
+        Value::Object(_) => "an object".into(),
+    }
 }
 
 /// Splits `data:<type>;base64,<data>` at the last `;base64,`: base64 never

@@ -8,7 +8,10 @@
 
 use serde_json::{Map, Value};
 
-use super::{inline_image, invalid, keep_rest, req_array, rest, split_data_url, Field};
+use super::{
+    got, inline_image, invalid, keep_rest, req_array, req_obj, req_str, rest, split_data_url,
+    wrong, Field,
+};
 use crate::error::Result;
 use crate::model::{
     Conversation, Extra, Layout, Message, Part, PartKind, Role, ToolCall, ToolResult,
@@ -16,9 +19,12 @@ use crate::model::{
 
 /// Parses a Chat Completions request body.
 pub fn parse(request: &Value) -> Result<Conversation> {
-    let obj = request
-        .as_object()
-        .ok_or_else(|| invalid("$", "a request must be a JSON object"))?;
+    let obj = request.as_object().ok_or_else(|| {
+        invalid(
+            "$",
+            format!("a request must be a JSON object, got {}", got(request)),
+        )
+    })?;
     let messages = req_array(obj, "messages", "")?;
     let mut conv = Conversation::default();
     for (key, value) in obj {
@@ -46,7 +52,7 @@ pub fn parse(request: &Value) -> Result<Conversation> {
 fn parse_message(raw: &Value, path: &str) -> Result<Message> {
     let obj = raw
         .as_object()
-        .ok_or_else(|| invalid(path, "a message must be an object"))?;
+        .ok_or_else(|| wrong(path, "a message (an object)", raw))?;
     let role = match obj.get("role").and_then(Value::as_str) {
         Some("system") => Role::System,
         Some("developer") => Role::Developer,
@@ -61,7 +67,13 @@ fn parse_message(raw: &Value, path: &str) -> Result<Message> {
                 format!("unknown role {other:?}"),
             ))
         }
-        None => return Err(invalid(format!("{path}.role"), "missing or not a string")),
+        None => {
+            let at = format!("{path}.role");
+            return Err(match obj.get("role") {
+                Some(v) => wrong(at, "a string", v),
+                None => invalid(at, "missing"),
+            });
+        }
     };
     let (layout, mut parts) = match obj.get("content") {
         None => (Layout::Absent, Vec::new()),
@@ -74,10 +86,11 @@ fn parse_message(raw: &Value, path: &str) -> Result<Message> {
             }
             (Layout::Parts, parts)
         }
-        Some(_) => {
-            return Err(invalid(
+        Some(v) => {
+            return Err(wrong(
                 format!("{path}.content"),
-                "must be a string, an array of parts or null",
+                "a string, an array of parts or null",
+                v,
             ))
         }
     };
@@ -98,7 +111,7 @@ fn parse_message(raw: &Value, path: &str) -> Result<Message> {
         if let Some(calls) = obj.get("tool_calls") {
             let calls = calls
                 .as_array()
-                .ok_or_else(|| invalid(format!("{path}.tool_calls"), "must be an array"))?;
+                .ok_or_else(|| wrong(format!("{path}.tool_calls"), "an array", calls))?;
             for (j, call) in calls.iter().enumerate() {
                 parts.push(parse_tool_call(call, &format!("{path}.tool_calls[{j}]"))?);
             }
@@ -108,10 +121,7 @@ fn parse_message(raw: &Value, path: &str) -> Result<Message> {
         extra.insert("role".into(), Value::String("function".into()));
     }
     if role == Role::Tool && !legacy_function {
-        let call_id = obj
-            .get("tool_call_id")
-            .and_then(Value::as_str)
-            .ok_or_else(|| invalid(format!("{path}.tool_call_id"), "missing or not a string"))?;
+        let call_id = req_str(obj, "tool_call_id", path)?;
         let result = ToolResult {
             call_id: call_id.to_string(),
             parts,
@@ -134,10 +144,7 @@ fn parse_content_part(item: &Value, path: &str) -> Result<Part> {
     let kind = obj.get("type").and_then(Value::as_str);
     match kind {
         Some("text") => {
-            let text = obj
-                .get("text")
-                .and_then(Value::as_str)
-                .ok_or_else(|| invalid(format!("{path}.text"), "missing or not a string"))?;
+            let text = req_str(obj, "text", path)?;
             Ok(Part {
                 kind: PartKind::Text {
                     text: text.to_string(),
@@ -146,16 +153,8 @@ fn parse_content_part(item: &Value, path: &str) -> Result<Part> {
             })
         }
         Some("image_url") => {
-            let image_url = obj
-                .get("image_url")
-                .and_then(Value::as_object)
-                .ok_or_else(|| invalid(format!("{path}.image_url"), "missing or not an object"))?;
-            let url = image_url
-                .get("url")
-                .and_then(Value::as_str)
-                .ok_or_else(|| {
-                    invalid(format!("{path}.image_url.url"), "missing or not a string")
-                })?;
+            let image_url = req_obj(obj, "image_url", path)?;
+            let url = req_str(image_url, "url", &format!("{path}.image_url"))?;
             // Only inline data URLs are interpreted; remote URLs stay opaque.
             if !url.starts_with("data:") {
                 return Ok(Part::from(PartKind::Other {
@@ -177,28 +176,12 @@ fn parse_content_part(item: &Value, path: &str) -> Result<Part> {
 fn parse_tool_call(call: &Value, path: &str) -> Result<Part> {
     let obj = call
         .as_object()
-        .ok_or_else(|| invalid(path, "a tool call must be an object"))?;
-    let id = obj
-        .get("id")
-        .and_then(Value::as_str)
-        .ok_or_else(|| invalid(format!("{path}.id"), "missing or not a string"))?;
-    let function = obj
-        .get("function")
-        .and_then(Value::as_object)
-        .ok_or_else(|| invalid(format!("{path}.function"), "missing or not an object"))?;
-    let name = function
-        .get("name")
-        .and_then(Value::as_str)
-        .ok_or_else(|| invalid(format!("{path}.function.name"), "missing or not a string"))?;
-    let arguments = match function.get("arguments") {
-        Some(Value::String(s)) => s.clone(),
-        _ => {
-            return Err(invalid(
-                format!("{path}.function.arguments"),
-                "missing or not a string",
-            ))
-        }
-    };
+        .ok_or_else(|| wrong(path, "a tool call (an object)", call))?;
+    let id = req_str(obj, "id", path)?;
+    let function = req_obj(obj, "function", path)?;
+    let at = format!("{path}.function");
+    let name = req_str(function, "name", &at)?;
+    let arguments = req_str(function, "arguments", &at)?.to_string();
     let mut extra = rest(obj, &["id", "function"]);
     keep_rest(&mut extra, "function", function, &["name", "arguments"]);
     Ok(Part {

@@ -19,7 +19,9 @@
 
 use serde_json::{Map, Value};
 
-use super::{as_obj, inline_image, invalid, req_str, rest, split_data_url, string_or_parts, Field};
+use super::{
+    as_obj, inline_image, invalid, req_str, rest, split_data_url, string_or_parts, wrong, Field,
+};
 use crate::error::Result;
 use crate::model::{
     Conversation, Extra, Layout, Message, Part, PartKind, Role, ToolCall, ToolResult,
@@ -36,10 +38,10 @@ pub fn parse(request: &Value) -> Result<Conversation> {
         let slot = match (key.as_str(), value) {
             ("input", Value::String(_)) => Value::String("text".into()),
             ("input", Value::Array(_)) => Value::Null,
-            ("input", _) => return Err(invalid("input", "must be a string or an array of items")),
+            ("input", v) => return Err(wrong("input", "a string or an array of items", v)),
             ("instructions", Value::String(_)) => Value::Bool(true),
-            ("instructions", Value::Bool(_) | Value::Number(_)) => {
-                return Err(invalid("instructions", "must be a string"))
+            ("instructions", v @ (Value::Bool(_) | Value::Number(_))) => {
+                return Err(wrong("instructions", "a string", v))
             }
             _ => value.clone(),
         };
@@ -94,7 +96,7 @@ fn parse_item(item: &Value, path: &str) -> Result<Message> {
     let kind = match obj.get("type") {
         None => None,
         Some(Value::String(s)) => Some(s.as_str()),
-        Some(_) => return Err(invalid(format!("{path}.type"), "must be a string")),
+        Some(v) => return Err(wrong(format!("{path}.type"), "a string", v)),
     };
     match kind {
         None | Some("message") => {
@@ -140,10 +142,11 @@ fn parse_item(item: &Value, path: &str) -> Result<Message> {
                     }
                     parts
                 }
-                Some(_) => {
-                    return Err(invalid(
+                Some(v) => {
+                    return Err(wrong(
                         format!("{path}.output"),
-                        "must be a string or an array of content parts",
+                        "a string or an array of content parts",
+                        v,
                     ))
                 }
                 None => return Err(invalid(format!("{path}.output"), "missing")),
@@ -222,7 +225,7 @@ fn parse_content(item: &Value, path: &str, role: Role) -> Result<Part> {
         Some(_) => Ok(Part::from(PartKind::Other {
             value: item.clone(),
         })),
-        None => Err(invalid(format!("{path}.type"), "missing or not a string")),
+        None => Err(invalid(format!("{path}.type"), "missing")),
     }
 }
 

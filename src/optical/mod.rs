@@ -1,6 +1,7 @@
 //! Stage 4, optical snapshots: tool results older than the recent window
 //! become images of their text when the image costs at most `1/ratio` of the
-//! text's tokens for the target provider.
+//! text's tokens for the target provider. Outputs of the tools
+//! `excludeTools` names stay text (and propose no saving to the planner).
 //!
 //! [`layout`] (tabs, ANSI, control characters, trimming) → [`budget`] (font
 //! size, wrap width and split chosen to minimise the provider's image tokens)
@@ -264,6 +265,7 @@ struct Tally {
     missing_glyphs: usize,
     image_cap: usize,
     store_refused: usize,
+    excluded: usize,
 }
 
 impl Stage for Optical {
@@ -338,7 +340,12 @@ impl Stage for Optical {
         } else {
             std::collections::HashSet::new()
         };
+        let excluded = crate::stage::excluded_results(conv, cx.config);
         for &at in observations.iter().take(due) {
+            if excluded.contains(&at) {
+                tally.excluded += 1;
+                continue;
+            }
             if live.contains(&at) {
                 tally.live_views += 1;
                 continue;
@@ -375,6 +382,12 @@ impl Stage for Optical {
             tally.store_refused,
             tally.live_views,
         ));
+        if tally.excluded > 0 {
+            cx.notes.push(format!(
+                "{} outputs of excluded tools (excludeTools) kept as text",
+                tally.excluded
+            ));
+        }
         Ok(())
     }
 }
@@ -405,11 +418,18 @@ struct Proposal {
 /// Tokens the optical stage would save on each observation of `at` if it
 /// were handed over now (0 when it would keep the text): its demotion
 /// proposal ([`Stage::propose`]), which the planner prices
-/// ([`crate::plan::demotion`]).
+/// ([`crate::plan::demotion`]); 0 for an excluded tool's output.
 fn proposed_savings(conv: &Conversation, at: &[PartRef], cx: &mut Cx<'_>) -> Result<Vec<u64>> {
     let settings = cache::settings(cx.config);
+    let excluded = crate::stage::excluded_results(conv, cx.config);
     at.iter()
-        .map(|&at| proposed_saving(conv, at, cx, settings))
+        .map(|&at| {
+            if excluded.contains(&at) {
+                Ok(0)
+            } else {
+                proposed_saving(conv, at, cx, settings)
+            }
+        })
         .collect()
 }
 

@@ -14,6 +14,7 @@
 //! * outputs of commands the agent ran again (`reruns`);
 //! * views of a file that was edited since (`editedViews`).
 //!
+//! Outputs of the tools `excludeTools` names are never cleared.
 //! Everything else (views of files still unchanged, test and script runs,
 //! results of edits) stays, for the optical stage to render when an image is
 //! cheaper. Nothing inside the recent window is touched, and decisions read
@@ -287,12 +288,17 @@ impl Stage for Phase {
             steps.truncate(keep);
         }
         let cleared_plan = plan(&steps, first.map(|e| e.step - 1), demoted, config);
+        // Outputs of excluded tools stay (they still count as runs and views).
+        let excluded = crate::stage::excluded_results(conv, settings);
         let mut cleared = 0usize;
         let mut by_reason = [0usize; 4];
         for &(index, reason, by) in &cleared_plan {
             let Some(at) = steps.get(index).and_then(|s| s.result_at) else {
                 continue;
             };
+            if excluded.contains(&at) {
+                continue;
+            }
             if clear(conv, cx, at, by, reason)? {
                 cleared += 1;
                 if let Some(n) = Reason::ALL

@@ -22,7 +22,7 @@ impl Section for PlanConfig {
         if let Some(p) = &self.prices {
             let ok = |x: f64| x.is_finite() && x >= 0.0;
             if !(ok(p.input) && ok(p.cached_input) && ok(p.cache_write)) {
-                return invalid_option("plan.prices", "prices must be non-negative numbers");
+                return invalid_option("plan.prices", "must be non-negative numbers");
             }
         }
         Ok(())

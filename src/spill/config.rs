@@ -1,7 +1,7 @@
 //! The spill stage checks its own options section (`spill`); [`Config`]
 //! calls it through [`Section`].
 
-use crate::config::{Config, Section, SpillConfig};
+use crate::config::{check_rule_count, malformed_tool, Config, Section, SpillConfig, TOOL_NAME};
 use crate::error::{invalid_option, Error, ErrorCode, Result};
 use crate::store::grep::Pattern;
 
@@ -71,6 +71,19 @@ impl Section for SpillConfig {
         }
         // Compiles every pattern: the error names the first that does not.
         super::detectors::Detectors::new(&self.detectors)?;
+        check_rule_count(config, "spill.toolCaps", self.tool_caps.len())?;
+        if self.tool_caps.keys().any(|t| malformed_tool(t)) {
+            return invalid_option("spill.toolCaps", TOOL_NAME);
+        }
+        let budget = config.budget;
+        for (tool, &cap) in &self.tool_caps {
+            if cap == 0 || cap as u64 > budget {
+                return invalid_option(
+                    &format!("spill.toolCaps.{tool}"),
+                    &format!("must be between 1 and budget ({budget}) tokens, got {cap}"),
+                );
+            }
+        }
         Ok(())
     }
 }

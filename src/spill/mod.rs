@@ -4,7 +4,10 @@
 //! ([`tools`]). Every other stage also keeps what it removes here.
 //!
 //! The cap per tool result is `max(spill.floorTokens, spill.fraction × budget)`
-//! ([`crate::Config::result_cap`]), so it scales with the model's window.
+//! ([`crate::Config::result_cap`]), so it scales with the model's window;
+//! a tool's own cap (`spill.toolCaps`) replaces it for that tool's outputs,
+//! and the outputs of an excluded tool (`excludeTools`) without one of its
+//! own are not spilled ([`crate::Config::spill_cap`]).
 
 mod config;
 pub mod detectors;
@@ -51,10 +54,22 @@ impl Stage for Spill {
     ) -> Result<()> {
         let config: &crate::config::Config = cx.config;
         let signals = cx.state.signals(&config.spill)?;
-        let settings = excerpt_settings(cx);
+        let usual = config.result_cap();
+        let settings = excerpt_settings(cx, usual);
+        let caps = tool_caps(conv, config);
         for at in conv.observations() {
             let Some(result) = conv.tool_result(at) else {
                 continue;
+            };
+            let cap = match caps.get(&at) {
+                Some(0) => continue,
+                Some(&cap) => cap as u64,
+                None => usual,
+            };
+            let settings = if cap == usual {
+                settings
+            } else {
+                excerpt_settings(cx, cap)
             };
             // One text part (the usual case) is read in place: no copy of a huge output.
             let mut texts = result.parts.iter().filter_map(crate::model::Part::as_text);
@@ -62,7 +77,7 @@ impl Stage for Spill {
                 (Some(only), None) => std::borrow::Cow::Borrowed(only),
                 _ => std::borrow::Cow::Owned(result.text()),
             };
-            let Some(spilled) = spill_one(&text, &signals, cx, Some(settings))? else {
+            let Some(spilled) = spill_one(&text, &signals, cx, Some(settings), cap)? else {
                 continue;
             };
             if let Some(result) = conv.tool_result_mut(at) {
@@ -79,6 +94,25 @@ impl Stage for Spill {
         }
         Ok(())
     }
+}
+
+/// The spill cap of each tool result answering a call of the request when
+/// a per-tool rule is set (`tools`; empty otherwise): its tool's
+/// ([`crate::Config::spill_cap`]), 0 for an output not spilled.
+fn tool_caps(
+    conv: &Conversation,
+    config: &crate::config::Config,
+) -> std::collections::HashMap<crate::model::PartRef, usize> {
+    if !config.has_tool_rules() {
+        return std::collections::HashMap::new();
+    }
+    conv.steps()
+        .iter()
+        .filter_map(|s| {
+            let cap = config.spill_cap(Some(&s.call.name)).unwrap_or(0);
+            Some((s.result_at?, usize::try_from(cap).unwrap_or(usize::MAX)))
+        })
+        .collect()
 }
 
 /// A text after spilling.
@@ -229,16 +263,12 @@ impl ExcerptCache {
 /// first 128 bits of a SHA-256: no chosen session name or pattern gives
 /// another's): the cap, the head and index shares, the error signals, the session (its
 /// pointer), the pointer root, the counter and whether stored texts are masked.
-fn excerpt_settings(cx: &StageContext<'_, ExcerptCache>) -> u128 {
+fn excerpt_settings(cx: &StageContext<'_, ExcerptCache>, cap: u64) -> u128 {
     let config = cx.config;
     let spill = &config.spill;
     let numbers = format!(
         "{}|{}|{}|{}|{}",
-        config.result_cap(),
-        spill.head_share,
-        spill.max_error_lines,
-        config.redact.store,
-        spill.index_share
+        cap, spill.head_share, spill.max_error_lines, config.redact.store, spill.index_share
     );
     let patterns = format!("{:?}{:?}", spill.error_patterns, spill.detectors);
     crate::hash::digest128(&[
@@ -250,13 +280,14 @@ fn excerpt_settings(cx: &StageContext<'_, ExcerptCache>) -> u128 {
     ])
 }
 
-/// Lays out the excerpt of `text` with the pointer it will get (see [`Laid`]).
+/// Lays out the excerpt of `text` under `cap` with the pointer it will get
+/// (see [`Laid`]).
 fn lay_out(
     text: &str,
     signals: &ErrorSignals,
     cx: &mut StageContext<'_, ExcerptCache>,
+    cap: u64,
 ) -> Result<Laid> {
-    let cap = cx.config.result_cap();
     let (before, exact) = measure(text, cap, &|s| cx.meter.text(s))?;
     if before <= cap {
         return Ok(Laid::Under);
@@ -288,16 +319,17 @@ fn lay_out(
     })
 }
 
-/// Spills one text if it is over the cap: keeps it through `cx.keep` and
+/// Spills one text if it is over `cap`: keeps it through `cx.keep` and
 /// returns the excerpt; `None` when it is under the cap. With `settings`
-/// ([`excerpt_settings`]), layouts are remembered in the session's [`ExcerptCache`].
+/// ([`excerpt_settings`] of `cap`), layouts are remembered in the session's
+/// [`ExcerptCache`].
 fn spill_one(
     text: &str,
     signals: &ErrorSignals,
     cx: &mut StageContext<'_, ExcerptCache>,
     settings: Option<u128>,
+    cap: u64,
 ) -> Result<Option<Spilled>> {
-    let cap = cx.config.result_cap();
     // A token covers at least one byte: short texts are under the cap.
     if (text.len() as u64) <= cap {
         return Ok(None);
@@ -315,7 +347,7 @@ fn spill_one(
         let laid = match cached {
             Some(laid) => laid,
             None => {
-                let laid = lay_out(text, signals, cx)?;
+                let laid = lay_out(text, signals, cx, cap)?;
                 if let Some(id) = id {
                     cx.state.insert(id, laid.clone());
                 }
@@ -425,7 +457,7 @@ pub fn spill_text(
     };
     let mut excerpts = ExcerptCache::default();
     let mut cx = StageContext::new(config, counter, store, caches, &mut excerpts);
-    match spill_one(text, &signals, &mut cx, None)? {
+    match spill_one(text, &signals, &mut cx, None, config.result_cap())? {
         Some(spilled) => Ok(spilled),
         None => {
             let tokens = cx.meter.text(text)?;

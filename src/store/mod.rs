@@ -255,6 +255,11 @@ pub const REMEMBERED_EXPIRED_SESSIONS: usize = 4096;
 /// eviction and a TTL sweep against a host-given clock. A spill of a session
 /// it evicted or swept is reported as expired (`SPILL_NOT_FOUND`, saying so).
 ///
+/// The LRU order is a use counter per session (`used_seq`), not the `lru`
+/// crate: the bound is bytes, not entries, eviction passes over the session
+/// being written, and the crate (0.16, with its own `hashbrown`) measured
+/// +3,917 bytes of gzip wasm (+8,526 raw) for the few lines it would replace.
+///
 /// The store has no clock of its own: [`MemoryStore::set_now`] (or
 /// [`SpillStore::sweep`]) tells it the time, and every use of a session
 /// stamps it with the latest time given.

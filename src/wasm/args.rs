@@ -13,11 +13,13 @@ use crate::error::{Error, ErrorCode};
 /// Largest integer a JS number holds exactly (2^53 − 1).
 const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
 
+/// `INVALID_ARGUMENT` at `name`: `must be <expected>` (the JS wrappers, which
+/// check most arguments first, say what they got; this is the last guard).
 fn wrong(name: &str, expected: &str) -> JsValue {
     to_js(Error::new(
         ErrorCode::InvalidArgument,
         name,
-        format!("{name} must be {expected}"),
+        ["must be ", expected].concat(),
     ))
 }
 
@@ -36,7 +38,7 @@ pub(crate) fn exact_text(value: &JsValue, name: &str) -> Result<String, JsValue>
         return Err(to_js(Error::new(
             ErrorCode::InvalidArgument,
             name,
-            format!("{name} contains a lone UTF-16 surrogate: it has no exact UTF-8 form"),
+            "contains a lone UTF-16 surrogate: it has no exact UTF-8 form",
         )));
     }
     Ok(text)

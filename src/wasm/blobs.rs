@@ -33,7 +33,7 @@ pub fn parse_spill_pointer(pointer: &JsValue, session: &JsValue) -> Result<Strin
         return Err(to_js(Error::new(
             ErrorCode::InvalidSpillKey,
             "pointer",
-            "pointer must be a string",
+            "must be a string",
         )));
     };
     let fallback = args::optional_text(session, "session")?;
@@ -45,7 +45,7 @@ pub fn parse_spill_pointer(pointer: &JsValue, session: &JsValue) -> Result<Strin
             return Err(to_js(Error::new(
                 ErrorCode::InvalidSpillKey,
                 "pointer",
-                "pointer must look like spill://<session>/<key> or <root>/<session>/<key>.txt",
+                "must look like spill://<session>/<key> or <root>/<session>/<key>.txt",
             )))
         }
     };

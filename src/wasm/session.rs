@@ -87,13 +87,7 @@ impl TraceLiteController {
         let base: Extra = match parse(&base, "base")? {
             Value::Object(map) => map,
             Value::Null => Extra::new(),
-            _ => {
-                return Err(to_js(Error::new(
-                    ErrorCode::InvalidRequest,
-                    "base",
-                    "must be an object",
-                )))
-            }
+            other => return Err(to_js(crate::formats::wrong("base", "an object", &other))),
         };
         let out = self.inner.assemble(format, base).map_err(to_js)?;
         super::output_json(&out)
@@ -137,7 +131,7 @@ impl TraceLiteController {
             return Err(to_js(Error::new(
                 ErrorCode::InvalidSpillKey,
                 "pointer",
-                "expected spill://<session>/<key> or a spill's file path",
+                "must be spill://<session>/<key> or a spill's file path",
             )));
         };
         self.inner.store_mut().get(session, key).map_err(to_js)

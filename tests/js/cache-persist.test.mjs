@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SpillStore, compress, estimateTokens } from '../../pkg/entries/node.js';
 import { createProxy } from '../../pkg/adapters/proxy/index.js';
-import { MAX_CACHE_SEGMENTS, MAX_LOADED_SEGMENTS, saveCache } from '../../pkg/internal/mirror.js';
+import { MAX_CACHE_SEGMENTS, MAX_LOADED_SEGMENTS, saveCache } from '../../pkg/core/stores.js';
 import { bundleWorker, projectWithPkg, startUpstream, startWorker } from './support/hosts.mjs';
 import { renderingConversation } from './support/requests.mjs';
 import { reseal } from './support/segments.mjs';

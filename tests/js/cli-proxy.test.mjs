@@ -21,16 +21,21 @@ before(async () => {
 });
 after(() => upstream?.close());
 
-/** Starts `tracelite proxy` with `args`; resolves to `{ url, child, exited }` once it says where it listens. */
+/**
+ * Starts `tracelite proxy` with `args`; resolves to `{ url, child, exited, lines }` once it says
+ * where it listens (`lines`: every stderr line, growing).
+ */
 function startProxy(args, env = {}) {
   const child = spawn(process.execPath, [cli, 'proxy', '--upstream', upstream.url, '--port', '0', ...args], {
     stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env },
   });
   const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const lines = [];
   return new Promise((resolve, reject) => {
     createInterface({ input: child.stderr }).on('line', (line) => {
+      lines.push(line);
       const m = /^tracelite proxy: (http:\/\/\S+) -> /.exec(line);
-      if (m) resolve({ url: m[1], child, exited, line });
+      if (m) resolve({ url: m[1], child, exited, line, lines });
     });
     exited.then((e) => reject(new Error(`tracelite proxy exited ${JSON.stringify(e)}`)));
   });
@@ -60,6 +65,27 @@ test('tracelite proxy: compresses what it forwards on its threads, serves the sp
   assert.ok((await page.json()).text.length > 0);
   child.kill('SIGTERM');
   assert.deepEqual(await exited, { code: 0, signal: null });
+});
+
+test('tracelite proxy --explain: each compressed request in words on stderr (formatReport); none without it', async () => {
+  const { url, child, exited, lines } = await startProxy(['--threads', '1', '--budget', '2000', '--explain']);
+  const res = await post(url, manySpills(6, 6_000), 'explained');
+  assert.equal(res.status, 200);
+  await res.text();
+  const [before, after] = res.headers.get('x-tracelite-tokens').split('->');
+  // The thread's console.error reaches the process's stderr asynchronously.
+  for (let i = 0; i < 100 && !lines.some((l) => l.startsWith('  read back: ')); i++) await new Promise((r) => setTimeout(r, 50));
+  child.kill('SIGTERM');
+  await exited;
+  const first = lines.find((l) => l.startsWith('tracelite [explained-'));
+  assert.ok(first?.includes(`: ${before} -> ${after} tokens`), lines.join('\n'));
+  assert.ok(lines.some((l) => /^  (spill|dedup|phase|optical|compact) +[-+]\d+ tokens: /.test(l)), lines.join('\n'));
+  assert.ok(lines.some((l) => /^  read back: read_spill\/grep_spill spill:\/\/explained-[0-9a-f]+\/<key>$/.test(l)), lines.join('\n'));
+  const quiet = await startProxy(['--threads', '1', '--budget', '2000']);
+  await (await post(quiet.url, manySpills(6, 6_000))).text();
+  quiet.child.kill('SIGTERM');
+  await quiet.exited;
+  assert.ok(!quiet.lines.some((l) => l.startsWith('tracelite [')), quiet.lines.join('\n'));
 });
 
 test('tracelite proxy --store DIR: spills are files under DIR; without TRACELITE_SECRET it refuses to start', async () => {

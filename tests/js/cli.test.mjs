@@ -257,8 +257,8 @@ test('replay checks the size before reading: over limits.maxRequestBytes it is r
     truncateSync(big, 100 << 20);
     const r = run('replay', big);
     assert.equal(r.code, 1, r.stderr);
-    assert.equal(r.stderr, `tracelite: LIMIT_EXCEEDED: ${big} is ${100 << 20} bytes, more than ` +
-      `limits.maxRequestBytes (${64 << 20}): the requests of its last steps would be about as large; raise limits.maxRequestBytes to replay it\n`);
+    assert.equal(r.stderr, `tracelite: LIMIT_EXCEEDED: limits.maxRequestBytes: ${big} is ${100 << 20} bytes, more than ` +
+      `the limit (${64 << 20}): the requests of its last steps would be about as large; raise limits.maxRequestBytes to replay it\n`);
     // Raising the option lets the size check pass (the zeros are then refused as binary).
     const raised = run('replay', big, '--options', JSON.stringify({ limits: { maxRequestBytes: 200 << 20 } }));
     assert.match(raised.stderr, /is not a text file/);
@@ -267,10 +267,10 @@ test('replay checks the size before reading: over limits.maxRequestBytes it is r
     const size = statSync(sample).size;
     const file = run('replay', sample, ...small);
     assert.equal(file.code, 1, file.stderr);
-    assert.match(file.stderr, new RegExp(`sample-trajectory\\.json is ${size} bytes, more than limits\\.maxRequestBytes \\(1000\\)`));
+    assert.match(file.stderr, new RegExp(`sample-trajectory\\.json is ${size} bytes, more than the limit \\(1000\\)`));
     assert.equal(file.stdout, '');
     const piped = runWith({ input: readFileSync(sample, 'utf8') }, 'replay', '-', ...small);
-    assert.match(piped.stderr, /^tracelite: LIMIT_EXCEEDED: stdin is \d+ bytes, more than limits\.maxRequestBytes \(1000\)/);
+    assert.match(piped.stderr, /^tracelite: LIMIT_EXCEEDED: limits\.maxRequestBytes: stdin is \d+ bytes, more than the limit \(1000\)/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -4,7 +4,8 @@
 // spills again), and its output is what it would be without the kept texts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { REASSERT_MS, MAX_HELD_SESSION_BYTES, SessionStores, compressInto } from '../../pkg/internal/mirror.js';
+import '../../pkg/entries/node.js';
+import { REASSERT_MS, MAX_HELD_SESSION_BYTES, SessionStores, compressInto } from '../../pkg/core/stores.js';
 import { mapStore } from './support/stores.mjs';
 import { manySpills } from './support/requests.mjs';
 

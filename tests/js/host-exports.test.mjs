@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SpillStore, compress } from '../../pkg/entries/node.js';
 import { fnv1a, requestOpening } from '../../pkg/wasm/tracelite.js';
-import { checkName, parsePointer, readerLimits, readSpill } from '../../pkg/internal/spill-reader.js';
+import { checkName, parsePointer, readerLimits, readSpill } from '../../pkg/core/spill-reader.js';
 import { facts, isContentKey, matchesKey, verified } from '../../pkg/internal/blob-keys.js';
 
 test('spill limits are the core tools\' own: a page larger than the largest is cut to it', async () => {

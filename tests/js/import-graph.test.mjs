@@ -138,3 +138,43 @@ test(`no function of the proxy is over ${MAX_PROXY_FUNCTION_LINES} lines`, () =>
   }
   assert.deepEqual(long, []);
 });
+
+/**
+ * The package's folders, lowest first: a module imports only from its own
+ * folder or a lower one. core/ is the API over the wasm (it never reaches
+ * into internal/ or an adapter); internal/ is what several adapters share;
+ * entries/ initialize the wasm per host and re-export core/; adapters/ build on
+ * all of them; cli/ and examples/ are the package's own users.
+ */
+const PACKAGE_LAYERS = ['wasm', 'core', 'internal', 'entries', 'adapters', 'cli', 'examples'];
+
+/** The layer of a pkg-config/ file (its first folder), or undefined outside the package's layers. */
+function layerOf(file) {
+  if (!inside(PKG, file) || isWasm(file)) return isWasm(file) ? 0 : undefined;
+  const i = PACKAGE_LAYERS.indexOf(relative(PKG, file).split(sep)[0]);
+  return i < 0 ? undefined : i;
+}
+
+/** Imports from a package folder into a higher one: `from -> to`. */
+function upwardImports(graph) {
+  const out = [];
+  for (const [from, edges] of graph) {
+    const own = layerOf(from);
+    if (own === undefined || from.endsWith('.test.mjs')) continue;
+    for (const to of edges) {
+      const layer = layerOf(to);
+      if (layer !== undefined && layer > own) out.push(shown(root, [from, to]).join(' -> '));
+    }
+  }
+  return out.sort();
+}
+
+test(`pkg-config/ is layered ${PACKAGE_LAYERS.join(' < ')}: no module imports from a higher folder`, () => {
+  const { graph } = repositoryGraph();
+  assert.deepEqual(upwardImports(graph), []);
+  // The check sees an upward import: core/compress.js importing an internal/ module is caught.
+  const probe = new Map(graph);
+  const compressJs = join(PKG, 'core', 'compress.js');
+  probe.set(compressJs, new Set([...probe.get(compressJs), join(PKG, 'internal', 'framework.js')]));
+  assert.deepEqual(upwardImports(probe), ['pkg-config/core/compress.js -> pkg-config/internal/framework.js']);
+});

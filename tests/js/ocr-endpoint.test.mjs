@@ -17,7 +17,7 @@ const { startServer } = await import(`${ROOT}www/serve.mjs`);
 const { OCR_DEFAULTS } = await import(`${ROOT}www/ocr-endpoint.mjs`);
 const { encodeGray, readPngSync, decodeGray, tesseractAvailable } = await import(`${ROOT}scripts/tesseract.mjs`);
 const { renderSnapshot } = await import(`${ROOT}pkg/entries/node.js`);
-const { readFacts } = await import(`${ROOT}pkg/internal/legibility.js`);
+const { readFacts } = await import(`${ROOT}www/legibility.js`);
 
 const HAS_TESSERACT = tesseractAvailable();
 const servers = [];

@@ -12,7 +12,7 @@ import { extname, join, normalize } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { chromium } from 'playwright-core';
 import { bundleWorker, pkgDir, root, startWorker } from './support/hosts.mjs';
-import { suiteOf } from './support/readme-snippets.mjs';
+import { readmeSnippets, suiteOf } from './support/readme-snippets.mjs';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const REQUEST = {
@@ -60,10 +60,12 @@ test('the tarball ships the entries, the wasm and the types, and nothing runs at
     'package.json', 'README.md', 'wasm/tracelite_bg.wasm', 'wasm/tracelite.js',
     'entries/node.js', 'entries/browser.js', 'entries/workerd.js', 'entries/edge.js', 'entries/deno.js',
     'core/api.js', 'core/index.d.ts', 'cli/index.mjs',
-    'internal/spill-reader.js', 'internal/mirror.js', 'internal/framework.js', 'internal/blob-keys.js', 'internal/stats.js', 'internal/facts.js', 'internal/legibility.js',
+    'core/spill-reader.js', 'core/stores.js', 'internal/framework.js', 'internal/blob-keys.js', 'internal/lru.js', 'core/stats.js',
     ...['ai-sdk', 'proxy', 'kv-store', 'langchain', 'openai-agents', 'do-store', 'file-store', 'redis-store'].flatMap((a) => [`adapters/${a}/index.js`, `adapters/${a}/index.d.ts`]),
     'adapters/proxy/tools.js', 'adapters/file-store/unsupported.js', 'adapters/redis-store/scripts.js', 'adapters/redis-store/connection.js',
   ]) assert.ok(files.includes(f), `${f} missing from the tarball: ${files.join(' ')}`);
+  // The playground's and the bench's fact and legibility modules (www/) run in no package path: not shipped.
+  for (const f of ['facts.js', 'legibility.js']) assert.ok(!files.some((p) => p.endsWith(f)), `${f} in the tarball: ${files.join(' ')}`);
   // Every file the manifest names (exports, #entry, main, types, bin, sideEffects) is in the tarball.
   const source = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8'));
   const named = [source.main, source.types, ...Object.values(source.bin), ...source.sideEffects,
@@ -240,7 +242,7 @@ test('Vercel Edge: the edge-light entry (a `?module` wasm import) runs in an iso
 
 test('TypeScript resolves the types of the root and every subpath (node16 and bundler resolution)', () => {
   writeFileSync(join(project, 'types-check.ts'), `
-    import { compress, SpillStore, type Report } from 'tracelite';
+    import { compress, formatReport, SpillStore, TraceLite, type Report } from 'tracelite';
     import {
       TraceLiteError, InputError, OptionError, LimitError, StoreError, InternalError, ProxyError, HostError,
       type ErrorCode, type ErrorCodeOf, type ErrorGroup,
@@ -278,6 +280,18 @@ test('TypeScript resolves the types of the root and every subpath (node16 and bu
     void [report, blobs, handler, page, tools.read_spill.execute({ pointer: 'spill://s/k' })];
     // @ts-expect-error: budget must be a number
     compress({ messages: [] }, { budget: 'big' });
+    // A report in words (issue 50 item 4), and the adapters' debug option.
+    const explained: string = formatReport(report, { color: false, label: 'turn 1' });
+    const debugged = [traceliteMiddleware({ debug: true }), traceliteMiddleware({ debug: (text) => void text.length }), createProxy({ upstream: 'https://api.example', debug: true })];
+    void [explained, debugged];
+    // @ts-expect-error: debug is a boolean or a function of the text
+    traceliteMiddleware({ debug: 'yes' });
+    // processStep's output is text, an object or none (issue 50 item 7).
+    const tl = new TraceLite();
+    tl.processStep({ name: 'bash', arguments: { command: 'ls' } }, 'a.py');
+    tl.processStep({ name: 'bash' }, { exitCode: 0 });
+    // @ts-expect-error: a number is not an output
+    tl.processStep({ name: 'bash' }, 123);
     // Errors by fault: each group's class narrows the code; every code is typed.
     try { compress({ messages: [] }); } catch (err) {
       if (err instanceof OptionError) { const code: 'INVALID_OPTION' = err.code; const group: 'option' = err.group; void [code, group, err.path]; }
@@ -312,7 +326,7 @@ const installedManifest = () => JSON.parse(readFileSync(join(project, 'node_modu
 
 test('the tarball ships README.md (the npm README), LICENSE and the examples, and no tests', () => {
   const files = packedFiles();
-  for (const f of ['README.md', 'LICENSE', 'examples/cloudflare-worker/worker.js', 'examples/cloudflare-worker/wrangler.toml',
+  for (const f of ['README.md', 'REFERENCE.md', 'LICENSE', 'examples/cloudflare-worker/worker.js', 'examples/cloudflare-worker/wrangler.toml',
     'examples/vercel-edge/README.md', 'examples/vercel-edge/app/[...path]/route.js',
     'examples/sdk-loop/openai.mjs', 'examples/sdk-loop/anthropic.mjs']) {
     assert.ok(files.includes(f), `${f} missing from the tarball: ${files.join(' ')}`);
@@ -355,7 +369,7 @@ test('every `import … from \'tracelite…\'` of the npm README is an export, a
   const readme = npmReadme();
   const manifest = installedManifest();
   const imports = [...readme.matchAll(/import\s*\{([^}]*)\}\s*from\s*['"](tracelite(?:\/[^'"]*)?)['"]/g)]
-    .map((m) => ({ names: m[1].split(',').map((n) => n.trim().replace(/^type\s+/, '').split(/\s+as\s+/)[0]).filter(Boolean), spec: m[2] }));
+    .map((m) => ({ names: m[1].split(',').map((n) => n.trim()).filter((n) => n && !n.startsWith('type ')).map((n) => n.split(/\s+as\s+/)[0]), spec: m[2] }));
   const specs = new Set(imports.map((i) => i.spec));
   for (const spec of ['tracelite', 'tracelite/proxy', 'tracelite/kv-store', 'tracelite/ai-sdk', 'tracelite/langchain', 'tracelite/openai-agents']) {
     assert.ok(specs.has(spec), `the README never imports ${spec}`);
@@ -387,36 +401,26 @@ test('engines: node is the core\'s minimum (>=20); the README gives the AI SDK 7
 });
 
 // The npm README's examples that need only this package run as written against the
-// installed tarball, with the values they leave to the reader (a request, a history,
-// a tool output) defined before them (the provider SDK loop: tests/js/sdk-loop.test.mjs).
-const README_PRELUDE = `
-const big = Array.from({ length: 12000 }, (_, i) => 'test_' + i + ' PASSED').join('\\n');   // over the 128k budget's spill cap
-const messages = [
-  { role: 'system', content: 'You fix bugs.' },
-  { role: 'user', content: 'Fix it.' },
-  { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'bash', arguments: '{"cmd":"pytest"}' } }] },
-  { role: 'tool', tool_call_id: 'c1', content: big },
-];
-const openAiChatRequest = { model: 'm', messages };
-const conversation = { model: 'm', messages };
-const pytestOutput = big;
+// installed tarball, each with the README's own prelude when it uses it (shown there);
+// only the summarizer's model call is a stub (the provider SDK loop: tests/js/sdk-loop.test.mjs).
+const MODEL_STUB = `
 process.env.OPENAI_API_KEY ??= 'sk-test';
 globalThis.fetch = async () => Response.json({ choices: [{ message: { role: 'assistant', content:
   '## Goal\\nFix it.\\n## Progress\\nRan pytest.\\n## Key facts\\nAll pass.\\n## Decisions\\nNone.\\n## Next steps\\nSubmit.' } }] });
 `;
 
 test('the npm README\'s examples that import only `tracelite` run as written', () => {
-  const blocks = [...npmReadme().matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1])
+  const blocks = readmeSnippets().filter((s) => s.name.startsWith('pkg-config/README.md:') && s.lang === 'js').map((s) => s.code)
     .filter((code) => suiteOf(code) === 'readme' && /from\s+'tracelite'/.test(code) && [...code.matchAll(/from\s+'([^']+)'/g)].every((m) => m[1] === 'tracelite'));
   const names = blocks.map((code) => code.match(/import\s*\{([^}]*)\}/)[1].trim());
-  // compress, the error classes, calibrateOptical, compressAsync, TraceLite and the trajectory replay.
-  assert.equal(blocks.length, 6, names.join(' | '));
+  // The quick start, compress, the error classes, calibrateOptical, compressAsync, TraceLite and the trajectory replay.
+  assert.equal(blocks.length, 7, names.join(' | '));
   for (const [i, code] of blocks.entries()) {
     const lines = code.split('\n');
     const imports = lines.filter((l) => l.startsWith('import '));
     const body = lines.filter((l) => !l.startsWith('import '));
     const file = join(project, `readme-example-${i}.mjs`);
-    writeFileSync(file, [...imports, README_PRELUDE, ...body, "console.log('example ok');"].join('\n'));
+    writeFileSync(file, [...imports, MODEL_STUB, ...body, "console.log('example ok');"].join('\n'));
     let out;
     try {
       out = execFileSync(process.execPath, [file], { cwd: project, encoding: 'utf8', stdio: 'pipe' });

@@ -122,8 +122,8 @@ test('the static server listens on 127.0.0.1 and serves www/, the sample and pkg
   assert.equal(sample.status, 200);
   assert.ok(Array.isArray(JSON.parse(sample.body).steps));
   assert.match((await get('/app.js')).type, /^text\/javascript/);
-  // The worker's fact view is the package's: browser-safe (no node: imports); no bench file is served.
-  const facts = await get('/pkg/internal/facts.js');
+  // The worker's fact view (www/facts.js): browser-safe (no node: imports); no bench file is served.
+  const facts = await get('/facts.js');
   assert.equal(facts.status, 200);
   assert.match(facts.type, /^text\/javascript/);
   assert.match(facts.body, /export function extractFacts/);

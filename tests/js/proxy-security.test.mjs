@@ -116,7 +116,7 @@ test('item 4: two tenants with the same opening get different sessions, and one 
   const none = await spillGet(forwardMf, keys[0]);
   assert.equal(none.status, 401);
   assert.deepEqual(await none.json(), {
-    error: { type: 'tracelite_error', code: 'MISSING_SESSION', message: 'send the session token a POST returned in the x-tracelite-session header', path: 'x-tracelite-session' },
+    error: { type: 'tracelite_error', code: 'MISSING_SESSION', message: 'x-tracelite-session: send the session token a POST returned in the x-tracelite-session header', path: 'x-tracelite-session' },
   });
   // The same tenant on its next turn stays in its session (caches, pointers).
   const again = await post(forwardMf, full, { authorization: KEY_A });

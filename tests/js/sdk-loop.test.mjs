@@ -156,75 +156,60 @@ test('anthropic format: unknown top-level fields (context_management, container,
 // The README recipes for plain SDK loops: code blocks using `client.messages.create`
 // (or `client.beta.messages.create`) or `client.chat.completions.create` with
 // handleToolCall, type-checked under tsc --strict against the real `@anthropic-ai/sdk`
-// and `openai` types and run with a stub client.
+// and `openai` types (a ```js block as JavaScript, checkJs) and run as written, the
+// SDK module they import replaced by a stand-in whose client answers from a script
+// (the paid model): bash, then grep_spill on the pointer it was shown, then an answer.
 const SNIPPETS = suiteSnippets('sdk-loop');
 
 /** Which SDK a loop snippet calls. */
 const sdkOf = (code) => (/client\.chat\.completions\.create/.test(code) ? 'openai' : 'anthropic');
 
-// What the recipes leave to the reader: the SDK client, the task, the history, the user's tools.
-const GLOBALS_DTS = {
-  anthropic: `
-import type Anthropic from '@anthropic-ai/sdk';
-declare global {
-  var client: Anthropic;
-  var task: string;
-  var messages: Anthropic.Beta.BetaMessageParam[];
-  var myTools: Anthropic.Beta.BetaTool[];
-  function runTool(name: string, input: unknown): Promise<string>;
-}
-export {};
-`,
-  openai: `
-import type OpenAI from 'openai';
-declare global {
-  var client: OpenAI;
-  var task: string;
-  var messages: OpenAI.ChatCompletionMessageParam[];
-  var myTools: OpenAI.ChatCompletionTool[];
-  function runTool(name: string, input: unknown): Promise<string>;
-}
-export {};
-`,
-};
-// Over the spill cap of a 200k budget (50k tokens), the line to find still at 2718.
+// Over the spill cap of a 200k budget (50k tokens), the line to find still at 2718:
+// the output of the command the stand-in model runs with the snippet's own bash tool.
 const BIG = Array.from({ length: 12000 }, (_, i) => (i === 2717
   ? 'FAILED tests/test_price.py::test_discount - KeyError: price'
   : `tests/test_mod_${i % 37}.py::test_case_${i} PASSED`)).join('\n');
-// A stub client of each SDK's shape: bash, then grep_spill on the pointer it was shown, then an answer.
-const PRELUDE = `
-const LOG = ${JSON.stringify(BIG)};
-globalThis.messages = [];
-globalThis.task = 'Fix the failing discount test.';
-globalThis.runTool = async () => LOG;
-globalThis.bodies = [];
+const COMMAND = 'cat pytest.log';
+/** The script of the stand-in models: what every request is kept in, where the pointer is. */
+const SCRIPT = `
+export const bodies = [];
 const pointerIn = (messages) => JSON.stringify(messages).match(/spill:\\/\\/[\\w.-]+\\/[\\w-]+/)[0];
 const grep = (pointer) => ({ pointer, pattern: 'KeyError', context: 0 });
 `;
-const CLIENTS = {
-  anthropic: `
-globalThis.myTools = [{ name: 'bash', description: 'Runs a command.', input_schema: { type: 'object', properties: { command: { type: 'string' } } } }];
+// Stand-ins for the SDK modules (run time only: tsc checks against the real ones).
+const STAND_INS = {
+  anthropic: {
+    module: '@anthropic-ai/sdk',
+    js: `${SCRIPT}
 const create = async (body) => {
   bodies.push(structuredClone(body));
   const reply = (content, stop_reason) => ({ id: 'msg', type: 'message', role: 'assistant', content, stop_reason });
-  if (bodies.length === 1) return reply([{ type: 'tool_use', id: 'toolu_1', name: 'bash', input: { command: 'pytest' } }], 'tool_use');
+  if (bodies.length === 1) return reply([{ type: 'tool_use', id: 'toolu_1', name: 'bash', input: { command: ${JSON.stringify(COMMAND)} } }], 'tool_use');
   if (bodies.length === 2) return reply([{ type: 'tool_use', id: 'toolu_2', name: 'grep_spill', input: grep(pointerIn(body.messages)) }], 'tool_use');
   return reply([{ type: 'text', text: 'done' }], 'end_turn');
 };
-globalThis.client = { messages: { create }, beta: { messages: { create } } };
+export default class Anthropic {
+  messages = { create };
+  beta = { messages: { create } };
+}
 `,
-  openai: `
-globalThis.myTools = [{ type: 'function', function: { name: 'bash', description: 'Runs a command.', parameters: { type: 'object', properties: { command: { type: 'string' } } } } }];
+  },
+  openai: {
+    module: 'openai',
+    js: `${SCRIPT}
 const call = (id, name, args) => ({ id, type: 'function', function: { name, arguments: JSON.stringify(args) } });
 const create = async (body) => {
   bodies.push(structuredClone(body));
   const reply = (message, finish_reason) => ({ id: 'chatcmpl', object: 'chat.completion', choices: [{ index: 0, finish_reason, message: { role: 'assistant', content: null, refusal: null, ...message } }] });
-  if (bodies.length === 1) return reply({ tool_calls: [call('call_1', 'bash', { command: 'pytest' })] }, 'tool_calls');
+  if (bodies.length === 1) return reply({ tool_calls: [call('call_1', 'bash', { command: ${JSON.stringify(COMMAND)} })] }, 'tool_calls');
   if (bodies.length === 2) return reply({ tool_calls: [call('call_2', 'grep_spill', grep(pointerIn(body.messages)))] }, 'tool_calls');
   return reply({ content: 'done' }, 'stop');
 };
-globalThis.client = { chat: { completions: { create } } };
+export default class OpenAI {
+  chat = { completions: { create } };
+}
 `,
+  },
 };
 
 test('the READMEs have a plain SDK loop recipe for each SDK', () => {
@@ -234,29 +219,41 @@ test('the READMEs have a plain SDK loop recipe for each SDK', () => {
 
 for (const [i, s] of SNIPPETS.entries()) {
   const sdk = sdkOf(s.code);
-  test(`README plain ${sdk} SDK loop ${s.name} type-checks under tsc --strict against the SDK's types and runs against a stub client`, () => {
+  test(`README plain ${sdk} SDK loop ${s.name} type-checks under tsc --strict against the SDK's types and runs as written against a stub client`, () => {
+    // Type-checked beside the real SDKs (work/node_modules).
     const dir = join(work, `snippet-${i}`);
+    const file = `snippet.${s.lang}`;
     mkdirSync(dir);
     writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
-    writeFileSync(join(dir, 'globals.d.ts'), GLOBALS_DTS[sdk]);
-    writeFileSync(join(dir, 'snippet.ts'), s.code);
+    writeFileSync(join(dir, file), s.code);
     try {
-      execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '--strict', '--noEmit', '--target', 'es2022', '--module', 'nodenext',
-        '--moduleResolution', 'nodenext', '--lib', 'es2022,dom,esnext.disposable', 'globals.d.ts', 'snippet.ts'], { cwd: dir, encoding: 'utf8' });
+      execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '--strict', '--allowJs', '--checkJs', '--noEmit', '--target', 'es2022',
+        '--module', 'nodenext', '--moduleResolution', 'nodenext', '--lib', 'es2022,dom,esnext.disposable', file], { cwd: dir, encoding: 'utf8' });
     } catch (err) {
       assert.fail(`tsc --strict on ${s.name}:\n${err.stdout}${err.stderr}`);
     }
-    const lines = s.code.split('\n');
-    const imports = lines.filter((l) => l.startsWith('import '));
-    const body = lines.filter((l) => !l.startsWith('import '));
-    writeFileSync(join(dir, 'run.mjs'), [...imports, PRELUDE, CLIENTS[sdk], ...body,
-      'console.log(JSON.stringify({ calls: bodies.length, second: JSON.stringify(bodies[1]), cm: bodies.map((b) => b.context_management), last: messages.at(-2) }));'].join('\n'));
-    const got = JSON.parse(execFileSync(process.execPath, ['run.mjs'], { cwd: dir, encoding: 'utf8' }).trim().split('\n').pop());
+    // Run beside the stand-in SDK, in a directory holding the log its bash command prints.
+    const run = join(work, `run-${i}`);
+    const standIn = join(run, 'node_modules', STAND_INS[sdk].module);
+    mkdirSync(standIn, { recursive: true });
+    symlinkSync(join(work, 'node_modules', 'tracelite'), join(run, 'node_modules', 'tracelite'), 'dir');
+    writeFileSync(join(standIn, 'package.json'), JSON.stringify({ name: STAND_INS[sdk].module, type: 'module', exports: './index.js' }));
+    writeFileSync(join(standIn, 'index.js'), STAND_INS[sdk].js);
+    writeFileSync(join(run, 'package.json'), JSON.stringify({ type: 'module' }));
+    writeFileSync(join(run, 'pytest.log'), BIG);
+    writeFileSync(join(run, 'snippet.mjs'), s.code);
+    writeFileSync(join(run, 'run.mjs'), `import { bodies } from '${STAND_INS[sdk].module}';
+await import('./snippet.mjs');
+console.log(JSON.stringify({ calls: bodies.length, second: JSON.stringify(bodies[1]), cm: bodies.map((b) => b.context_management), reply: bodies[2]?.messages.at(-1) }));
+`);
+    const got = JSON.parse(execFileSync(process.execPath, ['run.mjs'], { cwd: run, encoding: 'utf8' }).trim().split('\n').pop());
     assert.equal(got.calls, 3, 'bash, grep_spill, then the answer');
     assert.match(got.second, /spill:\/\//);
+    assert.match(got.second, /tests\/test_mod_0\.py::test_case_0 PASSED/, 'the bash tool\'s output reached the model (its excerpt)');
     assert.ok(got.second.length < BIG.length / 2, `the request was compressed (${got.second.length} chars, log ${BIG.length})`);
     if (sdk === 'anthropic') assert.ok(got.cm.every((cm) => cm?.edits?.[0]?.type === 'clear_tool_uses_20250919'), 'context_management passed through');
-    assert.match(JSON.stringify(got.last), /2718:FAILED tests\/test_price\.py::test_discount - KeyError: price/);
+    // grep_spill answered from the store: its reply is the last message of the next request.
+    assert.match(JSON.stringify(got.reply), /2718:FAILED tests\/test_price\.py::test_discount - KeyError: price/);
   });
 }
 

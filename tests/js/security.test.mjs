@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import {
   SpillStore, TraceLite, TraceLiteError, compress, estimateTokens, handleToolCall, wasmMemoryBytes,
 } from '../../pkg/entries/node.js';
-import { grepLines, grepSpill } from '../../pkg/internal/spill-reader.js';
+import { grepLines, grepSpill } from '../../pkg/core/spill-reader.js';
 
 function assertCode(fn, code, path) {
   assert.throws(fn, (err) => {

@@ -8,8 +8,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { SessionStores, compressInto } from '../../pkg/internal/mirror.js';
-import { readSpill } from '../../pkg/internal/spill-reader.js';
+import { SessionStores, compressInto } from '../../pkg/core/stores.js';
+import { readSpill } from '../../pkg/core/spill-reader.js';
 import { MEMORY_DEFAULTS, SESSION_BYTES_PER_REQUEST_BYTE, wasmHeapBytes } from '../../pkg/entries/node.js';
 import { manySpills } from './support/requests.mjs';
 

@@ -55,6 +55,12 @@ export interface TraceliteMiddlewareOptions extends Omit<CompressSettings, 'form
   /** Called after each compression. */
   onReport?: (info: { session: string; report: Report; type: 'generate' | 'stream' }) => void;
   /**
+   * Each turn's report as a few lines of text (`formatReport`, labelled with
+   * the session): `true` writes it to `console.error`, a function gets it.
+   * Default off.
+   */
+  debug?: boolean | ((text: string) => void);
+  /**
    * Middleware spec: by default the installed `ai`'s ('v3' with ai 6, 'v4' with
    * ai 7); ai 7 also takes 'v3'. The prompt is always converted to the spec of the
    * model `transformParams` is given.

@@ -1,11 +1,13 @@
 // Vercel AI SDK adapter: a language-model middleware that compresses the prompt
 // (`transformParams`) and the `read_spill` / `grep_spill` tools that read back
 // what it moved out. Import from 'tracelite/ai-sdk' (needs the `ai` package).
+import '#entry'; // initializes the wasm for this host
 import * as ai from 'ai';
-import { InputError, OptionError } from '../../core/errors.js';
-import { spillToolSpecs } from '../../internal/framework.js';
-import { SessionStores, compressInto, sessionFromMessages } from '../../internal/mirror.js';
-import { runSpillTool } from '../../internal/spill-reader.js';
+import { InputError, OptionError, describe } from '../../core/errors.js';
+import { checkSpillToolsArgs, spillToolSpecs, spillToolsOptions } from '../../internal/framework.js';
+import { SessionStores, compressInto, sessionFromMessages } from '../../core/stores.js';
+import { runSpillTool } from '../../core/spill-reader.js';
+import { debugSink, debugTurn } from '../../internal/debug.js';
 
 /**
  * The middleware spec of the installed `ai`: ai 6 (LanguageModelV3Middleware)
@@ -65,7 +67,7 @@ function outputText(output) {
  * every part the compression left alone exactly as it was.
  */
 export function toChatRequest(prompt) {
-  if (!Array.isArray(prompt)) throw new InputError('prompt must be an array of messages', 'INVALID_ARGUMENT', 'prompt');
+  if (!Array.isArray(prompt)) throw new InputError(`must be an array of messages, got ${describe(prompt)}`, 'INVALID_ARGUMENT', 'prompt');
   const side = { parts: [], calls: new Map(), results: new Map(), rendered: new Map() };
   const ref = (value) => ({ type: REF, ref: side.parts.push(value) - 1 });
   const text = (p) => withOptions({ type: 'text', text: p.text }, p);
@@ -244,6 +246,8 @@ export function fromChatRequest(request, side, version = 'v4') {
  * * `session`: a name or `(params) => name`; by default a hash of the
  *   conversation's opening, so every conversation keeps its own spills.
  * * `onReport({ session, report, type })`: called after each compression.
+ * * `debug`: `true` writes each turn's report as text (`formatReport`) to
+ *   `console.error`; a function `(text) => void` gets it instead. Default off.
  * * `model`: the model the prompts go to; by default the wrapped model's
  *   `modelId` (with `optical.enabled: 'auto'`, snapshots go only to a model
  *   that reads images).
@@ -252,9 +256,10 @@ export function fromChatRequest(request, side, version = 'v4') {
  *   The prompt is converted to the spec of the model `transformParams` is given.
  */
 export function traceliteMiddleware(options = {}) {
-  const { store, session, onReport, maxSessions, maxHeldBytes, maxMemoryBytes, cacheKey, specificationVersion = AI_SPEC, ...settings } = options;
+  const { store, session, onReport, debug, maxSessions, maxHeldBytes, maxMemoryBytes, cacheKey, specificationVersion = AI_SPEC, ...settings } = options;
+  const sink = debugSink(debug);
   if (specificationVersion !== 'v3' && specificationVersion !== 'v4') {
-    throw new OptionError("specificationVersion must be 'v3' or 'v4'", 'INVALID_OPTION', 'specificationVersion');
+    throw new OptionError(`must be 'v3' or 'v4', got ${typeof specificationVersion === 'string' ? JSON.stringify(specificationVersion) : describe(specificationVersion)}`, 'INVALID_OPTION', 'specificationVersion');
   }
   const spills = store ?? new SessionStores({ maxSessions, maxMemoryBytes });
   // With an outside store (KV), per-session caches still live here between turns.
@@ -273,6 +278,7 @@ export function traceliteMiddleware(options = {}) {
       const named = settings.model === undefined && typeof model?.modelId === 'string' && model.modelId !== '' ? { model: model.modelId } : {};
       const out = await compressInto(request, { ...settings, ...named, format: 'openai-chat', session: name }, spills, caches, { cacheKey });
       onReport?.({ session: name, report: out.report, type });
+      debugTurn(sink, name, out.report);
       return { ...params, prompt: fromChatRequest(out.request, side, spec) };
     },
   };
@@ -296,10 +302,9 @@ function coreToolDefinitions() {
  * `ignore_case`); a direct `execute` call may spell them `maxMatches` and
  * `ignoreCase` (the schema's spelling wins when both are given).
  */
-export function spillTools(store, { session } = {}) {
-  if (!store || typeof store.get !== 'function') {
-    throw new InputError('spillTools(store) needs the store the middleware spills into', 'INVALID_ARGUMENT', 'store');
-  }
+export function spillTools(store, options = {}) {
+  const { session } = spillToolsOptions(options);
+  checkSpillToolsArgs(store, session);
   const defs = coreToolDefinitions();
   const make = (name) => ai.tool({
     description: defs[name].description,

@@ -14,12 +14,24 @@ import { PATHS, POINTER, bigOutput, clientText, conversation, lastToolResult, mo
 const PROXY_SECRET = 'do-store-test-secret-7a6b5c4d3e2f1a0b9c8d';
 const WORKER = readFileSync(join(root, 'pkg-config/examples/cloudflare-worker/worker.js'), 'utf8');
 // A worker that runs one store call per request: `{ op, args, options }` → `{ value } | { error }`.
+// With \`{ compress: { request, session } }\`: compressAsync with the store, then
+// grep_spill through handleToolCallAsync for each pointer of the output.
 const HARNESS = `
+import { compressAsync, handleToolCallAsync } from 'tracelite';
 import { DurableObjectSpillStore } from 'tracelite/do-store';
 export { TraceLiteSpillObject } from 'tracelite/do-store';
 export default {
   async fetch(request, env) {
-    const { calls, options } = await request.json();
+    const { calls, options, compress, grep } = await request.json();
+    if (compress || grep) {
+      const store = new DurableObjectSpillStore(env.SPILL_OBJECTS);
+      const out = compress ? await compressAsync(compress.request, { store, session: compress.session }) : undefined;
+      const pointers = grep?.pointers ?? [...new Set(JSON.stringify(out.request).match(/spill:\\/\\/[\\w./-]+/g) ?? [])];
+      const session = compress?.session ?? grep.session;
+      const replies = [];
+      for (const pointer of pointers) replies.push(await handleToolCallAsync('grep_spill', { pointer, pattern: 'FAILED' }, { store, session }));
+      return Response.json({ tokens: out && [out.report.tokensBefore, out.report.tokensAfter], pointers, replies });
+    }
     let store;
     try {
       store = new DurableObjectSpillStore(env.SPILL_OBJECTS, options);
@@ -173,4 +185,26 @@ test('the Worker example with a SPILL_OBJECTS binding: spills are readable at on
     assert.equal(page.status, 200);
     assert.deepEqual((await page.json()).matches, [{ line: 1500, text: NEEDLE }]);
   }
+});
+
+test('compressAsync with the Durable Object store: every pointer is written when it resolves and handleToolCallAsync reads it, then and in a later request', async () => {
+  const log = Array.from({ length: 4000 }, (_, i) => (i === 3100 ? 'FAILED tests/test_price.py::test_discount - KeyError: price' : `tests/test_shop.py::test_case_${i} PASSED`)).join('\n');
+  const request = {
+    model: 'gpt-4.1',
+    messages: [
+      { role: 'user', content: 'The discount test fails; fix it.' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'bash', arguments: '{"command":"pytest"}' } }] },
+      { role: 'tool', tool_call_id: 'c1', content: log },
+    ],
+  };
+  const call = async (body) => (await harness.dispatchFetch('http://harness.test/', { method: 'POST', body: JSON.stringify(body) })).json();
+  const first = await call({ compress: { request, session: 'async-1' } });
+  assert.ok(first.tokens[1] < first.tokens[0] / 5, `compressed: ${first.tokens}`);
+  assert.equal(first.pointers.length, 1);
+  assert.equal(first.replies[0].isError, false, first.replies[0].text);
+  assert.match(first.replies[0].text, /3101:FAILED tests\/test_price\.py::test_discount/);
+  const later = await call({ grep: { pointers: first.pointers, session: 'async-1' } });
+  assert.equal(later.replies[0].text, first.replies[0].text, 'the object kept it for a later request');
+  const other = await call({ grep: { pointers: first.pointers, session: 'async-2' } });
+  assert.equal(other.replies[0].isError, true, 'another session does not read it');
 });

@@ -3,11 +3,11 @@
 // runs (Workers KV is eventually consistent across locations). The worker
 // exports `TraceLiteSpillObject` and binds it; `DurableObjectSpillStore` is the
 // client, with the interface of `KvSpillStore` (same keys, never-overwrite and
-// verify-on-read rules). Paging and search run in the core (internal/spill-reader.js).
+// verify-on-read rules). Paging and search run in the core (core/spill-reader.js).
 import '#entry'; // initializes the wasm that read/grep run in
-import { TraceLiteError, InputError, OptionError, StoreError } from '../../core/errors.js';
+import { TraceLiteError, InputError, OptionError, StoreError, describe } from '../../core/errors.js';
 import { FreshKeys, OutsideSpillStore, corrupt, facts, matchesKey, notFound, refused, verified } from '../../internal/blob-keys.js';
-import { checkName } from '../../internal/spill-reader.js';
+import { checkName } from '../../core/spill-reader.js';
 
 /** Default time to live of a stored blob: 7 days (as `KvSpillStore`). */
 export const DEFAULT_TTL_SECONDS = 7 * 24 * 3600;
@@ -109,7 +109,7 @@ export class TraceLiteSpillObject {
 
   async #put({ key, text, ttlSeconds, maxSessionBytes }, now) {
     checkName('key', key);
-    if (typeof text !== 'string') throw new InputError('text must be a string', 'INVALID_REQUEST', 'text');
+    if (typeof text !== 'string') throw new InputError(`must be a string, got ${describe(text)}`, 'INVALID_REQUEST', 'text');
     const { hash, bytes, lines } = facts(text);
     if (!matchesKey(key, hash)) throw corrupt('this session', key);
     const held = await this.#storage.get(META + key);
@@ -212,13 +212,13 @@ export class DurableObjectSpillStore extends OutsideSpillStore {
   constructor(namespace, { ttlSeconds = DEFAULT_TTL_SECONDS, maxSessionBytes = DEFAULT_MAX_SESSION_BYTES, now = () => Date.now() } = {}) {
     super();
     if (!namespace || typeof namespace.idFromName !== 'function' || typeof namespace.get !== 'function') {
-      throw new OptionError('namespace must be a Durable Object namespace binding', 'INVALID_OPTION', 'namespace');
+      throw new OptionError('must be a Durable Object namespace binding', 'INVALID_OPTION', 'namespace');
     }
     if (!Number.isInteger(ttlSeconds) || ttlSeconds < 1) {
-      throw new OptionError('ttlSeconds must be a positive integer', 'INVALID_OPTION', 'ttlSeconds');
+      throw new OptionError(`must be a positive integer, got ${typeof ttlSeconds === 'number' ? ttlSeconds : describe(ttlSeconds)}`, 'INVALID_OPTION', 'ttlSeconds');
     }
     if (!Number.isInteger(maxSessionBytes) || maxSessionBytes < 1) {
-      throw new OptionError('maxSessionBytes must be a positive integer', 'INVALID_OPTION', 'maxSessionBytes');
+      throw new OptionError(`must be a positive integer, got ${typeof maxSessionBytes === 'number' ? maxSessionBytes : describe(maxSessionBytes)}`, 'INVALID_OPTION', 'maxSessionBytes');
     }
     this.#ns = namespace;
     this.#ttl = ttlSeconds;
@@ -264,7 +264,7 @@ export class DurableObjectSpillStore extends OutsideSpillStore {
    */
   async put(session, key, text) {
     if (typeof text !== 'string') {
-      throw new InputError('text must be a string', 'INVALID_REQUEST', 'text');
+      throw new InputError(`must be a string, got ${describe(text)}`, 'INVALID_REQUEST', 'text');
     }
     checkName('session', session);
     checkName('key', key);

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FileStore, STALE_TEMP_SECONDS } from '../../../pkg/adapters/file-store/index.js';
-import { compressInto, withPointer } from '../../../pkg/internal/mirror.js';
+import { compressInto, withPointer } from '../../../pkg/core/stores.js';
 import { SpillStore } from '../../../pkg/entries/node.js';
 
 const STORE_MODULE = fileURLToPath(new URL('../../../pkg/adapters/file-store/index.js', import.meta.url));

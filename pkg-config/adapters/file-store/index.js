@@ -2,16 +2,16 @@
 // session under a root the host chooses, one file per blob,
 // `<root>/<session>/<key>.txt`, so an agent can read a spill with its own
 // tools (`sed -n`, `grep -n`) when compress runs with `pointer: 'path'`.
-// Paging and search through the store run in the core (internal/spill-reader.js).
+// Paging and search through the store run in the core (core/spill-reader.js).
 import '#entry'; // initializes the wasm that read/grep run in
 import { constants } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { pid } from 'node:process';
 import { dirname, resolve, join } from 'node:path';
-import { InputError, OptionError, StoreError } from '../../core/errors.js';
+import { InputError, OptionError, StoreError, describe } from '../../core/errors.js';
 import { OutsideSpillStore, corrupt, facts, isContentKey, matchesKey, notFound, refused, verified } from '../../internal/blob-keys.js';
-import { checkName } from '../../internal/spill-reader.js';
+import { checkName } from '../../core/spill-reader.js';
 import { EVICTED_PREFIX, EXTENSION, TEMP_PREFIX, TENANT_FILE, UNOWNED, blobKey, isName, ledgerFor, unlessMissing } from './ledger.js';
 
 /** Default time to live of a blob: 7 days after it was last written (as the other stores). */
@@ -42,7 +42,7 @@ function unsafe(path, what) {
 function option(value, name, fallback, min) {
   if (value === undefined) return fallback;
   if (!Number.isSafeInteger(value) || value < min) {
-    throw new OptionError(`${name} must be an integer ≥ ${min}`, 'INVALID_OPTION', name);
+    throw new OptionError(`must be an integer ≥ ${min}, got ${typeof value === 'number' ? value : describe(value)}`, 'INVALID_OPTION', name);
   }
   return value;
 }
@@ -100,20 +100,20 @@ export class FileStore extends OutsideSpillStore {
   constructor(options = {}) {
     super();
     if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-      throw new OptionError('FileStore options must be an object { root, … }', 'INVALID_OPTION', 'options');
+      throw new OptionError(`must be an object of FileStore options { root, … }, got ${describe(options)}`, 'INVALID_OPTION', 'options');
     }
     const { root, ttlSeconds, maxBytes, maxSessionBytes, maxTenantBytes, maxTenantSessions, sweepOnOpen = true, now = () => Date.now(), onTempWritten, ...rest } = options;
     for (const k of Object.keys(rest)) {
       throw new OptionError(`unknown FileStore option ${k}`, 'INVALID_OPTION', k);
     }
     if (typeof root !== 'string' || root === '' || root.includes('\0')) {
-      throw new OptionError('root must be the path of a directory', 'INVALID_OPTION', 'root');
+      throw new OptionError('must be the path of a directory', 'INVALID_OPTION', 'root');
     }
     if (typeof now !== 'function') {
-      throw new OptionError('now must be a function returning milliseconds', 'INVALID_OPTION', 'now');
+      throw new OptionError(`must be a function returning milliseconds, got ${describe(now)}`, 'INVALID_OPTION', 'now');
     }
     if (onTempWritten !== undefined && typeof onTempWritten !== 'function') {
-      throw new OptionError('onTempWritten must be a function', 'INVALID_OPTION', 'onTempWritten');
+      throw new OptionError(`must be a function, got ${describe(onTempWritten)}`, 'INVALID_OPTION', 'onTempWritten');
     }
     this.#root = resolve(root);
     this.#ttl = option(ttlSeconds, 'ttlSeconds', DEFAULT_TTL_SECONDS, 0);
@@ -287,7 +287,7 @@ export class FileStore extends OutsideSpillStore {
    */
   async put(session, key, text, { tenant = UNOWNED } = {}) {
     if (typeof text !== 'string') {
-      throw new InputError('text must be a string', 'INVALID_REQUEST', 'text');
+      throw new InputError(`must be a string, got ${describe(text)}`, 'INVALID_REQUEST', 'text');
     }
     const path = this.pathOf(session, key);
     if (tenant !== UNOWNED) checkName('tenant', tenant);

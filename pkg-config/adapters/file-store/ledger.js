@@ -9,7 +9,7 @@
 import * as fs from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { join } from 'node:path';
-import { checkName } from '../../internal/spill-reader.js';
+import { checkName } from '../../core/spill-reader.js';
 
 /** Tenant of the sessions written without one (`put` on the store itself): no tenant limits apply. */
 export const UNOWNED = '';

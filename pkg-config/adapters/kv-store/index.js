@@ -1,11 +1,11 @@
 // A spill store over the Workers KV API, so spills survive across requests and
 // isolates. Works with any object that has KV's `get`/`put`/`delete`/`list`
 // (Cloudflare KV, Miniflare's KV, a Map-backed fake in tests). Paging and search
-// run in the core (see internal/spill-reader.js).
+// run in the core (see core/spill-reader.js).
 import '#entry'; // initializes the wasm that read/grep run in
-import { InputError, OptionError } from '../../core/errors.js';
+import { InputError, OptionError, describe } from '../../core/errors.js';
 import { FreshKeys, OutsideSpillStore, corrupt, facts, matchesKey, notFound, refused, verified } from '../../internal/blob-keys.js';
-import { checkName } from '../../internal/spill-reader.js';
+import { checkName } from '../../core/spill-reader.js';
 
 /** Default time to live of a stored blob: 7 days (OpenCode keeps spills as long). */
 export const DEFAULT_TTL_SECONDS = 7 * 24 * 3600;
@@ -41,13 +41,13 @@ export class KvSpillStore extends OutsideSpillStore {
   constructor(kv, { ttlSeconds = DEFAULT_TTL_SECONDS, prefix = 'tracelite/', now = () => Date.now() } = {}) {
     super();
     if (!kv || typeof kv.get !== 'function' || typeof kv.put !== 'function') {
-      throw new OptionError('kv must be a KV namespace (an object with get and put)', 'INVALID_OPTION', 'kv');
+      throw new OptionError('must be a KV namespace (an object with get and put)', 'INVALID_OPTION', 'kv');
     }
     if (!Number.isInteger(ttlSeconds) || ttlSeconds < MIN_TTL_SECONDS) {
-      throw new OptionError(`ttlSeconds must be an integer ≥ ${MIN_TTL_SECONDS}`, 'INVALID_OPTION', 'ttlSeconds');
+      throw new OptionError(`must be an integer ≥ ${MIN_TTL_SECONDS}, got ${typeof ttlSeconds === 'number' ? ttlSeconds : describe(ttlSeconds)}`, 'INVALID_OPTION', 'ttlSeconds');
     }
     if (typeof prefix !== 'string') {
-      throw new OptionError('prefix must be a string', 'INVALID_OPTION', 'prefix');
+      throw new OptionError(`must be a string, got ${describe(prefix)}`, 'INVALID_OPTION', 'prefix');
     }
     this.#kv = kv;
     this.#ttl = ttlSeconds;
@@ -84,7 +84,7 @@ export class KvSpillStore extends OutsideSpillStore {
    */
   async put(session, key, text) {
     if (typeof text !== 'string') {
-      throw new InputError('text must be a string', 'INVALID_REQUEST', 'text');
+      throw new InputError(`must be a string, got ${describe(text)}`, 'INVALID_REQUEST', 'text');
     }
     const name = this.#name(session, key);
     const blob = facts(text);

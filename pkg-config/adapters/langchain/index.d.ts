@@ -34,6 +34,12 @@ export interface TraceliteLangChainOptions extends Omit<CompressSettings, 'forma
   session?: string | ((request: ModelRequest) => string);
   /** Called after each compression. */
   onReport?: (info: { session: string; report: Report }) => void;
+  /**
+   * Each turn's report as a few lines of text (`formatReport`, labelled with
+   * the session): `true` writes it to `console.error`, a function gets it.
+   * Default off.
+   */
+  debug?: boolean | ((text: string) => void);
   /** Register `read_spill` and `grep_spill` with the agent (over `middleware.store`). Default true. */
   spillTools?: boolean;
 }

@@ -9,9 +9,10 @@
 // checkpoint). `wrapModelCall` changes only the request the model sees; the
 // state keeps every message as it was, and the next call compresses the whole
 // history again (same input, same bytes out: provider prompt caches keep working).
+import '#entry'; // initializes the wasm for this host
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage, createMiddleware, tool } from 'langchain';
-import { InputError } from '../../core/errors.js';
-import { canonicalJson, conversationCompressor, frameworkSpillTools, modelNameOf } from '../../internal/framework.js';
+import { InputError, describe } from '../../core/errors.js';
+import { canonicalJson, conversationCompressor, frameworkSpillTools, modelNameOf, spillToolsOptions } from '../../internal/framework.js';
 
 /** Content-part type carrying a LangChain content block the chat format has no place for. */
 const REF = 'langchain';
@@ -32,7 +33,7 @@ function kind(message) {
  * every message the compression left alone as the very object it was.
  */
 export function toChatMessages(messages, systemMessage) {
-  if (!Array.isArray(messages)) throw new InputError('messages must be an array of LangChain messages', 'INVALID_ARGUMENT', 'messages');
+  if (!Array.isArray(messages)) throw new InputError(`must be an array of LangChain messages, got ${describe(messages)}`, 'INVALID_ARGUMENT', 'messages');
   const side = { parts: [], messages, systemMessage, rendered: new Map() };
   const ref = (value) => ({ type: REF, ref: side.parts.push(value) - 1 });
   const content = (c) => (typeof c === 'string' ? c : (Array.isArray(c) ? c.map((p) => (p?.type === 'text' && typeof p.text === 'string' ? p : ref(p))) : ''));
@@ -157,8 +158,8 @@ export function fromChatMessages(request, side) {
  * arguments and replies are the core's. With `{ session }`, only that
  * session's spills are readable.
  */
-export function spillTools(store, { session } = {}) {
-  return frameworkSpillTools(store, session, ({ name, description, parameters, run }) => tool(run, { name, description, schema: parameters }));
+export function spillTools(store, options = {}) {
+  return frameworkSpillTools(store, spillToolsOptions(options).session, ({ name, description, parameters, run }) => tool(run, { name, description, schema: parameters }));
 }
 
 /**
@@ -167,7 +168,8 @@ export function spillTools(store, { session } = {}) {
  * state, and registers `read_spill` / `grep_spill` (unless `spillTools: false`).
  * Options are `compress` options plus `store`, `maxSessions`, `session` (a
  * name or `(request) => name`; by default a hash of the conversation's
- * opening) and `onReport({ session, report })`. The model is the call's
+ * opening) and `onReport({ session, report })`; `debug: true` writes each turn's report as text
+ * (`formatReport`) to `console.error`, `debug: (text) => void` gets it instead (default off). The model is the call's
  * (`request.model`: its `model` or `modelName`) unless `options.model` names one.
  */
 export function traceliteMiddleware(options = {}) {

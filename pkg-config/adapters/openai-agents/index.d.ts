@@ -33,6 +33,12 @@ export interface TraceliteInputFilterOptions extends Omit<CompressSettings, 'for
   session?: string | ((args: CallModelInputFilterArgs<any>) => string);
   /** Called after each compression. */
   onReport?: (info: { session: string; report: Report }) => void;
+  /**
+   * Each turn's report as a few lines of text (`formatReport`, labelled with
+   * the session): `true` writes it to `console.error`, a function gets it.
+   * Default off.
+   */
+  debug?: boolean | ((text: string) => void);
 }
 
 /** A `callModelInputFilter` that compresses the model input, plus the store its spills go to. */

@@ -7,9 +7,10 @@
 // Session keep every item as it was (the SDK persists the filtered version of
 // the turn's new input only, which TraceLite leaves alone), and the next call
 // compresses the whole history again.
+import '#entry'; // initializes the wasm for this host
 import * as agents from '@openai/agents';
-import { InputError } from '../../core/errors.js';
-import { canonicalJson, conversationCompressor, frameworkSpillTools, modelNameOf } from '../../internal/framework.js';
+import { InputError, describe } from '../../core/errors.js';
+import { canonicalJson, conversationCompressor, frameworkSpillTools, modelNameOf, spillToolsOptions } from '../../internal/framework.js';
 
 /** Content-part / output type carrying an SDK part the Responses format has no place for. */
 const REF = 'tracelite_agents_ref';
@@ -53,7 +54,7 @@ function itemOut(item, ref) {
  * every item the compression left alone as the very object it was.
  */
 export function toResponsesRequest(items, instructions) {
-  if (!Array.isArray(items)) throw new InputError('input must be an array of agent input items', 'INVALID_ARGUMENT', 'input');
+  if (!Array.isArray(items)) throw new InputError(`must be an array of agent input items, got ${describe(items)}`, 'INVALID_ARGUMENT', 'input');
   const side = { items, parts: [], rendered: new Map() };
   const ref = (value) => ({ type: REF, ref: side.parts.push(value) - 1 });
   const input = items.map((item, i) => {
@@ -161,7 +162,8 @@ export function agentModel(agent) {
  * `new Runner({ callModelInputFilter })` that compresses every model call's
  * input. Options are `compress` options plus `store`, `maxSessions`,
  * `session` (a name or `({ modelData, agent, context }) => name`; by default a
- * hash of the conversation's opening) and `onReport({ session, report })`.
+ * hash of the conversation's opening) and `onReport({ session, report })`; `debug: true` writes each turn's report as text
+ * (`formatReport`) to `console.error`, `debug: (text) => void` gets it instead (default off).
  * The model is the agent's (`agentModel(agent)`) unless `options.model` names one.
  * `filter.store` is where spills go: pass it to `spillTools`.
  */
@@ -184,8 +186,8 @@ export function traceliteInputFilter(options = {}) {
  * filter's store), for `new Agent({ tools })`. Definitions, arguments and
  * replies are the core's. With `{ session }`, only that session's spills are readable.
  */
-export function spillTools(store, { session } = {}) {
-  return frameworkSpillTools(store, session, ({ name, description, parameters, run }) => agents.tool({
+export function spillTools(store, options = {}) {
+  return frameworkSpillTools(store, spillToolsOptions(options).session, ({ name, description, parameters, run }) => agents.tool({
     name,
     description,
     parameters,

@@ -7,6 +7,7 @@ import { prepare } from './prepare.js';
 import { carriesConversation } from './routes.js';
 import { SESSION_HEADER } from './signing.js';
 import { spillResolver } from './tools.js';
+import { debugTurn } from '../../internal/debug.js';
 
 // Hop-by-hop headers (RFC 9110 §7.6.1) and those the runtime recomputes.
 const DROP_REQUEST_HEADERS = new Set([
@@ -69,7 +70,7 @@ function relay(response, extra = {}) {
  * `x-tracelite-*` headers.
  */
 export async function compressAndForward(px, request, url, routeFormat) {
-  const { signer, onReport } = px;
+  const { signer, onReport, debug } = px;
   const { error, session, tenant, forwarded, received, report, cache, skipped, redacted, tools, images: byUrl, imagesInline } =
     await prepare(px, request, routeFormat);
   if (error) return error;
@@ -78,6 +79,7 @@ export async function compressAndForward(px, request, url, routeFormat) {
   if (report) {
     headers.set('content-type', 'application/json');
     onReport?.({ session, format: report.format, path: url.pathname, report, bytes, ...(cache ? { cache } : {}) });
+    debugTurn(debug, session, report);
   }
   const target = upstreamUrl(px.base, url);
   const forward = (body) => px.send(new Request(target, { method: request.method, headers, body, redirect: 'manual' }));

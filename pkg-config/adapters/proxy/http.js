@@ -1,5 +1,6 @@
 // Internal (createProxy): the proxy's own responses (JSON, typed errors with
 // the status of each code) and bounded reading of a request body.
+import { atPath } from '../../core/errors.js';
 
 export function jsonResponse(status, body, headers = {}) {
   return new Response(JSON.stringify(body), {
@@ -8,8 +9,9 @@ export function jsonResponse(status, body, headers = {}) {
   });
 }
 
+/** A typed error body `{ error: { type, code, message, path } }`; `message` starts with `path: ` as a `TraceLiteError`'s does. */
 export function errorResponse(status, code, message, path = '', headers = {}) {
-  return jsonResponse(status, { error: { type: 'tracelite_error', code, message, path } }, headers);
+  return jsonResponse(status, { error: { type: 'tracelite_error', code, message: atPath(message, path), path } }, headers);
 }
 
 /** The HTTP status of a `TraceLiteError` code. */

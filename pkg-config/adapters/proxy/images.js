@@ -2,7 +2,7 @@
 // signed URLs of the proxy (`<imageBaseUrl>/image/<session>/<id>.png?sig=`);
 // each PNG is stored in its session and served to whoever holds the signature.
 import { OptionError } from '#entry';
-import { STORE_BATCH, storeSpills } from '../../internal/mirror.js';
+import { STORE_BATCH, storeSpills } from '../../core/stores.js';
 import { errorOf, errorResponse } from './http.js';
 import { fromBase64 } from './signing.js';
 
@@ -29,7 +29,7 @@ const IMAGE_PATH = /^([A-Za-z0-9._-]{1,128})\/([0-9a-f]{32})\.png$/;
  * without credentials, query or fragment. Returns the base, no trailing slash.
  */
 export function imageBase(value) {
-  const fail = (why) => new OptionError(`imageBaseUrl ${why}`, 'INVALID_OPTION', 'imageBaseUrl');
+  const fail = (why) => new OptionError(why, 'INVALID_OPTION', 'imageBaseUrl');
   let url;
   try {
     url = new URL(value);

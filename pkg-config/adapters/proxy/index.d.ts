@@ -1,11 +1,7 @@
 // Types of 'tracelite/proxy': a Fetch-API handler that compresses LLM requests.
-import type { CompressSettings, FormatName, Provider, Report } from '../../core/index.js';
+import type { CompressSettings, FormatName, Provider, Report, SpillStoreLike } from '../../core/index.js';
 
-/** Any spill store: the in-memory `SpillStore`, a `KvSpillStore`, a `DurableObjectSpillStore`, or yours. */
-export interface SpillStoreLike {
-  get(session: string, key: string): string | Promise<string>;
-  put(session: string, key: string, text: string): unknown;
-}
+export type { SpillStoreLike };
 
 /** Options of `createProxy`. */
 export interface ProxyOptions {
@@ -184,6 +180,13 @@ export interface ProxyOptions {
      */
     cache?: { rendered: number; loaded?: { segments: number; snapshots: number; counts: number } };
   }) => void;
+  /**
+   * Each compressed request's report as a few lines of text (`formatReport`,
+   * labelled with the session): `true` writes it to `console.error`, a
+   * function gets it. Default off. (With `createThreadedProxy`, set it in the
+   * settings module: a function cannot cross into a thread as `data`.)
+   */
+  debug?: boolean | ((text: string) => void);
 }
 
 /**

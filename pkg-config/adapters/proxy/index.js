@@ -6,7 +6,7 @@
 // spill tools answered on the model's behalf), search-budget.js (search and
 // compress budgets), http.js (responses, bounded body reads).
 import { compress } from '#entry';
-import { SessionStores } from '../../internal/mirror.js';
+import { SessionStores } from '../../core/stores.js';
 import { compressAndForward, forwardOther } from './forward.js';
 import { IMAGE_ROUTE, imageBase, serveImage } from './images.js';
 import { normalizePath, routeOf } from './routes.js';

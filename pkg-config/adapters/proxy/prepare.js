@@ -5,8 +5,8 @@
 import { formatsDetect, requestOpening } from '../../wasm/tracelite.js';
 import { InputError, guarded } from '../../core/errors.js';
 import { redactJson } from '../../core/redact.js';
-import { STORE_BATCH, compressInto, saveCache } from '../../internal/mirror.js';
-import { checkName } from '../../internal/spill-reader.js';
+import { STORE_BATCH, compressInto, saveCache } from '../../core/stores.js';
+import { checkName } from '../../core/spill-reader.js';
 import { errorOf, errorResponse, readLimited, tooLarge } from './http.js';
 import { IMAGE_ROUTE, signUrls, storeImages } from './images.js';
 import { SESSION_HEADER } from './signing.js';

@@ -1,6 +1,8 @@
 // Internal (createProxy): work per key in a time window: search work per
 // session on the spill routes (`GET /spill/<key>/grep`, each call its own
-// request), compress time per tenant (`maxCompressMsPerMinute`).
+// request), compress time per tenant (`maxCompressMsPerMinute`); the
+// masked copies of spilled blobs the spill routes serve.
+import { Lru } from '../../internal/lru.js';
 
 /** Most sessions tracked at once; the oldest window is dropped first. */
 export const MAX_TRACKED_SESSIONS = 10_000;
@@ -57,35 +59,22 @@ export class WorkWindows {
  */
 export class MaskedBlobs {
   #maxBytes;
-  #bytes = 0;
-  #texts = new Map();
+  #texts;
 
   constructor(maxBytes) {
     this.#maxBytes = maxBytes;
+    this.#texts = new Lru(maxBytes, (text) => text.length);
   }
 
   /** The masked text of `session`/`key`, if held. */
   get(session, key) {
-    const id = `${session.length}:${session}/${key}`;
-    const text = this.#texts.get(id);
-    if (text !== undefined) {
-      this.#texts.delete(id);
-      this.#texts.set(id, text);
-    }
-    return text;
+    return this.#texts.get(`${session.length}:${session}/${key}`);
   }
 
   /** Holds `text` (when it fits) and returns it. */
   put(session, key, text) {
     const id = `${session.length}:${session}/${key}`;
-    if (text.length > this.#maxBytes || this.#texts.has(id)) return text;
-    this.#texts.set(id, text);
-    this.#bytes += text.length;
-    for (const [old, held] of this.#texts) {
-      if (this.#bytes <= this.#maxBytes) break;
-      this.#texts.delete(old);
-      this.#bytes -= held.length;
-    }
+    if (text.length <= this.#maxBytes && !this.#texts.has(id)) this.#texts.set(id, text);
     return text;
   }
 }

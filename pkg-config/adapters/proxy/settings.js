@@ -2,10 +2,12 @@
 // wrong setting fails at start-up (`INVALID_OPTION` naming it), not on the
 // first request.
 import { OptionError } from '#entry';
+import { describe } from '../../core/errors.js';
 import { MEMORY_DEFAULTS } from '../../core/memory.js';
-import { checkName } from '../../internal/spill-reader.js';
+import { checkName } from '../../core/spill-reader.js';
 import { DEFAULT_MAX_SPILL_RESPONSE_BYTES, DEFAULT_MAX_SPILL_ROUNDS } from './tools.js';
 import { defaultIdentity } from './signing.js';
+import { debugSink } from '../../internal/debug.js';
 
 /**
  * Provider (prices, image sizing) of each route's format when neither
@@ -83,6 +85,7 @@ export function proxySettings({
   secret,
   identify = defaultIdentity,
   onReport,
+  debug,
   providers = {},
   spillTools = true,
   maxSpillRounds = DEFAULT_MAX_SPILL_ROUNDS,
@@ -97,7 +100,7 @@ export function proxySettings({
 } = {}) {
   const s = {
     upstream, format, options, store, fetch, maxBodyBytes, maxSessions, maxHeldBytes, maxMemoryBytes, maxStoreWrites,
-    onError, secret, identify, onReport, providers, spillTools, maxSpillRounds, maxSpillResponseBytes, imageBaseUrl,
+    onError, secret, identify, onReport, debug: debugSink(debug), providers, spillTools, maxSpillRounds, maxSpillResponseBytes, imageBaseUrl,
     persistCache, maxSearchCost, maxSearchWork, maxSearchWorkPerMinute, maxMaskedBytes, maxCompressMsPerMinute,
   };
   checkPlumbing(s);
@@ -108,7 +111,7 @@ export function proxySettings({
 /** `INVALID_OPTION` naming `name` unless `value` is a positive (`safe`: safe) integer. */
 function positive(name, value, { safe = false, hint = '' } = {}) {
   if (!(safe ? Number.isSafeInteger(value) : Number.isInteger(value)) || value < 1) {
-    throw new OptionError(`${name} must be a positive integer${hint}`, 'INVALID_OPTION', name);
+    throw new OptionError(`must be a positive integer${hint}, got ${typeof value === 'number' ? value : describe(value)}`, 'INVALID_OPTION', name);
   }
 }
 
@@ -117,10 +120,10 @@ function checkPlumbing({ upstream, store, options, maxBodyBytes, maxStoreWrites,
   try {
     new URL(upstream);
   } catch {
-    throw new OptionError('upstream must be an absolute URL', 'INVALID_OPTION', 'upstream');
+    throw new OptionError('must be an absolute URL', 'INVALID_OPTION', 'upstream');
   }
   if (store !== undefined && (typeof store.get !== 'function' || typeof store.put !== 'function')) {
-    throw new OptionError('store must have get(session, key) and put(session, key, text)', 'INVALID_OPTION', 'store');
+    throw new OptionError('must have get(session, key) and put(session, key, text)', 'INVALID_OPTION', 'store');
   }
   if (options.store !== undefined) {
     throw new OptionError('pass the store as createProxy({ store }), not in options', 'INVALID_OPTION', 'options.store');
@@ -128,10 +131,10 @@ function checkPlumbing({ upstream, store, options, maxBodyBytes, maxStoreWrites,
   positive('maxBodyBytes', maxBodyBytes);
   positive('maxStoreWrites', maxStoreWrites);
   if (!ON_ERROR.includes(onError)) {
-    throw new OptionError(`onError must be one of ${ON_ERROR.join(', ')}`, 'INVALID_OPTION', 'onError');
+    throw new OptionError(`must be one of ${ON_ERROR.join(', ')}`, 'INVALID_OPTION', 'onError');
   }
   if (typeof identify !== 'function') {
-    throw new OptionError('identify must be a function (request) => string', 'INVALID_OPTION', 'identify');
+    throw new OptionError(`must be a function (request) => string, got ${describe(identify)}`, 'INVALID_OPTION', 'identify');
   }
 }
 
@@ -156,13 +159,13 @@ function checkLimits(s) {
     );
   }
   if (providers === null || typeof providers !== 'object' || Array.isArray(providers)) {
-    throw new OptionError('providers must be an object { [format]: provider }', 'INVALID_OPTION', 'providers');
+    throw new OptionError(`must be an object { [format]: provider }, got ${describe(providers)}`, 'INVALID_OPTION', 'providers');
   }
   if (typeof persistCache !== 'boolean') {
-    throw new OptionError('persistCache must be a boolean', 'INVALID_OPTION', 'persistCache');
+    throw new OptionError(`must be a boolean, got ${describe(persistCache)}`, 'INVALID_OPTION', 'persistCache');
   }
   if (typeof spillTools !== 'boolean') {
-    throw new OptionError('spillTools must be a boolean', 'INVALID_OPTION', 'spillTools');
+    throw new OptionError(`must be a boolean, got ${describe(spillTools)}`, 'INVALID_OPTION', 'spillTools');
   }
   positive('maxSpillRounds', maxSpillRounds, { hint: ' (spillTools: false turns the tools off)' });
   positive('maxSpillResponseBytes', maxSpillResponseBytes);

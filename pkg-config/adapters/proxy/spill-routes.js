@@ -3,7 +3,7 @@
 // the masked view of a store they and the spill tools read through.
 import { TraceLiteError } from '#entry';
 import { redactText } from '../../core/redact.js';
-import { checkName, grepSpill, readSpill } from '../../internal/spill-reader.js';
+import { checkName, grepSpill, readSpill } from '../../core/spill-reader.js';
 import { errorOf, errorResponse, jsonResponse } from './http.js';
 import { SESSION_HEADER } from './signing.js';
 

@@ -16,5 +16,5 @@ export async function createThreadedProxy() {
 
 /** Throws `UNSUPPORTED_HOST`: serving needs Node's `node:http`. */
 export async function serveNode() {
-  throw new HostError('serveNode needs Node (node:http); on this host the runtime serves the handler', 'UNSUPPORTED_HOST', 'serveNode');
+  throw new HostError('needs Node (node:http); on this host the runtime serves the handler', 'UNSUPPORTED_HOST', 'serveNode');
 }

@@ -11,6 +11,7 @@ import { availableParallelism } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { HostError, OptionError, TraceLiteError } from '../../core/errors.js';
+import { Lru } from '../../internal/lru.js';
 import { errorResponse, ownChunk } from './http.js';
 import { ledgerCall } from '../file-store/ledger.js';
 import { SESSION_HEADER, defaultIdentity, sessionSigner, tokenParts } from './signing.js';
@@ -35,29 +36,6 @@ function sessionOfToken(token) {
   return tokenParts(token)?.session;
 }
 
-/** A bounded map, least recently used forgotten first. */
-class Routes {
-  constructor(max) {
-    this.max = max;
-    this.map = new Map();
-  }
-
-  get(key) {
-    const v = this.map.get(key);
-    if (v !== undefined) {
-      this.map.delete(key);
-      this.map.set(key, v);
-    }
-    return v;
-  }
-
-  set(key, value) {
-    this.map.delete(key);
-    this.map.set(key, value);
-    if (this.map.size > this.max) this.map.delete(this.map.keys().next().value);
-  }
-}
-
 /**
  * An error from a thread (`{ code, message, path }`) as its class; one
  * without a code (the settings module threw) is the module's fault.
@@ -75,14 +53,14 @@ function moduleHref(settingsModule) {
       ? settingsModule
       : pathToFileURL(settingsModule).href;
   }
-  throw new OptionError('settingsModule must be a URL or a path of a module exporting the settings of createProxy', 'INVALID_OPTION', 'settingsModule');
+  throw new OptionError('must be a URL or a path of a module exporting the settings of createProxy', 'INVALID_OPTION', 'settingsModule');
 }
 
 /** The checked `threads` (default: the cores this process may use). */
 function threadCount(threads) {
   const n = threads ?? availableParallelism();
   if (!Number.isInteger(n) || n < 1 || n > MAX_THREADS) {
-    throw new OptionError(`threads must be an integer from 1 to ${MAX_THREADS}, got ${String(threads)}`, 'INVALID_OPTION', 'threads');
+    throw new OptionError(`must be an integer from 1 to ${MAX_THREADS}, got ${String(threads)}`, 'INVALID_OPTION', 'threads');
   }
   return n;
 }
@@ -353,7 +331,7 @@ export async function createThreadedProxy(settingsModule, { threads, data } = {}
     for (let i = 0; i < count; i++) pool.push(new ProxyThread({ ...workerData, thread: i }, restart));
   } catch (err) {
     await Promise.all(pool.map((t) => t.close()));
-    throw new OptionError(`data cannot go to a thread: ${err.message}`, 'INVALID_OPTION', 'data');
+    throw new OptionError(`cannot go to a thread: ${err.message}`, 'INVALID_OPTION', 'data');
   }
   try {
     await Promise.all(pool.map((t) => t.ready));
@@ -361,8 +339,8 @@ export async function createThreadedProxy(settingsModule, { threads, data } = {}
     await Promise.all(pool.map((t) => t.close()));
     throw err;
   }
-  const tenants = new Routes(MAX_ROUTES);
-  const sessions = new Routes(MAX_ROUTES);
+  const tenants = new Lru(MAX_ROUTES);
+  const sessions = new Lru(MAX_ROUTES);
   // The least busy thread; among equals, the next in turn (idle threads share new tenants).
   let turn = 0;
   const leastBusy = () => {

@@ -7,7 +7,7 @@
 // only ever sees the final answer. JSON and SSE responses, for openai-chat,
 // openai-responses and anthropic.
 import { isSpillTool, spillToolDefinitions } from '#entry';
-import { runSpillTool } from '../../internal/spill-reader.js';
+import { runSpillTool } from '../../core/spill-reader.js';
 
 /** The search tool's name (the one whose work is budgeted). */
 const GREP_SPILL = 'grep_spill';

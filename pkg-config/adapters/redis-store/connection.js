@@ -5,7 +5,7 @@
 // optionally `evalsha`), as Upstash's. Scripts go by EVALSHA, sent whole
 // (EVAL) once when the server does not know them yet. No Node import: the
 // store runs wherever its client does (a client made from `url`: url.js).
-import { OptionError } from '../../core/errors.js';
+import { OptionError, describe } from '../../core/errors.js';
 
 /** RESP's blob string type (`$`): node-redis maps it to a Buffer when asked. */
 const BLOB_STRING = 36;
@@ -47,7 +47,7 @@ function sender(client) {
  */
 export function scriptRunner(client) {
   if (client === null || (typeof client !== 'object' && typeof client !== 'function')) {
-    throw new OptionError('client must be a Redis client (node-redis, ioredis, or an object with sendCommand(args) or eval(script, keys, args))', 'INVALID_OPTION', 'client');
+    throw notAClient(client);
   }
   const send = sender(client);
   if (send) {
@@ -73,7 +73,15 @@ export function scriptRunner(client) {
       return client.eval(script, keys, args);
     };
   }
-  throw new OptionError('client must be a Redis client (node-redis, ioredis, or an object with sendCommand(args) or eval(script, keys, args))', 'INVALID_OPTION', 'client');
+  throw notAClient(client);
+}
+
+function notAClient(client) {
+  return new OptionError(
+    `must be a Redis client (node-redis, ioredis, or an object with sendCommand(args) or eval(script, keys, args)), got ${describe(client)}`,
+    'INVALID_OPTION',
+    'client',
+  );
 }
 
 const decoder = new TextDecoder();

@@ -6,11 +6,11 @@
 // atomically, one count for every process. Takes node-redis, ioredis, or any
 // client with `sendCommand(args)` or `eval(script, keys, args)` (Upstash's
 // REST client): connection.js. Paging and search run in the core
-// (internal/spill-reader.js).
+// (core/spill-reader.js).
 import '#entry'; // initializes the wasm that read/grep run in
-import { HostError, InputError, OptionError, StoreError, TraceLiteError } from '../../core/errors.js';
+import { HostError, InputError, OptionError, StoreError, TraceLiteError, describe } from '../../core/errors.js';
 import { OutsideSpillStore, corrupt, facts, matchesKey, notFound, verified } from '../../internal/blob-keys.js';
-import { checkName } from '../../internal/spill-reader.js';
+import { checkName } from '../../core/spill-reader.js';
 import { SCRIPTS } from './scripts.js';
 import { replyNumber, replyText, scriptRunner } from './connection.js';
 // Node, Deno, Bun: url.js (node-redis); workers and browsers: url-unsupported.js.
@@ -41,7 +41,7 @@ const UNOWNED = '';
 function integer(value, name, fallback, min, max = Number.MAX_SAFE_INTEGER) {
   if (value === undefined) return fallback;
   if (!Number.isSafeInteger(value) || value < min || value > max) {
-    throw new OptionError(`${name} must be an integer from ${min} to ${max}`, 'INVALID_OPTION', name);
+    throw new OptionError(`must be an integer from ${min} to ${max}, got ${typeof value === 'number' ? value : describe(value)}`, 'INVALID_OPTION', name);
   }
   return value;
 }
@@ -93,7 +93,7 @@ export class RedisStore extends OutsideSpillStore {
   constructor(options = {}) {
     super();
     if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-      throw new OptionError('RedisStore options must be an object { client | url, … }', 'INVALID_OPTION', 'options');
+      throw new OptionError(`must be an object of RedisStore options { client | url, … }, got ${describe(options)}`, 'INVALID_OPTION', 'options');
     }
     const {
       client, url, prefix = DEFAULT_PREFIX, ttlSeconds, maxBytes, maxSessionBytes, maxTenantBytes, maxTenantSessions,
@@ -103,19 +103,19 @@ export class RedisStore extends OutsideSpillStore {
       throw new OptionError(`unknown RedisStore option ${k}`, 'INVALID_OPTION', k);
     }
     if ((client === undefined) === (url === undefined)) {
-      throw new OptionError('give RedisStore one of client (a connected Redis client) or url', 'INVALID_OPTION', client === undefined ? 'client' : 'url');
+      throw new OptionError('give exactly one of client (a connected Redis client) and url', 'INVALID_OPTION', client === undefined ? 'client' : 'url');
     }
     if (url !== undefined && (typeof url !== 'string' || !/^rediss?:\/\//.test(url))) {
-      throw new OptionError('url must be a redis:// or rediss:// URL', 'INVALID_OPTION', 'url');
+      throw new OptionError(`must be a redis:// or rediss:// URL, got ${typeof url === 'string' ? JSON.stringify(url.slice(0, 40)) : describe(url)}`, 'INVALID_OPTION', 'url');
     }
     if (url !== undefined && !URL_SUPPORTED) {
       throw new HostError('RedisStore({ url }) needs Node, Deno or Bun (it makes a node-redis client); on this host pass a client of your own, e.g. { client } of @upstash/redis', 'UNSUPPORTED_HOST', 'url');
     }
     if (typeof prefix !== 'string' || prefix === '' || prefix.length > 256 || /[\0-\x1f\s]/.test(prefix)) {
-      throw new OptionError('prefix must be 1-256 characters, without spaces or control characters', 'INVALID_OPTION', 'prefix');
+      throw new OptionError(`must be 1-256 characters, without spaces or control characters, got ${typeof prefix === 'string' ? JSON.stringify(prefix.slice(0, 40)) : describe(prefix)}`, 'INVALID_OPTION', 'prefix');
     }
     if (typeof now !== 'function') {
-      throw new OptionError('now must be a function returning milliseconds', 'INVALID_OPTION', 'now');
+      throw new OptionError(`must be a function returning milliseconds, got ${describe(now)}`, 'INVALID_OPTION', 'now');
     }
     this.#ttl = integer(ttlSeconds, 'ttlSeconds', DEFAULT_TTL_SECONDS, 0, 100 * 365 * 24 * 3600);
     this.#limits = [
@@ -175,7 +175,7 @@ export class RedisStore extends OutsideSpillStore {
     let timer;
     const late = new Promise((_, reject) => {
       timer = setTimeout(() => reject(new StoreError(
-        `redis did not answer within ${this.#timeoutMs} ms (timeoutMs)`,
+        `Redis did not answer within ${this.#timeoutMs} ms`,
         'STORE_FAILED',
         'timeoutMs',
       )), this.#timeoutMs);
@@ -185,7 +185,7 @@ export class RedisStore extends OutsideSpillStore {
       return await Promise.race([call, late]);
     } catch (err) {
       if (err instanceof TraceLiteError) throw err;
-      const failed = new StoreError(`redis: ${err?.message ?? err}`, 'STORE_FAILED', 'store');
+      const failed = new StoreError(`the Redis call failed: ${err?.message ?? err}`, 'STORE_FAILED', 'store');
       failed.cause = err;
       throw failed;
     } finally {
@@ -221,7 +221,7 @@ export class RedisStore extends OutsideSpillStore {
    */
   async put(session, key, text, { tenant = UNOWNED } = {}) {
     if (typeof text !== 'string') {
-      throw new InputError('text must be a string', 'INVALID_REQUEST', 'text');
+      throw new InputError(`must be a string, got ${describe(text)}`, 'INVALID_REQUEST', 'text');
     }
     checkName('session', session);
     checkName('key', key);

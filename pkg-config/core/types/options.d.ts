@@ -80,6 +80,15 @@ export interface CompressSettings {
   plan?: PlanOptions;
   /** Secret redaction. */
   redact?: RedactOptions;
+  /**
+   * Tools whose outputs stay as they are (a memory, todo or plan tool):
+   * dedup, the phase clean-up and optical snapshots leave them alone, and
+   * a compaction keeps them word for word after its summary; spilling
+   * caps them only with a cap of their own (`spill.toolCaps`). Exact
+   * names, as the calls give them.
+   * Default: `[]`.
+   */
+  excludeTools?: string[];
   /** Resource limits. */
   limits?: LimitOptions;
 }
@@ -150,6 +159,12 @@ export interface SpillOptions {
    * Default: `""`.
    */
   pointerRoot?: string;
+  /**
+   * A tool's own cap in tokens, replacing the computed one for its
+   * outputs (1 to `budget`), e.g. `{ "bash": 1000 }`; also the one cap
+   * of a tool in `excludeTools`. None by default.
+   */
+  toolCaps?: Record<string, number>;
 }
 
 /**
@@ -542,6 +557,12 @@ export interface LimitOptions {
    * Default: `64`.
    */
   maxErrorPatterns?: number;
+  /**
+   * Most per-tool rules accepted: names in `excludeTools`, and tools in
+   * `spill.toolCaps`.
+   * Default: `256`.
+   */
+  maxToolRules?: number;
   /**
    * Bytes of raw tool output the stateful `TraceLite` session holds
    * (default 32 MiB). Past it, the oldest outputs outside the recent window

@@ -26,9 +26,10 @@ export function projectWithPkg(prefix = 'tracelite-host-') {
  * `dir` the way wrangler does (conditions workerd, worker, browser; `.wasm`
  * imports stay separate modules) into `dir/dist/worker.js`. With conditions
  * `edge-light, worker, browser` it resolves what Vercel's Edge bundler picks.
+ * `entryName` `worker-src.ts` bundles a TypeScript source.
  */
-export async function bundleWorker(dir, source, conditions = ['workerd', 'worker', 'browser']) {
-  const entry = join(dir, 'worker-src.js');
+export async function bundleWorker(dir, source, conditions = ['workerd', 'worker', 'browser'], entryName = 'worker-src.js') {
+  const entry = join(dir, entryName);
   writeFileSync(entry, source);
   const outdir = join(dir, 'dist');
   mkdirSync(outdir, { recursive: true });

@@ -1,10 +1,15 @@
-// Internal: `compress` with any spill store. The wasm SpillStore is used
-// directly; any other store (KV, yours) gets the call's new blobs (the `spills`
-// compress returns) copied into it, since compress itself is synchronous.
-import { OptionError, LimitError, StoreError, SpillStore, compress } from '#entry';
+// `compress` with any spill store. The wasm SpillStore is used directly; a
+// store outside wasm (files, KV, Durable Objects, Redis, yours) gets the
+// call's new blobs (the `spills` compress returns) copied into it before the
+// call resolves, since compress itself is synchronous, while per-session
+// stores in memory (`SessionStores`) keep the caches and compaction state.
+// Used by `compressAsync`, the adapters and the proxy.
 import { fnv1a } from '../wasm/tracelite.js';
-import { MEMORY_DEFAULTS, SESSION_BYTES_PER_REQUEST_BYTE, wasmHeapBytes } from '../core/memory.js';
-import { facts, isContentKey } from './blob-keys.js';
+import { OptionError, LimitError, StoreError } from './errors.js';
+import { SpillStore } from './spill.js';
+import { compress } from './compress.js';
+import { MEMORY_DEFAULTS, SESSION_BYTES_PER_REQUEST_BYTE, wasmHeapBytes } from './memory.js';
+import { facts, isContentKey } from './blob.js';
 
 /** Default number of conversations `SessionStores` keeps in memory. */
 export const DEFAULT_MAX_SESSIONS = 64;
@@ -50,13 +55,13 @@ export class SessionStores {
     maxMemoryBytes = MEMORY_DEFAULTS.maxMemoryBytes,
   } = {}) {
     if (!Number.isInteger(maxSessions) || maxSessions < 1) {
-      throw new OptionError('maxSessions must be a positive integer', 'INVALID_OPTION', 'maxSessions');
+      throw new OptionError('must be a positive integer', 'INVALID_OPTION', 'maxSessions');
     }
     if (!Number.isInteger(maxHeldBytes) || maxHeldBytes < 0) {
-      throw new OptionError('maxHeldBytes must be a non-negative integer', 'INVALID_OPTION', 'maxHeldBytes');
+      throw new OptionError('must be a non-negative integer', 'INVALID_OPTION', 'maxHeldBytes');
     }
     if (!Number.isInteger(maxMemoryBytes) || maxMemoryBytes < 1) {
-      throw new OptionError('maxMemoryBytes must be a positive integer', 'INVALID_OPTION', 'maxMemoryBytes');
+      throw new OptionError('must be a positive integer', 'INVALID_OPTION', 'maxMemoryBytes');
     }
     this.#max = maxSessions;
     this.#maxHeld = maxHeldBytes;
@@ -307,6 +312,23 @@ export class SessionStores {
   }
 }
 
+const sessionCaches = new WeakMap();
+
+/**
+ * The per-session in-memory stores `compressAsync` keeps beside an outside
+ * `store` (one `SessionStores` per store, created on first use with the
+ * defaults): each session's caches, compaction state and previous request
+ * live there between turns, its spills in `store`.
+ */
+export function sessionCachesOf(store) {
+  let caches = sessionCaches.get(store);
+  if (!caches) {
+    caches = new SessionStores();
+    sessionCaches.set(store, caches);
+  }
+  return caches;
+}
+
 /** Bytes of a request given as JSON text (its UTF-16 length), else 0 (an object: not known before it is read). */
 function requestBytes(request) {
   return typeof request === 'string' ? request.length : 0;
@@ -388,10 +410,10 @@ export function withPointer(options, store) {
   const { pointer, ...rest } = options;
   if (pointer === undefined || pointer === 'spill') return rest;
   if (pointer !== 'path') {
-    throw new OptionError("pointer must be 'spill' or 'path'", 'INVALID_OPTION', 'pointer');
+    throw new OptionError("must be 'spill' or 'path'", 'INVALID_OPTION', 'pointer');
   }
   if (typeof store?.root !== 'string' || typeof store?.pathOf !== 'function') {
-    throw new OptionError("pointer: 'path' needs a store that keeps files (FileStore)", 'INVALID_OPTION', 'pointer');
+    throw new OptionError("'path' needs a store that keeps files (FileStore)", 'INVALID_OPTION', 'pointer');
   }
   return { ...rest, spill: { ...rest.spill, pointerRoot: store.root } };
 }

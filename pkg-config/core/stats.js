@@ -1,5 +1,5 @@
 // Order statistics shared by the replay summary (core/replay.js) and the bench
-// scripts (bench/*.mjs import pkg/internal/stats.js), so their figures agree.
+// scripts (bench/*.mjs import pkg/core/stats.js), so their figures agree.
 
 /**
  * The nearest-rank `p`-th percentile (0–100) of `sorted` (ascending): the

@@ -6,8 +6,8 @@
 // Relative imports only (usable from a module worker without an import map);
 // the host entry that initializes the wasm must be loaded first.
 import { Store, checkSpillName, parseSpillPointer, spillLimits } from '../wasm/tracelite.js';
-import { SpillStore } from '../core/spill.js';
-import { InputError, OptionError, StoreError, guarded } from '../core/errors.js';
+import { InputError, OptionError, StoreError, guarded, isOutsideStore, describe, syncStoreError } from './errors.js';
+import { SpillStore, sharedStore } from './spill.js';
 
 /** Limits of a scratch store: room for any blob a store hands back. */
 const SCRATCH_LIMITS = JSON.stringify({ maxBytes: 2 ** 31 - 1, maxSessionBytes: 2 ** 31 - 1, ttlSeconds: 0 });
@@ -42,7 +42,7 @@ function intOption(value, name, fallback, min, max) {
   if (value === undefined || value === null || value === '') return fallback;
   const n = typeof value === 'string' ? Number(value) : value;
   if (!Number.isInteger(n) || n < min) {
-    throw new OptionError(`${name} must be an integer ≥ ${min}`, 'INVALID_OPTION', name);
+    throw new OptionError(`must be an integer ≥ ${min}, got ${typeof value === 'string' ? JSON.stringify(value) : typeof value === 'number' ? value : describe(value)}`, 'INVALID_OPTION', name);
   }
   return Math.min(n, max);
 }
@@ -95,7 +95,7 @@ function readArgs(options) {
 
 function grepArgs(pattern, options) {
   if (typeof pattern !== 'string') {
-    throw new InputError('pattern must be a string', 'INVALID_PATTERN', 'pattern');
+    throw new InputError(`must be a string, got ${describe(pattern)}`, 'INVALID_PATTERN', 'pattern');
   }
   const { grepContext, maxGrepContext, grepMaxMatches, maxGrepMatches } = readerLimits();
   return JSON.stringify({
@@ -133,7 +133,7 @@ function shapeMatches(json, pattern) {
 
 /** Runs `fn(wasmStore)` on a scratch session holding `text` as `t/t`. */
 function onText(text, fn) {
-  if (typeof text !== 'string') throw new InputError('text must be a string', 'INVALID_REQUEST', 'text');
+  if (typeof text !== 'string') throw new InputError(`must be a string, got ${describe(text)}`, 'INVALID_REQUEST', 'text');
   const scratch = guarded(() => Store.withLimits(SCRATCH_LIMITS));
   try {
     guarded(() => scratch.put('t', 't', text));
@@ -237,4 +237,28 @@ function safeJson(text) {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Runs a `read_spill` / `grep_spill` call the model made, over any store:
+ * `handleToolCallAsync(name, args, { store, session })` (or `session` as a
+ * string, with the store `compress` uses by default). The async peer of
+ * `handleToolCall`, for the stores outside wasm (`FileStore`, `KvSpillStore`,
+ * `DurableObjectSpillStore`, yours). Resolves `{ text, isError, work }` (as `handleToolCall`): `text` to send back
+ * as the tool result: a mistake the model can fix (a missing pointer, a bad
+ * pattern) is a reply with `isError`, not a rejection.
+ */
+export async function handleToolCallAsync(name, args, where) {
+  const { store, session } = typeof where === 'string' ? { session: where } : (where ?? {});
+  const target = store ?? sharedStore();
+  if (!(target instanceof SpillStore) && !isOutsideStore(target)) {
+    throw syncStoreError(target, 'store', 'handleToolCallAsync');
+  }
+  if (typeof name !== 'string') {
+    throw new InputError(`must be a string, got ${describe(name)}`, 'INVALID_ARGUMENT', 'name');
+  }
+  if (session !== undefined && typeof session !== 'string') {
+    throw new InputError(`must be a string, got ${describe(session)}`, 'INVALID_ARGUMENT', 'session');
+  }
+  return runSpillTool(target, name, args ?? {}, session ?? 'default');
 }
