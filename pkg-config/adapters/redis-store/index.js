@@ -72,6 +72,7 @@ function integer(value, name, fallback, min, max = Number.MAX_SAFE_INTEGER) {
  */
 export class RedisStore extends OutsideSpillStore {
   #run;
+  /** The client made from `url` (closed by `close()`). */
   #client;
   #connecting;
   #owned;
@@ -130,10 +131,7 @@ export class RedisStore extends OutsideSpillStore {
     this.#prefix = prefix;
     this.#owned = url !== undefined;
     this.#url = url;
-    if (client !== undefined) {
-      this.#run = scriptRunner(client);
-      this.#client = client;
-    }
+    if (client !== undefined) this.#run = scriptRunner(client);
   }
 
   /** The prefix of the store's keys. */
@@ -154,15 +152,20 @@ export class RedisStore extends OutsideSpillStore {
   /** The script runner, connecting first when the store makes its own client. */
   async #runner() {
     if (this.#run) return this.#run;
-    this.#connecting ??= connectUrl(this.#url, this.#timeoutMs).then((client) => {
-      this.#client = client;
-      this.#run = scriptRunner(client);
-      return this.#run;
-    });
-    // A failed connection is tried again by the next call.
-    this.#connecting.catch(() => {
-      this.#connecting = undefined;
-    });
+    if (this.#connecting === undefined) {
+      const connecting = connectUrl(this.#url, this.#timeoutMs, (client) => {
+        this.#client = client;
+      }).then((client) => {
+        const run = scriptRunner(client);
+        if (this.#connecting === connecting) this.#run = run;
+        return run;
+      });
+      // A failed connection is tried again by the next call.
+      connecting.catch(() => {
+        if (this.#connecting === connecting) this.#connecting = undefined;
+      });
+      this.#connecting = connecting;
+    }
     return this.#connecting;
   }
 
@@ -300,13 +303,12 @@ export class RedisStore extends OutsideSpillStore {
 
   /** Closes the client the store made from `url` (one it was given is the caller's to close). */
   async close() {
-    if (!this.#owned || this.#connecting === undefined) return;
-    const connecting = this.#connecting;
+    if (!this.#owned || this.#client === undefined) return;
+    const client = this.#client;
+    this.#client = undefined;
     this.#connecting = undefined;
     this.#run = undefined;
-    const client = await connecting.then(() => this.#client, () => undefined);
-    this.#client = undefined;
-    if (client) await closeClient(client, this.#timeoutMs);
+    await closeClient(client, this.#timeoutMs);
   }
 }
 

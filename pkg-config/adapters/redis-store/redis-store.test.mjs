@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import IORedis from 'ioredis';
 import { SpillStore, compress, compressAsync, handleToolCall, handleToolCallAsync } from '../../../pkg/entries/node.js';
 import { RedisStore } from '../../../pkg/adapters/redis-store/index.js';
-import { REDIS_MISSING, redisClient, startRedis } from '../../../tests/js/support/redis.mjs';
+import { REDIS_MISSING, freePort, redisClient, startRedis } from '../../../tests/js/support/redis.mjs';
 
 const STORE_MODULE = fileURLToPath(new URL('../../../pkg/adapters/redis-store/index.js', import.meta.url));
 const DAY_MS = 24 * 3600 * 1000;
@@ -302,6 +302,16 @@ test('compressAsync and handleToolCallAsync over a RedisStore give what they giv
   assert.deepEqual(page, handleToolCall('read_spill', { pointer: pointers[0], offset: 2000, limit: 1 }, { store: memory, session: 'agent' }));
   assert.equal((await handleToolCallAsync('read_spill', { pointer: pointers[0] }, { store, session: 'other' })).isError, true, "another session's pointer");
   memory.free();
+});
+
+test('a store whose Redis never answers fails each call within timeoutMs (STORE_FAILED), and closes', async () => {
+  const store = new RedisStore({ url: `redis://127.0.0.1:${await freePort()}`, timeoutMs: 200 });
+  for (const call of [() => store.get('s', 'k'), () => store.put('s', 'k', 'text'), () => store.list('s')]) {
+    const started = performance.now();
+    await assert.rejects(call(), code('STORE_FAILED', 'timeoutMs'));
+    assert.ok(performance.now() - started < 1000);
+  }
+  await store.close();
 });
 
 test('bad options are typed errors naming the option', () => {

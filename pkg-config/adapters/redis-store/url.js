@@ -18,8 +18,9 @@ const REDIS_PACKAGE = 'redis';
  * optional peer dependency). Its errors are taken by the calls that meet
  * them (a listener keeps a lost connection from ending the process); it
  * reconnects on its own, and calls in between wait (within `timeoutMs`).
+ * `onClient(client)` gets it before it first connects.
  */
-export async function connectUrl(url, timeoutMs) {
+export async function connectUrl(url, timeoutMs, onClient) {
   let redis;
   try {
     redis = await import(/* webpackIgnore: true */ REDIS_PACKAGE);
@@ -33,6 +34,8 @@ export async function connectUrl(url, timeoutMs) {
     socket: { connectTimeout: timeoutMs, reconnectStrategy: (retries) => Math.min(50 * 2 ** retries, 2000) },
   });
   client.on('error', () => {});
+  // Known before it connects, so that `close()` can end a client still trying to.
+  onClient(client);
   await client.connect();
   return client;
 }
