@@ -26,7 +26,7 @@ export interface CompressAsyncOptions extends Omit<CompressOptions, 'store'> {
   /**
    * Where spills and the compaction state live; pass the same store on every turn.
    * A `SpillStore` (default: a module-wide one), or a store outside wasm (`FileStore`,
-   * `KvSpillStore`, `DurableObjectSpillStore`, yours): the call then resolves only after
+   * `KvSpillStore`, `DurableObjectSpillStore`, `RedisStore`, yours): the call then resolves only after
    * every blob its pointers name is written there, and each session's caches and
    * compaction state stay in memory beside it (the 64 most recent sessions).
    */

@@ -240,7 +240,7 @@ export function handleToolCall(
 ): ToolReply;
 /**
  * The async peer of `handleToolCall`, over any store: a `SpillStore` or one outside
- * wasm (`FileStore`, `KvSpillStore`, `DurableObjectSpillStore`, yours), as `compressAsync`
+ * wasm (`FileStore`, `KvSpillStore`, `DurableObjectSpillStore`, `RedisStore`, yours), as `compressAsync`
  * takes. Resolves the reply to send back; a mistake the model can fix is a reply with `isError`.
  */
 export function handleToolCallAsync(
@@ -253,7 +253,7 @@ export function sharedStore(): SpillStore;
 
 /**
  * Any spill store: the in-memory `SpillStore`, or a store outside wasm (`FileStore`,
- * `KvSpillStore`, `DurableObjectSpillStore`, yours) with `get` and `put`, which
+ * `KvSpillStore`, `DurableObjectSpillStore`, `RedisStore`, yours) with `get` and `put`, which
  * `compressAsync`, `handleToolCallAsync`, the adapters and the proxy take.
  */
 export interface SpillStoreLike {
