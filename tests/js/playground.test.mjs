@@ -109,7 +109,11 @@ test('the page opens on the demo session at the demo budget: every stage saves t
   for (const stage of ['spill', 'dedup', 'phase', 'optical', 'compact']) assert.ok(saved[stage] > 0, `${stage}: ${JSON.stringify(saved)}`);
   const steps = JSON.parse(readFileSync(SAMPLE, 'utf8')).steps.length;
   assert.equal(await page.$eval('#step', (el) => Number(el.value)), steps - 1);
-  await page.waitForFunction(() => [...document.querySelectorAll('#prompt-view img')].some((i) => i.complete && i.naturalWidth > 0), null, WAIT);
+  // The first snapshot decoded and laid out (under load the layout can lag the decode).
+  await page.waitForFunction(() => {
+    const i = document.querySelector('#prompt-view img');
+    return i !== null && i.complete && i.naturalWidth > 0 && i.getBoundingClientRect().width > 0;
+  }, null, WAIT);
   await shot('opens-on-demo');
 });
 
@@ -234,7 +238,11 @@ test('a snapshot image is displayed with a natural size > 0', async () => {
   assert.ok(t >= 0, 'no step of the sample replay has an optical snapshot (the optical stage made no change)');
   await page.$eval('#step', (el, v) => { el.value = String(v); el.dispatchEvent(new Event('input', { bubbles: true })); }, t);
   await page.waitForFunction((s) => document.getElementById('prompt-view').dataset.step === String(s), t, WAIT);
-  await page.waitForFunction(() => [...document.querySelectorAll('#prompt-view img')].some((i) => i.complete && i.naturalWidth > 0), null, WAIT);
+  // The first snapshot decoded and laid out (under load the layout can lag the decode).
+  await page.waitForFunction(() => {
+    const i = document.querySelector('#prompt-view img');
+    return i !== null && i.complete && i.naturalWidth > 0 && i.getBoundingClientRect().width > 0;
+  }, null, WAIT);
   const size = await page.$eval('#prompt-view img', (i) => ({ w: i.naturalWidth, h: i.naturalHeight, shown: i.getBoundingClientRect().width }));
   assert.ok(size.w > 0 && size.h > 0, `natural size ${size.w}×${size.h}`);
   assert.equal(Math.round(size.shown), size.w, 'shown at its real size');
