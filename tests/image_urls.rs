@@ -31,42 +31,13 @@ fn fresh(req: &str, config: &Config) -> tracelite::Output {
 
 const TEMPLATE: &str = "https://proxy.example.com/image/s1/{id}.png";
 
-/// Dense, code-like output: renders well below half its text tokens.
-fn dense(seed: usize) -> String {
-    (0..40)
-        .map(|i| {
-            let n = seed * 131 + i * 17;
-            format!(
-                "    self.assertEqual(obj_{a}.get_{b}(x[{c}], y={d}), {{'k{e}': [{f}, {g}]}})  # case {i}\n",
-                a = n % 97,
-                b = n % 13,
-                c = n % 7,
-                d = n % 29,
-                e = n % 11,
-                f = n % 5,
-                g = n % 3,
-            )
-        })
-        .collect()
-}
+#[path = "common/trajectory.rs"]
+mod trajectory;
+use trajectory::dense;
 
-/// An OpenAI Chat request with `n` bash calls and their outputs.
+/// An OpenAI Chat request with `n` bash calls and their dense outputs.
 fn chat(n: usize) -> Value {
-    let mut messages = vec![
-        json!({"role": "system", "content": "You are a coding agent."}),
-        json!({"role": "user", "content": "Fix the failing test."}),
-    ];
-    for i in 0..n {
-        messages.push(json!({
-            "role": "assistant", "content": null,
-            "tool_calls": [{"id": format!("call_{i}"), "type": "function",
-                "function": {"name": "bash", "arguments": format!("{{\"command\":\"cat f{i}.py\"}}")}}]
-        }));
-        messages.push(
-            json!({"role": "tool", "tool_call_id": format!("call_{i}"), "content": dense(i)}),
-        );
-    }
-    json!({"model": "m", "messages": messages})
+    trajectory::chat("m", &trajectory::reads(n, dense))
 }
 
 /// The request of `chat(n)` in `format`.

@@ -14,43 +14,13 @@ use tracelite::spill::SpillStore;
 use tracelite::tokens::Estimator;
 use tracelite::{compress_json, Config, Env, HostState, MemoryStore};
 
-/// Dense, code-like output (many tokens per character, long lines).
-fn dense(seed: usize) -> String {
-    (0..40)
-        .map(|i| {
-            let n = seed * 131 + i * 17;
-            format!(
-                "    self.assertEqual(obj_{a}.get_{b}(x[{c}], y={d}), {{'k{e}': [{f}, {g}]}})  # case {i}\n",
-                a = n % 97,
-                b = n % 13,
-                c = n % 7,
-                d = n % 29,
-                e = n % 11,
-                f = n % 5,
-                g = n % 3,
-            )
-        })
-        .collect()
-}
+#[path = "common/trajectory.rs"]
+mod trajectory;
+use trajectory::dense;
 
 /// An OpenAI Chat request with `n` tool calls answered by `outputs(i)`.
 fn request(n: usize, outputs: impl Fn(usize) -> String) -> String {
-    let mut messages = vec![
-        json!({"role": "system", "content": "You are a coding agent."}),
-        json!({"role": "user", "content": "Fix the failing test."}),
-    ];
-    for i in 0..n {
-        messages.push(json!({
-            "role": "assistant",
-            "content": null,
-            "tool_calls": [{"id": format!("call_{i}"), "type": "function",
-                "function": {"name": "bash", "arguments": format!("{{\"command\":\"cat f{i}.py\"}}")}}]
-        }));
-        messages.push(
-            json!({"role": "tool", "tool_call_id": format!("call_{i}"), "content": outputs(i)}),
-        );
-    }
-    json!({"model": "gpt-4o", "messages": messages}).to_string()
+    trajectory::chat("gpt-4o", &trajectory::reads(n, outputs)).to_string()
 }
 
 fn config(provider: Provider) -> Config {

@@ -16,25 +16,13 @@ use tracelite::stage::{SharedCaches, Stage, StageContext};
 use tracelite::tokens::Estimator;
 use tracelite::{compress_json, Config, Env, HostState, MemoryStore, Output};
 
-/// One agent step: tool, arguments, output.
-type Step = (&'static str, Value, String);
+#[path = "common/trajectory.rs"]
+mod trajectory;
+use trajectory::{dense, Step};
 
 /// An OpenAI Chat request of `steps` after a system prompt and the task.
 fn chat(steps: &[Step]) -> String {
-    let mut messages = vec![
-        json!({"role": "system", "content": "You are a coding agent."}),
-        json!({"role": "user", "content": "Fix the failing test."}),
-    ];
-    for (i, (tool, args, out)) in steps.iter().enumerate() {
-        messages.push(
-            json!({"role": "assistant", "content": null, "tool_calls": [{
-                "id": format!("c{i}"), "type": "function",
-                "function": {"name": tool, "arguments": args.to_string()}
-            }]}),
-        );
-        messages.push(json!({"role": "tool", "tool_call_id": format!("c{i}"), "content": out}));
-    }
-    json!({"model": "gpt-4o", "messages": messages}).to_string()
+    trajectory::chat("gpt-4o", steps).to_string()
 }
 
 /// The same steps as an Anthropic Messages request.
@@ -83,25 +71,6 @@ fn output(tag: &str, lines: usize) -> String {
         .map(|i| format!("{tag} line {i}: a line of output the agent read at this step"))
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-/// Dense, code-like output: an image of it is much cheaper than its text.
-fn dense(seed: usize) -> String {
-    (0..40)
-        .map(|i| {
-            let n = seed * 131 + i * 17;
-            format!(
-                "    self.assertEqual(obj_{a}.get_{b}(x[{c}], y={d}), {{'k{e}': [{f}, {g}]}})  # case {i}\n",
-                a = n % 97,
-                b = n % 13,
-                c = n % 7,
-                d = n % 29,
-                e = n % 11,
-                f = n % 5,
-                g = n % 3,
-            )
-        })
-        .collect()
 }
 
 fn bash(command: &str) -> Value {
