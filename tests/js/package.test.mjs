@@ -60,7 +60,7 @@ test('the tarball ships the entries, the wasm and the types, and nothing runs at
     'package.json', 'README.md', 'wasm/tracelite_bg.wasm', 'wasm/tracelite.js',
     'entries/node.js', 'entries/browser.js', 'entries/workerd.js', 'entries/edge.js', 'entries/deno.js',
     'core/api.js', 'core/index.d.ts', 'cli/index.mjs',
-    'core/spill-reader.js', 'core/stores.js', 'internal/framework.js', 'internal/blob-keys.js', 'internal/lru.js', 'core/stats.js',
+    'core/spill-reader.js', 'core/stores.js', 'internal/framework.js', 'internal/blob-keys.js', 'internal/lru.js', 'internal/quota.js', 'internal/quota.d.ts', 'core/stats.js',
     ...['ai-sdk', 'proxy', 'kv-store', 'langchain', 'openai-agents', 'do-store', 'file-store', 'redis-store'].flatMap((a) => [`adapters/${a}/index.js`, `adapters/${a}/index.d.ts`]),
     'adapters/proxy/tools.js', 'adapters/file-store/unsupported.js', 'adapters/redis-store/scripts.js', 'adapters/redis-store/connection.js',
   ]) assert.ok(files.includes(f), `${f} missing from the tarball: ${files.join(' ')}`);

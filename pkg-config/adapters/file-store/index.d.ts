@@ -1,8 +1,9 @@
 // Types of 'tracelite/file-store': a spill store on the local filesystem (Node, Deno, Bun).
 import type { OutsideSpillStore } from '../kv-store/index.js';
+import type { QuotaOptions } from '../../internal/quota.js';
 
 /** Options of `FileStore`. */
-export interface FileStoreOptions {
+export interface FileStoreOptions extends QuotaOptions {
   /**
    * The directory spills live under (created 0700 when missing); one directory per session in it.
    * An existing directory is never chmodded, and is refused (`STORE_UNSAFE`) when its group or others may write it.
@@ -10,14 +11,6 @@ export interface FileStoreOptions {
   root: string;
   /** Seconds a blob lives after it was last written; 0: forever. Default 7 days. */
   ttlSeconds?: number;
-  /** Bytes of all sessions' blobs; past them a put is `STORE_REFUSED`. Default 1 GiB. */
-  maxBytes?: number;
-  /** Bytes of one session's blobs; past them a put is `STORE_REFUSED`. Default 256 MiB. */
-  maxSessionBytes?: number;
-  /** Bytes of one tenant's blobs (puts through `forTenant`); past them its least recently written other sessions are evicted. Default 256 MiB. */
-  maxTenantBytes?: number;
-  /** Sessions of one tenant (puts through `forTenant`); past them its least recently written session is evicted. Default 1,000. */
-  maxTenantSessions?: number;
   /** Sweep (see `sweep`) on the store's first call. Default true. */
   sweepOnOpen?: boolean;
   /** Clock in milliseconds, for tests. Default `Date.now`. */

@@ -12,6 +12,7 @@ import { dirname, resolve, join } from 'node:path';
 import { InputError, OptionError, StoreError, describe } from '../../core/errors.js';
 import { OutsideSpillStore, corrupt, facts, isContentKey, matchesKey, notFound, refused, verified } from '../../internal/blob-keys.js';
 import { checkName } from '../../core/spill-reader.js';
+import { TenantStore, integerOption, quotaLimits } from '../../internal/quota.js';
 import { EVICTED_PREFIX, EXTENSION, TEMP_PREFIX, TENANT_FILE, UNOWNED, blobKey, isName, ledgerFor, unlessMissing } from './ledger.js';
 
 /** Default time to live of a blob: 7 days after it was last written (as the other stores). */
@@ -27,6 +28,13 @@ export const DEFAULT_MAX_TENANT_SESSIONS = 1000;
 /** A temporary file older than this (seconds) was left by a writer that died: a sweep removes it. */
 export const STALE_TEMP_SECONDS = 3600;
 
+/** The quota limits' defaults, by option name. */
+const DEFAULTS = {
+  maxBytes: DEFAULT_MAX_BYTES,
+  maxSessionBytes: DEFAULT_MAX_SESSION_BYTES,
+  maxTenantBytes: DEFAULT_MAX_TENANT_BYTES,
+  maxTenantSessions: DEFAULT_MAX_TENANT_SESSIONS,
+};
 /** A session directory is removed by a sweep once empty and unchanged this long (seconds). */
 const EMPTY_DIR_GRACE_SECONDS = 60;
 const DIR_MODE = 0o700;
@@ -37,14 +45,6 @@ const CREATE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL |
 
 function unsafe(path, what) {
   return new StoreError(`${path}: ${what}; the file store refuses to follow or use it`, 'STORE_UNSAFE', 'root');
-}
-
-function option(value, name, fallback, min) {
-  if (value === undefined) return fallback;
-  if (!Number.isSafeInteger(value) || value < min) {
-    throw new OptionError(`must be an integer ≥ ${min}, got ${typeof value === 'number' ? value : describe(value)}`, 'INVALID_OPTION', name);
-  }
-  return value;
 }
 
 /**
@@ -116,13 +116,8 @@ export class FileStore extends OutsideSpillStore {
       throw new OptionError(`must be a function, got ${describe(onTempWritten)}`, 'INVALID_OPTION', 'onTempWritten');
     }
     this.#root = resolve(root);
-    this.#ttl = option(ttlSeconds, 'ttlSeconds', DEFAULT_TTL_SECONDS, 0);
-    this.#limits = {
-      maxBytes: option(maxBytes, 'maxBytes', DEFAULT_MAX_BYTES, 0),
-      maxSessionBytes: option(maxSessionBytes, 'maxSessionBytes', DEFAULT_MAX_SESSION_BYTES, 0),
-      maxTenantBytes: option(maxTenantBytes, 'maxTenantBytes', DEFAULT_MAX_TENANT_BYTES, 0),
-      maxTenantSessions: option(maxTenantSessions, 'maxTenantSessions', DEFAULT_MAX_TENANT_SESSIONS, 1),
-    };
+    this.#ttl = integerOption(ttlSeconds, 'ttlSeconds', DEFAULT_TTL_SECONDS, 0);
+    this.#limits = quotaLimits({ maxBytes, maxSessionBytes, maxTenantBytes, maxTenantSessions }, DEFAULTS);
     this.#ledger = ledgerFor(this.#root);
     this.#now = now;
     this.#onTempWritten = onTempWritten;
@@ -541,45 +536,22 @@ export class FileStore extends OutsideSpillStore {
 }
 
 /**
- * A FileStore as one tenant writes it (`FileStore#forTenant`): puts count
- * against the tenant's limits; everything else is the store's.
+ * A FileStore as one tenant writes it (`FileStore#forTenant`): a tenant
+ * view that also names the files of its blobs.
  */
-class TenantFileStore extends OutsideSpillStore {
-  #store;
-  #tenant;
+class TenantFileStore extends TenantStore {
+  #files;
 
   constructor(store, tenant) {
-    super();
-    this.#store = store;
-    this.#tenant = tenant;
-  }
-
-  /** The tenant this view writes as. */
-  get tenant() {
-    return this.#tenant;
+    super(store, tenant);
+    this.#files = store;
   }
 
   get root() {
-    return this.#store.root;
+    return this.#files.root;
   }
 
   pathOf(session, key) {
-    return this.#store.pathOf(session, key);
-  }
-
-  get(session, key) {
-    return this.#store.get(session, key);
-  }
-
-  put(session, key, text) {
-    return this.#store.put(session, key, text, { tenant: this.#tenant });
-  }
-
-  list(session) {
-    return this.#store.list(session);
-  }
-
-  delete(session, key) {
-    return this.#store.delete(session, key);
+    return this.#files.pathOf(session, key);
   }
 }

@@ -1,5 +1,6 @@
 // Types of 'tracelite/redis-store': a spill store in Redis, shared by every process and host.
 import type { OutsideSpillStore } from '../kv-store/index.js';
+import type { QuotaOptions } from '../../internal/quota.js';
 
 /**
  * What the store asks of a Redis client: one of these shapes.
@@ -21,7 +22,7 @@ export type RedisClientLike =
     };
 
 /** Options of `RedisStore`: exactly one of `client` and `url`. */
-export interface RedisStoreOptions {
+export interface RedisStoreOptions extends QuotaOptions {
   /** A connected Redis client (see `RedisClientLike`); the caller closes it. */
   client?: RedisClientLike;
   /**
@@ -37,14 +38,6 @@ export interface RedisStoreOptions {
   prefix?: string;
   /** Seconds a blob lives after it was last written; 0: forever. Default 7 days. */
   ttlSeconds?: number;
-  /** Bytes of all sessions' blobs; past them the fullest tenant's oldest sessions are evicted. Default 512 MiB. */
-  maxBytes?: number;
-  /** Bytes of one session's blobs; past them a put is `STORE_REFUSED`. Default 64 MiB. */
-  maxSessionBytes?: number;
-  /** Bytes of one tenant's blobs (puts through `forTenant`); past them its least recently written other sessions are evicted. Default 128 MiB. */
-  maxTenantBytes?: number;
-  /** Sessions of one tenant (puts through `forTenant`); past them its least recently written session is evicted. Default 1,000. */
-  maxTenantSessions?: number;
   /** Milliseconds a call may wait for Redis (connecting included); then it rejects with `STORE_FAILED` naming `timeoutMs`. Default 5,000. */
   timeoutMs?: number;
   /** Clock in milliseconds, for tests. Default `Date.now`. */

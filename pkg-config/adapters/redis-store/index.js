@@ -11,6 +11,7 @@ import '#entry'; // initializes the wasm that read/grep run in
 import { HostError, InputError, OptionError, StoreError, TraceLiteError, describe } from '../../core/errors.js';
 import { OutsideSpillStore, corrupt, facts, matchesKey, notFound, verified } from '../../internal/blob-keys.js';
 import { checkName } from '../../core/spill-reader.js';
+import { QUOTA_OPTIONS, TenantStore, integerOption, quotaLimits } from '../../internal/quota.js';
 import { SCRIPTS } from './scripts.js';
 import { replyNumber, replyText, scriptRunner } from './connection.js';
 // Node, Deno, Bun: url.js (node-redis); workers and browsers: url-unsupported.js.
@@ -31,20 +32,19 @@ export const DEFAULT_TIMEOUT_MS = 5000;
 /** Default prefix of the store's keys. */
 export const DEFAULT_PREFIX = 'tracelite:';
 
+/** The quota limits' defaults, by option name. */
+const DEFAULTS = {
+  maxBytes: DEFAULT_MAX_BYTES,
+  maxSessionBytes: DEFAULT_MAX_SESSION_BYTES,
+  maxTenantBytes: DEFAULT_MAX_TENANT_BYTES,
+  maxTenantSessions: DEFAULT_MAX_TENANT_SESSIONS,
+};
 /** Expired sessions a put removes on its way (so that expiry costs every put a little, never one a lot). */
 const EXPIRE_BATCH = 16;
 /** Sessions one sweep call looks at. */
 const SWEEP_BATCH = 256;
 /** Tenant of the sessions written without one (`put` on the store itself): no tenant limits apply. */
 const UNOWNED = '';
-
-function integer(value, name, fallback, min, max = Number.MAX_SAFE_INTEGER) {
-  if (value === undefined) return fallback;
-  if (!Number.isSafeInteger(value) || value < min || value > max) {
-    throw new OptionError(`must be an integer from ${min} to ${max}, got ${typeof value === 'number' ? value : describe(value)}`, 'INVALID_OPTION', name);
-  }
-  return value;
-}
 
 /**
  * Spills in Redis: `<prefix>b:<session>:<key>` holds a blob's text (UTF-8,
@@ -118,15 +118,10 @@ export class RedisStore extends OutsideSpillStore {
     if (typeof now !== 'function') {
       throw new OptionError(`must be a function returning milliseconds, got ${describe(now)}`, 'INVALID_OPTION', 'now');
     }
-    this.#ttl = integer(ttlSeconds, 'ttlSeconds', DEFAULT_TTL_SECONDS, 0, 100 * 365 * 24 * 3600);
-    this.#limits = [
-      integer(maxBytes, 'maxBytes', DEFAULT_MAX_BYTES, 0),
-      integer(maxSessionBytes, 'maxSessionBytes', DEFAULT_MAX_SESSION_BYTES, 0),
-      integer(maxTenantBytes, 'maxTenantBytes', DEFAULT_MAX_TENANT_BYTES, 0),
-      integer(maxTenantSessions, 'maxTenantSessions', DEFAULT_MAX_TENANT_SESSIONS, 1),
-    ];
+    this.#ttl = integerOption(ttlSeconds, 'ttlSeconds', DEFAULT_TTL_SECONDS, 0, 100 * 365 * 24 * 3600);
+    this.#limits = quotaLimits({ maxBytes, maxSessionBytes, maxTenantBytes, maxTenantSessions }, DEFAULTS);
     // setTimeout's most.
-    this.#timeoutMs = integer(timeoutMs, 'timeoutMs', DEFAULT_TIMEOUT_MS, 1, 2 ** 31 - 1);
+    this.#timeoutMs = integerOption(timeoutMs, 'timeoutMs', DEFAULT_TIMEOUT_MS, 1, 2 ** 31 - 1);
     this.#now = now;
     this.#prefix = prefix;
     this.#owned = url !== undefined;
@@ -146,7 +141,7 @@ export class RedisStore extends OutsideSpillStore {
    * Reads, lists and deletes are the store's own.
    */
   forTenant(tenant) {
-    return new TenantRedisStore(this, checkName('tenant', tenant));
+    return new TenantStore(this, checkName('tenant', tenant));
   }
 
   /** The script runner, connecting first when the store makes its own client. */
@@ -233,7 +228,7 @@ export class RedisStore extends OutsideSpillStore {
     if (!matchesKey(key, blob.hash)) throw corrupt(session, key);
     const reply = await this.#call('put', [
       session, key, tenant, text, String(blob.lines), this.#clock(), String(this.#ttl * 1000),
-      ...this.#limits.map(String), String(EXPIRE_BATCH),
+      ...QUOTA_OPTIONS.map((name) => String(this.#limits[name])), String(EXPIRE_BATCH),
     ]);
     const [outcome, field, message] = reply.map(replyText);
     if (outcome === 'written') return true;
@@ -309,41 +304,5 @@ export class RedisStore extends OutsideSpillStore {
     this.#connecting = undefined;
     this.#run = undefined;
     await closeClient(client, this.#timeoutMs);
-  }
-}
-
-/**
- * A RedisStore as one tenant writes it (`RedisStore#forTenant`): puts count
- * against the tenant's limits; everything else is the store's.
- */
-class TenantRedisStore extends OutsideSpillStore {
-  #store;
-  #tenant;
-
-  constructor(store, tenant) {
-    super();
-    this.#store = store;
-    this.#tenant = tenant;
-  }
-
-  /** The tenant this view writes as. */
-  get tenant() {
-    return this.#tenant;
-  }
-
-  get(session, key) {
-    return this.#store.get(session, key);
-  }
-
-  put(session, key, text) {
-    return this.#store.put(session, key, text, { tenant: this.#tenant });
-  }
-
-  list(session) {
-    return this.#store.list(session);
-  }
-
-  delete(session, key) {
-    return this.#store.delete(session, key);
   }
 }
