@@ -10,7 +10,7 @@
 import { validateSummary as wasmValidateSummary } from '../wasm/tracelite.js';
 import { compress } from './compress.js';
 import { OptionError, guarded, isOutsideStore, jsonArg, describe, syncStoreError } from './errors.js';
-import { splitOptions } from './options.js';
+import { settingsOf } from './settings.js';
 import { SpillStore } from './spill.js';
 import { compressInto, sessionCachesOf, withPointer } from './stores.js';
 
@@ -71,21 +71,22 @@ export async function compressAsync(request, options = {}) {
   const { cacheKey, ...hostOptions } = rest;
   const store = hostOptions.store === undefined ? (defaultStore ??= new SpillStore()) : hostOptions.store;
   const session = sessionOf(hostOptions.session);
+  const outside = isOutsideStore(store) && !(store instanceof SpillStore);
+  if (!outside && cacheKey !== undefined) {
+    throw new OptionError('options.cacheKey: only a store outside wasm (files, KV, Redis) keeps cache segments', 'INVALID_OPTION', 'cacheKey');
+  }
+  // The pointer option read once: the call and the summary's settings both take it.
+  const { store: _, ...callOptions } = withPointer(hostOptions, store);
   let out;
   let state;
-  if (isOutsideStore(store) && !(store instanceof SpillStore)) {
+  if (outside) {
     // Spills go to the outside store before this resolves (a pointer never
     // names a blob it lacks); caches and compaction state stay in memory per session.
-    const { store: _, ...options } = hostOptions;
     const caches = sessionCachesOf(store);
-    out = await compressInto(request, { ...options, session }, store, caches, { cacheKey });
+    out = await compressInto(request, { ...callOptions, session }, store, caches, { cacheKey });
     state = caches.wasmStoreFor(session);
   } else {
-    if (cacheKey !== undefined) {
-      throw new OptionError('options.cacheKey: only a store outside wasm (files, KV, Redis) keeps cache segments', 'INVALID_OPTION', 'cacheKey');
-    }
-    const options = withPointer(hostOptions, store);
-    out = compress(request, { ...options, store: stateOf(store, session, 'options.store') });
+    out = compress(request, { ...callOptions, store: stateOf(store, session, 'options.store') });
     state = store.wasmStore;
   }
   // The core says what compaction did (`report.compaction`).
@@ -96,7 +97,7 @@ export async function compressAsync(request, options = {}) {
   // `state` is gone when the session was freed from memory meanwhile: the extractive summary stays.
   const prompt = summarizer && state ? guarded(() => state.pendingSummaryPrompt(session)) : undefined;
   if (!prompt) return { ...out, summary: { source: 'extractive', attempts: [] } };
-  const { settings } = splitOptions(withPointer({ ...hostOptions, store: undefined }, store));
+  const settings = settingsOf(callOptions);
   const attempts = [];
   let problem;
   for (let attempt = 0; attempt < 2; attempt++) {

@@ -136,6 +136,22 @@ test('a summarizer, pinned constraints and stage ends work with a FileStore as w
   assert.ok(results[0][0].includes('Never edit tests/.'));
 });
 
+test("a summarizer with pointer: 'path': the summary is adopted under the settings the call used, its pointers files", async () => {
+  const files = new FileStore({ root: scratch() });
+  const settings = { session: 'sum-path', compact: { threshold: 4000, planner: false, keep: 4 }, pointer: 'path' };
+  const out = await compressAsync(request, { ...settings, store: files, summarizer: async () => GOOD });
+  assert.equal(out.summary.source, 'summarizer', JSON.stringify(out.summary));
+  const text = JSON.stringify(out.request);
+  assert.ok(text.includes('Use + instead of -.'), 'the summarizer\'s summary is in the request');
+  const paths = text.match(new RegExp(`${files.root}/sum-path/[A-Za-z0-9._-]+\\.txt`, 'g')) ?? [];
+  assert.ok(paths.length >= 1, 'file pointers in the excerpts');
+  for (const p of paths) assert.ok(existsSync(p), `${p} exists`);
+  assert.equal(pointersOf(out.request).length, 0, 'no spill:// pointer');
+  const again = await compressAsync(request, { ...settings, store: files, summarizer: async () => assert.fail('not called') });
+  assert.equal(again.summary.source, 'reapplied');
+  assert.equal(JSON.stringify(again.request), text);
+});
+
 test('a failed write rejects with STORE_FAILED and no returned pointer ever names a missing blob', async () => {
   const files = new FileStore({ root: scratch() });
   let failing = 1;
