@@ -359,8 +359,7 @@ export function isWasmStore(store) {
  * `maxWrites`, or left in `out.cacheSegment` for the caller with `deferCache`
  * (`saveCache`). Without `cacheKey` nothing is persisted.
  * `out.cache` is `{ rendered, loaded? }`: snapshots this call rendered, and
- * what it imported (on the session's first call here, and on a later one
- * that found segments other isolates wrote since: `loadCache`).
+ * what the session's first call here imported.
  */
 export async function compressInto(request, options, store, cache, writes = {}) {
   options = withPointer(options, store);
@@ -381,22 +380,17 @@ export async function compressInto(request, options, store, cache, writes = {}) 
   const entry = cache?.entry(options.session);
   if (entry) cache.hold(entry);
   try {
-    // A session new to this isolate starts from what earlier isolates kept,
-    // and each later call adds the segments other isolates wrote since (they
-    // served turns in between). Only a store that can list a session's blobs
-    // can find its segments. `loaded` is reported by the session's first call
-    // here, and by a later one when it imported segments.
+    // A session new to this isolate starts from what earlier isolates kept.
+    // Only a store that can list a session's blobs can find its segments
+    // again. `loaded` is reported by the call that loaded them only.
     let loaded;
     if (entry && writes.persistCache !== false && writes.cacheKey !== undefined && typeof store.list === 'function') {
-      const first = entry.loaded === undefined;
-      entry.segments ??= { keys: new Set(), started: false };
-      // One load at a time per session: a call waits for the one before.
-      const load = (entry.loaded ?? Promise.resolve()).then(() => loadCache(
-        store, options.session, entry.store, { ...options, key: writes.cacheKey }, (call) => cache.measure(entry, call), entry.segments,
-      ));
-      entry.loaded = load;
-      const found = await load;
-      if (first || found.segments > 0) loaded = found;
+      if (entry.loaded === undefined) {
+        entry.loaded = loadCache(store, options.session, entry.store, { ...options, key: writes.cacheKey }, (call) => cache.measure(entry, call));
+        loaded = await entry.loaded;
+      } else {
+        await entry.loaded;
+      }
     }
     const pending = compressAndStore(request, options, store, cache, entry, writes, loaded);
     request = undefined; // compressed: not kept alive while the spills are stored
@@ -450,8 +444,6 @@ async function compressAndStore(request, options, store, cache, entry, writes, l
   const segment = entry && entry.loaded
     ? cache.measure(entry, () => scratch.exportCache({ renderedOnly: options.countTokens === undefined, key: writes.cacheKey, session: options.session }))
     : undefined;
-  // This isolate holds what it wrote: a later load does not read it back.
-  if (segment !== undefined) entry.segments.keys.add(cacheSegmentKey(segment));
   if (entry) cache.weigh(entry, options.session);
   try {
     out.written = await storeSpills(store, spills, writes);
@@ -494,42 +486,28 @@ export function isCacheSegment(key) {
   return typeof key === 'string' && key.startsWith(`${CACHE_SEGMENT_KIND}-`) && isContentKey(key);
 }
 
-/** The key a cache segment is stored under: `cache-<SHA-256 of its text>`. */
-export function cacheSegmentKey(segment) {
-  return `${CACHE_SEGMENT_KIND}-${facts(segment).hash}`;
-}
-
 /**
  * Imports into `target` (the session's wasm store in this isolate) the cache
- * segments other isolates kept in `store` for `session` (rendered
- * snapshots, token counts), so that a request here renders nothing they
- * rendered (`store` must have `list`). `segments` is what the session's
- * earlier loads into `target` left: `keys`, the segments it already has
- * (imported, or written by this isolate), of which none is read again (so a
- * load finding nothing new costs one `list`; `keys` becomes what the store
- * lists), and `started`, whether its export log started. `options`
- * are compress options and `key`, the host's secret the segments are sealed
- * with: a segment that fails to load, or whose MAC does not verify (altered,
- * forged, another session's), is skipped: outputs never depend on the cache.
- * Past `MAX_CACHE_SEGMENTS` segments they are merged into one (the first
- * `MAX_LOADED_SEGMENTS` new ones read, all deleted when the store can).
- * Returns `{ segments, snapshots, counts }` imported. `measure` runs each
- * call into `target` (`SessionStores.measure`: the session is weighed by
- * what they keep).
+ * segments earlier isolates kept in `store` for `session` (rendered
+ * snapshots, token counts), so that a first request here renders nothing
+ * they rendered (`store` must have `list`). `options` are compress options
+ * and `key`, the host's secret the segments are sealed with: a segment that
+ * fails to load, or whose MAC does not verify (altered, forged, another
+ * session's), is skipped: outputs never depend on the cache. Past
+ * `MAX_CACHE_SEGMENTS` segments they are merged into one (the first
+ * `MAX_LOADED_SEGMENTS` read, all deleted when the store can). Returns
+ * `{ segments, snapshots, counts }`. `measure` runs each call into `target`
+ * (`SessionStores.measure`: the session is weighed by what they keep).
  */
-export async function loadCache(store, session, target, options = {}, measure = (call) => call(), segments = { keys: new Set(), started: false }) {
+export async function loadCache(store, session, target, options = {}, measure = (call) => call()) {
   const loaded = { segments: 0, snapshots: 0, counts: 0 };
-  const known = segments.keys;
-  let keys;
+  let keys = [];
   try {
     keys = (await store.list(session)).map((b) => b.key).filter(isCacheSegment).sort();
   } catch {
-    // Unlisted: what is known stays known, and the next load looks again.
-    keys = [...known];
+    keys = [];
   }
-  const reading = keys.filter((k) => !known.has(k)).slice(0, MAX_LOADED_SEGMENTS);
-  known.clear();
-  for (const k of keys) known.add(k);
+  const reading = keys.slice(0, MAX_LOADED_SEGMENTS);
   for (let i = 0; i < reading.length; i += STORE_BATCH) {
     const texts = await Promise.all(reading.slice(i, i + STORE_BATCH).map((k) => Promise.resolve().then(() => store.get(session, k)).catch(() => undefined)));
     for (const text of texts) {
@@ -544,20 +522,12 @@ export async function loadCache(store, session, target, options = {}, measure = 
       }
     }
   }
-  // Merged when past the limit, by a load that read some (a store that
-  // cannot delete keeps them all: not merged again on every call).
-  const merging = keys.length > MAX_CACHE_SEGMENTS && (reading.length > 0 || !segments.started);
-  if (segments.started && !merging) return loaded;
-  // From here on, exportCache gives only what this isolate adds (imported
-  // entries are not its own).
+  // From here on, exportCache gives only what this isolate adds.
   const merged = measure(() => target.exportCache({ all: true, key: options.key, session }));
-  segments.started = true;
-  if (merging && merged !== undefined) {
+  if (keys.length > MAX_CACHE_SEGMENTS && merged !== undefined) {
     const key = await saveCache(store, session, merged);
     if (key !== undefined && typeof store.delete === 'function') {
       await Promise.all(keys.filter((k) => k !== key).map((k) => Promise.resolve().then(() => store.delete(session, k)).catch(() => {})));
-      known.clear();
-      known.add(key);
     }
   }
   return loaded;
@@ -569,7 +539,7 @@ export async function loadCache(store, session, target, options = {}, measure = 
  * when the store refused or failed (the cache is only lost).
  */
 export async function saveCache(store, session, segment) {
-  const key = cacheSegmentKey(segment);
+  const key = `${CACHE_SEGMENT_KIND}-${facts(segment).hash}`;
   try {
     await store.put(session, key, segment);
     return key;

@@ -175,9 +175,8 @@ export interface ProxyOptions {
     report: Report;
     bytes: { received: number; sent: number };
     /**
-     * With an outside store: snapshots this request rendered, and what
-     * `persistCache` imported (on the session's first request in this
-     * isolate, and on a later one that found segments other isolates wrote since).
+     * With an outside store: snapshots this request rendered, and (on the
+     * session's first request in this isolate) what `persistCache` imported.
      */
     cache?: { rendered: number; loaded?: { segments: number; snapshots: number; counts: number } };
   }) => void;
