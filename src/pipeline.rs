@@ -462,7 +462,7 @@ fn run_stages(
             let proposed;
             (cx, stages, proposed) = ask_demotions(conv, cx, stages)?;
             run.gathered.gather(cx.take_output());
-            let decision = crate::plan::commit_demotions(conv, proposed, &planning(&cx))?;
+            let decision = crate::plan::commit_demotions(conv, proposed, &Planning::of(&cx))?;
             run.gathered.ruled(decision, &mut cx);
             continue;
         }
@@ -498,15 +498,6 @@ fn run_stages(
         compaction: compact.take_outcome(),
         model_limits,
     })
-}
-
-/// What the planner reads from `cx` besides a proposal.
-fn planning<'p, S>(cx: &'p StageContext<'_, S>) -> Planning<'p> {
-    Planning {
-        config: cx.config,
-        meter: &cx.meter,
-        message_tokens: &cx.message_tokens,
-    }
 }
 
 /// What the stages returned on a call, gathered in order, and what the
@@ -718,7 +709,7 @@ impl Runner {
         if enabled {
             stage.apply(conv, &mut own)?;
             if let Some(proposal) = own.take_proposal() {
-                let decision = crate::plan::commit(conv, &proposal, &planning(&own))?;
+                let decision = crate::plan::commit(conv, &proposal, &Planning::of(&own))?;
                 let verdict = decision.verdict();
                 self.gathered.ruled(decision, &mut own);
                 stage.settle(conv, &verdict, &mut own)?;

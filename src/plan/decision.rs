@@ -6,7 +6,7 @@
 use serde::Serialize;
 
 use crate::config::Config;
-use crate::stage::{Schedule, Verdict};
+use crate::stage::{Schedule, StageContext, Verdict};
 use crate::tokens::Meter;
 
 #[cfg(doc)]
@@ -95,4 +95,15 @@ pub struct Planning<'p> {
     /// Tokens of each message, system prompt first, as the stages left them
     /// (empty, or stale after a compaction: then the planner counts).
     pub message_tokens: &'p [u64],
+}
+
+impl<'p> Planning<'p> {
+    /// What the planner reads of the context a stage ran in.
+    pub fn of<S>(cx: &'p StageContext<'_, S>) -> Self {
+        Planning {
+            config: cx.config,
+            meter: &cx.meter,
+            message_tokens: &cx.message_tokens,
+        }
+    }
 }
