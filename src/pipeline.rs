@@ -444,31 +444,14 @@ fn run_stages(
         reports: Vec::with_capacity(5),
         gathered: Gathered::default(),
     };
-    // Stages propose, the planner commits, stages apply, in one loop: before
-    // the first stage that follows the schedule, the stages still to run
-    // propose demotions on the history as the earlier ones left it, and the
-    // planner commits them (a later stage may leave its own proposal, e.g. a
-    // compaction, which the planner rules on before the stage settles it).
-    let mut stages: VecDeque<Box<dyn Run<'_> + '_>> = VecDeque::from([
+    let stages: VecDeque<Box<dyn Run<'_> + '_>> = VecDeque::from([
         Bound::boxed(crate::spill::Spill, excerpts),
         Bound::boxed(crate::dedup::Dedup, dedup),
         Bound::boxed(crate::phase::Phase, &mut phase),
         Bound::boxed(crate::optical::Optical, optical),
         Bound::boxed(crate::compact::Compact, &mut *compact),
     ]);
-    while let Some(stage) = stages.pop_front() {
-        if cx.committed.is_none() && stage.scheduled() {
-            stages.push_front(stage);
-            let proposed;
-            (cx, stages, proposed) = ask_demotions(conv, cx, stages)?;
-            run.gathered.gather(cx.take_output());
-            let decision = crate::plan::commit_demotions(conv, proposed, &Planning::of(&cx))?;
-            run.gathered.ruled(decision, &mut cx);
-            continue;
-        }
-        cx = stage.run(conv, cx, &mut run)?;
-    }
-    drop(stages);
+    let mut cx = run.all(conv, cx, stages)?;
     cx.keys.end_call();
     let (prices, prices_source) = crate::plan::prices::for_config(config);
     let plan = crate::plan::PlanReport {
@@ -692,6 +675,32 @@ struct Runner {
 }
 
 impl Runner {
+    /// Stages propose, the planner commits, stages apply, in one loop: before
+    /// the first stage that follows the schedule, the stages still to run
+    /// propose demotions on the history as the earlier ones left it, and the
+    /// planner commits them (a later stage may leave its own proposal, e.g. a
+    /// compaction, which the planner rules on before the stage settles it).
+    fn all<'a>(
+        &mut self,
+        conv: &mut Conversation,
+        mut cx: StageContext<'a>,
+        mut stages: VecDeque<Box<dyn Run<'a> + 'a>>,
+    ) -> Result<StageContext<'a>> {
+        while let Some(stage) = stages.pop_front() {
+            if cx.committed.is_none() && stage.scheduled() {
+                stages.push_front(stage);
+                let proposed;
+                (cx, stages, proposed) = ask_demotions(conv, cx, stages)?;
+                self.gathered.gather(cx.take_output());
+                let decision = crate::plan::commit_demotions(conv, proposed, &Planning::of(&cx))?;
+                self.gathered.ruled(decision, &mut cx);
+                continue;
+            }
+            cx = stage.run(conv, cx, self)?;
+        }
+        Ok(cx)
+    }
+
     /// Runs `stage` with its own `state` in `cx` (when enabled), has the
     /// planner rule on what it proposed and the stage settle it, and
     /// reports it.

@@ -165,14 +165,7 @@ fn draft(
     cx: &mut StageContext<'_, CompactState>,
 ) -> Result<Option<Drafted>> {
     let config = cx.config;
-    let host_boundary = std::mem::take(
-        &mut cx
-            .state
-            .sessions
-            .entry(config.session.clone())
-            .or_default()
-            .boundary_pending,
-    ) || config.stage_boundary;
+    let host_boundary = cx.state.take_boundary(&config.session) || config.stage_boundary;
     let base = reapply(conv, cx)?;
     let prior = Prior::find(conv);
     let Some(fired) = fire(conv, cx, &prior, base.is_some(), host_boundary)? else {
@@ -363,20 +356,7 @@ fn finish(
         // The store keyed the blob otherwise: cite the pointer it returned.
         Draft::build(conv, cx, &prior, &steps, cut, Some(&stored))?
     };
-    // Remember the compaction relative to the incoming history.
-    let (covered, fp) = match &base {
-        Some(b) => (
-            b.covered + cut - b.replaced,
-            fingerprint(
-                Fnv1a(b.fingerprint),
-                conv.messages.get(b.replaced..cut).unwrap_or(&[]),
-            ),
-        ),
-        None => (
-            cut,
-            fingerprint(Fnv1a::default(), conv.messages.get(..cut).unwrap_or(&[])),
-        ),
-    };
+    let (covered, fp) = incoming(conv, base.as_ref(), cut);
     let n = cut - prior.start;
     conv.messages.splice(..cut, draft.messages.clone());
     cx.replaced_prefix(cut, draft.messages.len(), draft.summary_at);
@@ -396,6 +376,25 @@ fn finish(
     });
     remember(cx, covered, fp.0, draft);
     Ok(())
+}
+
+/// The compaction of `messages[..cut]` relative to the incoming history
+/// (through the re-applied `base`): how many incoming messages it covers
+/// and their fingerprint.
+fn incoming(conv: &Conversation, base: Option<&Base>, cut: usize) -> (usize, Fnv1a) {
+    match base {
+        Some(b) => (
+            b.covered + cut - b.replaced,
+            fingerprint(
+                Fnv1a(b.fingerprint),
+                conv.messages.get(b.replaced..cut).unwrap_or(&[]),
+            ),
+        ),
+        None => (
+            cut,
+            fingerprint(Fnv1a::default(), conv.messages.get(..cut).unwrap_or(&[])),
+        ),
+    }
 }
 
 /// Keeps the compaction just applied in the session's state: its record
@@ -456,6 +455,32 @@ fn kept_cached(
     Ok(stable)
 }
 
+/// Appends the constraints pinned since to the archive of a compaction's
+/// `replacement` (once; the archive follows the user's own messages).
+fn pin_since(replacement: &mut Vec<Message>, pinned: &[String]) {
+    let users = replacement
+        .iter()
+        .take_while(|m| is_user_authored(m))
+        .count();
+    if let Some(first) = replacement.get_mut(users).filter(|m| is_archive(m)) {
+        if let Some(mut archive) = ConstraintArchive::parse(&first.text_content()) {
+            let mut grew = false;
+            for p in pinned {
+                grew |= archive.add(p);
+            }
+            if grew {
+                *first = Message::text(Role::User, archive.render());
+            }
+        }
+    } else if !pinned.is_empty() {
+        let mut archive = ConstraintArchive::default();
+        for p in pinned {
+            archive.add(p);
+        }
+        replacement.insert(users, Message::text(Role::User, archive.render()));
+    }
+}
+
 /// What re-applying the previous compaction did.
 struct Base {
     covered: usize,
@@ -500,31 +525,7 @@ fn reapply(
         );
         return Ok(None);
     }
-    // Constraints pinned since: append them to the archive (once). The
-    // archive follows the user's own messages.
-    let users = rec
-        .replacement
-        .iter()
-        .take_while(|m| is_user_authored(m))
-        .count();
-    if let Some(first) = rec.replacement.get_mut(users).filter(|m| is_archive(m)) {
-        if let Some(mut archive) = ConstraintArchive::parse(&first.text_content()) {
-            let mut grew = false;
-            for p in &pinned {
-                grew |= archive.add(p);
-            }
-            if grew {
-                *first = Message::text(Role::User, archive.render());
-            }
-        }
-    } else if !pinned.is_empty() {
-        let mut archive = ConstraintArchive::default();
-        for p in &pinned {
-            archive.add(p);
-        }
-        rec.replacement
-            .insert(users, Message::text(Role::User, archive.render()));
-    }
+    pin_since(&mut rec.replacement, &pinned);
     let base = Base {
         covered: rec.covered,
         fingerprint: rec.fingerprint,

@@ -54,6 +54,18 @@ pub(super) struct PendingSummary {
 }
 
 impl CompactState {
+    /// Takes the stage boundary a host marked for `session`
+    /// ([`finish_stage`](Self::finish_stage)): whether there was one.
+    pub(super) fn take_boundary(&mut self, session: &str) -> bool {
+        std::mem::take(
+            &mut self
+                .sessions
+                .entry(session.to_string())
+                .or_default()
+                .boundary_pending,
+        )
+    }
+
     /// What the stage did on the call that just ran (`report.compaction`),
     /// taken: nothing when it neither compacted nor re-applied.
     pub fn take_outcome(&mut self) -> Option<CompactionOutcome> {
