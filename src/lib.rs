@@ -21,8 +21,9 @@
 //!
 //! # Layers
 //!
-//! A module imports only from its own layer or the layers below it, and no
-//! stage imports another (`tests/layers.rs` checks every `crate::` path):
+//! A module imports only from its own layer or the layers below it, no
+//! stage imports another, and the planner imports no stage
+//! (`tests/layers.rs` checks every `crate::` path):
 //!
 //! | layer | modules |
 //! |---|---|
