@@ -1,6 +1,7 @@
 //! The planner's own types: the [`Candidate`]s it weighs (the report's
 //! `plan.candidates`), its [`Decision`] on a proposal, and what it reads
-//! besides ([`Planning`]). What a stage returns to it ([`Proposal`]) and
+//! besides ([`Planning`]). What a stage returns to it
+//! ([`Proposal`](crate::stage::Proposal)) and
 //! reads from it ([`Schedule`], [`Verdict`]) is the stage contract's.
 
 use serde::Serialize;
@@ -8,9 +9,6 @@ use serde::Serialize;
 use crate::config::Config;
 use crate::stage::{Schedule, StageContext, Verdict};
 use crate::tokens::Meter;
-
-#[cfg(doc)]
-use crate::stage::Proposal;
 
 /// What a candidate rewrite is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -59,7 +57,7 @@ pub struct Candidate {
     pub reason: String,
 }
 
-/// The planner's answer to a [`Proposal`].
+/// The planner's answer to a [`Proposal`](crate::stage::Proposal).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Decision {
     /// A demotion: the boundaries committed so far.
