@@ -22,7 +22,7 @@ use crate::plan::{Candidate, Decision, Planning};
 pub use crate::stage::{
     Change, CompactionOutcome, SpillBlob, SpillRecord, Stage, StageContext, StageName,
 };
-use crate::stage::{Schedule, SharedCaches, StageOutput};
+use crate::stage::{Schedule, SharedCaches, StageOutput, Verdict};
 
 /// State a host keeps across calls (caches, compaction records), for every
 /// session (spill namespace, `config.session`) it serves. Stateless callers
@@ -518,12 +518,15 @@ impl Gathered {
     }
 
     /// Records the candidate the planner weighed and hands the schedule it
-    /// committed (a demotion) to the stages.
-    fn ruled<S>(&mut self, decision: Decision, cx: &mut StageContext<'_, S>) {
+    /// committed (a demotion) to the stages (`committed`); the decision as
+    /// the proposing stage reads it. Not generic, so it exists once.
+    fn ruled(&mut self, decision: Decision, committed: &mut Option<Schedule>) -> Verdict {
+        let verdict = decision.verdict();
         if let Some(schedule) = decision.schedule {
-            cx.committed = Some(schedule);
+            *committed = Some(schedule);
         }
         self.candidates.extend(decision.candidate);
+        verdict
     }
 }
 
@@ -693,7 +696,7 @@ impl Runner {
                 (cx, stages, proposed) = ask_demotions(conv, cx, stages)?;
                 self.gathered.gather(cx.take_output());
                 let decision = crate::plan::commit_demotions(conv, proposed, &Planning::of(&cx))?;
-                self.gathered.ruled(decision, &mut cx);
+                self.gathered.ruled(decision, &mut cx.committed);
                 continue;
             }
             cx = stage.run(conv, cx, self)?;
@@ -719,8 +722,7 @@ impl Runner {
             stage.apply(conv, &mut own)?;
             if let Some(proposal) = own.take_proposal() {
                 let decision = crate::plan::commit(conv, &proposal, &Planning::of(&own))?;
-                let verdict = decision.verdict();
-                self.gathered.ruled(decision, &mut own);
+                let verdict = self.gathered.ruled(decision, &mut own.committed);
                 stage.settle(conv, &verdict, &mut own)?;
             }
         } else if let Some(why) = stage.disabled_because(&own) {
