@@ -841,6 +841,56 @@ mod tests {
         assert!(env.known.bytes.is_none());
     }
 
+    /// Earlier stages' changes follow the prefixes a later stage replaced,
+    /// and a blob two stages kept is recorded once.
+    #[test]
+    fn gathering_follows_replacements_and_records_each_blob_once() {
+        let change = |stage, message| Change {
+            stage,
+            message,
+            kind: "x".into(),
+            tokens_before: 2,
+            tokens_after: 1,
+            pointer: None,
+            detail: String::new(),
+        };
+        let spill = |key: &str| SpillRecord {
+            session: "s".into(),
+            key: key.into(),
+            pointer: format!("spill://s/{key}"),
+            bytes: 1,
+            lines: 1,
+        };
+        let blob = |key: &str| SpillBlob {
+            session: "s".into(),
+            key: key.into(),
+            text: key.into(),
+        };
+        let mut gathered = Gathered::default();
+        gathered.gather(StageOutput {
+            changes: vec![change(StageName::Spill, 1), change(StageName::Spill, 7)],
+            spills: vec![spill("a")],
+            blobs: vec![blob("a")],
+            ..StageOutput::default()
+        });
+        gathered.gather(StageOutput {
+            changes: vec![change(StageName::Compact, 2)],
+            spills: vec![spill("a"), spill("b")],
+            blobs: vec![blob("a"), blob("b")],
+            replaced: vec![crate::stage::Replacement {
+                cut: 5,
+                len: 3,
+                folded_into: 2,
+            }],
+            ..StageOutput::default()
+        });
+        let at: Vec<usize> = gathered.changes.iter().map(|c| c.message).collect();
+        assert_eq!(at, [2, 5, 2]);
+        let keys: Vec<&str> = gathered.spills.iter().map(|s| s.key.as_str()).collect();
+        assert_eq!(keys, ["a", "b"]);
+        assert_eq!(gathered.blobs.len(), 2);
+    }
+
     #[test]
     fn the_core_needs_a_format() {
         let value = crate::json::parse_strict(REQUEST, 64).unwrap();
