@@ -1,4 +1,4 @@
-//! Optical stage costs for a ~4 KB observation: layout + plan, raster, PNG
+//! Optical stage costs for a ~4 KB observation: layout + fit, raster, PNG
 //! encode, the whole render, and a warm-cache compress of a history.
 //! `cargo bench --bench optical` (reads a real observation from
 //! `../shared/traces` or `TRACELITE_TRACES` when present; a synthetic one otherwise).
@@ -62,28 +62,28 @@ fn bench(c: &mut Criterion) {
     for provider in [Provider::Anthropic, Provider::Openai] {
         let name = format!("{provider:?}").to_lowercase();
         c.bench_function(&format!("layout+plan 4KB {name}"), |b| {
-            b.iter(|| optical::plan(black_box(&text), provider, &o))
+            b.iter(|| optical::fit(black_box(&text), provider, &o))
         });
         c.bench_function(&format!("render 4KB {name}"), |b| {
             b.iter(|| optical::render(black_box(&text), provider, &o).unwrap())
         });
     }
-    // Stage by stage at the Anthropic plan.
+    // Stage by stage at the Anthropic rendering.
     let lines = layout::lay_out(&text);
-    let plan = budget::choose(&lines, Provider::Anthropic, &o, |px| {
+    let rendering = budget::choose(&lines, Provider::Anthropic, &o, |px| {
         raster::cell_metrics(px, o.line_gap)
     })
     .unwrap();
-    let atlas = raster::atlas(plan.font_px, o.line_gap).unwrap();
-    let rows = lines.wrap(plan.columns);
-    let (w, h) = plan.image_sizes[0];
+    let atlas = raster::atlas(rendering.font_px, o.line_gap).unwrap();
+    let rows = lines.wrap(rendering.columns);
+    let (w, h) = rendering.image_sizes[0];
     for bits in [1u8, 2, 8] {
         c.bench_function(&format!("raster {bits}-bit 4KB"), |b| {
             b.iter(|| {
                 raster::draw(
                     black_box(&rows),
                     atlas,
-                    plan.font_px,
+                    rendering.font_px,
                     w,
                     h,
                     budget::MARGIN,
@@ -92,7 +92,8 @@ fn bench(c: &mut Criterion) {
                 .unwrap()
             })
         });
-        let bitmap = raster::draw(&rows, atlas, plan.font_px, w, h, budget::MARGIN, bits).unwrap();
+        let bitmap =
+            raster::draw(&rows, atlas, rendering.font_px, w, h, budget::MARGIN, bits).unwrap();
         let png = encode::png(&bitmap).unwrap();
         eprintln!("{w}x{h} png {bits}-bit: {} bytes", png.len());
         c.bench_function(&format!("png {bits}-bit 4KB"), |b| {
@@ -102,7 +103,7 @@ fn bench(c: &mut Criterion) {
     let bitmap = raster::draw(
         &rows,
         atlas,
-        plan.font_px,
+        rendering.font_px,
         w,
         h,
         budget::MARGIN,

@@ -49,7 +49,7 @@ fn bitmaps(text: &str, provider: Provider, o: &OpticalConfig) -> Option<(u64, Ve
         } else {
             lines
         };
-        let Some(s) = optical::plan_flow(text, provider, o, flow) else {
+        let Some(s) = optical::fit_flow(text, provider, o, flow) else {
             continue;
         };
         if s.missing_share() > o.max_missing_share {
@@ -59,17 +59,17 @@ fn bitmaps(text: &str, provider: Provider, o: &OpticalConfig) -> Option<(u64, Ve
         if (s.image_tokens() + 25) as f64 > before as f64 / o.ratio {
             continue;
         }
-        let plan = &s.rendering;
-        let atlas = raster::atlas(plan.font_px, o.line_gap)?;
-        let rows = lines.wrap(plan.columns);
+        let rendering = &s.rendering;
+        let atlas = raster::atlas(rendering.font_px, o.line_gap)?;
+        let rows = lines.wrap(rendering.columns);
         let mut out = Vec::new();
         let mut start = 0;
-        for (&n, &(w, h)) in plan.image_rows.iter().zip(&plan.image_sizes) {
+        for (&n, &(w, h)) in rendering.image_rows.iter().zip(&rendering.image_sizes) {
             let end = (start + n).min(rows.len());
             out.push(raster::draw(
                 &rows[start..end],
                 atlas,
-                plan.font_px,
+                rendering.font_px,
                 w,
                 h,
                 budget::MARGIN,

@@ -15,7 +15,7 @@
 //! the prompt prefix before them stays byte-identical.
 //!
 //! With `dedup.batched` (the default) the rule sees only the observations
-//! the last batch settled ([`crate::plan::Schedule::settled`]): the ones that
+//! the last batch settled ([`crate::stage::Schedule::settled`]): the ones that
 //! arrived since wait for the next batch, when snapshots change the prefix
 //! anyway. Between batches the prompt prefix stays byte-identical, which
 //! for providers that bill cache writes (Anthropic) is worth more than
@@ -74,12 +74,12 @@ impl Stage for Dedup {
         // The texts' digests, shared with the activity cache (the same
         // tool results): each text is hashed and held once.
         let digests = cx.activities.digests();
-        let plans = plan(conv, &observations, window, rule, cx.state, digests);
+        let thinnings = thinnings(conv, &observations, window, rule, cx.state, digests);
         // Outputs of excluded tools lose no line (their own lines still
         // count as the newer copies of the earlier outputs' lines).
         let excluded = crate::stage::excluded_results(conv, config);
-        for plan in plans.into_iter().filter(|p| !excluded.contains(&p.at)) {
-            apply_plan(conv, cx, plan)?;
+        for thinning in thinnings.into_iter().filter(|p| !excluded.contains(&p.at)) {
+            apply_thinning(conv, cx, thinning)?;
         }
         Ok(())
     }
@@ -190,7 +190,7 @@ fn content_digests(result: &ToolResult, digests: &mut crate::hash::Digests) -> V
 }
 
 /// Decides, for every observation, which lines go. Reads only; owns its output.
-fn plan(
+fn thinnings(
     conv: &Conversation,
     observations: &[PartRef],
     window: usize,
@@ -216,7 +216,7 @@ fn plan(
     let step = |j: usize| observations.get(j).and_then(|a| step_of.get(a)).copied();
     // Built only for the windows not decided before.
     let mut sets: Vec<Option<LineSet<'_>>> = vec![None; results.len()];
-    let mut plans = Vec::new();
+    let mut out = Vec::new();
     for (i, (at, result)) in observations.iter().zip(&results).enumerate() {
         let Some(result) = result else { continue };
         let end = (i + window - 1).min(observations.len() - 1);
@@ -231,7 +231,7 @@ fn plan(
         let key = key.into_boxed_slice();
         if let Some(decided) = cache.entries.get(&key) {
             if let Some(thinning) = decided {
-                plans.push(Thinning {
+                out.push(Thinning {
                     at: *at,
                     ..thinning.clone()
                 });
@@ -257,9 +257,9 @@ fn plan(
             thin(*at, result, &later, rule)
         };
         cache.insert(key, thinning.clone());
-        plans.extend(thinning);
+        out.extend(thinning);
     }
-    plans
+    out
 }
 
 /// The lines of `result` that dedup may match (trimmed, long enough, no pointer).
@@ -379,53 +379,56 @@ pub fn marker(removed: usize, steps: &BTreeSet<usize>, unnumbered: bool, pointer
     )
 }
 
-/// Applies a plan when the marker costs fewer tokens than the lines it
+/// Applies a thinning when the marker costs fewer tokens than the lines it
 /// replaces. The change is priced on the affected content only (removed lines
 /// before, marker after), so an observation is never tokenized whole.
-fn apply_plan(
+fn apply_thinning(
     conv: &mut Conversation,
     cx: &mut StageContext<'_, DedupCache>,
-    plan: Thinning,
+    thinning: Thinning,
 ) -> Result<()> {
-    let Some(result) = conv.tool_result(plan.at) else {
+    let Some(result) = conv.tool_result(thinning.at) else {
         return Ok(());
     };
     // Price the marker with a pointer of the final shape before storing
     // anything; the real pointer is priced again below (markers are short).
     let placeholder = cx.config.pointer("dedup-0f0f0f0f0f0f0f0f");
-    let before = cx.meter.text(&plan.removed_text)?;
-    if cx.meter.text(&marker_line(&plan, &placeholder))? >= before {
+    let before = cx.meter.text(&thinning.removed_text)?;
+    if cx.meter.text(&marker_line(&thinning, &placeholder))? >= before {
         return Ok(());
     }
     let original = result.text();
     let pointer = match cx.keep("dedup", &original) {
         Ok(p) => p,
         Err(e) => {
-            cx.notes
-                .push(format!("message {}: kept verbatim ({e})", plan.at.message));
+            cx.notes.push(format!(
+                "message {}: kept verbatim ({e})",
+                thinning.at.message
+            ));
             return Ok(());
         }
     };
-    let after = cx.meter.text(&marker_line(&plan, &pointer))?;
+    let after = cx.meter.text(&marker_line(&thinning, &pointer))?;
     if after >= before {
         return Ok(());
     }
-    let thinned = rebuild(result, &plan, &pointer);
+    let thinned = rebuild(result, &thinning, &pointer);
     let detail = format!(
         "{} lines; kept in step{} {}",
-        plan.removed,
-        if plan.steps.len() == 1 { "" } else { "s" },
-        plan.steps
+        thinning.removed,
+        if thinning.steps.len() == 1 { "" } else { "s" },
+        thinning
+            .steps
             .iter()
             .map(usize::to_string)
             .collect::<Vec<_>>()
             .join(",")
     );
-    if let Some(slot) = conv.tool_result_mut(plan.at) {
+    if let Some(slot) = conv.tool_result_mut(thinning.at) {
         *slot = thinned;
     }
     cx.record(
-        plan.at.message,
+        thinning.at.message,
         "dedup",
         before,
         after,
@@ -435,15 +438,20 @@ fn apply_plan(
     Ok(())
 }
 
-fn marker_line(plan: &Thinning, pointer: &str) -> String {
-    marker(plan.removed, &plan.steps, plan.unnumbered, pointer)
+fn marker_line(thinning: &Thinning, pointer: &str) -> String {
+    marker(
+        thinning.removed,
+        &thinning.steps,
+        thinning.unnumbered,
+        pointer,
+    )
 }
 
-/// `result` with the planned texts and the marker appended to its last text part.
-fn rebuild(result: &ToolResult, plan: &Thinning, pointer: &str) -> ToolResult {
+/// `result` with the thinned texts and the marker appended to its last text part.
+fn rebuild(result: &ToolResult, thinning: &Thinning, pointer: &str) -> ToolResult {
     let mut out = result.clone();
-    let last_text = plan.texts.iter().rposition(Option::is_some);
-    for (i, (part, text)) in out.parts.iter_mut().zip(&plan.texts).enumerate() {
+    let last_text = thinning.texts.iter().rposition(Option::is_some);
+    for (i, (part, text)) in out.parts.iter_mut().zip(&thinning.texts).enumerate() {
         let (PartKind::Text { text: slot }, Some(text)) = (&mut part.kind, text) else {
             continue;
         };
@@ -452,7 +460,7 @@ fn rebuild(result: &ToolResult, plan: &Thinning, pointer: &str) -> ToolResult {
             if !slot.is_empty() && !slot.ends_with('\n') {
                 slot.push('\n');
             }
-            slot.push_str(&marker_line(plan, pointer));
+            slot.push_str(&marker_line(thinning, pointer));
         }
     }
     out

@@ -21,16 +21,17 @@
 //!
 //! # Layers
 //!
-//! A module imports only from its own layer or the layers below it, and no
-//! stage imports another (`tests/layers.rs` checks every `crate::` path):
+//! A module imports only from its own layer or the layers below it, no
+//! stage imports another, and the planner imports no stage
+//! (`tests/layers.rs` checks every `crate::` path):
 //!
 //! | layer | modules |
 //! |---|---|
 //! | 5 host | `wasm` (the only code touching wasm-bindgen), [`controller`] (the stateful [`TraceLite`]) |
 //! | 4 pipeline | [`pipeline`] ([`compress`] and [`compress_json`]; runs the stages, owns [`HostState`], builds the [`Report`] once), [`persist`] (export/import of `HostState` caches) |
-//! | 3 planner | [`plan`] ([`plan::commit`]: demotions and compactions priced in one place) |
-//! | 2 stages | [`spill`], [`dedup`], [`phase`], [`optical`], [`compact`]: each owns its state type |
-//! | 1 contract | [`stage`] (the `Stage` trait, `StageContext`, changes, proposals, candidates, the `Schedule`), [`activity`] |
+//! | 3 planner | [`plan`] ([`plan::commit`] and the demotion round [`plan::commit_demotions`]: demotions and compactions priced in one place; its candidates and decisions, [`plan::decision`]); the pipeline alone calls it |
+//! | 2 stages | [`spill`], [`dedup`], [`phase`], [`optical`], [`compact`]: each owns its state type, returns its changes and proposals, and never imports the planner |
+//! | 1 contract | [`stage`] (the `Stage` trait; `StageContext`: what a stage reads and uses; `StageOutput`: what it returns, its changes, spills and proposal; the committed `Schedule` and the `Verdict` it reads), [`activity`] |
 //! | 0 base | in tiers, lowest first, each importing only from a lower one: [`error`], [`model`], [`provider`], [`text`] < [`hash`], [`json`], [`capability`] < [`redact`], [`store`], [`formats`] (parse ⇄ emit, and the emit step [`formats::emit_request`]) < [`config`], [`trajectory`] < [`tokens`] |
 //!
 //! No folder holds an import circle among its files (its `mod.rs` aside).

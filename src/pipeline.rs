@@ -18,10 +18,11 @@ use crate::tokens::{CachedCounter, Estimator, TokenCounter};
 
 use std::collections::VecDeque;
 
+use crate::plan::{Candidate, Decision, Planning};
 pub use crate::stage::{
     Change, CompactionOutcome, SpillBlob, SpillRecord, Stage, StageContext, StageName,
 };
-use crate::stage::{Proposal, Schedule, SharedCaches};
+use crate::stage::{Schedule, SharedCaches, StageOutput, Verdict};
 
 /// State a host keeps across calls (caches, compaction records), for every
 /// session (spill namespace, `config.session`) it serves. Stateless callers
@@ -415,6 +416,8 @@ fn run_stages(
         counts: _,
         excerpts,
     } = state;
+    // What compaction did is this call's alone.
+    compact.take_outcome();
     let caches = SharedCaches {
         keys,
         redacted,
@@ -439,35 +442,23 @@ fn run_stages(
     let mut run = Runner {
         tokens: tokens_before,
         reports: Vec::with_capacity(5),
+        gathered: Gathered::default(),
     };
-    cx.planner = Some(crate::plan::commit);
-    // Stages propose, the planner commits, stages apply, in one loop: before
-    // the first stage that follows the schedule, the stages still to run
-    // propose demotions on the history as the earlier ones left it, and the
-    // planner commits them (later stages hand it their own proposals, e.g. a
-    // compaction, through the context).
-    let mut stages: VecDeque<Box<dyn Run<'_> + '_>> = VecDeque::from([
+    let stages: VecDeque<Box<dyn Run<'_> + '_>> = VecDeque::from([
         Bound::boxed(crate::spill::Spill, excerpts),
         Bound::boxed(crate::dedup::Dedup, dedup),
         Bound::boxed(crate::phase::Phase, &mut phase),
         Bound::boxed(crate::optical::Optical, optical),
-        Bound::boxed(crate::compact::Compact, compact),
+        Bound::boxed(crate::compact::Compact, &mut *compact),
     ]);
-    while let Some(stage) = stages.pop_front() {
-        if cx.committed.is_none() && stage.scheduled() {
-            stages.push_front(stage);
-            (cx, stages) = commit_demotions(conv, cx, stages)?;
-            continue;
-        }
-        cx = stage.run(conv, cx, &mut run)?;
-    }
+    let mut cx = run.all(conv, cx, stages)?;
     cx.keys.end_call();
     let (prices, prices_source) = crate::plan::prices::for_config(config);
     let plan = crate::plan::PlanReport {
         prices,
         prices_source,
         demoted: cx.committed.as_ref().map_or(0, Schedule::demoted),
-        candidates: cx.candidates,
+        candidates: run.gathered.candidates,
     };
     let counts = if cx.message_tokens.len() == conv.system.len() + conv.messages.len() {
         std::mem::take(&mut cx.message_tokens)
@@ -475,19 +466,68 @@ fn run_stages(
         cx.meter.messages(conv)?
     };
     let largest = largest_message(counts.get(conv.system.len()..).unwrap_or_default());
+    let model_limits = cx.model.limits;
+    drop(cx);
     Ok(Staged {
         largest,
         tokens_before,
         tokens_after: run.tokens,
         stages: run.reports,
-        changes: cx.changes,
-        spills: cx.spills,
-        blobs: cx.blobs,
-        redactions: cx.redactions,
+        changes: run.gathered.changes,
+        spills: run.gathered.spills,
+        blobs: run.gathered.blobs,
+        redactions: run.gathered.redactions,
         plan,
-        compaction: cx.compaction,
-        model_limits: cx.model.limits,
+        compaction: compact.take_outcome(),
+        model_limits,
     })
+}
+
+/// What the stages returned on a call, gathered in order, and what the
+/// planner weighed.
+#[derive(Default)]
+struct Gathered {
+    changes: Vec<Change>,
+    spills: Vec<SpillRecord>,
+    blobs: Vec<SpillBlob>,
+    /// Notes not yet reported (the next stage report takes them).
+    notes: Vec<String>,
+    redactions: Redactions,
+    candidates: Vec<Candidate>,
+}
+
+impl Gathered {
+    /// Adds what a stage returned: earlier changes follow their messages
+    /// through the prefixes it replaced, and a blob already stored during
+    /// this call is recorded once.
+    fn gather(&mut self, out: StageOutput) {
+        for r in &out.replaced {
+            for c in &mut self.changes {
+                c.message = r.moved(c.message);
+            }
+        }
+        self.changes.extend(out.changes);
+        for (spill, blob) in out.spills.into_iter().zip(out.blobs) {
+            if !self.spills.iter().any(|s| s.key == spill.key) {
+                self.spills.push(spill);
+                self.blobs.push(blob);
+            }
+        }
+        self.notes.extend(out.notes);
+        self.redactions.merge(&out.redactions);
+    }
+
+    /// Records the candidate the planner weighed and hands the schedule it
+    /// committed (a demotion) to the stages (`committed`); the decision as
+    /// the proposing stage reads it. Not generic, so it exists once.
+    fn ruled(&mut self, decision: Decision, committed: &mut Option<Schedule>) -> Verdict {
+        let verdict = decision.verdict();
+        if let Some(schedule) = decision.schedule {
+            *committed = Some(schedule);
+        }
+        self.candidates.extend(decision.candidate);
+        verdict
+    }
 }
 
 /// The index and tokens of the largest of `counts` (the first of equals).
@@ -538,36 +578,31 @@ fn over_budget(
     }))
 }
 
-/// The demotion round: each of `stages` (when enabled, and when the planner
-/// prices demotions) proposes on `conv` as it stands, the savings per
-/// observation are summed, and the planner commits the schedule.
-fn commit_demotions<'a>(
+/// Asks each of `stages` (when enabled, and when the planner prices
+/// demotions) for its demotion proposal on `conv` as it stands, in order,
+/// for the planner's round ([`crate::plan::commit_demotions`]).
+#[allow(clippy::type_complexity)]
+fn ask_demotions<'a>(
     conv: &Conversation,
     mut cx: StageContext<'a>,
     stages: VecDeque<Box<dyn Run<'a> + 'a>>,
-) -> Result<(StageContext<'a>, VecDeque<Box<dyn Run<'a> + 'a>>)> {
-    let mut savings: Option<Vec<u64>> = None;
+) -> Result<(
+    StageContext<'a>,
+    VecDeque<Box<dyn Run<'a> + 'a>>,
+    Vec<Option<Vec<u64>>>,
+)> {
+    if !crate::plan::prices_demotions(cx.config) {
+        return Ok((cx, stages, Vec::new()));
+    }
+    let mut proposed = Vec::with_capacity(stages.len());
     let mut asked = VecDeque::with_capacity(stages.len());
-    let priced = crate::plan::prices_demotions(cx.config);
     for stage in stages {
-        if !priced {
-            asked.push_back(stage);
-            continue;
-        }
-        let (next, proposed, stage) = stage.propose(conv, cx)?;
+        let (next, proposal, stage) = stage.propose(conv, cx)?;
         cx = next;
         asked.push_back(stage);
-        let Some(proposed) = proposed else { continue };
-        let sum = savings.get_or_insert_with(Vec::new);
-        if sum.len() < proposed.len() {
-            sum.resize(proposed.len(), 0);
-        }
-        for (s, p) in sum.iter_mut().zip(proposed) {
-            *s += p;
-        }
+        proposed.push(proposal);
     }
-    cx.commit(conv, &Proposal::Demotion(savings))?;
-    Ok((cx, asked))
+    Ok((cx, asked, proposed))
 }
 
 /// A stage bound to its own state, so one loop runs them all.
@@ -639,10 +674,39 @@ impl<'a, T: Stage + 'a> Run<'a> for Bound<'a, T> {
 struct Runner {
     tokens: u64,
     reports: Vec<StageReport>,
+    gathered: Gathered,
 }
 
 impl Runner {
-    /// Runs `stage` with its own `state` in `cx` (when enabled) and reports it.
+    /// Stages propose, the planner commits, stages apply, in one loop: before
+    /// the first stage that follows the schedule, the stages still to run
+    /// propose demotions on the history as the earlier ones left it, and the
+    /// planner commits them (a later stage may leave its own proposal, e.g. a
+    /// compaction, which the planner rules on before the stage settles it).
+    fn all<'a>(
+        &mut self,
+        conv: &mut Conversation,
+        mut cx: StageContext<'a>,
+        mut stages: VecDeque<Box<dyn Run<'a> + 'a>>,
+    ) -> Result<StageContext<'a>> {
+        while let Some(stage) = stages.pop_front() {
+            if cx.committed.is_none() && stage.scheduled() {
+                stages.push_front(stage);
+                let proposed;
+                (cx, stages, proposed) = ask_demotions(conv, cx, stages)?;
+                self.gathered.gather(cx.take_output());
+                let decision = crate::plan::commit_demotions(conv, proposed, &Planning::of(&cx))?;
+                self.gathered.ruled(decision, &mut cx.committed);
+                continue;
+            }
+            cx = stage.run(conv, cx, self)?;
+        }
+        Ok(cx)
+    }
+
+    /// Runs `stage` with its own `state` in `cx` (when enabled), has the
+    /// planner rule on what it proposed and the stage settle it, and
+    /// reports it.
     fn stage<'a, T: Stage>(
         &mut self,
         stage: &T,
@@ -653,13 +717,19 @@ impl Runner {
         let (mut own, between) = cx.with(state);
         own.stage = stage.name();
         let enabled = stage.enabled(&own);
-        let recorded = own.changes.len();
+        let recorded = self.gathered.changes.len();
         if enabled {
             stage.apply(conv, &mut own)?;
+            if let Some(proposal) = own.take_proposal() {
+                let decision = crate::plan::commit(conv, &proposal, &Planning::of(&own))?;
+                let verdict = self.gathered.ruled(decision, &mut own.committed);
+                stage.settle(conv, &verdict, &mut own)?;
+            }
         } else if let Some(why) = stage.disabled_because(&own) {
             own.notes.push(why);
         }
         let mut cx = own.with(between).0;
+        self.gathered.gather(cx.take_output());
         self.report(conv, &mut cx, enabled, recorded)?;
         Ok(cx)
     }
@@ -675,8 +745,9 @@ impl Runner {
     ) -> Result<()> {
         let before = self.tokens;
         // Stages record every change they make; recount only when one did.
-        if enabled && cx.changes.len() != recorded {
-            recount(conv, cx, recorded)?;
+        if enabled && self.gathered.changes.len() != recorded {
+            let changed = self.gathered.changes.get(recorded..).unwrap_or(&[]);
+            recount(conv, cx, changed)?;
             self.tokens = cx.message_tokens.iter().sum();
             debug_assert_eq!(
                 cx.meter.messages(conv).ok(),
@@ -688,27 +759,21 @@ impl Runner {
             enabled,
             tokens_before: before,
             tokens_after: self.tokens,
-            notes: std::mem::take(&mut cx.notes),
+            notes: std::mem::take(&mut self.gathered.notes),
         });
         Ok(())
     }
 }
 
-/// Counts again the messages the running stage recorded changes in since
-/// `recorded` (every message after compaction, which moves them).
-fn recount(conv: &Conversation, cx: &mut StageContext<'_>, recorded: usize) -> Result<()> {
+/// Counts again the messages the running stage recorded its `changed` in
+/// (every message after compaction, which moves them).
+fn recount(conv: &Conversation, cx: &mut StageContext<'_>, changed: &[Change]) -> Result<()> {
     let system = conv.system.len();
     if cx.stage == StageName::Compact || cx.message_tokens.len() != system + conv.messages.len() {
         cx.message_tokens = cx.meter.messages(conv)?;
         return Ok(());
     }
-    let mut changed: Vec<usize> = cx
-        .changes
-        .get(recorded..)
-        .unwrap_or(&[])
-        .iter()
-        .map(|c| c.message)
-        .collect();
+    let mut changed: Vec<usize> = changed.iter().map(|c| c.message).collect();
     changed.sort_unstable();
     changed.dedup();
     for m in changed {
@@ -774,6 +839,56 @@ mod tests {
         assert_eq!(wrapped.report.format, FormatName::Anthropic);
         // The core consumed what was known.
         assert!(env.known.bytes.is_none());
+    }
+
+    /// Earlier stages' changes follow the prefixes a later stage replaced,
+    /// and a blob two stages kept is recorded once.
+    #[test]
+    fn gathering_follows_replacements_and_records_each_blob_once() {
+        let change = |stage, message| Change {
+            stage,
+            message,
+            kind: "x".into(),
+            tokens_before: 2,
+            tokens_after: 1,
+            pointer: None,
+            detail: String::new(),
+        };
+        let spill = |key: &str| SpillRecord {
+            session: "s".into(),
+            key: key.into(),
+            pointer: format!("spill://s/{key}"),
+            bytes: 1,
+            lines: 1,
+        };
+        let blob = |key: &str| SpillBlob {
+            session: "s".into(),
+            key: key.into(),
+            text: key.into(),
+        };
+        let mut gathered = Gathered::default();
+        gathered.gather(StageOutput {
+            changes: vec![change(StageName::Spill, 1), change(StageName::Spill, 7)],
+            spills: vec![spill("a")],
+            blobs: vec![blob("a")],
+            ..StageOutput::default()
+        });
+        gathered.gather(StageOutput {
+            changes: vec![change(StageName::Compact, 2)],
+            spills: vec![spill("a"), spill("b")],
+            blobs: vec![blob("a"), blob("b")],
+            replaced: vec![crate::stage::Replacement {
+                cut: 5,
+                len: 3,
+                folded_into: 2,
+            }],
+            ..StageOutput::default()
+        });
+        let at: Vec<usize> = gathered.changes.iter().map(|c| c.message).collect();
+        assert_eq!(at, [2, 5, 2]);
+        let keys: Vec<&str> = gathered.spills.iter().map(|s| s.key.as_str()).collect();
+        assert_eq!(keys, ["a", "b"]);
+        assert_eq!(gathered.blobs.len(), 2);
     }
 
     #[test]

@@ -1,15 +1,18 @@
-//! The stage contract (layer 1): what a stage is ([`Stage`]), what it may use
+//! The stage contract (layer 1): what a stage is ([`Stage`]), what it reads
 //! while it runs ([`StageContext`]: settings, token meter, spill store, the
-//! caches every stage shares, its own state, the planner's schedule) and what
-//! it records ([`Change`], [`SpillRecord`]). No stage's types appear here: each
+//! caches every stage shares, its own state, the [`Schedule`] committed so
+//! far) and what it returns ([`StageOutput`]: its [`Change`]s, [`SpillRecord`]s,
+//! notes and at most one [`Proposal`]). No stage's types appear here: each
 //! stage names its own state ([`Stage::State`]); the pipeline
-//! ([`crate::pipeline`]) sits above, owns every stage's state and runs them.
+//! ([`crate::pipeline`]) sits above, owns every stage's state, runs them and
+//! gathers what they return.
 //!
-//! Stages propose, the planner commits, stages apply: a stage hands a
-//! [`Proposal`] to [`StageContext::commit`], which asks the planner the
-//! pipeline installed ([`Planner`], `crate::plan::commit`: stages never import
-//! it), records the [`Candidate`] it weighed and keeps the [`Schedule`] it
-//! committed; the stages then touch only what was committed.
+//! Stages propose, the planner commits, stages apply: a stage returns a
+//! [`Proposal`] ([`Stage::propose`] for demotions, [`StageContext::propose`]
+//! from [`Stage::apply`] for a compaction); the pipeline hands it to the
+//! planner (`crate::plan`, which no stage imports), and the stage reads what
+//! was committed (the [`Schedule`], or the [`Verdict`] passed to
+//! [`Stage::settle`]); the stages then touch only what was committed.
 
 use serde::Serialize;
 
@@ -72,8 +75,20 @@ pub trait Stage {
         Ok(None)
     }
     /// Rewrites the conversation, recording every change in `cx` (the pipeline
-    /// recounts tokens only after a stage that recorded a change).
+    /// recounts tokens only after a stage that recorded a change). A stage
+    /// that needs the planner's word first leaves its [`Proposal`] with
+    /// [`StageContext::propose`] and finishes in [`settle`](Self::settle).
     fn apply(&self, conv: &mut Conversation, cx: &mut StageContext<'_, Self::State>) -> Result<()>;
+    /// Finishes what [`apply`](Self::apply) proposed, once the planner ruled
+    /// on it (`verdict`). The default has nothing to finish.
+    fn settle(
+        &self,
+        _conv: &mut Conversation,
+        _verdict: &Verdict,
+        _cx: &mut StageContext<'_, Self::State>,
+    ) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// Caches every stage uses, kept across calls by the pipeline's `HostState`.
@@ -172,8 +187,10 @@ pub enum CompactionKind {
     Reapplied,
 }
 
-/// Everything a stage may use while it runs; `S` is the running stage's own
-/// state ([`Stage::State`], `()` between stages).
+/// What a stage reads and uses while it runs; `S` is the running stage's own
+/// state ([`Stage::State`], `()` between stages). What it returns (its
+/// changes, spills, notes, redactions and proposal) is its own: the
+/// pipeline takes it after each stage ([`take_output`](Self::take_output)).
 pub struct StageContext<'a, S = ()> {
     /// Settings.
     pub config: &'a Config,
@@ -191,34 +208,75 @@ pub struct StageContext<'a, S = ()> {
     pub state: &'a mut S,
     /// The stage now running.
     pub stage: StageName,
-    /// Changes recorded so far.
+    /// Changes the running stage recorded.
     pub changes: Vec<Change>,
-    /// Spills recorded so far.
+    /// Spills the running stage recorded.
     pub spills: Vec<SpillRecord>,
-    /// Texts of the spills recorded so far.
+    /// Texts of those spills.
     pub blobs: Vec<SpillBlob>,
-    /// Notes of the stage now running.
+    /// Notes of the running stage.
     pub notes: Vec<String>,
-    /// Secrets masked so far.
+    /// Secrets the running stage masked.
     pub redactions: Redactions,
-    /// The planner (the pipeline installs `crate::plan::commit`); `None`
-    /// outside the pipeline, where [`commit`](Self::commit) commits unpriced.
-    pub planner: Option<Planner>,
-    /// Observations the planner handed to the rewriting stages (committed
-    /// before the first [`Stage::scheduled`] stage); `None` until then, and
-    /// outside the pipeline, where [`schedule`](Self::schedule) falls back to
-    /// fixed batches.
+    /// Observations the planner handed to the rewriting stages (set by the
+    /// pipeline before the first [`Stage::scheduled`] stage; read-only for
+    /// the stages); `None` until then, and outside the pipeline, where
+    /// [`schedule`](Self::schedule) falls back to fixed batches.
     pub committed: Option<Schedule>,
-    /// Rewrites the planner weighed on this call.
-    pub candidates: Vec<Candidate>,
-    /// What the compact stage did, if anything.
-    pub compaction: Option<CompactionOutcome>,
     /// Tokens of each message, system prompt first, as the last stage left
     /// them (the pipeline keeps it; empty outside the pipeline).
     pub message_tokens: Vec<u64>,
     /// What the model the request goes to accepts (the capability table's
     /// reading of `config.model`, or of the request's `model` in the pipeline).
     pub model: crate::capability::Capability,
+    /// What the running stage asks the planner (see [`propose`](Self::propose)).
+    proposal: Option<Proposal>,
+    /// History prefixes the running stage replaced (see
+    /// [`replaced_prefix`](Self::replaced_prefix)).
+    replaced: Vec<Replacement>,
+}
+
+/// A history prefix a stage replaced (a compaction): `messages[..cut]`
+/// became `len` messages, `folded_into` (the summary) stands for them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Replacement {
+    /// Messages replaced.
+    pub cut: usize,
+    /// Messages that replace them.
+    pub len: usize,
+    /// The one a change inside the replaced range now points at.
+    pub folded_into: usize,
+}
+
+impl Replacement {
+    /// Where a change recorded at `message` points after the replacement.
+    pub fn moved(&self, message: usize) -> usize {
+        if message < self.cut {
+            self.folded_into
+        } else {
+            message - self.cut + self.len
+        }
+    }
+}
+
+/// What one stage returned ([`StageContext::take_output`]).
+#[derive(Debug, Default)]
+pub struct StageOutput {
+    /// Its changes, in order.
+    pub changes: Vec<Change>,
+    /// Its spills, in order.
+    pub spills: Vec<SpillRecord>,
+    /// Their texts.
+    pub blobs: Vec<SpillBlob>,
+    /// Its notes.
+    pub notes: Vec<String>,
+    /// Secrets it masked.
+    pub redactions: Redactions,
+    /// What it asks the planner.
+    pub proposal: Option<Proposal>,
+    /// History prefixes it replaced, in order (changes of earlier stages
+    /// follow their messages through them: [`Replacement::moved`]).
+    pub replaced: Vec<Replacement>,
 }
 
 impl<'a, S> StageContext<'a, S> {
@@ -251,12 +309,11 @@ impl<'a, S> StageContext<'a, S> {
             blobs: Vec::new(),
             notes: Vec::new(),
             redactions: Redactions::default(),
-            planner: None,
             committed: None,
-            candidates: Vec::new(),
-            compaction: None,
             message_tokens: Vec::new(),
             model: crate::capability::lookup(&config.model, &config.models),
+            proposal: None,
+            replaced: Vec::new(),
         }
     }
 
@@ -277,14 +334,27 @@ impl<'a, S> StageContext<'a, S> {
             blobs: self.blobs,
             notes: self.notes,
             redactions: self.redactions,
-            planner: self.planner,
             committed: self.committed,
-            candidates: self.candidates,
-            compaction: self.compaction,
             message_tokens: self.message_tokens,
             model: self.model,
+            proposal: self.proposal,
+            replaced: self.replaced,
         };
         (cx, self.state)
+    }
+
+    /// What the running stage returned so far, leaving the context empty
+    /// for the next one.
+    pub fn take_output(&mut self) -> StageOutput {
+        StageOutput {
+            changes: std::mem::take(&mut self.changes),
+            spills: std::mem::take(&mut self.spills),
+            blobs: std::mem::take(&mut self.blobs),
+            notes: std::mem::take(&mut self.notes),
+            redactions: std::mem::take(&mut self.redactions),
+            proposal: self.proposal.take(),
+            replaced: std::mem::take(&mut self.replaced),
+        }
     }
 
     /// The observations (of `observations`, oldest first) the rewriting
@@ -295,36 +365,17 @@ impl<'a, S> StageContext<'a, S> {
             .unwrap_or_else(|| Schedule::fixed(self.config, observations))
     }
 
-    /// Hands `proposal` (on `conv` as it stands) to the planner: records the
-    /// candidate it weighed, keeps the schedule it committed and returns its
-    /// decision. Without a planner (outside the pipeline) demotions come in
-    /// fixed batches and a compaction commits unpriced.
-    pub fn commit(&mut self, conv: &Conversation, proposal: &Proposal) -> Result<Decision> {
-        let decision = match self.planner {
-            Some(plan) => plan(
-                conv,
-                proposal,
-                &Planning {
-                    config: self.config,
-                    meter: &self.meter,
-                    message_tokens: &self.message_tokens,
-                },
-            )?,
-            None => Decision {
-                schedule: match proposal {
-                    Proposal::Demotion(_) => {
-                        Some(Schedule::fixed(self.config, conv.observations().len()))
-                    }
-                    Proposal::Compaction(_) => None,
-                },
-                candidate: None,
-            },
-        };
-        if let Some(schedule) = &decision.schedule {
-            self.committed = Some(schedule.clone());
-        }
-        self.candidates.extend(decision.candidate.clone());
-        Ok(decision)
+    /// What the running stage proposed in [`Stage::apply`], taken (the
+    /// pipeline's, before it has the planner rule on it).
+    pub fn take_proposal(&mut self) -> Option<Proposal> {
+        self.proposal.take()
+    }
+
+    /// Leaves `proposal` (made on the conversation as it stands) for the
+    /// planner: the pipeline has it ruled on after [`Stage::apply`] and
+    /// hands the [`Verdict`] to [`Stage::settle`].
+    pub fn propose(&mut self, proposal: Proposal) {
+        self.proposal = Some(proposal);
     }
 
     /// The spill key `text` gets ([`crate::hash::key::content_key`]), from the session's cache.
@@ -366,17 +417,19 @@ impl<'a, S> StageContext<'a, S> {
     }
 
     /// Tells the report that the running stage replaced `messages[..cut]`
-    /// with `len` messages (a compaction): changes recorded so far follow
-    /// their messages, and those inside the replaced range point at
-    /// `folded_into` (the summary).
+    /// with `len` messages (a compaction): changes recorded so far (its own
+    /// here, earlier stages' in the pipeline) follow their messages, and
+    /// those inside the replaced range point at `folded_into` (the summary).
     pub fn replaced_prefix(&mut self, cut: usize, len: usize, folded_into: usize) {
+        let replacement = Replacement {
+            cut,
+            len,
+            folded_into,
+        };
         for c in &mut self.changes {
-            c.message = if c.message < cut {
-                folded_into
-            } else {
-                c.message - cut + len
-            };
+            c.message = replacement.moved(c.message);
         }
+        self.replaced.push(replacement);
     }
 
     /// Keeps `text` in the spill store under a content-derived key and returns
@@ -487,53 +540,6 @@ impl Keeper<'_> {
     }
 }
 
-/// What a candidate rewrite is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CandidateKind {
-    /// Observations handed to the rewriting stages (dedup, phase, optical).
-    Demotion,
-    /// Older history replaced by a summary.
-    Compaction,
-}
-
-/// One rewrite the planner weighed on this turn.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Candidate {
-    /// What it rewrites.
-    pub kind: CandidateKind,
-    /// Demotion: the observations (oldest first, `[from, to)`) it hands over.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub observations: Option<[usize; 2]>,
-    /// Tokens each later request is smaller by (estimate).
-    pub tokens_saved: u64,
-    /// Tokens of the cached prefix it sends again.
-    pub tokens_rewritten: u64,
-    /// Dollars it adds to this request (negative: it is cheaper already).
-    pub cost_now: f64,
-    /// Dollars it saves over the horizon.
-    pub saving: f64,
-    /// Turns the saving is counted over.
-    pub horizon: usize,
-    /// Observations it takes out of the text.
-    pub hidden: usize,
-    /// Facts those hold that no message of the user or the agent held
-    /// ([`crate::activity::recall`]).
-    pub hidden_facts: usize,
-    /// Probability that the agent needs one of them again within the
-    /// horizon (`crate::activity::recall::Recall::likelihood`).
-    pub recovery_probability: f64,
-    /// Expected dollars of the turns spent getting them back: per hidden
-    /// observation, its probability times one more request of the whole
-    /// context (cached) reading it back (uncached).
-    pub expected_recovery: f64,
-    /// Committed on this turn (else deferred).
-    pub committed: bool,
-    /// Why.
-    pub reason: String,
-}
-
 /// A rewrite a stage proposes; the planner commits it now or defers it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Proposal {
@@ -566,38 +572,15 @@ pub struct CompactionProposal {
     pub forced: u64,
 }
 
-/// The planner's answer to a [`Proposal`].
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Decision {
-    /// A demotion: the boundaries committed so far.
-    pub schedule: Option<Schedule>,
-    /// The candidate weighed on this request, committed or deferred (none
-    /// when nothing was priced).
-    pub candidate: Option<Candidate>,
+/// The planner's word on a [`Proposal`] a stage left in [`Stage::apply`],
+/// as the stage reads it in [`Stage::settle`].
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Verdict {
+    /// Whether the proposal goes ahead now.
+    pub committed: bool,
+    /// Why, when the planner priced it.
+    pub reason: Option<String>,
 }
-
-impl Decision {
-    /// Whether the proposal goes ahead now: what the planner committed, or
-    /// anything it did not price.
-    pub fn committed(&self) -> bool {
-        self.candidate.as_ref().map_or(true, |c| c.committed)
-    }
-}
-
-/// What the planner reads besides the proposal and the conversation.
-pub struct Planning<'p> {
-    /// Settings (prices, horizon, budget, batch).
-    pub config: &'p Config,
-    /// Token meter.
-    pub meter: &'p Meter<'p>,
-    /// Tokens of each message, system prompt first, as the stages left them
-    /// (empty, or stale after a compaction: then the planner counts).
-    pub message_tokens: &'p [u64],
-}
-
-/// The planner as the stages reach it (`crate::plan::commit`, installed by
-/// the pipeline in [`StageContext::planner`], so no stage imports it).
-pub type Planner = fn(&Conversation, &Proposal, &Planning<'_>) -> Result<Decision>;
 
 /// The committed demotion boundaries of the history: how many observations
 /// (oldest first) the rewriting stages could touch after each move.
@@ -666,70 +649,49 @@ mod tests {
         ));
     }
 
-    /// What a stage outside the pipeline (no planner) gets from `commit`.
+    /// Outside the pipeline nothing was committed: demotions come in fixed batches.
     #[test]
-    fn without_a_planner_demotions_are_fixed_and_compactions_go_ahead() {
+    fn without_a_committed_schedule_demotions_are_fixed() {
         let config = Config {
             window: 2,
             ..Config::default()
         };
         with_context(&config, |cx| {
-            let conv = Conversation::default();
             assert!(cx.committed.is_none());
-            let decision = cx
-                .commit(&conv, &Proposal::Demotion(Some(vec![9; 4])))
-                .unwrap();
-            assert_eq!(decision.schedule, Some(Schedule::fixed(&config, 0)));
-            assert_eq!(cx.committed, decision.schedule);
-            let compaction = CompactionProposal {
-                start: 0,
-                cut: 0,
-                tokens: 10,
-                saving: 5,
-                stable: 0,
-                forced: 100,
-            };
-            let decision = cx.commit(&conv, &Proposal::Compaction(compaction)).unwrap();
-            assert!(decision.committed() && decision.candidate.is_none());
-            assert!(cx.candidates.is_empty());
+            assert_eq!(cx.schedule(9), Schedule::fixed(&config, 9));
+            cx.committed = Some(Schedule {
+                boundaries: vec![3, 7],
+                window: 2,
+            });
+            assert_eq!(cx.schedule(50).demoted(), 7);
+            assert_eq!(cx.schedule(50).first_covering(4), 7);
         });
     }
 
-    /// A planner's schedule is kept for the stages and its candidate recorded.
+    /// What a stage returns is taken whole, and the next stage starts empty.
     #[test]
-    fn the_planners_decision_is_kept_and_recorded() {
-        fn planner(_: &Conversation, _: &Proposal, _: &Planning<'_>) -> Result<Decision> {
-            Ok(Decision {
-                schedule: Some(Schedule {
-                    boundaries: vec![3, 7],
-                    window: 2,
-                }),
-                candidate: Some(Candidate {
-                    kind: CandidateKind::Demotion,
-                    observations: Some([3, 7]),
-                    tokens_saved: 1,
-                    tokens_rewritten: 2,
-                    cost_now: 0.0,
-                    saving: 1.0,
-                    horizon: 10,
-                    hidden: 4,
-                    hidden_facts: 9,
-                    recovery_probability: 0.5,
-                    expected_recovery: 0.01,
-                    committed: false,
-                    reason: "deferred".into(),
-                }),
-            })
-        }
+    fn a_stage_returns_its_own_records_and_proposal() {
         with_context(&Config::default(), |cx| {
-            cx.planner = Some(planner);
-            let decision = cx
-                .commit(&Conversation::default(), &Proposal::Demotion(None))
-                .unwrap();
-            assert!(!decision.committed());
-            assert_eq!(cx.schedule(50).demoted(), 7);
-            assert_eq!(cx.schedule(50).first_covering(4), 7);
-            assert_eq!(cx.candidates.len(), 1);
+            cx.record(5, "dedup", 10, 4, None, String::new());
+            cx.record(1, "dedup", 10, 4, None, String::new());
+            cx.replaced_prefix(3, 2, 1);
+            cx.notes.push("note".into());
+            cx.propose(Proposal::Demotion(None));
+            let out = cx.take_output();
+            let at: Vec<usize> = out.changes.iter().map(|c| c.message).collect();
+            assert_eq!(at, [4, 1], "after the cut they move, inside it they fold");
+            assert_eq!(
+                out.replaced,
+                [Replacement {
+                    cut: 3,
+                    len: 2,
+                    folded_into: 1
+                }]
+            );
+            assert_eq!(out.proposal, Some(Proposal::Demotion(None)));
+            assert_eq!(out.notes, ["note"]);
+            let empty = cx.take_output();
+            assert!(empty.changes.is_empty() && empty.proposal.is_none());
         });
     }
 }

@@ -1,7 +1,8 @@
 //! The core's layers (`../shared/ARCHITECTURE.md`, "Layers"): every
 //! `crate::` path in `src/` (in `use` items, grouped or nested, and inline
 //! paths; comments and strings aside) may point only at a module of its own
-//! layer or of a layer below it, no stage may import another stage, and no
+//! layer or of a layer below it, no stage may import another stage nor the
+//! planner import a stage (stages propose through the contract), and no
 //! top-level modules import each other in a cycle (within a layer either).
 //! Inside the base layer the modules are ordered in tiers ([`BASE_TIERS`]:
 //! the order the tree has, which is acyclic), and no folder holds an import
@@ -19,6 +20,10 @@ use std::path::{Path, PathBuf};
 
 /// Layers, lowest first.
 const LAYERS: [&str; 6] = ["base", "contract", "stages", "planner", "pipeline", "host"];
+
+/// The planner's layer: it imports no stage (it reads what they propose
+/// through the contract), as no stage imports it.
+const PLANNER: usize = 3;
 
 /// The base layer's modules in tiers, lowest first: a base module imports
 /// only from a lower tier (the leaves; hashing, JSON and the capability
@@ -260,6 +265,12 @@ fn offences(files: &[(PathBuf, String)]) -> Vec<Offence> {
                     &edge.to,
                     format!("stage {a} -> stage {b}"),
                 ));
+            } else if let (PLANNER, Some(b)) = (from_layer, to_stage) {
+                out.push(offence(
+                    edge.line,
+                    &edge.to,
+                    format!("planner -> stage {b}: it reads the contract's proposals"),
+                ));
             }
         }
     }
@@ -414,9 +425,28 @@ fn catches_a_stage_to_stage_edge() {
         check("dedup.rs", text),
         ["src/dedup.rs:2: dedup -> optical (stage dedup -> stage optical)"]
     );
-    // Within one stage, and from the planner down to a stage, is fine.
+    // Within one stage is fine.
     assert!(check("optical/layout.rs", "use crate::optical::budget;").is_empty());
-    assert!(check("plan/mod.rs", "use crate::spill::Spill;").is_empty());
+}
+
+#[test]
+fn catches_a_planner_to_stage_edge() {
+    let text = "use crate::stage::Proposal;
+use crate::spill::Spill;
+";
+    assert_eq!(
+        check("plan/mod.rs", text),
+        ["src/plan/mod.rs:2: plan -> spill (planner -> stage spill: it reads the contract's proposals)"]
+    );
+    // The stages cannot reach the planner either: it is a layer above them.
+    assert_eq!(
+        check(
+            "compact/mod.rs",
+            "use crate::plan::commit;
+"
+        ),
+        ["src/compact/mod.rs:1: compact -> plan (stages -> planner)"]
+    );
 }
 
 #[test]

@@ -177,8 +177,8 @@ fn reflowed_output_marks_line_breaks() {
         Flow::Reflow,
     );
     // Every row but the last is full: no blank cells are paid for.
-    let snap = optical::plan_flow(TERMINAL, Provider::Anthropic, &o, Flow::Reflow).unwrap();
-    let lines = optical::plan(TERMINAL, Provider::Anthropic, &o).unwrap();
+    let snap = optical::fit_flow(TERMINAL, Provider::Anthropic, &o, Flow::Reflow).unwrap();
+    let lines = optical::fit(TERMINAL, Provider::Anthropic, &o).unwrap();
     assert_eq!(snap.lines, 1);
     assert!(snap.image_tokens() < lines.image_tokens());
 }

@@ -49,6 +49,8 @@ pub(super) struct Draft {
 }
 
 impl Draft {
+    /// Drafts the compaction of `conv.messages[prior.start..cut]`, citing
+    /// the blob at `stored` (else at the pointer its content gets).
     pub(super) fn build(
         conv: &Conversation,
         cx: &mut StageContext<'_, CompactState>,
@@ -58,90 +60,17 @@ impl Draft {
         stored: Option<&str>,
     ) -> Result<Draft> {
         let config = cx.config;
-        let session = &config.session;
         let range_msgs = conv.messages.get(prior.start..cut).unwrap_or(&[]);
         let previous_text = prior
             .summary_at
             .and_then(|i| conv.messages.get(i))
             .map(Message::text_content);
-        // The user's own messages stay word for word (up to `compact.userShare`
-        // of the budget): those kept before, then the new ones of the range
-        // (with their index in the conversation).
-        let mut users: Vec<(Message, Option<usize>)> = conv
-            .messages
-            .get(..prior.users)
-            .unwrap_or(&[])
-            .iter()
-            .map(|m| (m.clone(), None))
-            .collect();
-        for (i, m) in range_msgs.iter().enumerate() {
-            if is_user_authored(m) {
-                users.push((m.clone(), Some(prior.start + i)));
-            }
-        }
-        let dropped = over_share(cx, &mut users)?;
-        // The blob: every compacted message, the previous summary, and the
-        // user messages kept word for word until now that this one drops.
-        let mut sections: Vec<(String, String)> = range_msgs
-            .iter()
-            .enumerate()
-            .map(|(i, m)| {
-                (
-                    format!("message {} ({})", prior.start + i, transcript_role(m)),
-                    transcript(m),
-                )
-            })
-            .collect();
-        let previous_at = previous_text.as_ref().map(|prev| {
-            sections.push(("previous summary".into(), prev.clone()));
-            sections.len() - 1
-        });
-        let mut dropped_at: Vec<Option<usize>> = Vec::with_capacity(dropped.len());
-        for (m, at) in &dropped {
-            dropped_at.push(match at {
-                Some(_) => None,
-                None => {
-                    sections.push((
-                        "user message kept word for word until this compaction".into(),
-                        transcript(m),
-                    ));
-                    Some(sections.len() - 1)
-                }
-            });
-        }
-        // The tool-call log, its oldest calls folded into this blob when it
-        // outgrows `compact.callLogShare` of the budget.
-        let mut log = None;
-        let mut folded_at = None;
-        if config.compact.keep_tool_calls {
-            let mut l = prior.calls.clone().unwrap_or_default();
-            l.extend(range_msgs);
-            let cap = config
-                .budget_share(config.compact.call_log_share)
-                .saturating_sub(cx.meter.text(CALL_LOG_HEADER)?);
-            // Each item is a `- ` line.
-            let folded = l.fold(cap, |item| Ok(cx.meter.text(item)? + 2))?;
-            if !folded.is_empty() {
-                sections.push((
-                    "tool calls folded out of the tool-call log".into(),
-                    folded.join("\n"),
-                ));
-                folded_at = Some((sections.len() - 1, folded));
-            }
-            log = Some(l);
-        }
-        let mut masked = crate::redact::Redactions::default();
-        if config.redact.store {
-            for (_, text) in &mut sections {
-                let (out, found) = crate::redact::redact(text);
-                if let std::borrow::Cow::Owned(out) = out {
-                    *text = out;
-                }
-                masked.merge(&found);
-            }
-        }
-        let laid = blob::lay_out(&sections);
-        drop(sections);
+        let (users, dropped) = kept_users(conv, cx, prior, range_msgs)?;
+        let mut originals = Originals::of(range_msgs, prior.start, previous_text.as_deref());
+        originals.add_dropped(&dropped);
+        let log = call_log(cx, prior, range_msgs, &mut originals)?;
+        let masked = originals.mask(config.redact.store);
+        let laid = blob::lay_out(&originals.sections);
         let pointer = match stored {
             Some(p) => p.to_string(),
             None => config.pointer(&cx.content_key(BLOB_KIND, &laid.text)),
@@ -158,119 +87,351 @@ impl Draft {
             lines: laid.lines.get(..range_msgs.len()).unwrap_or(&[]),
             steps: &range_steps,
         };
-        let fresh = extractive::summarize(&range);
-        let previous = previous_text
-            .as_deref()
-            .and_then(|t| Summary::parse(t.split_once('\n').map_or("", |(_, b)| b)).ok());
-        let mut merged = match &previous {
-            Some(p) => p.merge(&fresh),
-            None => fresh,
+        let cited = Cited {
+            range: &range,
+            originals: &originals,
+            laid: &laid,
         };
-        let mut goal = vec![format!(
-            "- The task and the user's messages ({}) are kept word for word above this summary.",
-            users.len()
-        )];
-        if users.is_empty() {
-            goal = vec!["- (no user message kept; see the messages below)".into()];
+        let summary = summarize(cx, &cited, previous_text.as_deref(), users.len(), &dropped)?;
+        let archive = archive(cx, prior, &dropped);
+        let mut draft = assemble(cx, users, &archive, summary, log, &cited)?;
+        draft.masked.merge(&masked);
+        draft.blob = laid.text.clone();
+        draft.pointer = pointer.clone();
+        draft.prompt = prompt::build(
+            &range,
+            &archive.items,
+            previous_text.as_deref(),
+            config.budget_share(config.compact.summary_share),
+        );
+        draft.steps = range_steps.len();
+        keep_outputs_and_views(conv, cx, prior, &range, steps, cut, &mut draft)?;
+        Ok(draft)
+    }
+}
+
+/// The user's messages kept word for word (up to `compact.userShare` of the
+/// budget): those kept before, then the new ones of the range (with their
+/// index in the conversation); and those that no longer fit.
+#[allow(clippy::type_complexity)]
+fn kept_users(
+    conv: &Conversation,
+    cx: &StageContext<'_, CompactState>,
+    prior: &Prior,
+    range_msgs: &[Message],
+) -> Result<(Vec<(Message, Option<usize>)>, Vec<(Message, Option<usize>)>)> {
+    let mut users: Vec<(Message, Option<usize>)> = conv
+        .messages
+        .get(..prior.users)
+        .unwrap_or(&[])
+        .iter()
+        .map(|m| (m.clone(), None))
+        .collect();
+    for (i, m) in range_msgs.iter().enumerate() {
+        if is_user_authored(m) {
+            users.push((m.clone(), Some(prior.start + i)));
         }
-        // The newest dropped ones one by one, the others in one line: the
-        // summary must not grow with the number of messages dropped.
-        let listed = dropped.len().saturating_sub(MAX_DROPPED_LISTED);
-        if listed > 0 {
-            let bytes: usize = dropped
-                .iter()
-                .take(listed)
-                .map(|(m, _)| m.text_content().len())
-                .sum();
-            goal.push(format!(
-                "- {listed} earlier user messages ({bytes} bytes) are not repeated here (compact.userShare); they are in {pointer} (its index lists every original)"
-            ));
+    }
+    let dropped = over_share(cx, &mut users)?;
+    Ok((users, dropped))
+}
+
+/// The blob's sections (label, original text): every compacted message,
+/// the previous summary, the user messages kept word for word until now
+/// that this compaction drops, and the calls folded out of the call log.
+struct Originals {
+    sections: Vec<(String, String)>,
+    /// The previous summary's section.
+    previous_at: Option<usize>,
+    /// Per dropped user message, its section (none for one of the range,
+    /// cited where it is).
+    dropped_at: Vec<Option<usize>>,
+    /// The section of the calls folded out of the log, and those calls.
+    folded_at: Option<(usize, Vec<String>)>,
+}
+
+impl Originals {
+    fn of(range_msgs: &[Message], first: usize, previous: Option<&str>) -> Self {
+        let mut sections: Vec<(String, String)> = range_msgs
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                (
+                    format!("message {} ({})", first + i, transcript_role(m)),
+                    transcript(m),
+                )
+            })
+            .collect();
+        let previous_at = previous.map(|prev| {
+            sections.push(("previous summary".into(), prev.to_string()));
+            sections.len() - 1
+        });
+        Originals {
+            sections,
+            previous_at,
+            dropped_at: Vec::new(),
+            folded_at: None,
         }
-        for ((m, at), section) in dropped.iter().zip(&dropped_at).skip(listed) {
-            let cite = match at {
-                Some(at) => range.cite(*at),
-                None => blob::cite(&pointer, section.and_then(|k| laid.lines.get(k))),
+    }
+
+    fn add_dropped(&mut self, dropped: &[(Message, Option<usize>)]) {
+        for (m, at) in dropped {
+            let section = match at {
+                Some(_) => None,
+                None => {
+                    self.sections.push((
+                        "user message kept word for word until this compaction".into(),
+                        transcript(m),
+                    ));
+                    Some(self.sections.len() - 1)
+                }
             };
-            let text = m.text_content();
-            goal.push(format!(
-                "- An earlier user message ({} bytes) is not repeated here (compact.userShare): {cite} — \"{}\"",
-                text.len(),
-                text::head_tail(&text, DROPPED_EXCERPT_BYTES),
-            ));
+            self.dropped_at.push(section);
         }
-        merged.sections[0] = goal;
-        let header = format!("{SUMMARY_MARK} of earlier turns; originals: {pointer}]");
-        // Bounded: what a long session carries forward must not grow.
-        let cap = config.budget_share(config.compact.summary_share);
-        let older = blob::cite(&pointer, previous_at.and_then(|k| laid.lines.get(k)));
-        merged.fit(
-            &header,
-            cap,
-            |t| cx.meter.text(t),
-            |n| older_note(n, &older),
-        )?;
-        // The archive: previous items, then pinned, then new user constraints.
-        let mut archive = prior.archive.clone().unwrap_or_default();
-        for p in config.compact.pinned.iter().chain(cx.state.pinned(session)) {
-            archive.add(p);
-        }
-        // Constraints of user messages no longer shown word for word.
-        for (m, _) in &dropped {
-            for c in constraints::extract(&m.text_content(), &config.compact.constraint_patterns) {
-                archive.add(&c);
+    }
+
+    /// Masks secrets in every section under `redact.store`; what it masked.
+    fn mask(&mut self, store: bool) -> crate::redact::Redactions {
+        let mut masked = crate::redact::Redactions::default();
+        if store {
+            for (_, text) in &mut self.sections {
+                let (out, found) = crate::redact::redact(text);
+                if let std::borrow::Cow::Owned(out) = out {
+                    *text = out;
+                }
+                masked.merge(&found);
             }
         }
-        let summary_text = cx.redact(&merged.render(&header)).into_owned();
-        let mut messages: Vec<Message> = users.into_iter().map(|(m, _)| m).collect();
-        if !archive.items.is_empty() {
-            let text = cx.redact(&archive.render()).into_owned();
+        masked
+    }
+}
+
+/// The tool-call log (with `compact.keepToolCalls`), its oldest calls
+/// folded into the blob's `originals` when it outgrows
+/// `compact.callLogShare` of the budget.
+fn call_log(
+    cx: &StageContext<'_, CompactState>,
+    prior: &Prior,
+    range_msgs: &[Message],
+    originals: &mut Originals,
+) -> Result<Option<CallLog>> {
+    let config = cx.config;
+    if !config.compact.keep_tool_calls {
+        return Ok(None);
+    }
+    let mut log = prior.calls.clone().unwrap_or_default();
+    log.extend(range_msgs);
+    let cap = config
+        .budget_share(config.compact.call_log_share)
+        .saturating_sub(cx.meter.text(CALL_LOG_HEADER)?);
+    // Each item is a `- ` line.
+    let folded = log.fold(cap, |item| Ok(cx.meter.text(item)? + 2))?;
+    if !folded.is_empty() {
+        originals.sections.push((
+            "tool calls folded out of the tool-call log".into(),
+            folded.join("\n"),
+        ));
+        originals.folded_at = Some((originals.sections.len() - 1, folded));
+    }
+    Ok(Some(log))
+}
+
+/// The compacted range and where its originals are in the laid-out blob.
+struct Cited<'c> {
+    range: &'c Range<'c>,
+    originals: &'c Originals,
+    laid: &'c blob::Blob,
+}
+
+impl Cited<'_> {
+    /// `pointer (lines a-b)` of the blob's section `at`.
+    fn section(&self, at: Option<usize>) -> String {
+        blob::cite(self.range.pointer, at.and_then(|k| self.laid.lines.get(k)))
+    }
+}
+
+/// The summary, not yet rendered: its sections, header and the citation of
+/// the previous summary.
+struct SummaryDraft {
+    summary: Summary,
+    header: String,
+    older: String,
+}
+
+/// The range's extractive summary merged into the previous one, with the
+/// Goal citing the user messages it drops, fitted to
+/// `compact.summaryShare` of the budget.
+fn summarize(
+    cx: &StageContext<'_, CompactState>,
+    cited: &Cited<'_>,
+    previous_text: Option<&str>,
+    kept_users: usize,
+    dropped: &[(Message, Option<usize>)],
+) -> Result<SummaryDraft> {
+    let config = cx.config;
+    let fresh = extractive::summarize(cited.range);
+    let previous =
+        previous_text.and_then(|t| Summary::parse(t.split_once('\n').map_or("", |(_, b)| b)).ok());
+    let mut merged = match &previous {
+        Some(p) => p.merge(&fresh),
+        None => fresh,
+    };
+    merged.sections[0] = goal(cited, kept_users, dropped);
+    let pointer = cited.range.pointer;
+    let header = format!("{SUMMARY_MARK} of earlier turns; originals: {pointer}]");
+    // Bounded: what a long session carries forward must not grow.
+    let cap = config.budget_share(config.compact.summary_share);
+    let older = cited.section(cited.originals.previous_at);
+    merged.fit(
+        &header,
+        cap,
+        |t| cx.meter.text(t),
+        |n| older_note(n, &older),
+    )?;
+    Ok(SummaryDraft {
+        summary: merged,
+        header,
+        older,
+    })
+}
+
+/// The Goal section: the user's messages are kept above; the newest
+/// dropped ones are cited one by one, the others in one line (the summary
+/// must not grow with the number of messages dropped).
+fn goal(cited: &Cited<'_>, kept_users: usize, dropped: &[(Message, Option<usize>)]) -> Vec<String> {
+    let pointer = cited.range.pointer;
+    let mut goal = vec![format!(
+        "- The task and the user's messages ({kept_users}) are kept word for word above this summary."
+    )];
+    if kept_users == 0 {
+        goal = vec!["- (no user message kept; see the messages below)".into()];
+    }
+    let listed = dropped.len().saturating_sub(MAX_DROPPED_LISTED);
+    if listed > 0 {
+        let bytes: usize = dropped
+            .iter()
+            .take(listed)
+            .map(|(m, _)| m.text_content().len())
+            .sum();
+        goal.push(format!(
+            "- {listed} earlier user messages ({bytes} bytes) are not repeated here (compact.userShare); they are in {pointer} (its index lists every original)"
+        ));
+    }
+    for ((m, at), section) in dropped.iter().zip(&cited.originals.dropped_at).skip(listed) {
+        let cite = match at {
+            Some(at) => cited.range.cite(*at),
+            None => cited.section(*section),
+        };
+        let text = m.text_content();
+        goal.push(format!(
+            "- An earlier user message ({} bytes) is not repeated here (compact.userShare): {cite} — \"{}\"",
+            text.len(),
+            text::head_tail(&text, DROPPED_EXCERPT_BYTES),
+        ));
+    }
+    goal
+}
+
+/// The constraint archive: the previous items, then the pinned ones, then
+/// the constraints of user messages no longer shown word for word.
+fn archive(
+    cx: &StageContext<'_, CompactState>,
+    prior: &Prior,
+    dropped: &[(Message, Option<usize>)],
+) -> constraints::ConstraintArchive {
+    let config = cx.config;
+    let mut archive = prior.archive.clone().unwrap_or_default();
+    for p in config
+        .compact
+        .pinned
+        .iter()
+        .chain(cx.state.pinned(&config.session))
+    {
+        archive.add(p);
+    }
+    for (m, _) in dropped {
+        for c in constraints::extract(&m.text_content(), &config.compact.constraint_patterns) {
+            archive.add(&c);
+        }
+    }
+    archive
+}
+
+/// The messages that replace the range, in order: the user's, the archive
+/// (if any), the summary and the tool-call log (if any), each masked as it
+/// reaches the model.
+fn assemble(
+    cx: &mut StageContext<'_, CompactState>,
+    users: Vec<(Message, Option<usize>)>,
+    archive: &constraints::ConstraintArchive,
+    summary: SummaryDraft,
+    log: Option<CallLog>,
+    cited: &Cited<'_>,
+) -> Result<Draft> {
+    let summary_text = cx
+        .redact(&summary.summary.render(&summary.header))
+        .into_owned();
+    let mut messages: Vec<Message> = users.into_iter().map(|(m, _)| m).collect();
+    if !archive.items.is_empty() {
+        let text = cx.redact(&archive.render()).into_owned();
+        messages.push(Message::text(Role::User, text));
+    }
+    let summary_at = messages.len();
+    messages.push(Message::text(Role::User, summary_text));
+    if let Some(mut log) = log {
+        if let Some((k, folded)) = &cited.originals.folded_at {
+            log.items
+                .insert(0, CallLog::fold_line(folded, &cited.section(Some(*k))));
+        }
+        if !log.items.is_empty() {
+            let text = cx.redact(&log.render()).into_owned();
             messages.push(Message::text(Role::User, text));
         }
-        let summary_at = messages.len();
-        messages.push(Message::text(Role::User, summary_text));
-        if let Some(mut log) = log {
-            if let Some((k, folded)) = &folded_at {
-                let cite = blob::cite(&pointer, laid.lines.get(*k));
-                log.items.insert(0, CallLog::fold_line(folded, &cite));
-            }
-            if !log.items.is_empty() {
-                let text = cx.redact(&log.render()).into_owned();
-                messages.push(Message::text(Role::User, text));
-            }
-        }
-        // Outputs of excluded tools, word for word: those kept before, then
-        // the range's.
-        let excluded = crate::stage::excluded_results(conv, config);
-        messages.extend(prior.kept.iter().cloned());
-        let (outputs, found) = kept::keep(conv, cx, &range, &excluded);
-        messages.extend(outputs);
-        masked.merge(&found);
-        // Steps are in call order: those from `cut` on are the later turns.
-        let later = steps
-            .get(steps.partition_point(|s| s.call_message < cut)..)
-            .unwrap_or(&[]);
-        messages.extend(views::keep(
-            conv,
-            cx,
-            &prior.views,
-            &range,
-            later,
-            config.compact.live_views,
-            &excluded,
-        )?);
-        let prompt = prompt::build(&range, &archive.items, previous_text.as_deref(), cap);
-        Ok(Draft {
-            messages,
-            summary_at,
-            blob: laid.text,
-            pointer,
-            masked,
-            header,
-            older,
-            prompt,
-            steps: range_steps.len(),
-        })
     }
+    Ok(Draft {
+        messages,
+        summary_at,
+        blob: String::new(),
+        pointer: String::new(),
+        masked: crate::redact::Redactions::default(),
+        header: summary.header,
+        older: summary.older,
+        prompt: String::new(),
+        steps: 0,
+    })
+}
+
+/// Appends to `draft` the outputs of excluded tools, word for word (those
+/// kept before, then the range's), and the file views still live.
+fn keep_outputs_and_views(
+    conv: &Conversation,
+    cx: &mut StageContext<'_, CompactState>,
+    prior: &Prior,
+    range: &Range<'_>,
+    steps: &[StepActivity],
+    cut: usize,
+    draft: &mut Draft,
+) -> Result<()> {
+    let config = cx.config;
+    let excluded = crate::stage::excluded_results(conv, config);
+    draft.messages.extend(prior.kept.iter().cloned());
+    let (outputs, found) = kept::keep(conv, cx, range, &excluded);
+    draft.messages.extend(outputs);
+    draft.masked.merge(&found);
+    // Steps are in call order: those from `cut` on are the later turns.
+    let later = steps
+        .get(steps.partition_point(|s| s.call_message < cut)..)
+        .unwrap_or(&[]);
+    draft.messages.extend(views::keep(
+        conv,
+        cx,
+        &prior.views,
+        range,
+        later,
+        config.compact.live_views,
+        &excluded,
+    )?);
+    Ok(())
 }
 
 /// Bytes a message adds to the blob besides its transcript (its index line

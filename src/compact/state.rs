@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use crate::error::Result;
 use crate::model::Message;
+use crate::stage::CompactionOutcome;
 
 /// Most pinned constraints a session keeps.
 const MAX_PINNED: usize = 100;
@@ -15,6 +16,11 @@ const MAX_PINNED: usize = 100;
 #[derive(Debug, Default)]
 pub struct CompactState {
     pub(super) sessions: BTreeMap<String, SessionCompaction>,
+    /// The compaction drafted on this call while the planner weighs it
+    /// (between the stage's `apply` and its `settle`).
+    pub(super) drafted: Option<Box<super::Drafted>>,
+    /// What the stage did on this call (see [`take_outcome`](Self::take_outcome)).
+    pub(super) outcome: Option<CompactionOutcome>,
 }
 
 #[derive(Debug, Default)]
@@ -48,6 +54,24 @@ pub(super) struct PendingSummary {
 }
 
 impl CompactState {
+    /// Takes the stage boundary a host marked for `session`
+    /// ([`finish_stage`](Self::finish_stage)): whether there was one.
+    pub(super) fn take_boundary(&mut self, session: &str) -> bool {
+        std::mem::take(
+            &mut self
+                .sessions
+                .entry(session.to_string())
+                .or_default()
+                .boundary_pending,
+        )
+    }
+
+    /// What the stage did on the call that just ran (`report.compaction`),
+    /// taken: nothing when it neither compacted nor re-applied.
+    pub fn take_outcome(&mut self) -> Option<CompactionOutcome> {
+        self.outcome.take()
+    }
+
     /// Pins a constraint for `session`: archived word for word at the next
     /// compaction (and added to an existing archive at the next call).
     /// Returns whether it was new.

@@ -114,7 +114,7 @@ pub struct Rendering {
     pub tokens: u64,
 }
 
-/// Chooses the cheapest plan for `lines`: for each font size from
+/// Chooses the cheapest rendering for `lines`: for each font size from
 /// `optical.font_px` down to `optical.min_font_px` and each width from the
 /// longest line down to `optical.min_columns` (or the longest line, if
 /// shorter), count rows, split them at the provider's size limit, price the
@@ -238,22 +238,22 @@ mod tests {
             Provider::Qwen,
         ] {
             let o = OpticalConfig::default();
-            let plan = choose(&lines, provider, &o, cell).unwrap();
+            let rendering = choose(&lines, provider, &o, cell).unwrap();
             let rules = SizeRules::new(provider, &o);
-            assert!(plan.image_sizes.len() > 1, "{provider:?} should split");
-            for &(w, h) in &plan.image_sizes {
+            assert!(rendering.image_sizes.len() > 1, "{provider:?} should split");
+            for &(w, h) in &rendering.image_sizes {
                 assert!(rules.fits(w, h), "{provider:?} {w}x{h}");
                 assert_eq!(w % rules.align, 0);
                 assert_eq!(h % rules.align, 0);
             }
-            assert_eq!(plan.image_rows.iter().sum::<usize>(), plan.rows);
-            assert_eq!(plan.rows, lines.rows(plan.columns));
-            let sum: u64 = plan
+            assert_eq!(rendering.image_rows.iter().sum::<usize>(), rendering.rows);
+            assert_eq!(rendering.rows, lines.rows(rendering.columns));
+            let sum: u64 = rendering
                 .image_sizes
                 .iter()
                 .map(|&(w, h)| image_tokens(provider, w, h, &o))
                 .sum();
-            assert_eq!(sum, plan.tokens);
+            assert_eq!(sum, rendering.tokens);
         }
     }
 
@@ -268,9 +268,10 @@ mod tests {
     #[test]
     fn width_follows_the_content_not_a_fixed_80_columns() {
         let lines = lay_out("short\nlines\nonly");
-        let plan = choose(&lines, Provider::Anthropic, &OpticalConfig::default(), cell).unwrap();
-        assert_eq!(plan.columns, 5);
-        assert_eq!(plan.rows, 3);
+        let rendering =
+            choose(&lines, Provider::Anthropic, &OpticalConfig::default(), cell).unwrap();
+        assert_eq!(rendering.columns, 5);
+        assert_eq!(rendering.rows, 3);
         assert!(choose(
             &lay_out(""),
             Provider::Qwen,

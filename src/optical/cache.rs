@@ -43,7 +43,7 @@ fn size(s: &Snapshot) -> usize {
 
 impl SnapshotCache {
     /// The first 128 bits of the SHA-256 of `text` ([`crate::hash::digest128`]),
-    /// remembered: a text planned but not rendered is weighed again every turn.
+    /// remembered: a text fitted but not rendered is weighed again every turn.
     pub fn text_digest(&mut self, text: &str) -> u128 {
         self.digests.of(text)
     }

@@ -94,29 +94,29 @@ impl Snapshot {
     }
 }
 
-/// Lays out `text` line by line and chooses the cheapest legible plan for
-/// `provider`. `None` for empty text or settings no image can satisfy.
-pub fn plan(text: &str, provider: Provider, optical: &OpticalConfig) -> Option<Snapshot> {
-    plan_flow(text, provider, optical, Flow::Lines)
+/// Lays out `text` line by line and fits it to the cheapest legible
+/// rendering for `provider` (sizes only: nothing is drawn). `None` for empty text or settings no image can satisfy.
+pub fn fit(text: &str, provider: Provider, optical: &OpticalConfig) -> Option<Snapshot> {
+    fit_flow(text, provider, optical, Flow::Lines)
 }
 
-/// [`plan`] with the lines put on the image as `flow` says.
-pub fn plan_flow(
+/// [`fit`] with the lines put on the image as `flow` says.
+pub fn fit_flow(
     text: &str,
     provider: Provider,
     optical: &OpticalConfig,
     flow: Flow,
 ) -> Option<Snapshot> {
-    plan_lines(&flow.lay_out(text), provider, optical, flow)
+    fit_lines(&flow.lay_out(text), provider, optical, flow)
 }
 
-fn plan_lines(
+fn fit_lines(
     lines: &Lines,
     provider: Provider,
     optical: &OpticalConfig,
     flow: Flow,
 ) -> Option<Snapshot> {
-    let plan = budget::choose(lines, provider, optical, |px| {
+    let rendering = budget::choose(lines, provider, optical, |px| {
         raster::cell_metrics(px, optical.line_gap)
     })?;
     let missing = lines
@@ -127,7 +127,7 @@ fn plan_lines(
         .count();
     Some(Snapshot {
         flow,
-        rendering: plan,
+        rendering,
         lines: lines.lines.len(),
         ink: lines.ink,
         missing,
@@ -135,7 +135,7 @@ fn plan_lines(
     })
 }
 
-/// Plans and renders `text` into PNG images (see [`plan`]).
+/// Fits and renders `text` into PNG images (see [`fit`]).
 pub fn render(text: &str, provider: Provider, optical: &OpticalConfig) -> Result<Option<Snapshot>> {
     render_flow(text, provider, optical, Flow::Lines)
 }
@@ -148,27 +148,31 @@ pub fn render_flow(
     flow: Flow,
 ) -> Result<Option<Snapshot>> {
     let lines = flow.lay_out(text);
-    let Some(mut snapshot) = plan_lines(&lines, provider, optical, flow) else {
+    let Some(mut snapshot) = fit_lines(&lines, provider, optical, flow) else {
         return Ok(None);
     };
     snapshot.images = draw_images(&lines, &snapshot.rendering, optical)?;
     Ok(Some(snapshot))
 }
 
-fn draw_images(lines: &Lines, plan: &Rendering, optical: &OpticalConfig) -> Result<Vec<Image>> {
-    let Some(atlas) = raster::atlas(plan.font_px, optical.line_gap) else {
+fn draw_images(
+    lines: &Lines,
+    rendering: &Rendering,
+    optical: &OpticalConfig,
+) -> Result<Vec<Image>> {
+    let Some(atlas) = raster::atlas(rendering.font_px, optical.line_gap) else {
         return Ok(Vec::new());
     };
-    let rows = lines.wrap(plan.columns);
-    let mut images = Vec::with_capacity(plan.image_rows.len());
+    let rows = lines.wrap(rendering.columns);
+    let mut images = Vec::with_capacity(rendering.image_rows.len());
     let mut start = 0;
-    for (&n, &(width, height)) in plan.image_rows.iter().zip(&plan.image_sizes) {
+    for (&n, &(width, height)) in rendering.image_rows.iter().zip(&rendering.image_sizes) {
         let end = (start + n).min(rows.len());
         let chunk = rows.get(start..end).unwrap_or(&[]);
         let bitmap = raster::draw(
             chunk,
             atlas,
-            plan.font_px,
+            rendering.font_px,
             width,
             height,
             MARGIN,
@@ -463,7 +467,7 @@ fn proposal_id(settings: u128, text: &str) -> (u128, u64, usize) {
 }
 
 /// The cheapest snapshot of the observation at `at` within `optical.ratio`
-/// of its text (line by line, else reflowed), planned but not rendered.
+/// of its text (line by line, else reflowed), fitted but not rendered.
 fn propose(
     conv: &Conversation,
     at: PartRef,
@@ -559,7 +563,7 @@ fn weigh(
         let snapshot = match cx.state.snapshots.get(key) {
             Some(s) => s.clone(),
             None => {
-                let Some(s) = plan_flow(&shown, config.provider, optical, flow) else {
+                let Some(s) = fit_flow(&shown, config.provider, optical, flow) else {
                     continue;
                 };
                 cx.state
@@ -670,8 +674,8 @@ impl Optical {
         if let Some(result) = conv.tool_result_mut(at) {
             result.parts = parts;
         }
-        let plan = &snapshot.rendering;
-        let sizes: Vec<String> = plan
+        let rendering = &snapshot.rendering;
+        let sizes: Vec<String> = rendering
             .image_sizes
             .iter()
             .map(|(w, h)| format!("{w}x{h}"))
@@ -685,8 +689,8 @@ impl Optical {
             format!(
                 "text {before} tokens, image {} tokens ({} px font, {} columns, {}{}), ratio {:.2}",
                 snapshot.image_tokens(),
-                plan.font_px,
-                plan.columns,
+                rendering.font_px,
+                rendering.columns,
                 sizes.join(" + "),
                 if snapshot.flow == Flow::Reflow {
                     ", reflowed"

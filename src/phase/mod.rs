@@ -122,7 +122,7 @@ fn edit_steps(steps: &[StepActivity]) -> Vec<EditStep> {
 /// index `boundary`, consumed by the change (searches and listings before
 /// it, views of a file edited since; with `everyPhase`, also those after it
 /// that a later change consumed).
-pub fn plan(
+pub fn outputs_to_clear(
     steps: &[StepActivity],
     boundary: Option<usize>,
     demoted: &[PartRef],
@@ -287,12 +287,12 @@ impl Stage for Phase {
                 .count();
             steps.truncate(keep);
         }
-        let cleared_plan = plan(&steps, first.map(|e| e.step - 1), demoted, config);
+        let to_clear = outputs_to_clear(&steps, first.map(|e| e.step - 1), demoted, config);
         // Outputs of excluded tools stay (they still count as runs and views).
         let excluded = crate::stage::excluded_results(conv, settings);
         let mut cleared = 0usize;
         let mut by_reason = [0usize; 4];
-        for &(index, reason, by) in &cleared_plan {
+        for &(index, reason, by) in &to_clear {
             let Some(at) = steps.get(index).and_then(|s| s.result_at) else {
                 continue;
             };

@@ -41,7 +41,7 @@ pub struct History<'a> {
     pub recall: &'a LazyRecall<'a>,
 }
 
-/// [`plan`] for `conv` as it stands (after spilling): its requests, its
+/// [`weigh`] for `conv` as it stands (after spilling): its requests, its
 /// token prefix sums and the stages' proposed `savings` for the observations
 /// outside the recent window (`None`: nothing proposed, fixed batches).
 pub fn commit(
@@ -78,7 +78,7 @@ pub fn commit(
     }
     let (prices, _) = prices::for_config(config);
     let recall = LazyRecall::of(conv, config.window);
-    let (schedule, candidate) = plan(
+    let (schedule, candidate) = weigh(
         &History {
             prefix: &prefix,
             observations: &observations,
@@ -102,7 +102,7 @@ fn priced(config: &Config) -> bool {
 
 /// The committed boundaries, and the candidate weighed on the request now
 /// (none when fewer than `optical.batch` observations wait).
-pub fn plan(
+pub fn weigh(
     history: &History<'_>,
     config: &Config,
     prices: &Prices,
@@ -274,7 +274,7 @@ mod tests {
     fn run(config: &Config, turns: usize, obs: u64, save: u64) -> (Schedule, Option<Candidate>) {
         let (prefix, observations, requests) = history(turns, obs, save);
         let (prices, _) = default_prices(config.provider);
-        plan(
+        weigh(
             &History {
                 prefix: &prefix,
                 observations: &observations,
@@ -365,7 +365,7 @@ mod tests {
             }
             let mut before: Vec<usize> = Vec::new();
             for k in 1..=requests.len() {
-                let (schedule, _) = plan(
+                let (schedule, _) = weigh(
                     &History {
                         prefix: &prefix,
                         observations: &observations,
@@ -419,12 +419,12 @@ mod tests {
         };
         let mut config = Config::default();
         let (prices, _) = default_prices(config.provider);
-        let (reported, _) = plan(&history, &config, &prices);
+        let (reported, _) = weigh(&history, &config, &prices);
         // Reported, not weighed: the moves commit as before.
         assert!(reported.demoted() > 0);
         // Weighed: the likely re-reads outweigh the saving.
         config.plan.recovery = true;
-        let (weighed, candidate) = plan(&history, &config, &prices);
+        let (weighed, candidate) = weigh(&history, &config, &prices);
         assert_eq!(weighed.demoted(), 0, "{candidate:?}");
         let candidate = candidate.expect("a candidate");
         assert!(!candidate.committed && candidate.reason.contains("recovery"));
@@ -433,7 +433,7 @@ mod tests {
         assert!(candidate.expected_recovery > candidate.saving);
         // An unused history prices no recovery: the same moves commit.
         let unused = LazyRecall::default();
-        let (moves, _) = plan(
+        let (moves, _) = weigh(
             &History {
                 recall: &unused,
                 ..history

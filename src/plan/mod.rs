@@ -1,9 +1,12 @@
 //! The planner (layer 3): stages propose, the planner commits what pays.
-//! [`commit`] is its one entry, for both kinds of [`Proposal`]; it imports no
-//! stage: the pipeline installs it in the stage context
-//! ([`crate::stage::Planner`]) and asks every stage for its demotion
-//! proposal before the first scheduled stage runs; the compact stage hands
-//! it its compaction through the context too.
+//! [`commit`] is its one entry, for both kinds of [`Proposal`], and
+//! [`commit_demotions`] its demotion round; it imports no stage, and no stage
+//! imports it: the pipeline asks every stage for its demotion proposal
+//! before the first scheduled stage runs and hands the planner their sum,
+//! and hands it the compaction the compact stage leaves in its context,
+//! then gives the stage the [`Verdict`](crate::stage::Verdict). Its own
+//! types (the [`Candidate`]s it weighs, its [`Decision`]) are in
+//! [`decision`].
 //!
 //! Every rewrite of an earlier message (a snapshot, a dedup edit, a
 //! tombstone, a summary) re-sends everything after it uncached (and, for
@@ -38,6 +41,7 @@
 
 pub mod compaction;
 mod config;
+pub mod decision;
 pub mod demotion;
 pub mod prices;
 pub mod recovery;
@@ -48,7 +52,8 @@ pub use crate::config::PlanConfig;
 use crate::config::Prices;
 use crate::error::Result;
 use crate::model::Conversation;
-pub use crate::stage::{Candidate, CandidateKind, Decision, Planning, Proposal, Schedule};
+pub use crate::stage::{CompactionProposal, Proposal, Schedule};
+pub use decision::{Candidate, CandidateKind, Decision, Planning};
 
 /// Commits `proposal` on `conv` or defers it (see the module doc): a
 /// demotion gives the schedule and the candidate weighed on the request
@@ -62,6 +67,28 @@ pub fn commit(
         Proposal::Demotion(savings) => demotion::commit(conv, savings.as_deref(), planning),
         Proposal::Compaction(p) => compaction::commit(conv, p, planning),
     }
+}
+
+/// The demotion round: sums what the stages `proposed` to save per
+/// observation (oldest first; each `None` proposes nothing, and with no
+/// proposal at all demotions move in fixed batches) and commits the
+/// schedule on `conv` as it stands.
+pub fn commit_demotions(
+    conv: &Conversation,
+    proposed: impl IntoIterator<Item = Option<Vec<u64>>>,
+    planning: &Planning<'_>,
+) -> Result<Decision> {
+    let mut savings: Option<Vec<u64>> = None;
+    for proposed in proposed.into_iter().flatten() {
+        let sum = savings.get_or_insert_with(Vec::new);
+        if sum.len() < proposed.len() {
+            sum.resize(proposed.len(), 0);
+        }
+        for (s, p) in sum.iter_mut().zip(proposed) {
+            *s += p;
+        }
+    }
+    commit(conv, &Proposal::Demotion(savings), planning)
 }
 
 /// Tokens of each message of `conv`, system prompt first: the pipeline's
@@ -194,5 +221,77 @@ mod tests {
         let unplanned = decide(&off, &conv, &Proposal::Demotion(Some(vec![2_000; 9])));
         assert_eq!(unplanned.schedule, Some(fixed));
         assert!(unplanned.candidate.is_none());
+    }
+
+    #[test]
+    fn the_demotion_round_sums_what_the_stages_proposed() {
+        let config = Config::default();
+        let conv = conversation(12);
+        let meter = Meter {
+            counter: &Estimator,
+            provider: config.provider,
+            optical: &config.optical,
+        };
+        let planning = Planning {
+            config: &config,
+            meter: &meter,
+            message_tokens: &[],
+        };
+        let round =
+            |proposed: Vec<Option<Vec<u64>>>| commit_demotions(&conv, proposed, &planning).unwrap();
+        let summed = decide(
+            &config,
+            &conv,
+            &Proposal::Demotion(Some(vec![2_000, 2_000, 500])),
+        );
+        assert_eq!(
+            round(vec![
+                Some(vec![1_500, 2_000]),
+                None,
+                Some(vec![500, 0, 500])
+            ]),
+            summed
+        );
+        // Nobody proposing is the fixed batches.
+        assert_eq!(
+            round(vec![None, None]),
+            decide(&config, &conv, &Proposal::Demotion(None))
+        );
+    }
+
+    /// A compaction the planner defers reads as such to the stage, with why.
+    #[test]
+    fn a_decision_reads_as_the_stages_verdict() {
+        let unpriced = Decision::default();
+        assert_eq!(
+            unpriced.verdict(),
+            crate::stage::Verdict {
+                committed: true,
+                reason: None
+            }
+        );
+        let config = Config::default();
+        let conv = conversation(12);
+        let deferred = decide(
+            &config,
+            &conv,
+            &Proposal::Compaction(CompactionProposal {
+                start: 0,
+                cut: 2,
+                tokens: 40_000,
+                saving: 1,
+                stable: 0,
+                forced: 1_000_000,
+            }),
+        );
+        let candidate = deferred.candidate.clone().expect("priced");
+        assert!(!candidate.committed);
+        assert_eq!(
+            deferred.verdict(),
+            crate::stage::Verdict {
+                committed: false,
+                reason: Some(candidate.reason)
+            }
+        );
     }
 }

@@ -5,9 +5,9 @@
 //! uncached. Each hidden observation is needed within the horizon with the
 //! probability of [`Recall::likelihood`]; the expected cost is the sum.
 
+use super::decision::Candidate;
 use crate::activity::recall::Recall;
 use crate::config::Prices;
-use crate::stage::Candidate;
 
 /// What a rewrite hides and its expected recovery cost.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]

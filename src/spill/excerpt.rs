@@ -370,21 +370,23 @@ impl<'t> Excerpt<'t> {
         // The step doubles each time: the listing and the lines each side
         // keeps shrink more slowly than the room when the cap is small.
         for attempt in 0..8 {
-            let plan = Self::plan(&mut work, room, head_share)?;
-            let rendered = plan.render(kept);
+            let excerpt = Self::fit(&mut work, room, head_share)?;
+            let rendered = excerpt.render(kept);
             let tokens = count(&rendered)?;
             if tokens <= cap || room <= 64 {
-                return Ok((plan, rendered));
+                return Ok((excerpt, rendered));
             }
             let over = tokens - cap + cap / 200 + 1;
             room = room.saturating_sub(over << attempt).max(64);
         }
-        let plan = Self::plan(&mut work, room, head_share)?;
-        let rendered = plan.render(kept);
-        Ok((plan, rendered))
+        let excerpt = Self::fit(&mut work, room, head_share)?;
+        let rendered = excerpt.render(kept);
+        Ok((excerpt, rendered))
     }
 
-    fn plan(work: &mut Work<'t, '_>, room: u64, head_share: f64) -> Result<Self> {
+    /// The excerpt whose shown lines fit `room` tokens (`head_share` of
+    /// them at the head), with room kept for its error listing.
+    fn fit(work: &mut Work<'t, '_>, room: u64, head_share: f64) -> Result<Self> {
         let split = |room: u64| {
             // The tail keeps at least a tenth: the last line is always shown.
             let head = ((room as f64 * head_share).round() as u64).min(room - room / 10);
@@ -393,20 +395,20 @@ impl<'t> Excerpt<'t> {
                 tail: room.saturating_sub(head),
             }
         };
-        let mut plan = Self::lay_out(work, split(room))?;
-        let hits = plan.describe_middle(work, room);
-        let notes = plan.render_middle_notes();
+        let mut excerpt = Self::lay_out(work, split(room))?;
+        let hits = excerpt.describe_middle(work, room);
+        let notes = excerpt.render_middle_notes();
         if !hits.is_empty() || !notes.is_empty() {
             // Make room for the error listing, the index and the notes, then
             // lay out again; the middle usually only grows, so only the newly
             // hidden lines are scanned.
-            let listing: String = plan.errors.iter().map(|e| e.text).collect();
+            let listing: String = excerpt.errors.iter().map(|e| e.text).collect();
             let reserve =
-                (work.count)(&listing)? + 12 * plan.errors.len() as u64 + (work.count)(&notes)?;
-            plan = Self::lay_out(work, split(room.saturating_sub(reserve).max(32)))?;
-            plan.describe_middle(work, room);
+                (work.count)(&listing)? + 12 * excerpt.errors.len() as u64 + (work.count)(&notes)?;
+            excerpt = Self::lay_out(work, split(room.saturating_sub(reserve).max(32)))?;
+            excerpt.describe_middle(work, room);
         }
-        Ok(plan)
+        Ok(excerpt)
     }
 
     /// Fills in what the excerpt says of its hidden middle with `room`

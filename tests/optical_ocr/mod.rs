@@ -163,7 +163,7 @@ pub fn accuracy(expected: &str, got: &str) -> f64 {
     (1.0 - prev[b.len()] as f64 / a.len() as f64).max(0.0)
 }
 
-/// The text drawn in each image of `snapshot` (rows of `text` wrapped as planned).
+/// The text drawn in each image of `snapshot` (rows of `text` wrapped as fitted).
 pub fn drawn_text(text: &str, snapshot: &Snapshot) -> Vec<String> {
     let lines = match snapshot.flow {
         Flow::Lines => layout::lay_out(text),

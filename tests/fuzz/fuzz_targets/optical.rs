@@ -1,6 +1,6 @@
 //! The optical renderer on any text with any provider and in-range settings:
-//! layout, plan and render never panic, are deterministic, and agree with
-//! each other (one image per planned image, of the planned size, a valid PNG
+//! layout, fit and render never panic, are deterministic, and agree with
+//! each other (one image per fitted image, of the fitted size, a valid PNG
 //! whose header states that size and that an independent decoder, the `png`
 //! crate, reads back at that size and bit depth). Both flows: line by line
 //! and reflowed.
@@ -58,18 +58,18 @@ fuzz_target!(|data: &[u8]| {
             "no line ends inside a line"
         );
     }
-    let planned = optical::plan_flow(&text, provider, &optical, flow);
+    let fitted = optical::fit_flow(&text, provider, &optical, flow);
     assert_eq!(
-        planned,
-        optical::plan_flow(&text, provider, &optical, flow),
-        "plan is deterministic"
+        fitted,
+        optical::fit_flow(&text, provider, &optical, flow),
+        "fit is deterministic"
     );
-    let rendered =
-        optical::render_flow(&text, provider, &optical, flow).expect("render of a plan succeeds");
-    match (&planned, &rendered) {
+    let rendered = optical::render_flow(&text, provider, &optical, flow)
+        .expect("render of a fitted text succeeds");
+    match (&fitted, &rendered) {
         (None, None) => {}
         (Some(p), Some(r)) => {
-            assert_eq!(p.plan, r.plan, "render follows the plan");
+            assert_eq!(p.rendering, r.rendering, "render follows the fit");
             assert_eq!(r.images.len(), r.rendering.image_rows.len());
             assert_eq!(r.rendering.image_rows.iter().sum::<usize>(), r.rendering.rows);
             for (img, &(w, h)) in r.images.iter().zip(&r.rendering.image_sizes) {
@@ -77,19 +77,19 @@ fuzz_target!(|data: &[u8]| {
                 let bytes = tracelite::formats::image_header::decode_base64(&img.data)
                     .expect("rendered base64 decodes");
                 let dims = tracelite::formats::image_header::dimensions(&bytes[..]);
-                assert_eq!(dims, Some((w, h)), "PNG header states the planned size");
+                assert_eq!(dims, Some((w, h)), "PNG header states the fitted size");
                 decodes_at(&bytes, w, h, optical.bit_depth);
             }
             let again =
                 optical::render_flow(&text, provider, &optical, flow).expect("second render");
             assert_eq!(rendered, again, "render is deterministic");
         }
-        _ => panic!("plan and render disagree on whether the text renders"),
+        _ => panic!("fit and render disagree on whether the text renders"),
     }
 });
 
 /// The `png` crate decodes the whole image (every chunk CRC, the zlib
-/// stream) to the planned size and bit depth, in grayscale.
+/// stream) to the fitted size and bit depth, in grayscale.
 fn decodes_at(bytes: &[u8], width: u32, height: u32, bits: u8) {
     let mut reader = png::Decoder::new(std::io::Cursor::new(bytes))
         .read_info()
