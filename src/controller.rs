@@ -31,12 +31,13 @@ use crate::config::Config;
 use crate::error::{Error, ErrorCode, Result};
 use crate::formats::FormatName;
 use crate::model::{
-    Conversation, Extra, Layout, Message, Part, PartKind, Role, ToolCall, ToolResult,
+    Conversation, Extra, Layout, Message, Part, PartKind, PartRef, Role, ToolCall, ToolResult,
 };
 use crate::pipeline::{
     compress, json_len, Env, HostState, Known, Output, PrefixReport, Report, StageName,
 };
-use crate::spill::{MemoryStore, SpillStore};
+use crate::spill::api::spill_text;
+use crate::store::{MemoryStore, SpillStore};
 use crate::tokens::{CachedCounter, CountCache, Estimator, TokenCounter};
 
 /// What [`TraceLite::process_step`] recorded.
@@ -366,6 +367,16 @@ impl<S: SpillStore> TraceLite<S> {
             inner: self.counter.as_ref(),
             cache: &self.state.counts,
         };
+        // Each result's tool, for its cap (`spill.toolCaps`, `excludeTools`).
+        let tools: std::collections::HashMap<PartRef, String> = if self.config.has_tool_rules() {
+            let steps = self.conversation.steps();
+            let named = steps
+                .iter()
+                .filter_map(|s| Some((s.result_at?, s.call.name.clone())));
+            named.collect()
+        } else {
+            std::collections::HashMap::new()
+        };
         let mut spilled_at = Vec::new();
         while self.history_bytes > limit && self.bounded_upto < outside {
             let Some(&at) = observations.get(self.bounded_upto) else {
@@ -380,7 +391,8 @@ impl<S: SpillStore> TraceLite<S> {
                 continue;
             };
             let text = result.text();
-            let spilled = crate::spill::spill_text(&text, &self.config, &mut self.store, &counter)?;
+            let tool = tools.get(&at).map(String::as_str);
+            let spilled = spill_text(&text, tool, &self.config, &mut self.store, &counter)?;
             if !spilled.spilled {
                 continue;
             }

@@ -26,7 +26,7 @@
 //!
 //! | layer | modules |
 //! |---|---|
-//! | 5 host | `wasm` (the only code touching wasm-bindgen), [`controller`] (the stateful [`TraceLite`]) |
+//! | 5 host | `wasm` (the only code touching wasm-bindgen), [`controller`] (the stateful [`TraceLite`]); a host reaches a stage only through its `api` module ([`spill::api`], [`compact::api`], [`optical::api`]) |
 //! | 4 pipeline | [`pipeline`] ([`compress`] and [`compress_json`]; runs the stages, owns [`HostState`], builds the [`Report`] once), [`persist`] (export/import of `HostState` caches) |
 //! | 3 planner | [`plan`] ([`plan::commit`]: demotions and compactions priced in one place) |
 //! | 2 stages | [`spill`], [`dedup`], [`phase`], [`optical`], [`compact`]: each owns its state type |

@@ -37,7 +37,6 @@
 //! history each turn and the stateful [`crate::TraceLite`] emit the same bytes.
 
 pub mod compaction;
-mod config;
 pub mod demotion;
 pub mod prices;
 pub mod recovery;

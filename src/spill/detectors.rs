@@ -27,8 +27,8 @@
 
 use super::literals::LiteralSet;
 use super::Pattern;
-use crate::config::{ContextRule, DetectorTable};
-use crate::error::{Error, ErrorCode, Result};
+use crate::config::{rule_pattern, test_rule, ContextRule, DetectorTable};
+use crate::error::Result;
 use crate::store::lines::LineIndex;
 
 /// A rule looking around a line: see the module's doc.
@@ -213,9 +213,6 @@ pub const TABLES: &[Table] = &[
     },
 ];
 
-/// Most lines an `after` or `before` rule looks through (`within`).
-pub const MAX_WITHIN: usize = 1_000;
-
 /// Which way a context rule looks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Direction {
@@ -262,25 +259,6 @@ pub struct Found<'t> {
     /// The patterns that find the failing tests' lines (`grep -E`,
     /// `grep_spill`), joined by `|`; empty without tests.
     pub grep: String,
-}
-
-/// Compiles one rule pattern (case kept); `path` names it in the error.
-fn compile(pattern: &str, path: &dyn Fn() -> String) -> Result<Pattern> {
-    Pattern::new(pattern, false, false)
-        .map_err(|e| Error::new(ErrorCode::InvalidOption, path(), e.message))
-}
-
-/// A test rule's regex: compiles as a [`Pattern`] and has a group (the id).
-fn test_regex(pattern: &str, path: &dyn Fn() -> String) -> Result<(Pattern, regex_lite::Regex)> {
-    let when = compile(pattern, path)?;
-    match regex_lite::Regex::new(pattern) {
-        Ok(re) if re.captures_len() > 1 => Ok((when, re)),
-        _ => Err(Error::new(
-            ErrorCode::InvalidOption,
-            path(),
-            "needs a group, (…), around the test's id",
-        )),
-    }
 }
 
 /// A table's rules as borrowed text, built-in or the host's.
@@ -339,14 +317,14 @@ impl Detectors {
 
     fn add(&mut self, path: &str, table: &Text<'_>) -> Result<()> {
         for (i, p) in table.lines.iter().enumerate() {
-            let when = compile(p, &|| format!("{path}.lines[{i}]"))?;
+            let when = rule_pattern(p, &|| format!("{path}.lines[{i}]"))?;
             self.rules.push(Rule {
                 when,
                 then: Then::Line,
             });
         }
         for (i, (p, grep)) in table.tests.iter().enumerate() {
-            let (when, re) = test_regex(p, &|| format!("{path}.tests[{i}]"))?;
+            let (when, re) = test_rule(p, &|| format!("{path}.tests[{i}]"))?;
             let at = match self.greps.iter().position(|g| g == grep) {
                 Some(at) => at,
                 None => {
@@ -363,8 +341,8 @@ impl Detectors {
         for ((kind, dir), list) in kinds.into_iter().zip(&table.around) {
             for (i, (when, find, within)) in list.iter().enumerate() {
                 let here = || format!("{path}.{kind}[{i}]");
-                let when = compile(when, &|| format!("{}.when", here()))?;
-                let find = compile(find, &|| format!("{}.find", here()))?;
+                let when = rule_pattern(when, &|| format!("{}.when", here()))?;
+                let find = rule_pattern(find, &|| format!("{}.find", here()))?;
                 self.rules.push(Rule {
                     when,
                     then: Then::Around(Box::new(find), dir, *within),
@@ -404,7 +382,7 @@ impl Detectors {
                         }
                     }
                     Then::Around(find, dir, within) => {
-                        let within = (*within).min(MAX_WITHIN);
+                        let within = (*within).min(ContextRule::MAX_WITHIN);
                         let hit = match dir {
                             Direction::After => (line + 1..index.len().min(line + 1 + within))
                                 .find(|&i| find.is_match(index.line_trimmed(text, i))),
@@ -458,6 +436,7 @@ impl Detectors {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorCode;
 
     fn critical(text: &str, extra: &[DetectorTable]) -> Vec<usize> {
         let index = LineIndex::new(text);
