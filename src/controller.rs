@@ -31,7 +31,7 @@ use crate::config::Config;
 use crate::error::{Error, ErrorCode, Result};
 use crate::formats::FormatName;
 use crate::model::{
-    Conversation, Extra, Layout, Message, Part, PartKind, PartRef, Role, ToolCall, ToolResult,
+    Conversation, Extra, Layout, Message, Part, PartKind, Role, ToolCall, ToolResult,
 };
 use crate::pipeline::{
     compress, json_len, Env, HostState, Known, Output, PrefixReport, Report, StageName,
@@ -367,16 +367,6 @@ impl<S: SpillStore> TraceLite<S> {
             inner: self.counter.as_ref(),
             cache: &self.state.counts,
         };
-        // Each result's tool, for its cap (`spill.toolCaps`, `excludeTools`).
-        let tools: std::collections::HashMap<PartRef, String> = if self.config.has_tool_rules() {
-            let steps = self.conversation.steps();
-            let named = steps
-                .iter()
-                .filter_map(|s| Some((s.result_at?, s.call.name.clone())));
-            named.collect()
-        } else {
-            std::collections::HashMap::new()
-        };
         let mut spilled_at = Vec::new();
         while self.history_bytes > limit && self.bounded_upto < outside {
             let Some(&at) = observations.get(self.bounded_upto) else {
@@ -391,8 +381,20 @@ impl<S: SpillStore> TraceLite<S> {
                 continue;
             };
             let text = result.text();
-            let tool = tools.get(&at).map(String::as_str);
-            let spilled = spill_text(&text, tool, &self.config, &mut self.store, &counter)?;
+            // The result's tool, for its cap (`spill.toolCaps`, `excludeTools`).
+            let tool = if self.config.has_tool_rules() {
+                self.conversation.tool_call(&result.call_id)
+            } else {
+                None
+            };
+            let tool = tool.map(|call| call.name.clone());
+            let spilled = spill_text(
+                &text,
+                tool.as_deref(),
+                &self.config,
+                &mut self.store,
+                &counter,
+            )?;
             if !spilled.spilled {
                 continue;
             }

@@ -37,7 +37,7 @@ pub use optical::{OpticalConfig, OpticalSwitch};
 pub use phase::{ClearReason, PhaseConfig};
 pub use plan::{PlanConfig, Prices};
 pub use redact::RedactConfig;
-pub(crate) use spill::{rule_pattern, test_rule};
+pub(crate) use spill::{compile_rules, CompiledRule, RuleText};
 pub use spill::{ContextRule, DetectorTable, SpillConfig};
 pub(crate) use tools::{check_rule_count, malformed_tool, TOOL_NAME};
 pub(crate) use validate::Section;

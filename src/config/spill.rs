@@ -125,49 +125,92 @@ impl ContextRule {
 }
 
 impl DetectorTable {
-    /// Compiles every pattern of the table in the order the spill stage
-    /// adds its rules (`lines`, `tests`, `after`, `before`); an error names
-    /// the first that does not compile (`spill.detectors[0].lines[1]`).
-    fn check_patterns(&self, path: &str) -> Result<()> {
-        for (i, p) in self.lines.iter().enumerate() {
-            rule_pattern(p, &|| format!("{path}.lines[{i}]"))?;
+    /// The table's patterns as [`RuleText`] (a test's `grep` pattern is the
+    /// pattern itself).
+    pub(crate) fn rule_text(&self) -> RuleText<'_> {
+        RuleText {
+            lines: self.lines.iter().map(String::as_str).collect(),
+            tests: self
+                .tests
+                .iter()
+                .map(|p| (p.as_str(), p.as_str()))
+                .collect(),
+            around: [context(&self.after), context(&self.before)],
         }
-        for (i, p) in self.tests.iter().enumerate() {
-            test_rule(p, &|| format!("{path}.tests[{i}]"))?;
-        }
-        for (kind, list) in [("after", &self.after), ("before", &self.before)] {
-            for (i, rule) in list.iter().enumerate() {
-                let here = || format!("{path}.{kind}[{i}]");
-                rule_pattern(&rule.when, &|| format!("{}.when", here()))?;
-                rule_pattern(&rule.find, &|| format!("{}.find", here()))?;
+    }
+}
+
+/// The `after` or `before` rules as borrowed text.
+fn context(list: &[ContextRule]) -> Vec<(&str, &str, usize)> {
+    list.iter()
+        .map(|r| (r.when.as_str(), r.find.as_str(), r.within))
+        .collect()
+}
+
+/// One detector table's patterns as borrowed text, the host's
+/// (`spill.detectors[i]`) or one the spill stage builds in.
+pub(crate) struct RuleText<'a> {
+    /// Patterns of lines critical in themselves.
+    pub lines: Vec<&'a str>,
+    /// A failing test's pattern, and the `grep` pattern that finds its lines.
+    pub tests: Vec<(&'a str, &'a str)>,
+    /// The `after` and `before` rules: `when`, `find`, `within`.
+    pub around: [Vec<(&'a str, &'a str, usize)>; 2],
+}
+
+/// One compiled rule of a table, as [`compile_rules`] hands it over.
+pub(crate) enum CompiledRule<'a> {
+    /// A line critical in itself.
+    Line(Pattern),
+    /// A failing test's line: its pattern, its regex (the id in the first
+    /// group), and the `grep` pattern that finds such lines.
+    Test(Pattern, regex_lite::Regex, &'a str),
+    /// `when`, `find`, whether it looks after (else before), `within`.
+    Around(Pattern, Box<Pattern>, bool, usize),
+}
+
+/// Compiles every pattern of `table` (the spill tools' dialect, case kept)
+/// in order, `lines`, `tests`, `after`, `before`, handing each rule to
+/// `add`: the config check and the spill stage's detectors read a table
+/// alike. An error is an `INVALID_OPTION` naming the first pattern that
+/// does not compile by its place under `path` (`spill.detectors[0].lines[1]`).
+pub(crate) fn compile_rules<'a>(
+    path: &str,
+    table: &RuleText<'a>,
+    add: &mut dyn FnMut(CompiledRule<'a>),
+) -> Result<()> {
+    let compile = |pattern: &str, at: &dyn Fn() -> String| {
+        Pattern::new(pattern, false, false)
+            .map_err(|e| Error::new(ErrorCode::InvalidOption, at(), e.message))
+    };
+    for (i, p) in table.lines.iter().enumerate() {
+        add(CompiledRule::Line(compile(p, &|| {
+            format!("{path}.lines[{i}]")
+        })?));
+    }
+    for (i, &(p, grep)) in table.tests.iter().enumerate() {
+        let at = || format!("{path}.tests[{i}]");
+        let when = compile(p, &at)?;
+        match regex_lite::Regex::new(p) {
+            Ok(re) if re.captures_len() > 1 => add(CompiledRule::Test(when, re, grep)),
+            _ => {
+                let why = "needs a group, (…), around the test's id";
+                return Err(Error::new(ErrorCode::InvalidOption, at(), why));
             }
         }
-        Ok(())
     }
-}
-
-/// Compiles one detector pattern (the spill tools' dialect, case kept);
-/// `path` names it in the error.
-pub(crate) fn rule_pattern(pattern: &str, path: &dyn Fn() -> String) -> Result<Pattern> {
-    Pattern::new(pattern, false, false)
-        .map_err(|e| Error::new(ErrorCode::InvalidOption, path(), e.message))
-}
-
-/// A test rule's pattern and regex: it compiles as a [`Pattern`] and has a
-/// group (the test's id).
-pub(crate) fn test_rule(
-    pattern: &str,
-    path: &dyn Fn() -> String,
-) -> Result<(Pattern, regex_lite::Regex)> {
-    let when = rule_pattern(pattern, path)?;
-    match regex_lite::Regex::new(pattern) {
-        Ok(re) if re.captures_len() > 1 => Ok((when, re)),
-        _ => Err(Error::new(
-            ErrorCode::InvalidOption,
-            path(),
-            "needs a group, (…), around the test's id",
-        )),
+    for ((kind, after), list) in [("after", true), ("before", false)]
+        .into_iter()
+        .zip(&table.around)
+    {
+        for (i, &(when, find, within)) in list.iter().enumerate() {
+            let here = || format!("{path}.{kind}[{i}]");
+            let when = compile(when, &|| format!("{}.when", here()))?;
+            let find = compile(find, &|| format!("{}.find", here()))?;
+            add(CompiledRule::Around(when, Box::new(find), after, within));
+        }
     }
+    Ok(())
 }
 
 impl Section for SpillConfig {
@@ -235,7 +278,8 @@ impl Section for SpillConfig {
             }
         }
         for (t, table) in self.detectors.iter().enumerate() {
-            table.check_patterns(&format!("spill.detectors[{t}]"))?;
+            let path = format!("spill.detectors[{t}]");
+            compile_rules(&path, &table.rule_text(), &mut |_| ())?;
         }
         check_rule_count(config, "spill.toolCaps", self.tool_caps.len())?;
         if self.tool_caps.keys().any(|t| malformed_tool(t)) {

@@ -27,7 +27,7 @@
 
 use super::literals::LiteralSet;
 use super::Pattern;
-use crate::config::{rule_pattern, test_rule, ContextRule, DetectorTable};
+use crate::config::{compile_rules, CompiledRule, ContextRule, DetectorTable, RuleText};
 use crate::error::Result;
 use crate::store::lines::LineIndex;
 
@@ -261,41 +261,23 @@ pub struct Found<'t> {
     pub grep: String,
 }
 
-/// A table's rules as borrowed text, built-in or the host's.
-struct Text<'a> {
-    lines: Vec<&'a str>,
-    tests: Vec<(&'a str, &'a str)>,
-    around: [Vec<(&'a str, &'a str, usize)>; 2],
-}
-
-/// The host's context rules as borrowed text.
-fn context(list: &[ContextRule]) -> Vec<(&str, &str, usize)> {
-    list.iter()
-        .map(|r| (r.when.as_str(), r.find.as_str(), r.within))
-        .collect()
-}
-
 impl Detectors {
     /// The built-in [`TABLES`] and the host's `extra` tables
     /// (`spill.detectors`); a pattern that does not compile is an
     /// `INVALID_OPTION` naming it (`spill.detectors[0].lines[1]`).
     pub fn new(extra: &[DetectorTable]) -> Result<Self> {
         let built_in = TABLES.iter().map(|t| {
-            let text = Text {
+            let text = RuleText {
                 lines: t.lines.to_vec(),
                 tests: t.tests.to_vec(),
                 around: [t.after.to_vec(), t.before.to_vec()],
             };
             (format!("built-in detectors of {}", t.tool), text)
         });
-        let host = extra.iter().enumerate().map(|(i, t)| {
-            let text = Text {
-                lines: t.lines.iter().map(String::as_str).collect(),
-                tests: t.tests.iter().map(|p| (p.as_str(), p.as_str())).collect(),
-                around: [context(&t.after), context(&t.before)],
-            };
-            (format!("spill.detectors[{i}]"), text)
-        });
+        let host = extra
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (format!("spill.detectors[{i}]"), t.rule_text()));
         let mut out = Self {
             rules: Vec::new(),
             greps: Vec::new(),
@@ -315,41 +297,32 @@ impl Detectors {
         Ok(out)
     }
 
-    fn add(&mut self, path: &str, table: &Text<'_>) -> Result<()> {
-        for (i, p) in table.lines.iter().enumerate() {
-            let when = rule_pattern(p, &|| format!("{path}.lines[{i}]"))?;
-            self.rules.push(Rule {
-                when,
-                then: Then::Line,
-            });
-        }
-        for (i, (p, grep)) in table.tests.iter().enumerate() {
-            let (when, re) = test_rule(p, &|| format!("{path}.tests[{i}]"))?;
-            let at = match self.greps.iter().position(|g| g == grep) {
-                Some(at) => at,
-                None => {
-                    self.greps.push(grep.to_string());
-                    self.greps.len() - 1
+    fn add(&mut self, path: &str, table: &RuleText<'_>) -> Result<()> {
+        let (rules, greps) = (&mut self.rules, &mut self.greps);
+        compile_rules(path, table, &mut |rule| {
+            let (when, then) = match rule {
+                CompiledRule::Line(when) => (when, Then::Line),
+                CompiledRule::Test(when, re, grep) => {
+                    let at = match greps.iter().position(|g| g == grep) {
+                        Some(at) => at,
+                        None => {
+                            greps.push(grep.to_string());
+                            greps.len() - 1
+                        }
+                    };
+                    (when, Then::Test(re, at))
+                }
+                CompiledRule::Around(when, find, after, within) => {
+                    let dir = if after {
+                        Direction::After
+                    } else {
+                        Direction::Before
+                    };
+                    (when, Then::Around(find, dir, within))
                 }
             };
-            self.rules.push(Rule {
-                when,
-                then: Then::Test(re, at),
-            });
-        }
-        let kinds = [("after", Direction::After), ("before", Direction::Before)];
-        for ((kind, dir), list) in kinds.into_iter().zip(&table.around) {
-            for (i, (when, find, within)) in list.iter().enumerate() {
-                let here = || format!("{path}.{kind}[{i}]");
-                let when = rule_pattern(when, &|| format!("{}.when", here()))?;
-                let find = rule_pattern(find, &|| format!("{}.find", here()))?;
-                self.rules.push(Rule {
-                    when,
-                    then: Then::Around(Box::new(find), dir, *within),
-                });
-            }
-        }
-        Ok(())
+            rules.push(Rule { when, then });
+        })
     }
 
     /// The lines of `text` the rules make critical and the failing tests they name.
