@@ -36,7 +36,8 @@ use crate::model::{
 use crate::pipeline::{
     compress, json_len, Env, HostState, Known, Output, PrefixReport, Report, StageName,
 };
-use crate::spill::{MemoryStore, SpillStore};
+use crate::spill::api::spill_text;
+use crate::store::{MemoryStore, SpillStore};
 use crate::tokens::{CachedCounter, CountCache, Estimator, TokenCounter};
 
 /// What [`TraceLite::process_step`] recorded.
@@ -380,7 +381,20 @@ impl<S: SpillStore> TraceLite<S> {
                 continue;
             };
             let text = result.text();
-            let spilled = crate::spill::spill_text(&text, &self.config, &mut self.store, &counter)?;
+            // The result's tool, for its cap (`spill.toolCaps`, `excludeTools`).
+            let tool = if self.config.has_tool_rules() {
+                self.conversation.tool_call(&result.call_id)
+            } else {
+                None
+            };
+            let tool = tool.map(|call| call.name.clone());
+            let spilled = spill_text(
+                &text,
+                tool.as_deref(),
+                &self.config,
+                &mut self.store,
+                &counter,
+            )?;
             if !spilled.spilled {
                 continue;
             }

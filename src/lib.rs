@@ -27,7 +27,7 @@
 //!
 //! | layer | modules |
 //! |---|---|
-//! | 5 host | `wasm` (the only code touching wasm-bindgen), [`controller`] (the stateful [`TraceLite`]) |
+//! | 5 host | `wasm` (the only code touching wasm-bindgen), [`controller`] (the stateful [`TraceLite`]); a host reaches a stage only through its `api` module ([`spill::api`], [`compact::api`], [`optical::api`]) |
 //! | 4 pipeline | [`pipeline`] ([`compress`] and [`compress_json`]; runs the stages, owns [`HostState`], builds the [`Report`] once), [`persist`] (export/import of `HostState` caches) |
 //! | 3 planner | [`plan`] ([`plan::commit`] and the demotion round [`plan::commit_demotions`]: demotions and compactions priced in one place; its candidates and decisions, [`plan::decision`]); the pipeline alone calls it |
 //! | 2 stages | [`spill`], [`dedup`], [`phase`], [`optical`], [`compact`]: each owns its state type, returns its changes and proposals, and never imports the planner |

@@ -22,7 +22,7 @@ fn spill_with(text: &str, budget: u64, floor: u64, head_share: f64) -> spill::Sp
     config.spill.head_share = head_share;
     config.spill.max_error_lines = 0;
     config.redact.enabled = false;
-    spill::spill_text(text, &config, &mut MemoryStore::new(), &Estimator).unwrap()
+    spill::api::spill_text(text, None, &config, &mut MemoryStore::new(), &Estimator).unwrap()
 }
 
 #[test]

@@ -172,9 +172,9 @@ fn ident_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
 
-/// Every top-level module named by a `crate::` path in `text`: in `use`
-/// items (grouped and nested ones too) and inline paths.
-fn edges(text: &str) -> Vec<Edge> {
+/// Every `crate::` path in `text` (in `use` items, grouped and nested ones
+/// too, and inline paths), as its 1-based line and its segments.
+fn crate_paths(text: &str) -> Vec<(usize, Vec<String>)> {
     let code = code_only(text);
     let line_of = |at: usize| 1 + code.iter().take(at).filter(|&&c| c == '\n').count();
     let mut out = Vec::new();
@@ -191,18 +191,23 @@ fn edges(text: &str) -> Vec<Edge> {
         i += needle.len();
         let mut paths = Vec::new();
         tree(&code, &mut i, &[], None, &mut paths);
-        // The first segment of each path, once per place (`model::{A, B}` names `model` once).
-        paths.dedup_by_key(|(at, _)| *at);
-        for (at, path) in paths {
-            if let Some(name) = path.into_iter().next() {
-                out.push(Edge {
-                    line: line_of(at),
-                    to: name,
-                });
-            }
-        }
+        out.extend(paths.into_iter().map(|(at, path)| (line_of(at), path)));
     }
     out
+}
+
+/// Every top-level module named by a `crate::` path in `text` ([`crate_paths`]).
+fn edges(text: &str) -> Vec<Edge> {
+    let mut paths = crate_paths(text);
+    // The first segment of each path, once per place (`model::{A, B}` names `model` once).
+    paths.dedup_by(|a, b| a.0 == b.0 && a.1.first() == b.1.first());
+    paths
+        .into_iter()
+        .filter_map(|(line, path)| {
+            let to = path.into_iter().next()?;
+            Some(Edge { line, to })
+        })
+        .collect()
 }
 
 fn skip_space(code: &[char], i: &mut usize) {
@@ -310,6 +315,68 @@ fn src_imports_only_downward() {
         LAYERS.join(" < "),
         list.join("\n")
     );
+}
+
+/// The paths of the host files (`wasm/`, `controller.rs`) that reach a
+/// stage other than through its host API (`crate::<stage>::api`) or reach
+/// the contract's `stage` or the planner at all: a host goes through the
+/// pipeline or through the named API of the stage it asks for.
+fn host_offences(files: &[(PathBuf, String)]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (path, text) in files {
+        if !matches!(module_of(path).as_str(), "wasm" | "controller") {
+            continue;
+        }
+        for (line, segments) in crate_paths(text) {
+            let Some(first) = segments.first() else {
+                continue;
+            };
+            let through_api = segments.get(1).is_some_and(|s| s == "api");
+            let why = match place(first) {
+                Some((2, Some(_))) if !through_api => "a stage outside its `api`",
+                Some((1 | 3, _)) if first == "stage" || first == "plan" => {
+                    "the contract or the planner: go through the pipeline"
+                }
+                _ => continue,
+            };
+            out.push(format!(
+                "src/{}:{line}: crate::{} ({why})",
+                path.display(),
+                segments.join("::")
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn hosts_reach_stages_only_through_their_api() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&root, &root, &mut files);
+    let hosts = files
+        .iter()
+        .filter(|(p, _)| matches!(module_of(p).as_str(), "wasm" | "controller"))
+        .count();
+    assert!(hosts > 5, "found only {hosts} host files");
+    let found = host_offences(&files);
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+#[test]
+fn catches_a_host_reaching_past_a_stage_api() {
+    let text = "use crate::spill::api::{self, spill_text};\nuse crate::compact::{api, adopt_summary};\nfn f() { crate::optical::render(); crate::plan::commit(); }\nuse crate::store::MemoryStore;\n";
+    let found = host_offences(&[(PathBuf::from("wasm/x.rs"), text.to_string())]);
+    assert_eq!(
+        found,
+        [
+            "src/wasm/x.rs:2: crate::compact::adopt_summary (a stage outside its `api`)",
+            "src/wasm/x.rs:3: crate::optical::render (a stage outside its `api`)",
+            "src/wasm/x.rs:3: crate::plan::commit (the contract or the planner: go through the pipeline)",
+        ]
+    );
+    let inside = host_offences(&[(PathBuf::from("pipeline.rs"), text.to_string())]);
+    assert!(inside.is_empty(), "only hosts are held to it");
 }
 
 /// A cycle of top-level modules importing each other (within a layer too,

@@ -200,3 +200,45 @@ fn calls_and_results_only_come_in_pairs() {
     assert_eq!(err.path, "toolCall.name");
     assert_eq!(tl.telemetry().steps, 1);
 }
+
+/// Past `limits.maxHistoryBytes` the session spills older outputs in place,
+/// each with the cap of its tool: a tool in `excludeTools` keeps its output
+/// word for word (the stages leave it alone too), another tool's goes
+/// behind a pointer.
+#[test]
+fn history_bound_spills_with_each_tools_cap() {
+    let config = Config::from_json(json!({
+        "budget": 16000,
+        "window": 1,
+        "excludeTools": ["memory"],
+        "limits": {"maxHistoryBytes": 40_000}
+    }))
+    .unwrap();
+    let mut tl = TraceLite::new(config);
+    let output = |t: usize| -> String {
+        (0..600)
+            .map(|i| format!("step {t} line {i}: some output\n"))
+            .collect()
+    };
+    for t in 0..8 {
+        let name = if t % 2 == 0 { "memory" } else { "bash" };
+        let args = json!({"command": format!("run {t}")});
+        tl.process_step(call(&format!("c{t}"), name, args), output(t))
+            .unwrap();
+    }
+    let mut spilled = [0, 0];
+    for step in tl.conversation().steps() {
+        let t: usize = step.call.id[1..].parse().unwrap();
+        let text = step.result.expect("every call has its result").text();
+        let memory = step.call.name == "memory";
+        if text != output(t) {
+            assert!(text.contains("spill://"), "{text}");
+            spilled[usize::from(memory)] += 1;
+        }
+    }
+    assert_eq!(spilled[1], 0, "memory outputs are never spilled");
+    assert!(
+        spilled[0] >= 2,
+        "older bash outputs are spilled: {spilled:?}"
+    );
+}

@@ -93,7 +93,7 @@ fn every_failing_test_and_error_location_of_every_tool_survives_the_spill() {
         .unwrap();
         let text = std::fs::read_to_string(corpus().join(format!("{name}.txt"))).unwrap();
         let mut store = MemoryStore::new();
-        let spilled = spill::spill_text(&text, &config, &mut store, &Estimator).unwrap();
+        let spilled = spill::api::spill_text(&text, None, &config, &mut store, &Estimator).unwrap();
         assert!(spilled.spilled, "{name}: under the cap, nothing to measure");
         let excerpt = &spilled.text;
         let mut r = Recall::default();

@@ -16,7 +16,7 @@ use tracelite::{Config, MemoryStore};
 fn spill(text: &str) -> (String, Config) {
     let config = Config::from_json(json!({"session": "s"})).unwrap();
     let mut store = MemoryStore::new();
-    let s = spill::spill_text(text, &config, &mut store, &Estimator).unwrap();
+    let s = spill::api::spill_text(text, None, &config, &mut store, &Estimator).unwrap();
     assert!(s.spilled);
     (s.text, config)
 }

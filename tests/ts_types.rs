@@ -23,36 +23,19 @@ use tracelite::{Config, ErrorCode};
 
 const OUT: &str = "pkg-config/core/types";
 
-/// Rust names whose TypeScript name differs.
+/// Rust names whose TypeScript name differs, besides an options section's
+/// `<Name>Config`, which is `<Name>Options` ([`ts_name`]).
 const RENAMED: &[(&str, &str)] = &[
     ("Config", "CompressSettings"),
-    ("SpillConfig", "SpillOptions"),
-    ("DedupConfig", "DedupOptions"),
-    ("PhaseConfig", "PhaseOptions"),
-    ("OpticalConfig", "OpticalOptions"),
-    ("CompactConfig", "CompactOptions"),
-    ("RedactConfig", "RedactOptions"),
-    ("PlanConfig", "PlanOptions"),
     ("Limits", "LimitOptions"),
     ("Candidate", "PlanCandidate"),
 ];
 
-/// Fields whose Rust type is wider than the values the core accepts or emits
-/// (checked by their section's `Section::validate` or fixed by the code that
-/// fills them).
-const NARROWED: &[(&str, &str, &str)] = &[
-    ("OpticalConfig", "enabled", "boolean | 'auto'"),
-    ("OpticalConfig", "bit_depth", "1 | 2 | 4 | 8"),
-    ("OpticalConfig", "detail", "'high' | 'low'"),
-    (
-        "OpticalConfig",
-        "media_resolution",
-        "'' | 'low' | 'medium' | 'high'",
-    ),
-    ("PhaseConfig", "clear", "PhaseClear[]"),
-    ("UrlImage", "media_type", "'image/png'"),
-    ("Candidate", "observations", "[number, number]"),
-];
+/// The doc line by which a field whose Rust type is wider than the values
+/// the core accepts or emits (checked by its section's `Section::validate`,
+/// or fixed by the code that fills it) gives its TypeScript type:
+/// ``TypeScript: `1 | 2 | 4 | 8`.`` It is left out of the JSDoc.
+const NARROWED: &str = "TypeScript: `";
 
 /// Literal unions the narrowed fields name.
 const ALIASES: &[(&str, &str, &str)] = &[(
@@ -248,10 +231,30 @@ fn split_words(name: &str) -> Vec<String> {
 }
 
 fn ts_name(rust: &str) -> String {
-    RENAMED
-        .iter()
-        .find(|(r, _)| *r == rust)
-        .map_or(rust.to_string(), |(_, t)| (*t).to_string())
+    if let Some((_, ts)) = RENAMED.iter().find(|(r, _)| *r == rust) {
+        return (*ts).to_string();
+    }
+    match rust.strip_suffix("Config") {
+        Some(section) if !section.is_empty() => format!("{section}Options"),
+        _ => rust.to_string(),
+    }
+}
+
+/// A field's TypeScript type given by its [`NARROWED`] doc line, and its
+/// doc lines without it.
+fn narrowed(lines: Vec<String>) -> (Option<String>, Vec<String>) {
+    let mut ty = None;
+    let mut rest = Vec::new();
+    for line in lines {
+        match line
+            .strip_prefix(NARROWED)
+            .and_then(|l| l.strip_suffix("`."))
+        {
+            Some(t) => ty = Some(t.to_string()),
+            None => rest.push(line),
+        }
+    }
+    (ty, rest)
 }
 
 fn jsdoc(out: &mut String, indent: &str, lines: &[String]) {
@@ -315,7 +318,20 @@ impl Generator<'_> {
     fn ty(&mut self, ty: &Type, near: &Path) -> String {
         match ty {
             Type::Reference(r) => self.ty(&r.elem, near),
-            Type::Array(a) => format!("{}[]", self.ty(&a.elem, near)),
+            // `[T; N]` is a tuple of N elements.
+            Type::Array(a) => {
+                let elem = self.ty(&a.elem, near);
+                match &a.len {
+                    syn::Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Int(n),
+                        ..
+                    }) => {
+                        let n: usize = n.base10_parse().unwrap_or_else(|e| panic!("{e}"));
+                        format!("[{}]", vec![elem; n].join(", "))
+                    }
+                    _ => format!("{elem}[]"),
+                }
+            }
             Type::Slice(a) => format!("{}[]", self.ty(&a.elem, near)),
             Type::Tuple(t) => {
                 let parts: Vec<String> = t.elems.iter().map(|e| self.ty(e, near)).collect();
@@ -403,10 +419,7 @@ impl Generator<'_> {
                         .get("rename")
                         .cloned()
                         .unwrap_or_else(|| rename(&rust_field, &rule));
-                    let narrowed = NARROWED
-                        .iter()
-                        .find(|(t, f, _)| *t == name && *f == rust_field)
-                        .map(|(_, _, ts)| (*ts).to_string());
+                    let (narrowed, mut lines) = narrowed(docs(&f.attrs));
                     let ty = match narrowed {
                         Some(ts) => ts,
                         None => self.ty(&f.ty, &file),
@@ -419,7 +432,6 @@ impl Generator<'_> {
                     } else {
                         ty
                     };
-                    let mut lines = docs(&f.attrs);
                     let mut field_path = path.to_vec();
                     field_path.push(key.clone());
                     if let Some(d) = self.default_of(&field_path) {
@@ -652,4 +664,86 @@ fn every_default_is_documented_in_the_options_types() {
         assert!(opts.contains(&leaf), "options.d.ts lacks {leaf}");
     }
     assert!(opts.contains("fraction?: number;") && opts.contains("Default: `0.02`."));
+}
+
+/// The files of `src/` holding `impl <trait> for <ty>`, or the struct `ty`
+/// when `trait_name` is `None`.
+fn homes(root: &Path, ty: &str, trait_name: Option<&str>) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    let last = |p: &syn::Path| p.segments.last().map(|s| s.ident.to_string());
+    files
+        .into_iter()
+        .filter(|file| {
+            let text = std::fs::read_to_string(file).unwrap_or_default();
+            let parsed = syn::parse_file(&text).unwrap_or_else(|e| panic!("{e}"));
+            parsed.items.iter().any(|item| match (item, trait_name) {
+                (Item::Struct(s), None) => s.ident == ty,
+                (Item::Impl(i), Some(t)) => {
+                    let for_ty = matches!(&*i.self_ty, Type::Path(p) if last(&p.path).as_deref() == Some(ty));
+                    let of_trait = i.trait_.as_ref().and_then(|(_, p, _)| last(p));
+                    for_ty && of_trait.as_deref() == Some(t)
+                }
+                _ => false,
+            })
+        })
+        .collect()
+}
+
+/// Adding an option touches one file: each options section (a `Config`
+/// field of a `…Config` type) has its struct with the fields' docs (this
+/// generator reads them), its `Default` impl (the documented defaults) and
+/// its check (`Section` impl) in `src/config/<section>.rs` and nowhere else.
+#[test]
+fn each_options_section_is_defined_in_one_file() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("src/config/mod.rs")).unwrap_or_default();
+    let parsed = syn::parse_file(&text).unwrap_or_else(|e| panic!("{e}"));
+    let config = parsed
+        .items
+        .iter()
+        .find_map(|i| match i {
+            Item::Struct(s) if s.ident == "Config" => Some(s.clone()),
+            _ => None,
+        })
+        .expect("src/config/mod.rs declares Config");
+    let mut sections = 0;
+    for field in &config.fields {
+        let Type::Path(p) = &field.ty else { continue };
+        let ty = p
+            .path
+            .segments
+            .last()
+            .map(|s| s.ident.to_string())
+            .unwrap_or_default();
+        if !ty.ends_with("Config") {
+            continue;
+        }
+        sections += 1;
+        let name = field
+            .ident
+            .as_ref()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        let home = root.join("src/config").join(format!("{name}.rs"));
+        assert_eq!(
+            homes(root, &ty, None),
+            std::slice::from_ref(&home),
+            "struct {ty}"
+        );
+        assert_eq!(
+            homes(root, &ty, Some("Default")),
+            std::slice::from_ref(&home),
+            "Default for {ty}"
+        );
+        let checks = homes(root, &ty, Some("Section"));
+        assert!(
+            checks.iter().all(|f| *f == home),
+            "Section for {ty} in {checks:?}"
+        );
+    }
+    assert!(
+        sections >= 7,
+        "spill, dedup, phase, optical, compact, plan, redact: {sections}"
+    );
 }

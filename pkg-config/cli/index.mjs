@@ -3,6 +3,7 @@
 import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { isUtf8 } from 'node:buffer';
+import { parseArgs as parseArgv } from 'node:util';
 import {
   TraceLiteError, compress, formatReport, refuseOversizedTrajectory, replayTrajectory, sessionName, summarizeReplay,
 } from '../entries/node.js';
@@ -59,58 +60,82 @@ function fail(message, code = 2) {
   process.exit(code);
 }
 
+/** A flag's value as a number (`--budget needs a number, got "x"`). */
+function number(name, v) {
+  const n = Number(v);
+  if (v === undefined) fail(`--${name} needs a number`);
+  if (!Number.isFinite(n)) fail(`--${name} needs a number, got ${JSON.stringify(v)}`);
+  return n;
+}
+
+const value = (name, v) => (v === undefined ? fail(`--${name} needs a value`) : v);
+
+/** A flag without a value, setting `args[group][key]`. */
+const toggle = (group, key) => ({ type: 'boolean', read: (args) => { args[group][key] = true; } });
+/** A flag with a text value, handed to `set`. */
+const text = (set) => ({ type: 'string', read: (args, v, name) => set(args, value(name, v)) });
+/** A flag with a number value, handed to `set`. */
+const count = (set) => ({ type: 'string', read: (args, v, name) => set(args, number(name, v)) });
+
+/**
+ * Every flag: its `node:util` `parseArgs` type (and short name), and where its
+ * value goes (`read`, called in command-line order, so a later flag overrides
+ * what `--options` merged before it and the other way round).
+ */
+const FLAGS = {
+  json: toggle('flags', 'json'),
+  report: toggle('flags', 'report'),
+  progress: toggle('flags', 'progress'),
+  explain: toggle('flags', 'explain'),
+  dump: text((args, v) => { args.flags.dump = v; }),
+  tokenizer: text((args, v) => { args.flags.tokenizer = v; }),
+  upstream: text((args, v) => { args.flags.upstream = v; }),
+  host: text((args, v) => { args.flags.host = v; }),
+  port: count((args, v) => { args.flags.port = v; }),
+  threads: count((args, v) => { args.flags.threads = v; }),
+  'max-body-bytes': count((args, v) => { args.flags.maxBodyBytes = v; }),
+  store: text((args, v) => { args.flags.store = v; }),
+  ttl: count((args, v) => { args.flags.ttlSeconds = v; }),
+  ...Object.fromEntries(['offset', 'limit', 'context', 'max-matches', 'skip']
+    .map((name) => [name, count((args, v) => { args.reader[camel(name)] = v; })])),
+  'ignore-case': toggle('reader', 'ignoreCase'),
+  literal: toggle('reader', 'literal'),
+  ...Object.fromEntries(['format', 'provider', 'model', 'session']
+    .map((name) => [name, text((args, v) => { args.options[name] = v; })])),
+  budget: count((args, v) => { args.options.budget = v; }),
+  window: count((args, v) => { args.options.window = v; }),
+  ratio: count((args, v) => { (args.options.optical ??= {}).ratio = v; }),
+  only: text((args, only) => {
+    if (!STAGES.includes(only)) fail(`--only takes one of ${STAGES.join(', ')}`);
+    for (const s of STAGES) (args.options[s] ??= {}).enabled = s === only;
+  }),
+  options: text((args, v) => { deepMerge(args.options, parseOptions(v)); }),
+  ...Object.fromEntries(STAGES.map((s) => [`no-${s}`, {
+    type: 'boolean', read: (args) => { (args.options[s] ??= {}).enabled = false; },
+  }])),
+  help: { type: 'boolean', short: 'h', read: () => { process.stdout.write(USAGE + '\n'); process.exit(0); } },
+  version: { type: 'boolean', short: 'v', read: printVersion },
+};
+
+/**
+ * The command line as `{ positional, options, flags, reader }`, read by
+ * `node:util` `parseArgs` (its tokens, in order); an unknown flag, or a value
+ * given to one that takes none, is a usage error (exit 2).
+ */
 function parseArgs(argv) {
   const args = { positional: [], options: {}, flags: {}, reader: {} };
-  const number = (name, v) => {
-    const n = Number(v);
-    if (v === undefined || !Number.isFinite(n)) fail(`--${name} needs a number`);
-    return n;
-  };
-  const value = (name, v) => (v === undefined ? fail(`--${name} needs a value`) : v);
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const next = () => argv[++i];
-    switch (a) {
-      case '--json': case '--report': case '--progress': case '--explain': args.flags[a.slice(2)] = true; break;
-      case '--dump': args.flags.dump = value('dump', next()); break;
-      case '--tokenizer': args.flags.tokenizer = value('tokenizer', next()); break;
-      case '--upstream': case '--host': args.flags[a.slice(2)] = value(a.slice(2), next()); break;
-      case '--port': case '--threads': case '--max-body-bytes': args.flags[camel(a.slice(2))] = number(a.slice(2), next()); break;
-      case '--store': args.flags.store = value('store', next()); break;
-      case '--ttl': args.flags.ttlSeconds = number('ttl', next()); break;
-      case '--offset': case '--limit': case '--context': case '--max-matches': case '--skip':
-        args.reader[camel(a.slice(2))] = number(a.slice(2), next());
-        break;
-      case '--ignore-case': case '--literal': args.reader[camel(a.slice(2))] = true; break;
-      case '--format': args.options.format = value('format', next()); break;
-      case '--provider': args.options.provider = value('provider', next()); break;
-      case '--model': args.options.model = value('model', next()); break;
-      case '--session': args.options.session = value('session', next()); break;
-      case '--budget': args.options.budget = number('budget', next()); break;
-      case '--window': args.options.window = number('window', next()); break;
-      case '--ratio': (args.options.optical ??= {}).ratio = number('ratio', next()); break;
-      case '--only': {
-        const only = value('only', next());
-        if (!STAGES.includes(only)) fail(`--only takes one of ${STAGES.join(', ')}`);
-        for (const s of STAGES) (args.options[s] ??= {}).enabled = s === only;
-        break;
-      }
-      case '--options': {
-        const extra = parseOptions(value('options', next()));
-        deepMerge(args.options, extra);
-        break;
-      }
-      case '-h': case '--help': process.stdout.write(USAGE + '\n'); process.exit(0); break;
-      case '-v': case '--version': printVersion(); break;
-      default:
-        if (a.startsWith('--no-') && STAGES.includes(a.slice(5))) {
-          (args.options[a.slice(5)] ??= {}).enabled = false;
-        } else if (a.startsWith('--')) {
-          fail(`unknown option ${a}\n${USAGE}`);
-        } else {
-          args.positional.push(a);
-        }
+  const spec = Object.fromEntries(Object.entries(FLAGS)
+    .map(([name, { type, short }]) => [name, short ? { type, short } : { type }]));
+  const { tokens } = parseArgv({ args: argv, options: spec, strict: false, allowPositionals: true, tokens: true });
+  for (const token of tokens) {
+    if (token.kind === 'positional') args.positional.push(token.value);
+    if (token.kind !== 'option') continue;
+    const flag = Object.hasOwn(FLAGS, token.name) ? FLAGS[token.name] : undefined;
+    if (!flag || (flag.type === 'boolean' && token.value !== undefined)) {
+      const given = token.inlineValue ? `${token.rawName}=${token.value}` : token.rawName;
+      fail(`unknown option ${given}\n${USAGE}`);
     }
+    flag.read(args, token.value, token.name);
   }
   const tokenizer = args.flags.tokenizer ?? 'estimate';
   if (!['estimate', 'o200k'].includes(tokenizer)) fail('--tokenizer is estimate or o200k');

@@ -30,9 +30,9 @@
 //!   the summary ([`kept`]), at this compaction and every later one.
 
 pub mod adopt;
+pub mod api;
 pub mod blob;
 pub mod calls;
-mod config;
 pub mod constraints;
 pub mod cut;
 mod draft;

@@ -6,27 +6,39 @@
 //! `INVALID_OPTION` error naming the field by its path
 //! ([`json::from_value`](crate::json::from_value)).
 //!
-//! * this file: the top-level settings and how options are parsed;
-//! * [`stages`]: each stage's settings and the planner's (`spill`, `dedup`,
-//!   `phase`, `optical`, `compact`, `plan`, `redact`);
+//! * this file: the top-level settings, how options are parsed, and the
+//!   sections it assembles;
+//! * one file per section, the one place that defines its options: the
+//!   struct, each field's doc (the package's `options.d.ts` is generated
+//!   from it, `tests/ts_types.rs`), the `Default` impl and the check a parsed
+//!   section must pass (its [`Section`] impl): [`spill`], [`dedup`],
+//!   [`phase`], [`optical`], [`compact`], the planner's [`plan`], [`redact`];
 //! * [`limits`]: resource limits (`limits`);
 //! * [`tools`]: per-tool rules (`excludeTools`, `spill.toolCaps`);
-//! * [`validate`]: the checks a parsed config must pass: the top-level ones
-//!   and `limits` here, each stage's section (and the planner's) in its
-//!   owner's module, called through [`Section`];
+//! * [`validate`]: the order the checks run in, and the top-level ones;
 //! * [`words`]: serde's type errors in plain words.
 
+mod compact;
+mod dedup;
 mod limits;
-mod stages;
+mod optical;
+mod phase;
+mod plan;
+mod redact;
+mod spill;
 mod tools;
 mod validate;
 mod words;
 
+pub use compact::CompactConfig;
+pub use dedup::DedupConfig;
 pub use limits::{Limits, OverBudgetMode};
-pub use stages::{
-    ClearReason, CompactConfig, ContextRule, DedupConfig, DetectorTable, OpticalConfig,
-    OpticalSwitch, PhaseConfig, PlanConfig, Prices, RedactConfig, SpillConfig,
-};
+pub use optical::{OpticalConfig, OpticalSwitch};
+pub use phase::{ClearReason, PhaseConfig};
+pub use plan::{PlanConfig, Prices};
+pub use redact::RedactConfig;
+pub(crate) use spill::{compile_rules, CompiledRule, RuleText};
+pub use spill::{ContextRule, DetectorTable, SpillConfig};
 pub(crate) use tools::{check_rule_count, malformed_tool, TOOL_NAME};
 pub(crate) use validate::Section;
 

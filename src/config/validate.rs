@@ -1,16 +1,15 @@
 //! The checks a parsed [`Config`] must pass. The top-level settings,
-//! `limits` and `excludeTools` (in `tools.rs`) are checked here; each stage's
-//! section, and the planner's, is checked by its owner's module, which
-//! implements [`Section`] for it
-//! (`src/spill/config.rs`, …): this base module names no stage, it calls
-//! them through the trait. An error names the offending option
+//! `limits` and `excludeTools` (in `tools.rs`) are checked here; each
+//! section is checked by the [`Section`] impl in its own file
+//! (`spill.rs`, …), beside its struct and defaults, in the order
+//! [`Config::sections`] gives. An error names the offending option
 //! (`INVALID_OPTION`, or `LIMIT_EXCEEDED` for a limit).
 
 use super::Config;
 use crate::error::Result;
 
-/// A section of the options whose meaning a stage (or the planner) owns:
-/// the owner's module implements the check, [`Config::validate`] calls it.
+/// A section of the options with a check of its own: its file implements
+/// it beside the section's struct, [`Config::validate`] calls it.
 pub trait Section {
     /// Checks the section; `config` is the whole configuration (a limit may
     /// bound a section). An error names the offending field by its full

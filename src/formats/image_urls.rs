@@ -64,6 +64,7 @@ pub struct UrlImage {
     /// The URL the request carries (the template with `{id}` replaced).
     pub url: String,
     /// MIME type (`image/png`).
+    /// TypeScript: `'image/png'`.
     pub media_type: String,
     /// Width in pixels.
     pub width: u32,

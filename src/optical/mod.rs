@@ -17,9 +17,9 @@
 //! batches the emitted prefix is byte-identical and the provider's prompt cache
 //! keeps working.
 
+pub mod api;
 pub mod budget;
 mod cache;
-mod config;
 pub mod encode;
 pub mod layout;
 pub mod raster;

@@ -28,8 +28,6 @@
 //!
 //! The clean-up is a pure function of the history.
 
-mod config;
-
 pub use crate::activity::{failed, shell, EditAction, EditDetector, EditKind};
 
 use std::collections::{HashMap, HashSet};

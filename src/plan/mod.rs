@@ -40,7 +40,6 @@
 //! history each turn and the stateful [`crate::TraceLite`] emit the same bytes.
 
 pub mod compaction;
-mod config;
 pub mod decision;
 pub mod demotion;
 pub mod prices;

@@ -27,8 +27,8 @@
 
 use super::literals::LiteralSet;
 use super::Pattern;
-use crate::config::{ContextRule, DetectorTable};
-use crate::error::{Error, ErrorCode, Result};
+use crate::config::{compile_rules, CompiledRule, ContextRule, DetectorTable, RuleText};
+use crate::error::Result;
 use crate::store::lines::LineIndex;
 
 /// A rule looking around a line: see the module's doc.
@@ -213,9 +213,6 @@ pub const TABLES: &[Table] = &[
     },
 ];
 
-/// Most lines an `after` or `before` rule looks through (`within`).
-pub const MAX_WITHIN: usize = 1_000;
-
 /// Which way a context rule looks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Direction {
@@ -264,60 +261,23 @@ pub struct Found<'t> {
     pub grep: String,
 }
 
-/// Compiles one rule pattern (case kept); `path` names it in the error.
-fn compile(pattern: &str, path: &dyn Fn() -> String) -> Result<Pattern> {
-    Pattern::new(pattern, false, false)
-        .map_err(|e| Error::new(ErrorCode::InvalidOption, path(), e.message))
-}
-
-/// A test rule's regex: compiles as a [`Pattern`] and has a group (the id).
-fn test_regex(pattern: &str, path: &dyn Fn() -> String) -> Result<(Pattern, regex_lite::Regex)> {
-    let when = compile(pattern, path)?;
-    match regex_lite::Regex::new(pattern) {
-        Ok(re) if re.captures_len() > 1 => Ok((when, re)),
-        _ => Err(Error::new(
-            ErrorCode::InvalidOption,
-            path(),
-            "needs a group, (…), around the test's id",
-        )),
-    }
-}
-
-/// A table's rules as borrowed text, built-in or the host's.
-struct Text<'a> {
-    lines: Vec<&'a str>,
-    tests: Vec<(&'a str, &'a str)>,
-    around: [Vec<(&'a str, &'a str, usize)>; 2],
-}
-
-/// The host's context rules as borrowed text.
-fn context(list: &[ContextRule]) -> Vec<(&str, &str, usize)> {
-    list.iter()
-        .map(|r| (r.when.as_str(), r.find.as_str(), r.within))
-        .collect()
-}
-
 impl Detectors {
     /// The built-in [`TABLES`] and the host's `extra` tables
     /// (`spill.detectors`); a pattern that does not compile is an
     /// `INVALID_OPTION` naming it (`spill.detectors[0].lines[1]`).
     pub fn new(extra: &[DetectorTable]) -> Result<Self> {
         let built_in = TABLES.iter().map(|t| {
-            let text = Text {
+            let text = RuleText {
                 lines: t.lines.to_vec(),
                 tests: t.tests.to_vec(),
                 around: [t.after.to_vec(), t.before.to_vec()],
             };
             (format!("built-in detectors of {}", t.tool), text)
         });
-        let host = extra.iter().enumerate().map(|(i, t)| {
-            let text = Text {
-                lines: t.lines.iter().map(String::as_str).collect(),
-                tests: t.tests.iter().map(|p| (p.as_str(), p.as_str())).collect(),
-                around: [context(&t.after), context(&t.before)],
-            };
-            (format!("spill.detectors[{i}]"), text)
-        });
+        let host = extra
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (format!("spill.detectors[{i}]"), t.rule_text()));
         let mut out = Self {
             rules: Vec::new(),
             greps: Vec::new(),
@@ -337,41 +297,32 @@ impl Detectors {
         Ok(out)
     }
 
-    fn add(&mut self, path: &str, table: &Text<'_>) -> Result<()> {
-        for (i, p) in table.lines.iter().enumerate() {
-            let when = compile(p, &|| format!("{path}.lines[{i}]"))?;
-            self.rules.push(Rule {
-                when,
-                then: Then::Line,
-            });
-        }
-        for (i, (p, grep)) in table.tests.iter().enumerate() {
-            let (when, re) = test_regex(p, &|| format!("{path}.tests[{i}]"))?;
-            let at = match self.greps.iter().position(|g| g == grep) {
-                Some(at) => at,
-                None => {
-                    self.greps.push(grep.to_string());
-                    self.greps.len() - 1
+    fn add(&mut self, path: &str, table: &RuleText<'_>) -> Result<()> {
+        let (rules, greps) = (&mut self.rules, &mut self.greps);
+        compile_rules(path, table, &mut |rule| {
+            let (when, then) = match rule {
+                CompiledRule::Line(when) => (when, Then::Line),
+                CompiledRule::Test(when, re, grep) => {
+                    let at = match greps.iter().position(|g| g == grep) {
+                        Some(at) => at,
+                        None => {
+                            greps.push(grep.to_string());
+                            greps.len() - 1
+                        }
+                    };
+                    (when, Then::Test(re, at))
+                }
+                CompiledRule::Around(when, find, after, within) => {
+                    let dir = if after {
+                        Direction::After
+                    } else {
+                        Direction::Before
+                    };
+                    (when, Then::Around(find, dir, within))
                 }
             };
-            self.rules.push(Rule {
-                when,
-                then: Then::Test(re, at),
-            });
-        }
-        let kinds = [("after", Direction::After), ("before", Direction::Before)];
-        for ((kind, dir), list) in kinds.into_iter().zip(&table.around) {
-            for (i, (when, find, within)) in list.iter().enumerate() {
-                let here = || format!("{path}.{kind}[{i}]");
-                let when = compile(when, &|| format!("{}.when", here()))?;
-                let find = compile(find, &|| format!("{}.find", here()))?;
-                self.rules.push(Rule {
-                    when,
-                    then: Then::Around(Box::new(find), dir, *within),
-                });
-            }
-        }
-        Ok(())
+            rules.push(Rule { when, then });
+        })
     }
 
     /// The lines of `text` the rules make critical and the failing tests they name.
@@ -404,7 +355,7 @@ impl Detectors {
                         }
                     }
                     Then::Around(find, dir, within) => {
-                        let within = (*within).min(MAX_WITHIN);
+                        let within = (*within).min(ContextRule::MAX_WITHIN);
                         let hit = match dir {
                             Direction::After => (line + 1..index.len().min(line + 1 + within))
                                 .find(|&i| find.is_match(index.line_trimmed(text, i))),
@@ -458,6 +409,7 @@ impl Detectors {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorCode;
 
     fn critical(text: &str, extra: &[DetectorTable]) -> Vec<usize> {
         let index = LineIndex::new(text);

@@ -1,7 +1,8 @@
 //! Stage 1, spilling (layer 2): caps every tool result, keeps the full output
 //! in a [`SpillStore`] ([`crate::store`], re-exported here) and leaves the model an [`Excerpt`] with a `spill://` pointer
 //! it can page through with `read_spill` and search with `grep_spill`
-//! ([`tools`]). Every other stage also keeps what it removes here.
+//! ([`tools`]). Every other stage also keeps what it removes here. Hosts
+//! reach the stage through [`api`].
 //!
 //! The cap per tool result is `max(spill.floorTokens, spill.fraction × budget)`
 //! ([`crate::Config::result_cap`]), so it scales with the model's window;
@@ -9,7 +10,7 @@
 //! and the outputs of an excluded tool (`excludeTools`) without one of its
 //! own are not spilled ([`crate::Config::spill_cap`]).
 
-mod config;
+pub mod api;
 pub mod detectors;
 mod excerpt;
 mod index;
@@ -30,7 +31,7 @@ pub use tools::{
 
 use crate::error::Result;
 use crate::model::{Conversation, PartKind};
-use crate::stage::{SharedCaches, Stage, StageContext, StageName};
+use crate::stage::{Stage, StageContext, StageName};
 
 /// The spill stage.
 #[derive(Debug, Default)]
@@ -437,41 +438,6 @@ fn measure(text: &str, cap: u64, count: &excerpt::Count<'_>) -> Result<(u64, boo
         return Ok((scaled.round() as u64, false));
     }
     Ok((count(text)?, true))
-}
-
-/// Caps one text outside a conversation (e.g. a tool output before the
-/// agent loop adds it): over `config.result_cap()` it is kept in `store`
-/// under `config.session` and replaced by its excerpt.
-pub fn spill_text(
-    text: &str,
-    config: &crate::config::Config,
-    store: &mut dyn SpillStore,
-    counter: &dyn crate::tokens::TokenCounter,
-) -> Result<Spilled> {
-    let signals = compile_signals(&config.spill)?;
-    let (mut keys, mut redacted, mut activities) = Default::default();
-    let caches = SharedCaches {
-        keys: &mut keys,
-        redacted: &mut redacted,
-        activities: &mut activities,
-    };
-    let mut excerpts = ExcerptCache::default();
-    let mut cx = StageContext::new(config, counter, store, caches, &mut excerpts);
-    match spill_one(text, &signals, &mut cx, None, config.result_cap())? {
-        Some(spilled) => Ok(spilled),
-        None => {
-            let tokens = cx.meter.text(text)?;
-            Ok(Spilled {
-                text: text.to_string(),
-                spilled: false,
-                pointer: None,
-                refused: None,
-                tokens_before: tokens,
-                tokens_after: tokens,
-                detail: String::new(),
-            })
-        }
-    }
 }
 
 /// Replaces the text parts of a tool result by one part holding `text` (at

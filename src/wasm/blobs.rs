@@ -8,7 +8,9 @@ use wasm_bindgen::prelude::*;
 
 use super::{args, json_text, to_js};
 use crate::error::{Error, ErrorCode};
-use crate::spill::{self, key, tools, GrepOptions};
+use crate::hash::key;
+use crate::spill::api::{DEFAULT_LIMIT, MAX_CONTEXT, MAX_LIMIT, MAX_MATCHES};
+use crate::store::{self, grep::GrepOptions};
 
 /// Checks a session name or key as the core does (`INVALID_SPILL_KEY` naming `what`).
 #[wasm_bindgen(js_name = checkSpillName)]
@@ -16,7 +18,7 @@ pub fn check_spill_name(what: &JsValue, name: &JsValue) -> Result<(), JsValue> {
     let what = args::text(what, "what")?;
     // A name that is not a string is refused like an empty one.
     let name = name.as_string().unwrap_or_default();
-    spill::validate_name(&what, &name).map_err(to_js)
+    store::validate_name(&what, &name).map_err(to_js)
 }
 
 #[derive(Serialize)]
@@ -37,7 +39,7 @@ pub fn parse_spill_pointer(pointer: &JsValue, session: &JsValue) -> Result<Strin
         )));
     };
     let fallback = args::optional_text(session, "session")?;
-    let (named, key) = spill::parse_pointer(&pointer);
+    let (named, key) = store::parse_pointer(&pointer);
     let session = match (named, fallback.as_deref()) {
         (Some(s), _) if !key.is_empty() => s,
         (None, Some(s)) => s,
@@ -49,8 +51,8 @@ pub fn parse_spill_pointer(pointer: &JsValue, session: &JsValue) -> Result<Strin
             )))
         }
     };
-    spill::validate_name("session", session).map_err(to_js)?;
-    spill::validate_name("key", key).map_err(to_js)?;
+    store::validate_name("session", session).map_err(to_js)?;
+    store::validate_name("key", key).map_err(to_js)?;
     json_text(&Pointer { session, key }, "pointer")
 }
 
@@ -71,12 +73,12 @@ pub fn spill_limits() -> Result<String, JsValue> {
     let grep = GrepOptions::default();
     json_text(
         &SpillLimits {
-            read_limit: tools::DEFAULT_LIMIT,
-            max_read_limit: tools::MAX_LIMIT,
+            read_limit: DEFAULT_LIMIT,
+            max_read_limit: MAX_LIMIT,
             grep_context: grep.context,
-            max_grep_context: tools::MAX_CONTEXT,
+            max_grep_context: MAX_CONTEXT,
             grep_max_matches: grep.max_matches,
-            max_grep_matches: tools::MAX_MATCHES,
+            max_grep_matches: MAX_MATCHES,
         },
         "spillLimits",
     )
@@ -99,7 +101,7 @@ pub fn blob_facts(text: &JsValue) -> Result<String, JsValue> {
     json_text(
         &Facts {
             bytes: text.len(),
-            lines: spill::lines::count(&text),
+            lines: store::lines::count(&text),
             hash: key::content_hash(&text),
         },
         "blobFacts",

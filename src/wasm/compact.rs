@@ -5,9 +5,8 @@
 use wasm_bindgen::prelude::*;
 
 use super::{args, to_js, WasmStore};
-use crate::compact;
+use crate::compact::api;
 use crate::config::Config;
-use crate::formats;
 
 #[wasm_bindgen(js_class = Store)]
 impl WasmStore {
@@ -63,15 +62,9 @@ impl WasmStore {
         let options = args::text(options, "options")?;
         let summary = args::text(summary, "summary")?;
         let config = Config::from_json_str(&options).map_err(to_js)?;
-        let value = crate::json::parse_strict(&request, config.limits.max_depth).map_err(to_js)?;
-        let format = match config.format {
-            Some(f) => f,
-            None => formats::detect(&value).map_err(to_js)?,
-        };
-        let mut conv = formats::parse(format, &value).map_err(to_js)?;
-        compact::adopt_summary(&mut conv, &mut self.state.compact, &config, &summary)
+        let adopted = api::adopt_summary_json(&request, &config, &mut self.state.compact, &summary)
             .map_err(to_js)?;
-        super::json_text(&formats::emit(format, &conv), "request")
+        super::json_text(&adopted, "request")
     }
 }
 
@@ -80,5 +73,5 @@ impl WasmStore {
 #[wasm_bindgen(js_name = validateSummary)]
 pub fn validate_summary(text: &JsValue) -> Result<Option<String>, JsValue> {
     let text = args::text(text, "text")?;
-    Ok(compact::validate_summary(&text).err().map(|e| e.message))
+    Ok(api::validate_summary(&text).err().map(|e| e.message))
 }

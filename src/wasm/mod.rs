@@ -23,7 +23,7 @@ use crate::config::Config;
 use crate::error::{Error, ErrorCode};
 use crate::formats::FormatName;
 use crate::pipeline::{compress_json, Env, HostState};
-use crate::spill::{MemoryStore, SpillStore};
+use crate::store::{MemoryStore, SpillStore};
 use crate::tokens::{estimate, Estimator, TokenCounter};
 use crate::trajectory::{trajectory_to_request, Trajectory};
 

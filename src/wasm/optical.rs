@@ -5,7 +5,7 @@ use wasm_bindgen::prelude::*;
 
 use super::{args, to_js};
 use crate::config::Config;
-use crate::optical;
+use crate::optical::api;
 
 /// Renders `text` as the optical stage would for `options` (JSON text: `provider`
 /// and the `optical` section). Returns JSON text: `null` when nothing can be
@@ -17,7 +17,7 @@ pub fn render_snapshot(text: &JsValue, options: &JsValue) -> Result<String, JsVa
     let text = args::text(text, "text")?;
     let options = args::optional_text(options, "options")?.unwrap_or_default();
     let config = Config::from_json_str(&options).map_err(to_js)?;
-    let snapshot = optical::render(&text, config.provider, &config.optical).map_err(to_js)?;
+    let snapshot = api::render(&text, config.provider, &config.optical).map_err(to_js)?;
     let value = match snapshot {
         None => Value::Null,
         Some(s) => json!({

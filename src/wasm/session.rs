@@ -12,7 +12,7 @@ use crate::controller::TraceLite;
 use crate::error::{Error, ErrorCode};
 use crate::formats::FormatName;
 use crate::model::{Extra, ToolCall};
-use crate::spill::{self, SpillStore};
+use crate::store::{self, SpillStore};
 
 fn parse(text: &str, what: &str) -> Result<Value, JsValue> {
     serde_json::from_str(text)
@@ -127,7 +127,7 @@ impl TraceLiteController {
     pub fn read_spill(&mut self, pointer: &JsValue) -> Result<String, JsValue> {
         let pointer = args::text(pointer, "pointer")?;
         let pointer = pointer.as_str();
-        let (Some(session), key) = spill::parse_pointer(pointer) else {
+        let (Some(session), key) = store::parse_pointer(pointer) else {
             return Err(to_js(Error::new(
                 ErrorCode::InvalidSpillKey,
                 "pointer",

@@ -8,10 +8,9 @@ use super::{args, to_js, JsCounter, WasmStore};
 use crate::config::Config;
 use crate::error::{Error, ErrorCode};
 use crate::pipeline::HostState;
-use crate::spill::{
-    self, handle_tool_call_within, tool_definitions, GrepOptions, MemoryStore, Pattern, SpillStore,
-    StoreLimits, ToolFormat,
-};
+use crate::spill::api::{self, handle_tool_call_within, tool_definitions, ToolFormat};
+use crate::store::grep::{GrepOptions, GrepResult, Pattern};
+use crate::store::{MemoryStore, Page, SpillStore, StoreLimits};
 use crate::tokens::{Estimator, TokenCounter};
 
 /// A page of `read`, with the offset of the next one (`null` after the last line).
@@ -19,7 +18,7 @@ use crate::tokens::{Estimator, TokenCounter};
 #[serde(rename_all = "camelCase")]
 struct PageReply {
     #[serde(flatten)]
-    page: crate::spill::Page,
+    page: Page,
     next_offset: Option<usize>,
 }
 
@@ -29,7 +28,7 @@ struct PageReply {
 #[serde(rename_all = "camelCase")]
 struct GrepReply<'a> {
     #[serde(flatten)]
-    found: crate::spill::GrepResult,
+    found: GrepResult,
     next_skip: Option<usize>,
     text: &'a str,
 }
@@ -240,7 +239,8 @@ impl WasmStore {
             Some(c) => c,
             None => &Estimator,
         };
-        let spilled = spill::spill_text(text, &config, &mut self.store, counter).map_err(to_js)?;
+        let spilled =
+            api::spill_text(text, None, &config, &mut self.store, counter).map_err(to_js)?;
         super::json_text(&spilled, "spillText")
     }
 }

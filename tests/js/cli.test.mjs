@@ -248,6 +248,26 @@ test('a mistyped option is one line: the code once, the path once, plain words (
   });
 });
 
+// Issue 51: the flags are read by node:util parseArgs, in order.
+test('flags: a bad or missing value names the flag and what it got, an unknown flag or a value given to a switch is refused (exit 2), --flag=value reads as --flag value', () => {
+  withFile('request.json', request, (file) => {
+    assertUsageError(run('compress', file, '--budget', 'lots'), /^tracelite: --budget needs a number, got "lots"\n$/);
+    assertUsageError(run('compress', file, '--budget'), /^tracelite: --budget needs a number\n$/);
+    assertUsageError(run('compress', file, '--format'), /^tracelite: --format needs a value\n$/);
+    assertUsageError(run('compress', file, '--only', 'ocr'), /^tracelite: --only takes one of spill, dedup, phase, optical, compact\n$/);
+    for (const [flag, shown] of [['--budgte', '--budgte'], ['--json=yes', '--json=yes'], ['-x', '-x']]) {
+      const r = run('compress', file, flag);
+      assert.equal(r.code, 2, r.stderr);
+      assert.ok(r.stderr.startsWith(`tracelite: unknown option ${shown}\nusage:`), r.stderr);
+    }
+    // Later flags override what --options merged before them, and the other way round.
+    const later = run('compress', file, '--options', '{"budget": 0}', '--budget=-5');
+    assert.equal(later.stderr, 'tracelite: INVALID_OPTION: budget: must be a non-negative integer, got -5\n');
+    const earlier = run('compress', file, '--budget', '-5', '--options', '{"budget": 0}');
+    assert.equal(earlier.stderr, 'tracelite: INVALID_OPTION: budget: must be a positive number of tokens\n');
+  });
+});
+
 test('replay checks the size before reading: over limits.maxRequestBytes it is refused at once, naming the option to raise', () => {
   const dir = mkdtempSync(join(tmpdir(), 'tracelite-cli-big-'));
   try {

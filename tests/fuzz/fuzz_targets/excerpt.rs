@@ -22,8 +22,9 @@ fuzz_target!(|data: &[u8]| {
     config.redact.enabled = false;
     let cap = config.result_cap();
     let mut store = MemoryStore::new();
-    let out = spill::spill_text(&text, &config, &mut store, &Estimator).expect("spill_text");
-    let again = spill::spill_text(&text, &config, &mut MemoryStore::new(), &Estimator)
+    let out =
+        spill::api::spill_text(&text, None, &config, &mut store, &Estimator).expect("spill_text");
+    let again = spill::api::spill_text(&text, None, &config, &mut MemoryStore::new(), &Estimator)
         .expect("spill_text again");
     assert_eq!(out, again, "excerpts are deterministic");
     if !out.spilled {
@@ -32,7 +33,10 @@ fuzz_target!(|data: &[u8]| {
     }
     let tokens = Estimator.count(&out.text).expect("count");
     assert_eq!(tokens, out.tokens_after);
-    assert!(out.tokens_after < out.tokens_before, "an excerpt is cheaper than its text");
+    assert!(
+        out.tokens_after < out.tokens_before,
+        "an excerpt is cheaper than its text"
+    );
     // Header + pointer + gap marker + error listing are the metadata; lines get
     // at least 64 tokens of room (see `Excerpt::build`).
     let meta = 300 + 60 * config.spill.max_error_lines as u64;
