@@ -1476,3 +1476,94 @@ fn host_summary_over_its_share_is_fitted() {
     let note = line_with(&text, "older summary lines are not repeated here");
     assert!(note.contains("spill://big/"), "{note}");
 }
+
+/// Two tasks in one session: the whole of a first task, then the user's
+/// second task and its first `steps` steps (tool call ids prefixed `b_`).
+fn two_tasks(steps: usize) -> Conversation {
+    let a = synthetic(3, 400);
+    let mut conv = a.conversation_at(a.steps.len()).unwrap();
+    conv.messages.push(Message::text(
+        Role::User,
+        "Second task: the same module also needs `sub` fixed.",
+    ));
+    let b = synthetic(3, 400).conversation_at(steps).unwrap();
+    for mut m in b.messages.into_iter().skip(1) {
+        for p in &mut m.parts {
+            match &mut p.kind {
+                PartKind::ToolCall(c) => c.id = format!("b_{}", c.id),
+                PartKind::ToolResult(r) => r.call_id = format!("b_{}", r.call_id),
+                _ => {}
+            }
+        }
+        conv.messages.push(m);
+    }
+    conv
+}
+
+/// Ids of the tool results a request still shows.
+fn result_ids(conv: &Conversation) -> Vec<String> {
+    conv.messages
+        .iter()
+        .flat_map(|m| &m.parts)
+        .filter_map(|p| match &p.kind {
+            PartKind::ToolResult(r) => Some(r.call_id.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// In a session of several tasks, a stage boundary under `taskFirst`
+/// compacts the earlier tasks and keeps every output of the current one;
+/// once only the current task is left, it waits; by default (`taskFirst`
+/// 0) every task is compacted alike.
+#[test]
+fn stage_boundary_compacts_earlier_tasks_first() {
+    let cfg = config(
+        json!({"session": "tasks", "compact": {"threshold": 1_000_000, "taskFirst": 1_000_000, "planner": false, "keep": 2, "minSaving": 0, "minTurns": 0}}),
+    );
+    let mut store = MemoryStore::new();
+    let mut state = HostState::default();
+    // Steps 0-4 of the second task: its step 4 passes after an edit.
+    let conv = two_tasks(5);
+    let out = run(&request(&conv), &cfg, &mut store, &mut state);
+    assert!(compacted(&out), "{:?}", compact_notes(&out));
+    let ids = result_ids(&out.conversation);
+    let current: Vec<String> = (0..5).map(|i| format!("b_call_{i}")).collect();
+    assert_eq!(ids, current, "the current task's outputs, all of them");
+    assert!(out
+        .conversation
+        .messages
+        .iter()
+        .any(|m| m.text_content().contains("NameError: name 'c'")));
+    // The next boundary finds only the current task: nothing to compact.
+    state.compact.finish_stage("tasks");
+    let next = run(&request(&two_tasks(7)), &cfg, &mut store, &mut state);
+    assert!(!compacted(&next), "{:?}", compact_notes(&next));
+    assert!(
+        compact_notes(&next)
+            .iter()
+            .any(|n| n.contains("the current task's")),
+        "{:?}",
+        compact_notes(&next)
+    );
+    // Over the threshold the current task is compacted as before.
+    let tight = config(
+        json!({"session": "tasks-tight", "compact": {"threshold": 1_000, "taskFirst": 1_000_000, "planner": false, "keep": 2, "minSaving": 0, "minTurns": 0}}),
+    );
+    // A fresh session's request: compacted, with fewer of its `steps` outputs.
+    let shown_after_compaction = |steps: usize, cfg: &Config| {
+        let out = run(
+            &request(&two_tasks(steps)),
+            cfg,
+            &mut MemoryStore::new(),
+            &mut HostState::default(),
+        );
+        assert!(compacted(&out), "{:?}", compact_notes(&out));
+        result_ids(&out.conversation).len()
+    };
+    assert!(shown_after_compaction(7, &tight) < 7);
+    let mut plain = cfg.clone();
+    plain.session = "tasks-off".into();
+    plain.compact.task_first = 0;
+    assert!(shown_after_compaction(5, &plain) < 5);
+}

@@ -7,6 +7,9 @@
 //!   than one capped tool result), a stage boundary (a passing test or run
 //!   after an edit, `options.stageBoundary`, or [`CompactState::finish_stage`]),
 //!   with hysteresis (`compact.minTurns`) unless the budget forces it.
+//! * Tasks ([`tasks`]): in a session of several tasks (each user message
+//!   starts one), a compaction under `compact.taskFirst` tokens takes the
+//!   earlier tasks only; the current task's outputs stay until then.
 //! * Summary ([`summary`], [`extractive`]): deterministic and extractive by
 //!   default; every fact cites where its original is: the compaction's one
 //!   spill blob ([`blob`]) and its lines, `spill://<session>/<key> (lines
@@ -41,6 +44,7 @@ mod prior;
 pub mod prompt;
 pub mod state;
 pub mod summary;
+pub mod tasks;
 pub use crate::text;
 pub mod trigger;
 pub mod views;
@@ -135,12 +139,19 @@ impl Stage for Compact {
             }
         }
         let blocked = cut::blocked(conv);
-        let Some(cut) = conv
-            .messages
-            .len()
-            .checked_sub(config.compact.keep)
-            .and_then(|c| cut::last_free(&blocked, prior.start, c))
-        else {
+        let task_first = config.compact.task_first.min(limits.threshold);
+        let scope = tasks::scope(conv, prior.start, &blocked, tokens, task_first);
+        if scope == tasks::Scope::CurrentTask {
+            cx.notes.push(format!(
+                "{trigger}, but what is left to compact is the current task's: kept while under {task_first} tokens (compact.taskFirst)"
+            ));
+            return Ok(());
+        }
+        let tail = match scope {
+            tasks::Scope::EarlierTasks(task) => Some(task),
+            _ => conv.messages.len().checked_sub(config.compact.keep),
+        };
+        let Some(cut) = tail.and_then(|c| cut::last_free(&blocked, prior.start, c)) else {
             cx.notes.push(format!(
                 "{trigger}, but nothing to compact before the last {} messages without splitting a tool call from its result",
                 config.compact.keep

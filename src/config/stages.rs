@@ -431,6 +431,12 @@ pub struct CompactConfig {
     /// With `userShare` and `callLogShare` it bounds what compactions carry
     /// forward, so a long session's requests (and cost per turn) stay flat.
     pub summary_share: f64,
+    /// In a session of several tasks (each message the user writes starts
+    /// one), a compaction of a request under this many tokens takes only
+    /// the earlier tasks' messages and leaves the current task's outputs as
+    /// they are, waiting when nothing else is left ([`crate::compact::tasks`]);
+    /// 0 compacts every task alike.
+    pub task_first: u64,
 }
 
 /// Token prices in US dollars per million tokens.
@@ -474,6 +480,7 @@ impl Default for CompactConfig {
             live_views: 2_000,
             call_log_share: 0.04,
             summary_share: 0.04,
+            task_first: 0,
         }
     }
 }

@@ -454,6 +454,15 @@ export interface CompactOptions {
    * Default: `0.04`.
    */
   summaryShare?: number;
+  /**
+   * In a session of several tasks (each message the user writes starts
+   * one), a compaction of a request under this many tokens takes only
+   * the earlier tasks' messages and leaves the current task's outputs as
+   * they are, waiting when nothing else is left (`compact::tasks`);
+   * 0 compacts every task alike.
+   * Default: `0`.
+   */
+  taskFirst?: number;
 }
 
 /** Planner settings (`plan` in the options). */
