@@ -1284,17 +1284,69 @@ fn kept_views_carry_over_to_the_next_compaction() {
     assert!(third[0].contains("value_31"), "{}", third[0]);
 }
 
-/// A tool-call log over `compact.callLogShare` of the budget folds its
-/// oldest calls into one line citing the blob lines that hold them verbatim.
-#[test]
-fn tool_call_log_folds_its_oldest_calls_into_the_blob() {
+/// 120 greps, one per step, each finding one pattern.
+fn pattern_greps() -> Trajectory {
     let steps: Vec<Value> = (0..120)
         .map(|i| json!({"thought": "Next.", "tool": "bash",
             "args": {"command": format!("grep -rn 'pattern_{i}' src/module_{i}/ --include=*.py | head -n 40")},
             "observation": format!("src/module_{i}/a.py:{i}: pattern_{i} = {i}")}))
         .collect();
     let t = json!({"id": "log", "task": "Find the patterns.", "system": "You are a coding agent.", "steps": steps});
-    let t = Trajectory::from_json(&t.to_string()).unwrap();
+    Trajectory::from_json(&t.to_string()).unwrap()
+}
+
+/// The tool-call log message of a compacted request.
+fn call_log_of(out: &Output) -> String {
+    out.conversation
+        .messages
+        .iter()
+        .map(Message::text_content)
+        .find(|m| m.starts_with(CALL_LOG_HEADER))
+        .unwrap()
+}
+
+/// In a session of several tasks what compactions carry forward gets
+/// `compact.severalTasksShare` of its shares: the tool-call log folds at
+/// half of `callLogShare` by default, at all of it with 1.
+#[test]
+fn several_tasks_carry_forward_a_smaller_call_log() {
+    let mut conv = pattern_greps().conversation_at(120).unwrap();
+    // A second task from step 60 on.
+    conv.messages.insert(
+        121,
+        Message::text(Role::User, "Now find the constants too."),
+    );
+    let log_tokens = |share: f64| {
+        let cfg = config(json!({"session": "tasks-log", "budget": 40000, "compact": {
+            "threshold": 3000, "planner": false, "keep": 4, "minSaving": 0, "liveViews": 0,
+            "callLogShare": 0.05, "severalTasksShare": share}}));
+        let out = run(
+            &request(&conv),
+            &cfg,
+            &mut MemoryStore::new(),
+            &mut HostState::default(),
+        );
+        assert!(compacted(&out), "{:?}", compact_notes(&out));
+        tracelite::tokens::TokenCounter::count(&Estimator, &call_log_of(&out)).unwrap()
+    };
+    let half = log_tokens(0.5);
+    let full = log_tokens(1.0);
+    assert!(
+        half <= 1_000 && full > 1_000 && full <= 2_000,
+        "{half} {full}"
+    );
+    assert_eq!(Config::default().compact.several_tasks_share, 0.5);
+    for bad in [json!(0), json!(1.5)] {
+        let e = Config::from_json(json!({"compact": {"severalTasksShare": bad}})).unwrap_err();
+        assert_eq!(e.path, "compact.severalTasksShare");
+    }
+}
+
+/// A tool-call log over `compact.callLogShare` of the budget folds its
+/// oldest calls into one line citing the blob lines that hold them verbatim.
+#[test]
+fn tool_call_log_folds_its_oldest_calls_into_the_blob() {
+    let t = pattern_greps();
     let cfg = config(
         json!({"session": "log", "budget": 40000, "compact": {"threshold": 3000, "planner": false, "keep": 4, "minSaving": 0, "liveViews": 0, "callLogShare": 0.05}}),
     );
@@ -1306,13 +1358,7 @@ fn tool_call_log_folds_its_oldest_calls_into_the_blob() {
         &mut HostState::default(),
     );
     assert!(compacted(&out), "{:?}", compact_notes(&out));
-    let log = out
-        .conversation
-        .messages
-        .iter()
-        .map(Message::text_content)
-        .find(|m| m.starts_with(CALL_LOG_HEADER))
-        .unwrap();
+    let log = call_log_of(&out);
     let tokens = tracelite::tokens::TokenCounter::count(&Estimator, &log).unwrap();
     assert!(tokens <= 2_000, "{tokens}");
     let fold = log.lines().nth(1).unwrap();

@@ -16,6 +16,9 @@ impl Section for CompactConfig {
         if !(self.summary_share > 0.0 && self.summary_share <= 1.0) {
             return invalid_option("compact.summaryShare", "must be in (0, 1]");
         }
+        if !(self.several_tasks_share > 0.0 && self.several_tasks_share <= 1.0) {
+            return invalid_option("compact.severalTasksShare", "must be in (0, 1]");
+        }
         if self.keep == 0 {
             return invalid_option("compact.keep", "must be at least 1");
         }

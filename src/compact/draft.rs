@@ -11,7 +11,7 @@ use super::prior::{is_user_authored, Prior};
 use super::summary::{Summary, SUMMARY_MARK};
 use super::trigger::StepActivity;
 use super::CompactState;
-use super::{constraints, kept, prompt, views};
+use super::{constraints, kept, prompt, tasks, views};
 use crate::error::Result;
 use crate::model::{Conversation, Message, Role};
 use crate::stage::StageContext;
@@ -117,7 +117,11 @@ impl Draft {
             let mut l = prior.calls.clone().unwrap_or_default();
             l.extend(range_msgs);
             let cap = config
-                .budget_share(config.compact.call_log_share)
+                .budget_share(tasks::carried_share(
+                    conv,
+                    config,
+                    config.compact.call_log_share,
+                ))
                 .saturating_sub(cx.meter.text(CALL_LOG_HEADER)?);
             // Each item is a `- ` line.
             let folded = l.fold(cap, |item| Ok(cx.meter.text(item)? + 2))?;
@@ -201,7 +205,11 @@ impl Draft {
         merged.sections[0] = goal;
         let header = format!("{SUMMARY_MARK} of earlier turns; originals: {pointer}]");
         // Bounded: what a long session carries forward must not grow.
-        let cap = config.budget_share(config.compact.summary_share);
+        let cap = config.budget_share(tasks::carried_share(
+            conv,
+            config,
+            config.compact.summary_share,
+        ));
         let older = blob::cite(&pointer, previous_at.and_then(|k| laid.lines.get(k)));
         merged.fit(
             &header,

@@ -3,11 +3,34 @@
 //! `compact.taskFirst` tokens takes the earlier tasks only (their outputs
 //! are what the agent is least likely to need again) and leaves the current
 //! task's outputs as they are while the window has room; above it (and with
-//! `taskFirst` 0) it cuts as usual.
+//! `taskFirst` 0) it cuts as usual. What its compactions carry forward
+//! (tool-call log, summary) gets `compact.severalTasksShare` of its shares.
 
 use super::cut::last_free;
 use super::prior::is_user_authored;
+use crate::config::Config;
 use crate::model::Conversation;
+
+/// Whether `conv` is a session of several tasks: the user wrote more than
+/// one message (kept first by earlier compactions, or still in place).
+pub fn several(conv: &Conversation) -> bool {
+    conv.messages
+        .iter()
+        .filter(|m| is_user_authored(m))
+        .nth(1)
+        .is_some()
+}
+
+/// The budget share a compaction of `conv` gives to what it carries
+/// forward (`compact.callLogShare`, `compact.summaryShare`): `share`, times
+/// `compact.severalTasksShare` in a session of several tasks.
+pub fn carried_share(conv: &Conversation, config: &Config, share: f64) -> f64 {
+    if several(conv) {
+        share * config.compact.several_tasks_share
+    } else {
+        share
+    }
+}
 
 /// What a compaction of `messages[start..]` may take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,9 +123,15 @@ mod tests {
     }
 
     #[test]
-    fn one_task_cuts_the_tail() {
+    fn one_task_cuts_the_tail_and_keeps_its_shares() {
         let conv = session(1, 6);
         assert_eq!(scope(&conv, 0, &blocked(&conv), 10, 100), Scope::Tail);
+        let config = Config::default();
+        assert!(!several(&conv));
+        assert_eq!(carried_share(&conv, &config, 0.04), 0.04);
+        let two = session(2, 1);
+        assert!(several(&two));
+        assert_eq!(carried_share(&two, &config, 0.04), 0.02);
     }
 
     #[test]

@@ -437,6 +437,11 @@ pub struct CompactConfig {
     /// they are, waiting when nothing else is left ([`crate::compact::tasks`]);
     /// 0 compacts every task alike.
     pub task_first: u64,
+    /// In a session of several tasks, the share of `callLogShare` and
+    /// `summaryShare` its compactions keep: what they carry forward is
+    /// mostly the earlier tasks', which the current one seldom uses again,
+    /// and it is read at every turn. 1 keeps the full shares.
+    pub several_tasks_share: f64,
 }
 
 /// Token prices in US dollars per million tokens.
@@ -481,6 +486,7 @@ impl Default for CompactConfig {
             call_log_share: 0.04,
             summary_share: 0.04,
             task_first: 0,
+            several_tasks_share: 0.5,
         }
     }
 }

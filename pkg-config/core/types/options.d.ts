@@ -463,6 +463,14 @@ export interface CompactOptions {
    * Default: `0`.
    */
   taskFirst?: number;
+  /**
+   * In a session of several tasks, the share of `callLogShare` and
+   * `summaryShare` its compactions keep: what they carry forward is
+   * mostly the earlier tasks', which the current one seldom uses again,
+   * and it is read at every turn. 1 keeps the full shares.
+   * Default: `0.5`.
+   */
+  severalTasksShare?: number;
 }
 
 /** Planner settings (`plan` in the options). */
