@@ -105,14 +105,19 @@ fn compact_whole(t: &Trajectory, cfg: &Config) -> (Output, MemoryStore, HostStat
     (out, store, state)
 }
 
-/// The summary message of a compaction's output.
-fn summary_of(out: &Output) -> String {
+/// The text of the first message of a compaction's output that starts with `mark`.
+fn message_marked(out: &Output, mark: &str) -> String {
     out.conversation
         .messages
         .iter()
         .map(Message::text_content)
-        .find(|t| t.starts_with(SUMMARY_MARK))
+        .find(|t| t.starts_with(mark))
         .unwrap()
+}
+
+/// The summary message of a compaction's output.
+fn summary_of(out: &Output) -> String {
+    message_marked(out, SUMMARY_MARK)
 }
 
 /// The first line of `text` containing `needle`.
@@ -1297,12 +1302,7 @@ fn pattern_greps() -> Trajectory {
 
 /// The tool-call log message of a compacted request.
 fn call_log_of(out: &Output) -> String {
-    out.conversation
-        .messages
-        .iter()
-        .map(Message::text_content)
-        .find(|m| m.starts_with(CALL_LOG_HEADER))
-        .unwrap()
+    message_marked(out, CALL_LOG_HEADER)
 }
 
 /// In a session of several tasks what compactions carry forward gets
