@@ -250,7 +250,7 @@ function sessionFigures(steps, provider, budget) {
  * Returns `{ budget, minSteps, sessions: [{ source, trajectories, steps,
  * policies: [{ id, label, taskVerbatim, byProvider }] }] }`.
  */
-export function runLong(ctx, files, { minSteps = LONG_STEPS.full, policies: ids = LONG_POLICIES, sources = null, log = () => {} } = {}) {
+export function runLong(ctx, files, { minSteps = LONG_STEPS.full, policies: ids = LONG_POLICIES, variants = {}, sources = null, log = () => {} } = {}) {
   const started = performance.now();
   const budget = ctx.pkg.defaultOptions().budget;
   const plans = chainPlan(files, stepsOf, { minSteps }).filter((p) => !sources || sources.includes(p.source));
@@ -263,6 +263,10 @@ export function runLong(ctx, files, { minSteps = LONG_STEPS.full, policies: ids 
     const session = { source: plan.source, trajectories: trajectories.map((t) => t.id), steps: chain.requests.length, policies: [] };
     // Fresh policy objects: stateful baselines keep per-conversation state.
     const policies = allPolicies({ renderer: findRenderer(ctx.pkg) }).filter((p) => wanted.includes(p.id));
+    // TraceLite variants (`{ name: options }`), replayed per provider like the defaults.
+    for (const [name, options] of Object.entries(variants)) {
+      policies.push({ id: `variant-${name}`, label: `TraceLite variant ${name}`, kind: 'tracelite', perProvider: true, options });
+    }
     for (const policy of policies) {
       const t0 = performance.now();
       const entry = { id: policy.id, label: policy.label, kind: policy.kind, byProvider: {} };
@@ -283,14 +287,14 @@ export function runLong(ctx, files, { minSteps = LONG_STEPS.full, policies: ids 
  * `runLong` with one child process per session (at most `workers` at once):
  * the sessions are independent and TraceLite's replays are the slow part.
  */
-export async function runLongParallel({ files, minSteps = LONG_STEPS.full, policies = LONG_POLICIES, prices, workers = 2, ocr = true, log = () => {} }) {
+export async function runLongParallel({ files, minSteps = LONG_STEPS.full, policies = LONG_POLICIES, variants = {}, prices, workers = 2, ocr = true, log = () => {} }) {
   const started = performance.now();
   const plans = chainPlan(files, stepsOf, { minSteps });
   const queue = plans.map((p) => p.source);
   const results = new Map();
   const run = (source) =>
     new Promise((resolveRun, reject) => {
-      const args = JSON.stringify({ files, minSteps, policies, prices, sources: [source], ocr });
+      const args = JSON.stringify({ files, minSteps, policies, variants, prices, sources: [source], ocr });
       const child = spawn(process.execPath, [fileURLToPath(import.meta.url), args], { stdio: ['ignore', 'pipe', 'pipe'] });
       let out = '';
       child.stdout.setEncoding('utf8');
@@ -319,9 +323,9 @@ export async function runLongParallel({ files, minSteps = LONG_STEPS.full, polic
 
 // As a worker: `node bench/long.mjs '{"files":[...],"minSteps":300,"sources":[...]}'` prints the result.
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const { files, minSteps, policies, prices, sources, ocr = true } = JSON.parse(process.argv[2]);
+  const { files, minSteps, policies, variants, prices, sources, ocr = true } = JSON.parse(process.argv[2]);
   const pkg = await import('../pkg/entries/node.js');
   const ctx = { pkg, count: o200kCounter(), prices: loadPrices(prices), ocr: groundingOcr(ocr) };
-  const r = runLong(ctx, files, { minSteps, policies, sources, log: (m) => process.stderr.write(`${m}\n`) });
+  const r = runLong(ctx, files, { minSteps, policies, variants, sources, log: (m) => process.stderr.write(`${m}\n`) });
   process.stdout.write(JSON.stringify(r) + '\n');
 }

@@ -105,14 +105,19 @@ fn compact_whole(t: &Trajectory, cfg: &Config) -> (Output, MemoryStore, HostStat
     (out, store, state)
 }
 
-/// The summary message of a compaction's output.
-fn summary_of(out: &Output) -> String {
+/// The text of the first message of a compaction's output that starts with `mark`.
+fn message_marked(out: &Output, mark: &str) -> String {
     out.conversation
         .messages
         .iter()
         .map(Message::text_content)
-        .find(|t| t.starts_with(SUMMARY_MARK))
+        .find(|t| t.starts_with(mark))
         .unwrap()
+}
+
+/// The summary message of a compaction's output.
+fn summary_of(out: &Output) -> String {
+    message_marked(out, SUMMARY_MARK)
 }
 
 /// The first line of `text` containing `needle`.
@@ -1284,17 +1289,64 @@ fn kept_views_carry_over_to_the_next_compaction() {
     assert!(third[0].contains("value_31"), "{}", third[0]);
 }
 
-/// A tool-call log over `compact.callLogShare` of the budget folds its
-/// oldest calls into one line citing the blob lines that hold them verbatim.
-#[test]
-fn tool_call_log_folds_its_oldest_calls_into_the_blob() {
+/// 120 greps, one per step, each finding one pattern.
+fn pattern_greps() -> Trajectory {
     let steps: Vec<Value> = (0..120)
         .map(|i| json!({"thought": "Next.", "tool": "bash",
             "args": {"command": format!("grep -rn 'pattern_{i}' src/module_{i}/ --include=*.py | head -n 40")},
             "observation": format!("src/module_{i}/a.py:{i}: pattern_{i} = {i}")}))
         .collect();
     let t = json!({"id": "log", "task": "Find the patterns.", "system": "You are a coding agent.", "steps": steps});
-    let t = Trajectory::from_json(&t.to_string()).unwrap();
+    Trajectory::from_json(&t.to_string()).unwrap()
+}
+
+/// The tool-call log message of a compacted request.
+fn call_log_of(out: &Output) -> String {
+    message_marked(out, CALL_LOG_HEADER)
+}
+
+/// In a session of several tasks what compactions carry forward gets
+/// `compact.severalTasksShare` of its shares: the tool-call log folds at
+/// half of `callLogShare` by default, at all of it with 1.
+#[test]
+fn several_tasks_carry_forward_a_smaller_call_log() {
+    let mut conv = pattern_greps().conversation_at(120).unwrap();
+    // A second task from step 60 on.
+    conv.messages.insert(
+        121,
+        Message::text(Role::User, "Now find the constants too."),
+    );
+    let log_tokens = |share: f64| {
+        let cfg = config(json!({"session": "tasks-log", "budget": 40000, "compact": {
+            "threshold": 3000, "planner": false, "keep": 4, "minSaving": 0, "liveViews": 0,
+            "callLogShare": 0.05, "severalTasksShare": share}}));
+        let out = run(
+            &request(&conv),
+            &cfg,
+            &mut MemoryStore::new(),
+            &mut HostState::default(),
+        );
+        assert!(compacted(&out), "{:?}", compact_notes(&out));
+        tracelite::tokens::TokenCounter::count(&Estimator, &call_log_of(&out)).unwrap()
+    };
+    let half = log_tokens(0.5);
+    let full = log_tokens(1.0);
+    assert!(
+        half <= 1_000 && full > 1_000 && full <= 2_000,
+        "{half} {full}"
+    );
+    assert_eq!(Config::default().compact.several_tasks_share, 0.5);
+    for bad in [json!(0), json!(1.5)] {
+        let e = Config::from_json(json!({"compact": {"severalTasksShare": bad}})).unwrap_err();
+        assert_eq!(e.path, "compact.severalTasksShare");
+    }
+}
+
+/// A tool-call log over `compact.callLogShare` of the budget folds its
+/// oldest calls into one line citing the blob lines that hold them verbatim.
+#[test]
+fn tool_call_log_folds_its_oldest_calls_into_the_blob() {
+    let t = pattern_greps();
     let cfg = config(
         json!({"session": "log", "budget": 40000, "compact": {"threshold": 3000, "planner": false, "keep": 4, "minSaving": 0, "liveViews": 0, "callLogShare": 0.05}}),
     );
@@ -1306,13 +1358,7 @@ fn tool_call_log_folds_its_oldest_calls_into_the_blob() {
         &mut HostState::default(),
     );
     assert!(compacted(&out), "{:?}", compact_notes(&out));
-    let log = out
-        .conversation
-        .messages
-        .iter()
-        .map(Message::text_content)
-        .find(|m| m.starts_with(CALL_LOG_HEADER))
-        .unwrap();
+    let log = call_log_of(&out);
     let tokens = tracelite::tokens::TokenCounter::count(&Estimator, &log).unwrap();
     assert!(tokens <= 2_000, "{tokens}");
     let fold = log.lines().nth(1).unwrap();
@@ -1475,4 +1521,95 @@ fn host_summary_over_its_share_is_fitted() {
     );
     let note = line_with(&text, "older summary lines are not repeated here");
     assert!(note.contains("spill://big/"), "{note}");
+}
+
+/// Two tasks in one session: the whole of a first task, then the user's
+/// second task and its first `steps` steps (tool call ids prefixed `b_`).
+fn two_tasks(steps: usize) -> Conversation {
+    let a = synthetic(3, 400);
+    let mut conv = a.conversation_at(a.steps.len()).unwrap();
+    conv.messages.push(Message::text(
+        Role::User,
+        "Second task: the same module also needs `sub` fixed.",
+    ));
+    let b = synthetic(3, 400).conversation_at(steps).unwrap();
+    for mut m in b.messages.into_iter().skip(1) {
+        for p in &mut m.parts {
+            match &mut p.kind {
+                PartKind::ToolCall(c) => c.id = format!("b_{}", c.id),
+                PartKind::ToolResult(r) => r.call_id = format!("b_{}", r.call_id),
+                _ => {}
+            }
+        }
+        conv.messages.push(m);
+    }
+    conv
+}
+
+/// Ids of the tool results a request still shows.
+fn result_ids(conv: &Conversation) -> Vec<String> {
+    conv.messages
+        .iter()
+        .flat_map(|m| &m.parts)
+        .filter_map(|p| match &p.kind {
+            PartKind::ToolResult(r) => Some(r.call_id.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// In a session of several tasks, a stage boundary under `taskFirst`
+/// compacts the earlier tasks and keeps every output of the current one;
+/// once only the current task is left, it waits; by default (`taskFirst`
+/// 0) every task is compacted alike.
+#[test]
+fn stage_boundary_compacts_earlier_tasks_first() {
+    let cfg = config(
+        json!({"session": "tasks", "compact": {"threshold": 1_000_000, "taskFirst": 1_000_000, "planner": false, "keep": 2, "minSaving": 0, "minTurns": 0}}),
+    );
+    let mut store = MemoryStore::new();
+    let mut state = HostState::default();
+    // Steps 0-4 of the second task: its step 4 passes after an edit.
+    let conv = two_tasks(5);
+    let out = run(&request(&conv), &cfg, &mut store, &mut state);
+    assert!(compacted(&out), "{:?}", compact_notes(&out));
+    let ids = result_ids(&out.conversation);
+    let current: Vec<String> = (0..5).map(|i| format!("b_call_{i}")).collect();
+    assert_eq!(ids, current, "the current task's outputs, all of them");
+    assert!(out
+        .conversation
+        .messages
+        .iter()
+        .any(|m| m.text_content().contains("NameError: name 'c'")));
+    // The next boundary finds only the current task: nothing to compact.
+    state.compact.finish_stage("tasks");
+    let next = run(&request(&two_tasks(7)), &cfg, &mut store, &mut state);
+    assert!(!compacted(&next), "{:?}", compact_notes(&next));
+    assert!(
+        compact_notes(&next)
+            .iter()
+            .any(|n| n.contains("the current task's")),
+        "{:?}",
+        compact_notes(&next)
+    );
+    // Over the threshold the current task is compacted as before.
+    let tight = config(
+        json!({"session": "tasks-tight", "compact": {"threshold": 1_000, "taskFirst": 1_000_000, "planner": false, "keep": 2, "minSaving": 0, "minTurns": 0}}),
+    );
+    // A fresh session's request: compacted, with fewer of its `steps` outputs.
+    let shown_after_compaction = |steps: usize, cfg: &Config| {
+        let out = run(
+            &request(&two_tasks(steps)),
+            cfg,
+            &mut MemoryStore::new(),
+            &mut HostState::default(),
+        );
+        assert!(compacted(&out), "{:?}", compact_notes(&out));
+        result_ids(&out.conversation).len()
+    };
+    assert!(shown_after_compaction(7, &tight) < 7);
+    let mut plain = cfg.clone();
+    plain.session = "tasks-off".into();
+    plain.compact.task_first = 0;
+    assert!(shown_after_compaction(5, &plain) < 5);
 }

@@ -35,7 +35,11 @@ pub fn adopt_summary(
     };
     // Bounded like an extractive summary (the prompt asked for it).
     let mut parsed = parsed;
-    let cap = config.budget_share(config.compact.summary_share);
+    let cap = config.budget_share(super::tasks::carried_share(
+        conv,
+        config,
+        config.compact.summary_share,
+    ));
     let count = |t: &str| crate::tokens::TokenCounter::count(&crate::tokens::Estimator, t);
     parsed.fit(&pending.header, cap, count, |n| {
         older_note(n, &pending.older)

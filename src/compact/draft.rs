@@ -11,7 +11,7 @@ use super::prior::{is_user_authored, Prior};
 use super::summary::{Summary, SUMMARY_MARK};
 use super::trigger::StepActivity;
 use super::CompactState;
-use super::{constraints, kept, prompt, views};
+use super::{constraints, kept, prompt, tasks, views};
 use crate::error::Result;
 use crate::model::{Conversation, Message, Role};
 use crate::stage::StageContext;
@@ -68,7 +68,7 @@ impl Draft {
         let (users, dropped) = kept_users(conv, cx, prior, range_msgs)?;
         let mut originals = Originals::of(range_msgs, prior.start, previous_text.as_deref());
         originals.add_dropped(&dropped);
-        let log = call_log(cx, prior, range_msgs, &mut originals)?;
+        let log = call_log(conv, cx, prior, range_msgs, &mut originals)?;
         let masked = originals.mask(config.redact.store);
         let laid = blob::lay_out(&originals.sections);
         let pointer = match stored {
@@ -92,7 +92,14 @@ impl Draft {
             originals: &originals,
             laid: &laid,
         };
-        let summary = summarize(cx, &cited, previous_text.as_deref(), users.len(), &dropped)?;
+        let summary = summarize(
+            conv,
+            cx,
+            &cited,
+            previous_text.as_deref(),
+            users.len(),
+            &dropped,
+        )?;
         let archive = archive(cx, prior, &dropped);
         let mut draft = assemble(cx, users, &archive, summary, log, &cited)?;
         draft.masked.merge(&masked);
@@ -210,6 +217,7 @@ impl Originals {
 /// folded into the blob's `originals` when it outgrows
 /// `compact.callLogShare` of the budget.
 fn call_log(
+    conv: &Conversation,
     cx: &StageContext<'_, CompactState>,
     prior: &Prior,
     range_msgs: &[Message],
@@ -222,7 +230,11 @@ fn call_log(
     let mut log = prior.calls.clone().unwrap_or_default();
     log.extend(range_msgs);
     let cap = config
-        .budget_share(config.compact.call_log_share)
+        .budget_share(tasks::carried_share(
+            conv,
+            config,
+            config.compact.call_log_share,
+        ))
         .saturating_sub(cx.meter.text(CALL_LOG_HEADER)?);
     // Each item is a `- ` line.
     let folded = log.fold(cap, |item| Ok(cx.meter.text(item)? + 2))?;
@@ -262,6 +274,7 @@ struct SummaryDraft {
 /// Goal citing the user messages it drops, fitted to
 /// `compact.summaryShare` of the budget.
 fn summarize(
+    conv: &Conversation,
     cx: &StageContext<'_, CompactState>,
     cited: &Cited<'_>,
     previous_text: Option<&str>,
@@ -280,7 +293,11 @@ fn summarize(
     let pointer = cited.range.pointer;
     let header = format!("{SUMMARY_MARK} of earlier turns; originals: {pointer}]");
     // Bounded: what a long session carries forward must not grow.
-    let cap = config.budget_share(config.compact.summary_share);
+    let cap = config.budget_share(tasks::carried_share(
+        conv,
+        config,
+        config.compact.summary_share,
+    ));
     let older = cited.section(cited.originals.previous_at);
     merged.fit(
         &header,

@@ -7,6 +7,9 @@
 //!   than one capped tool result), a stage boundary (a passing test or run
 //!   after an edit, `options.stageBoundary`, or [`CompactState::finish_stage`]),
 //!   with hysteresis (`compact.minTurns`) unless the budget forces it.
+//! * Tasks ([`tasks`]): in a session of several tasks (each user message
+//!   starts one), a compaction under `compact.taskFirst` tokens takes the
+//!   earlier tasks only; the current task's outputs stay until then.
 //! * Summary ([`summary`], [`extractive`]): deterministic and extractive by
 //!   default; every fact cites where its original is: the compaction's one
 //!   spill blob ([`blob`]) and its lines, `spill://<session>/<key> (lines
@@ -42,6 +45,7 @@ mod prior;
 pub mod prompt;
 pub mod state;
 pub mod summary;
+pub mod tasks;
 pub use crate::text;
 pub mod trigger;
 pub mod views;
@@ -171,7 +175,7 @@ fn draft(
     let Some(fired) = fire(conv, cx, &prior, base.is_some(), host_boundary)? else {
         return Ok(None);
     };
-    let Some(cut) = choose_cut(conv, cx, &prior, fired.trigger) else {
+    let Some(cut) = choose_cut(conv, cx, &prior, &fired) else {
         return Ok(None);
     };
     let draft = Draft::build(conv, cx, &prior, &fired.steps, cut, None)?;
@@ -284,16 +288,24 @@ fn choose_cut(
     conv: &Conversation,
     cx: &mut StageContext<'_, CompactState>,
     prior: &Prior,
-    trigger: &str,
+    fired: &Fired,
 ) -> Option<usize> {
     let config = cx.config;
+    let trigger = fired.trigger;
     let blocked = cut::blocked(conv);
-    let Some(cut) = conv
-        .messages
-        .len()
-        .checked_sub(config.compact.keep)
-        .and_then(|c| cut::last_free(&blocked, prior.start, c))
-    else {
+    let task_first = config.compact.task_first.min(fired.limits.threshold);
+    let scope = tasks::scope(conv, prior.start, &blocked, fired.tokens, task_first);
+    if scope == tasks::Scope::CurrentTask {
+        cx.notes.push(format!(
+            "{trigger}, but what is left to compact is the current task's: kept while under {task_first} tokens (compact.taskFirst)"
+        ));
+        return None;
+    }
+    let tail = match scope {
+        tasks::Scope::EarlierTasks(task) => Some(task),
+        _ => conv.messages.len().checked_sub(config.compact.keep),
+    };
+    let Some(cut) = tail.and_then(|c| cut::last_free(&blocked, prior.start, c)) else {
         cx.notes.push(format!(
             "{trigger}, but nothing to compact before the last {} messages without splitting a tool call from its result",
             config.compact.keep

@@ -59,6 +59,17 @@ pub struct CompactConfig {
     /// With `userShare` and `callLogShare` it bounds what compactions carry
     /// forward, so a long session's requests (and cost per turn) stay flat.
     pub summary_share: f64,
+    /// In a session of several tasks (each message the user writes starts
+    /// one), a compaction of a request under this many tokens takes only
+    /// the earlier tasks' messages and leaves the current task's outputs as
+    /// they are, waiting when nothing else is left ([`crate::compact::tasks`]);
+    /// 0 compacts every task alike.
+    pub task_first: u64,
+    /// In a session of several tasks, the share of `callLogShare` and
+    /// `summaryShare` its compactions keep: what they carry forward is
+    /// mostly the earlier tasks', which the current one seldom uses again,
+    /// and it is read at every turn. 1 keeps the full shares.
+    pub several_tasks_share: f64,
 }
 
 impl Default for CompactConfig {
@@ -89,6 +100,8 @@ impl Default for CompactConfig {
             live_views: 2_000,
             call_log_share: 0.04,
             summary_share: 0.04,
+            task_first: 0,
+            several_tasks_share: 0.5,
         }
     }
 }
@@ -104,6 +117,9 @@ impl Section for CompactConfig {
         }
         if !(self.summary_share > 0.0 && self.summary_share <= 1.0) {
             return invalid_option("compact.summaryShare", "must be in (0, 1]");
+        }
+        if !(self.several_tasks_share > 0.0 && self.several_tasks_share <= 1.0) {
+            return invalid_option("compact.severalTasksShare", "must be in (0, 1]");
         }
         if self.keep == 0 {
             return invalid_option("compact.keep", "must be at least 1");

@@ -454,6 +454,23 @@ export interface CompactOptions {
    * Default: `0.04`.
    */
   summaryShare?: number;
+  /**
+   * In a session of several tasks (each message the user writes starts
+   * one), a compaction of a request under this many tokens takes only
+   * the earlier tasks' messages and leaves the current task's outputs as
+   * they are, waiting when nothing else is left (`compact::tasks`);
+   * 0 compacts every task alike.
+   * Default: `0`.
+   */
+  taskFirst?: number;
+  /**
+   * In a session of several tasks, the share of `callLogShare` and
+   * `summaryShare` its compactions keep: what they carry forward is
+   * mostly the earlier tasks', which the current one seldom uses again,
+   * and it is read at every turn. 1 keeps the full shares.
+   * Default: `0.5`.
+   */
+  severalTasksShare?: number;
 }
 
 /** Planner settings (`plan` in the options). */
