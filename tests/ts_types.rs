@@ -33,6 +33,7 @@ const RENAMED: &[(&str, &str)] = &[
     ("CompactConfig", "CompactOptions"),
     ("RedactConfig", "RedactOptions"),
     ("PlanConfig", "PlanOptions"),
+    ("SalienceConfig", "SalienceOptions"),
     ("Limits", "LimitOptions"),
     ("Candidate", "PlanCandidate"),
 ];

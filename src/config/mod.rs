@@ -17,12 +17,14 @@
 //! * [`words`]: serde's type errors in plain words.
 
 mod limits;
+mod salience;
 mod stages;
 mod tools;
 mod validate;
 mod words;
 
 pub use limits::{Limits, OverBudgetMode};
+pub use salience::SalienceConfig;
 pub use stages::{
     ClearReason, CompactConfig, ContextRule, DedupConfig, DetectorTable, OpticalConfig,
     OpticalSwitch, PhaseConfig, PlanConfig, Prices, RedactConfig, SpillConfig,

@@ -45,6 +45,9 @@ pub struct SpillConfig {
     /// outputs (1 to `budget`), e.g. `{ "bash": 1000 }`; also the one cap
     /// of a tool in `excludeTools`. None by default.
     pub tool_caps: std::collections::BTreeMap<String, usize>,
+    /// Salience at arrival: fold the lines of an output nothing marks as
+    /// likely used behind its pointer (off by default).
+    pub salience: super::SalienceConfig,
 }
 
 impl SpillConfig {
@@ -79,6 +82,7 @@ impl Default for SpillConfig {
             detectors: Vec::new(),
             pointer_root: String::new(),
             tool_caps: std::collections::BTreeMap::new(),
+            salience: super::SalienceConfig::default(),
         }
     }
 }

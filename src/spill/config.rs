@@ -71,6 +71,7 @@ impl Section for SpillConfig {
         }
         // Compiles every pattern: the error names the first that does not.
         super::detectors::Detectors::new(&self.detectors)?;
+        check_salience(&self.salience)?;
         check_rule_count(config, "spill.toolCaps", self.tool_caps.len())?;
         if self.tool_caps.keys().any(|t| malformed_tool(t)) {
             return invalid_option("spill.toolCaps", TOOL_NAME);
@@ -86,6 +87,24 @@ impl Section for SpillConfig {
         }
         Ok(())
     }
+}
+
+/// Checks `spill.salience`: each count within a range that keeps a fold
+/// worth its marker.
+fn check_salience(s: &crate::config::SalienceConfig) -> Result<()> {
+    let ranges = [
+        ("spill.salience.minLines", s.min_lines, 1, 100_000),
+        ("spill.salience.context", s.context, 0, 50),
+        ("spill.salience.ends", s.ends, 0, 1_000),
+        ("spill.salience.minRun", s.min_run, 2, 100_000),
+        ("spill.salience.recentSteps", s.recent_steps, 0, 1_000),
+    ];
+    for (field, value, low, high) in ranges {
+        if !(low..=high).contains(&value) {
+            return invalid_option(field, &format!("must be in [{low}, {high}], got {value}"));
+        }
+    }
+    Ok(())
 }
 
 /// Whether `path` is an absolute path (POSIX `/…`, Windows `C:\…` or
