@@ -174,6 +174,31 @@ fn folds_keep_the_ends_the_salient_lines_and_their_context() {
 }
 
 #[test]
+fn a_name_on_most_lines_marks_none_of_them() {
+    let mut text = String::new();
+    for i in 0..100 {
+        let tail = if i == 50 { "frobnicate_widget" } else { "ok" };
+        text.push_str(&format!("widgets_pkg/mod_{i}.py: {tail}\n"));
+    }
+    let index = LineIndex::new(&text);
+    let mut names = Names::default();
+    names.add_prose("In widgets_pkg, `frobnicate_widget` breaks.");
+    let settings = SalienceConfig::default();
+    let runs = folds(&text, &index, &arrival(names), &settings);
+    let kept = |i: usize| !runs.iter().any(|r| r.contains(&i));
+    assert!(kept(49) && kept(50) && kept(51), "{runs:?}");
+    assert!(!kept(10) && !kept(90), "{runs:?}");
+    // With every name telling (share 1), the project's name keeps every line.
+    let all = SalienceConfig {
+        max_name_share: 1.0,
+        ..settings
+    };
+    let mut names = Names::default();
+    names.add_prose("In widgets_pkg, `frobnicate_widget` breaks.");
+    assert!(folds(&text, &index, &arrival(names), &all).is_empty());
+}
+
+#[test]
 fn markers_say_how_many_lines_and_how_to_read_them_back() {
     let text = log(120);
     let index = LineIndex::new(&text);
@@ -309,7 +334,12 @@ fn a_path_pointer_fold_reads_back_with_sed() {
 
 #[test]
 fn settings_out_of_range_name_the_field() {
-    for (field, value) in [("minRun", 1), ("context", 51), ("minLines", 0)] {
+    for (field, value) in [
+        ("minRun", json!(1)),
+        ("context", json!(51)),
+        ("minLines", json!(0)),
+        ("maxNameShare", json!(0.0)),
+    ] {
         let err = Config::from_json(json!({"spill": {"salience": {field: value}}})).unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidOption);
         assert_eq!(err.path, format!("spill.salience.{field}"));

@@ -25,6 +25,10 @@ pub struct SalienceConfig {
     /// How many steps before an output give names (their calls' arguments
     /// and the assistant's text), besides the task and the producing call.
     pub recent_steps: usize,
+    /// A name on more than this share of an output's lines (and more than
+    /// 3) marks none of them: the project's name in every path tells no
+    /// line apart.
+    pub max_name_share: f64,
     /// Outputs of calls that show a file (`cat`, `sed -n`, an editor
     /// `view`) stay whole: an edit quotes their lines.
     pub keep_views: bool,
@@ -39,6 +43,7 @@ impl Default for SalienceConfig {
             ends: 2,
             min_run: 4,
             recent_steps: 3,
+            max_name_share: 0.2,
             keep_views: true,
         }
     }

@@ -99,6 +99,9 @@ fn check_salience(s: &crate::config::SalienceConfig) -> Result<()> {
         ("spill.salience.minRun", s.min_run, 2, 100_000),
         ("spill.salience.recentSteps", s.recent_steps, 0, 1_000),
     ];
+    if !(s.max_name_share > 0.0 && s.max_name_share <= 1.0) {
+        return invalid_option("spill.salience.maxNameShare", "must be in (0, 1]");
+    }
     for (field, value, low, high) in ranges {
         if !(low..=high).contains(&value) {
             return invalid_option(field, &format!("must be in [{low}, {high}], got {value}"));

@@ -23,9 +23,9 @@ use crate::model::{Conversation, PartKind, PartRef, Role, ToolCall};
 use crate::stage::StageContext;
 use crate::store::lines::LineIndex;
 
-/// Words of a call's arguments that name nothing in particular: shell
-/// commands and the editor tools' own argument words.
-const CALL_STOPLIST: &[&str] = &[
+/// Words that name nothing in particular: shell commands, the editor
+/// tools' own argument words and the commonest keywords and words of code.
+const STOPLIST: &[&str] = &[
     "bash",
     "grep",
     "egrep",
@@ -44,6 +44,7 @@ const CALL_STOPLIST: &[&str] = &[
     "none",
     "null",
     "self",
+    "cls",
     "return",
     "command",
     "path",
@@ -62,6 +63,7 @@ const CALL_STOPLIST: &[&str] = &[
     "that",
     "then",
     "else",
+    "elif",
     "done",
     "name",
     "type",
@@ -83,7 +85,6 @@ const CALL_STOPLIST: &[&str] = &[
     "repo",
     "home",
     "root",
-    "null",
     "sed",
     "cat",
     "def",
@@ -97,6 +98,32 @@ const CALL_STOPLIST: &[&str] = &[
     "status",
     "show",
     "log",
+    "args",
+    "kwargs",
+    "str",
+    "int",
+    "dict",
+    "list",
+    "lambda",
+    "yield",
+    "pass",
+    "raise",
+    "except",
+    "try",
+    "while",
+    "assert",
+    "function",
+    "value",
+    "values",
+    "result",
+    "__init__",
+    "usr",
+    "bin",
+    "lib",
+    "site",
+    "packages",
+    "src",
+    "tmp",
 ];
 
 /// The names an output's lines are judged by.
@@ -136,7 +163,7 @@ impl Names {
         }
         for leaf in leaves {
             for w in words(leaf) {
-                if w.len() >= 4 && !CALL_STOPLIST.contains(&w.to_ascii_lowercase().as_str()) {
+                if w.len() >= 4 && !stop(w) {
                     self.insert(w);
                 }
             }
@@ -153,16 +180,26 @@ impl Names {
         words(line).any(|w| self.words.contains(w))
     }
 
+    /// The names `line` holds (at word boundaries), each once, in order.
+    pub fn found_in<'l>(&self, line: &'l str) -> BTreeSet<&'l str> {
+        words(line).filter(|w| self.words.contains(*w)).collect()
+    }
+
     /// The names, in order.
     pub fn iter(&self) -> impl Iterator<Item = &str> {
         self.words.iter().map(String::as_str)
     }
 
     fn insert(&mut self, word: &str) {
-        if word.len() >= 3 && !word.bytes().all(|b| b.is_ascii_digit()) {
+        if word.len() >= 3 && !word.bytes().all(|b| b.is_ascii_digit()) && !stop(word) {
             self.words.insert(word.to_string());
         }
     }
+}
+
+/// Whether a word is in the [`STOPLIST`] (ignoring ASCII case).
+fn stop(word: &str) -> bool {
+    STOPLIST.iter().any(|s| s.eq_ignore_ascii_case(word))
 }
 
 /// Identifier-like words of a text (`[A-Za-z0-9_]` runs).
@@ -277,15 +314,48 @@ pub fn arrivals(
     out
 }
 
-/// Whether a line of output is salient on its own (before its context).
-pub fn salient(line: &str, names: &Names) -> bool {
+/// Whether a line of output is salient whatever the names: an error, a
+/// failing test, a traceback frame or a definition.
+pub fn salient_kind(line: &str) -> bool {
     let (_, body) = super::index::leading_number(line);
     let t = line.trim_start();
     is_error_line(line)
         || failing_test_id(t).is_some()
         || t.starts_with("File \"")
         || super::index::definition(body).is_some()
-        || names.named_in(line)
+}
+
+/// Whether a line of output is salient on its own (before its context):
+/// [`salient_kind`], or it holds one of `names`.
+pub fn salient(line: &str, names: &Names) -> bool {
+    salient_kind(line) || names.named_in(line)
+}
+
+/// The names of `arrival` that mark lines of this output: those on at most
+/// `maxNameShare` of its lines (at least 3): a name on most lines (the
+/// project's own name in every path) tells none of them apart.
+fn telling<'t>(
+    text: &'t str,
+    index: &LineIndex,
+    names: &Names,
+    settings: &SalienceConfig,
+) -> Vec<BTreeSet<&'t str>> {
+    let found: Vec<BTreeSet<&str>> = (0..index.len())
+        .map(|i| names.found_in(index.line_trimmed(text, i)))
+        .collect();
+    let mut lines: HashMap<&str, usize> = HashMap::new();
+    for name in found.iter().flatten() {
+        *lines.entry(name).or_default() += 1;
+    }
+    let most = ((index.len() as f64 * settings.max_name_share) as usize).max(3);
+    found
+        .into_iter()
+        .map(|f| {
+            f.into_iter()
+                .filter(|n| lines.get(n).is_some_and(|&c| c <= most))
+                .collect()
+        })
+        .collect()
 }
 
 /// The 0-based line runs (`from..to`) of `text` to fold, in order; empty
@@ -302,8 +372,10 @@ pub fn folds(
     }
     let ends = settings.ends.min(total);
     let mut keep: Vec<bool> = (0..total).map(|i| i < ends || i + ends >= total).collect();
+    let named = telling(text, index, &arrival.names, settings);
     for i in 0..total {
-        if salient(index.line_trimmed(text, i), &arrival.names) {
+        let by_name = named.get(i).is_some_and(|n| !n.is_empty());
+        if by_name || salient_kind(index.line_trimmed(text, i)) {
             let from = i.saturating_sub(settings.context);
             let to = (i + settings.context).min(total - 1);
             keep.iter_mut()

@@ -212,6 +212,13 @@ export interface SalienceOptions {
    */
   recentSteps?: number;
   /**
+   * A name on more than this share of an output's lines (and more than
+   * 3) marks none of them: the project's name in every path tells no
+   * line apart.
+   * Default: `0.2`.
+   */
+  maxNameShare?: number;
+  /**
    * Outputs of calls that show a file (`cat`, `sed -n`, an editor
    * `view`) stay whole: an edit quotes their lines.
    * Default: `true`.
