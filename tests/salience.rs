@@ -266,6 +266,22 @@ fn every_folded_line_reads_back_from_the_store() {
 }
 
 #[test]
+fn a_fold_sent_back_is_not_folded_again() {
+    let text = log(300);
+    let cfg = config(json!({}));
+    let out = compress(&request(&[&text]), &cfg, &mut MemoryStore::new());
+    let folded = common::tool_texts(&out)[0].clone();
+    let padded: String = folded
+        .lines()
+        .cycle()
+        .take(120)
+        .collect::<Vec<_>>()
+        .join("\n");
+    let again = compress(&request(&[&padded]), &cfg, &mut MemoryStore::new());
+    assert_eq!(common::tool_texts(&again)[0], padded);
+}
+
+#[test]
 fn off_by_default_and_small_outputs_stay_whole() {
     let text = log(100);
     let mut store = MemoryStore::new();

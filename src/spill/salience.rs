@@ -403,6 +403,9 @@ pub fn folds(
     runs
 }
 
+/// How a fold's header begins.
+pub const HEADER_OPENING: &str = "[TraceLite folded ";
+
 /// The text the model sees: the header naming the pointer, the kept lines
 /// as they are and a marker for each fold (1-based line numbers).
 pub fn render(
@@ -420,7 +423,7 @@ pub fn render(
     };
     let mut out = String::with_capacity(text.len() / 2 + 128);
     out.push_str(&format!(
-        "[TraceLite folded {folded} of {} lines nothing before marks as used; full output: {pointer} — {how}]\n",
+        "{HEADER_OPENING}{folded} of {} lines nothing before marks as used; full output: {pointer} — {how}]\n",
         index.len()
     ));
     let mut at = 0;
@@ -495,8 +498,11 @@ pub(super) fn fold_one(
     cap: u64,
 ) -> Result<Option<super::Spilled>> {
     let settings = &cx.config.spill.salience;
-    // Far over the cap: the excerpt, which never reads every line.
-    if (text.len() as u64) > cap.saturating_mul(super::WHOLE_COUNT_BYTES_PER_CAP_TOKEN) {
+    // Far over the cap: the excerpt, which never reads every line. A fold
+    // sent back (a host replaying compressed history) is not folded again.
+    if (text.len() as u64) > cap.saturating_mul(super::WHOLE_COUNT_BYTES_PER_CAP_TOKEN)
+        || text.starts_with(HEADER_OPENING)
+    {
         return Ok(None);
     }
     let key = cx.content_key("tool", text);
