@@ -52,6 +52,8 @@ export function allPolicies({ renderer } = {}) {
     { id: 'tracelite', label: 'TraceLite defaults', kind: 'tracelite', perProvider: true, options: {} },
     // The design's per-result cap (25% of the budget) against the default (2%).
     { id: 'tracelite-cap25', label: 'TraceLite defaults, spill cap 25% of the budget (the design)', kind: 'tracelite', options: { spill: { fraction: 0.25 } } },
+    // Salience at arrival (issue 54, off by default): the frontier beside the oracle bound (bench/SALIENCE.md).
+    { id: 'tracelite-salience', label: 'TraceLite defaults + salience at arrival (spill.salience)', kind: 'tracelite', options: { spill: { salience: { enabled: true } } } },
   ];
   for (const stage of STAGES) {
     policies.push({

@@ -41,17 +41,6 @@ fn request(observations: &[&str]) -> String {
     json!({"model": "m", "messages": messages}).to_string()
 }
 
-fn tool_texts(request: &str) -> Vec<String> {
-    let v: Value = serde_json::from_str(request).unwrap();
-    v["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap().to_string())
-        .collect()
-}
-
 fn pointer_key(text: &str) -> (String, String) {
     let at = text.find("spill://").expect("pointer");
     let rest = &text[at + "spill://".len()..];
@@ -92,7 +81,7 @@ fn lines_repeated_by_the_newest_leave_earlier_observations_with_a_marker() {
         Env::new(&mut store, &mut HostState::default()),
     )
     .unwrap();
-    let texts = tool_texts(&out.request);
+    let texts = common::tool_texts(&out.request);
     // The newest observation is never touched.
     assert_eq!(texts[1], B);
     // The repeated line left the earlier one; short lines (`ok`) stay.
@@ -152,7 +141,7 @@ fn only_observations_inside_the_window_are_compared() {
         Env::new(&mut MemoryStore::new(), &mut HostState::default()),
     )
     .unwrap();
-    assert_eq!(tool_texts(&out.request)[0], A);
+    assert_eq!(common::tool_texts(&out.request)[0], A);
     // With window 3, the first one shares the window with B.
     let out = compress_json(
         &req,
@@ -160,7 +149,7 @@ fn only_observations_inside_the_window_are_compared() {
         Env::new(&mut MemoryStore::new(), &mut HostState::default()),
     )
     .unwrap();
-    assert!(tool_texts(&out.request)[0].contains("appear in step 3"));
+    assert!(common::tool_texts(&out.request)[0].contains("appear in step 3"));
     // Window 1 (or 0) means nothing is compared.
     let out = compress_json(
         &request(&[A, B]),
@@ -271,7 +260,7 @@ fn prefix_stays_between_turns(batched: bool) {
         .to_string();
         let out = common::compress_in(&req, &c, &mut store, &mut state);
         deduped += out.report.changes.len();
-        let texts = tool_texts(&out.request);
+        let texts = common::tool_texts(&out.request);
         if let Some(prev) = &previous {
             let frozen = if !batched {
                 prev.len().saturating_sub(window - 1)
@@ -325,7 +314,8 @@ fn batched_dedup_acts_while_the_window_fills_then_only_at_batches() {
     let mut changed_turns = Vec::new();
     for t in 1..=outputs.len() {
         let req = request(&outputs[..t]);
-        let texts = tool_texts(&common::compress_in(&req, &c, &mut store, &mut state).request);
+        let texts =
+            common::tool_texts(&common::compress_in(&req, &c, &mut store, &mut state).request);
         if texts[..previous.len()] != previous[..] {
             changed_turns.push(t);
         }
@@ -339,7 +329,7 @@ fn batched_dedup_acts_while_the_window_fills_then_only_at_batches() {
         (MemoryStore::new(), HostState::default(), Vec::new());
     let mut every = 0;
     for t in 1..=outputs.len() {
-        let texts = tool_texts(
+        let texts = common::tool_texts(
             &common::compress_in(&request(&outputs[..t]), &c, &mut store, &mut state).request,
         );
         every += usize::from(texts[..previous.len()] != previous[..]);

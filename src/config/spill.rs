@@ -49,6 +49,9 @@ pub struct SpillConfig {
     /// outputs (1 to `budget`), e.g. `{ "bash": 1000 }`; also the one cap
     /// of a tool in `excludeTools`. None by default.
     pub tool_caps: std::collections::BTreeMap<String, usize>,
+    /// Salience at arrival: fold the lines of an output nothing marks as
+    /// likely used behind its pointer (off by default).
+    pub salience: super::SalienceConfig,
 }
 
 impl SpillConfig {
@@ -83,6 +86,7 @@ impl Default for SpillConfig {
             detectors: Vec::new(),
             pointer_root: String::new(),
             tool_caps: std::collections::BTreeMap::new(),
+            salience: super::SalienceConfig::default(),
         }
     }
 }
@@ -281,6 +285,7 @@ impl Section for SpillConfig {
             let path = format!("spill.detectors[{t}]");
             compile_rules(&path, &table.rule_text(), &mut |_| ())?;
         }
+        self.salience.validate()?;
         check_rule_count(config, "spill.toolCaps", self.tool_caps.len())?;
         if self.tool_caps.keys().any(|t| malformed_tool(t)) {
             return invalid_option("spill.toolCaps", TOOL_NAME);

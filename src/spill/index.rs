@@ -413,7 +413,7 @@ impl<'t> Unlisted<'t> {
 pub const FAILING_TEST_PATTERN: &str = "FAILED|FAIL:|ERROR";
 
 /// The line's leading number (`   12\t…`, `12:…`) and the rest after it.
-fn leading_number(line: &str) -> (Option<usize>, &str) {
+pub(super) fn leading_number(line: &str) -> (Option<usize>, &str) {
     let t = line.trim_start_matches(' ');
     let digits = t.bytes().take_while(u8::is_ascii_digit).count();
     let rest = t.get(digits..).unwrap_or("");
@@ -426,7 +426,7 @@ fn leading_number(line: &str) -> (Option<usize>, &str) {
 }
 
 /// The function or class a line of code defines.
-fn definition(body: &str) -> Option<(FactKind, &str)> {
+pub(super) fn definition(body: &str) -> Option<(FactKind, &str)> {
     let mut t = body.trim_start();
     for prefix in ["pub(crate) ", "pub ", "export ", "async ", "static "] {
         t = t.strip_prefix(prefix).unwrap_or(t);

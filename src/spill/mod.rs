@@ -15,6 +15,7 @@ pub mod detectors;
 mod excerpt;
 mod index;
 mod literals;
+pub mod salience;
 pub mod tools;
 
 pub use crate::hash::key::{self, content_key};
@@ -58,6 +59,11 @@ impl Stage for Spill {
         let usual = config.result_cap();
         let settings = excerpt_settings(cx, usual);
         let caps = tool_caps(conv, config);
+        let arrivals = if config.spill.salience.enabled {
+            salience::arrivals(conv, &config.spill.salience, &config.phase)
+        } else {
+            std::collections::HashMap::new()
+        };
         for at in conv.observations() {
             let Some(result) = conv.tool_result(at) else {
                 continue;
@@ -78,15 +84,23 @@ impl Stage for Spill {
                 (Some(only), None) => std::borrow::Cow::Borrowed(only),
                 _ => std::borrow::Cow::Owned(result.text()),
             };
-            let Some(spilled) = spill_one(&text, &signals, cx, Some(settings), cap)? else {
-                continue;
+            let folded = match arrivals.get(&at) {
+                Some(arrival) => salience::fold_one(&text, arrival, cx, cap)?,
+                None => None,
+            };
+            let (spilled, kind) = match folded {
+                Some(folded) => (folded, "fold"),
+                None => match spill_one(&text, &signals, cx, Some(settings), cap)? {
+                    Some(spilled) => (spilled, "excerpt"),
+                    None => continue,
+                },
             };
             if let Some(result) = conv.tool_result_mut(at) {
                 replace_text(&mut result.parts, spilled.text);
             }
             cx.record(
                 at.message,
-                "excerpt",
+                kind,
                 spilled.tokens_before,
                 spilled.tokens_after,
                 spilled.pointer,
@@ -194,6 +208,8 @@ pub struct ExcerptCache {
     /// The error signals last compiled, with the settings they were
     /// compiled from: a session's turns share them.
     signals: Option<(SignalSettings, std::sync::Arc<ErrorSignals>)>,
+    /// Salience folds laid out before.
+    folds: salience::FoldCache,
 }
 
 const MAX_EXCERPT_CACHE_BYTES: usize = 8 << 20;

@@ -104,3 +104,15 @@ pub fn reading_conversation(turns: usize) -> String {
     }
     json!({"model": "gpt-4o", "messages": messages}).to_string()
 }
+
+/// The text of every `tool` message of an OpenAI chat request, in order.
+pub fn tool_texts(request: &str) -> Vec<String> {
+    let v: serde_json::Value = serde_json::from_str(request).unwrap();
+    v["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap().to_string())
+        .collect()
+}

@@ -165,6 +165,65 @@ export interface SpillOptions {
    * of a tool in `excludeTools`. None by default.
    */
   toolCaps?: Record<string, number>;
+  /**
+   * Salience at arrival: fold the lines of an output nothing marks as
+   * likely used behind its pointer (off by default).
+   */
+  salience?: SalienceOptions;
+}
+
+/**
+ * Salience settings: every output of at least `minLines` lines is judged
+ * line by line when it arrives; runs of at least `minRun` lines nothing
+ * marks as likely used are folded behind one marker each, the full output
+ * is kept in the spill store.
+ */
+export interface SalienceOptions {
+  /**
+   * Switch (off by default: see `bench/SALIENCE.md` for the frontier).
+   * Default: `false`.
+   */
+  enabled?: boolean;
+  /**
+   * Outputs with fewer lines stay whole.
+   * Default: `40`.
+   */
+  minLines?: number;
+  /**
+   * Lines kept on either side of a salient line.
+   * Default: `1`.
+   */
+  context?: number;
+  /**
+   * Lines always kept at the start and at the end of an output.
+   * Default: `2`.
+   */
+  ends?: number;
+  /**
+   * Shortest run of unmarked lines that is folded (a marker costs about
+   * as much as two short lines).
+   * Default: `4`.
+   */
+  minRun?: number;
+  /**
+   * How many steps before an output give names (their calls' arguments
+   * and the assistant's text), besides the task and the producing call.
+   * Default: `3`.
+   */
+  recentSteps?: number;
+  /**
+   * A name on more than this share of an output's lines (and more than
+   * 3) marks none of them: the project's name in every path tells no
+   * line apart.
+   * Default: `0.2`.
+   */
+  maxNameShare?: number;
+  /**
+   * Outputs of calls that show a file (`cat`, `sed -n`, an editor
+   * `view`) stay whole: an edit quotes their lines.
+   * Default: `true`.
+   */
+  keepViews?: boolean;
 }
 
 /**
