@@ -36,6 +36,7 @@ export const VARIANTS = {
   unplanned: { plan: { enabled: false }, model: BENCH_MODELS.openai },
   noSpill: { spill: { enabled: false }, model: BENCH_MODELS.openai },
   textOnly: { model: 'deepseek-chat' },
+  salience: { spill: { salience: { enabled: true } }, model: BENCH_MODELS.openai },
 };
 
 /** Keys of a report that measure time, not output: left out of the digest. */
