@@ -62,7 +62,7 @@ impl Stage for Spill {
         let arrivals = if config.spill.salience.enabled {
             salience::arrivals(conv, &config.spill.salience, &config.phase)
         } else {
-            std::collections::HashMap::new()
+            salience::Arrivals::default()
         };
         for at in conv.observations() {
             let Some(result) = conv.tool_result(at) else {
@@ -84,7 +84,7 @@ impl Stage for Spill {
                 (Some(only), None) => std::borrow::Cow::Borrowed(only),
                 _ => std::borrow::Cow::Owned(result.text()),
             };
-            let folded = match arrivals.get(&at) {
+            let folded = match arrivals.get(at) {
                 Some(arrival) => salience::fold_one(&text, arrival, cx, cap)?,
                 None => None,
             };

@@ -13,7 +13,8 @@
 //! output folds to the same bytes on every later request: nothing earlier is
 //! rewritten and the cached prefix holds.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
+use std::fmt::Write as _;
 
 use crate::activity::check::{failing_test_id, is_error_line};
 use crate::activity::Action;
@@ -126,10 +127,10 @@ const STOPLIST: &[&str] = &[
     "tmp",
 ];
 
-/// The names an output's lines are judged by.
+/// The names an output's lines are judged by (sorted, each once).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Names {
-    words: BTreeSet<String>,
+    words: Vec<String>,
 }
 
 impl Names {
@@ -172,17 +173,34 @@ impl Names {
 
     /// Adds every name of `other`.
     pub fn extend(&mut self, other: &Names) {
-        self.words.extend(other.words.iter().cloned());
+        for w in &other.words {
+            self.insert(w);
+        }
     }
 
     /// Whether `line` holds one of the names (at word boundaries).
     pub fn named_in(&self, line: &str) -> bool {
-        words(line).any(|w| self.words.contains(w))
+        words(line).any(|w| self.contains(w))
     }
 
-    /// The names `line` holds (at word boundaries), each once, in order.
-    pub fn found_in<'l>(&self, line: &'l str) -> BTreeSet<&'l str> {
-        words(line).filter(|w| self.words.contains(*w)).collect()
+    /// The positions (in [`Names::iter`] order) of the names `line` holds
+    /// (at word boundaries), each once.
+    fn found_in(&self, line: &str) -> Vec<usize> {
+        let mut found = Vec::new();
+        for at in words(line).filter_map(|w| self.position(w)) {
+            if !found.contains(&at) {
+                found.push(at);
+            }
+        }
+        found
+    }
+
+    fn contains(&self, word: &str) -> bool {
+        self.position(word).is_some()
+    }
+
+    fn position(&self, word: &str) -> Option<usize> {
+        self.words.binary_search_by(|w| w.as_str().cmp(word)).ok()
     }
 
     /// The names, in order.
@@ -192,7 +210,9 @@ impl Names {
 
     fn insert(&mut self, word: &str) {
         if word.len() >= 3 && !word.bytes().all(|b| b.is_ascii_digit()) && !stop(word) {
-            self.words.insert(word.to_string());
+            if let Err(at) = self.words.binary_search_by(|w| w.as_str().cmp(word)) {
+                self.words.insert(at, word.to_string());
+            }
         }
     }
 }
@@ -259,19 +279,28 @@ impl Arrival {
     }
 }
 
+/// The [`Arrival`]s of a conversation's tool results, in conversation order.
+#[derive(Debug, Default)]
+pub struct Arrivals(Vec<(PartRef, Arrival)>);
+
+impl Arrivals {
+    /// The arrival of the tool result at `at`.
+    pub fn get(&self, at: PartRef) -> Option<&Arrival> {
+        let i = self.0.binary_search_by_key(&at, |(r, _)| *r).ok()?;
+        self.0.get(i).map(|(_, a)| a)
+    }
+}
+
 /// The [`Arrival`] of every tool result of `conv`, read from the messages
 /// before it: user text (the task and later user turns), the assistant's
 /// text and calls of the last `recent_steps` assistant messages, and the
 /// call that produced it.
-pub fn arrivals(
-    conv: &Conversation,
-    settings: &SalienceConfig,
-    phase: &PhaseConfig,
-) -> HashMap<PartRef, Arrival> {
+pub fn arrivals(conv: &Conversation, settings: &SalienceConfig, phase: &PhaseConfig) -> Arrivals {
     let mut user = Names::default();
     let mut recent: Vec<Names> = Vec::new();
-    let mut calls: HashMap<&str, (Names, bool)> = HashMap::new();
-    let mut out = HashMap::new();
+    // The calls so far: id, names, shows a file (the last of an id wins).
+    let mut calls: Vec<(&str, Names, bool)> = Vec::new();
+    let mut out = Vec::new();
     for (m, msg) in conv.messages.iter().enumerate() {
         let mut said = Names::default();
         for (p, part) in msg.parts.iter().enumerate() {
@@ -283,7 +312,7 @@ pub fn arrivals(
                     own.add_call(call);
                     said.extend(&own);
                     let view = crate::activity::classify(call, None, phase).action == Action::View;
-                    calls.insert(call.id.as_str(), (own, view));
+                    calls.push((call.id.as_str(), own, view));
                 }
                 PartKind::ToolResult(result) => {
                     let mut names = user.clone();
@@ -291,18 +320,16 @@ pub fn arrivals(
                     for n in recent.get(from..).unwrap_or(&[]) {
                         names.extend(n);
                     }
-                    let (own, view) = calls
-                        .get(result.call_id.as_str())
-                        .cloned()
-                        .unwrap_or_default();
-                    names.extend(&own);
-                    out.insert(
-                        PartRef {
-                            message: m,
-                            part: p,
-                        },
-                        Arrival { names, view },
-                    );
+                    let call = calls.iter().rev().find(|(id, ..)| *id == result.call_id);
+                    if let Some((_, own, _)) = call {
+                        names.extend(own);
+                    }
+                    let view = call.is_some_and(|(.., view)| *view);
+                    let at = PartRef {
+                        message: m,
+                        part: p,
+                    };
+                    out.push((at, Arrival { names, view }));
                 }
                 _ => {}
             }
@@ -311,7 +338,7 @@ pub fn arrivals(
             recent.push(said);
         }
     }
-    out
+    Arrivals(out)
 }
 
 /// Whether a line of output is salient whatever the names: an error, a
@@ -331,29 +358,27 @@ pub fn salient(line: &str, names: &Names) -> bool {
     salient_kind(line) || names.named_in(line)
 }
 
-/// The names of `arrival` that mark lines of this output: those on at most
-/// `maxNameShare` of its lines (at least 3): a name on most lines (the
-/// project's own name in every path) tells none of them apart.
-fn telling<'t>(
-    text: &'t str,
-    index: &LineIndex,
-    names: &Names,
-    settings: &SalienceConfig,
-) -> Vec<BTreeSet<&'t str>> {
-    let found: Vec<BTreeSet<&str>> = (0..index.len())
+/// Whether each line of this output holds a name of `arrival` that marks
+/// lines: one on at most `maxNameShare` of its lines (at least 3): a name on
+/// most lines (the project's own name in every path) tells none of them
+/// apart.
+fn telling(text: &str, index: &LineIndex, names: &Names, settings: &SalienceConfig) -> Vec<bool> {
+    let found: Vec<Vec<usize>> = (0..index.len())
         .map(|i| names.found_in(index.line_trimmed(text, i)))
         .collect();
-    let mut lines: HashMap<&str, usize> = HashMap::new();
-    for name in found.iter().flatten() {
-        *lines.entry(name).or_default() += 1;
+    // The number of lines each name is on.
+    let mut lines = vec![0usize; names.words.len()];
+    for &at in found.iter().flatten() {
+        if let Some(n) = lines.get_mut(at) {
+            *n += 1;
+        }
     }
     let most = ((index.len() as f64 * settings.max_name_share) as usize).max(3);
     found
-        .into_iter()
+        .iter()
         .map(|f| {
-            f.into_iter()
-                .filter(|n| lines.get(n).is_some_and(|&c| c <= most))
-                .collect()
+            f.iter()
+                .any(|&at| lines.get(at).is_some_and(|&n| n <= most))
         })
         .collect()
 }
@@ -374,7 +399,7 @@ pub fn folds(
     let mut keep: Vec<bool> = (0..total).map(|i| i < ends || i + ends >= total).collect();
     let named = telling(text, index, &arrival.names, settings);
     for i in 0..total {
-        let by_name = named.get(i).is_some_and(|n| !n.is_empty());
+        let by_name = named.get(i).copied().unwrap_or(false);
         if by_name || salient_kind(index.line_trimmed(text, i)) {
             let from = i.saturating_sub(settings.context);
             let to = (i + settings.context).min(total - 1);
@@ -422,10 +447,11 @@ pub fn render(
         "read_spill (pointer, offset, limit) reads a fold back".to_string()
     };
     let mut out = String::with_capacity(text.len() / 2 + 128);
-    out.push_str(&format!(
-        "{HEADER_OPENING}{folded} of {} lines nothing before marks as used; full output: {pointer} — {how}]\n",
+    let _ = writeln!(
+        out,
+        "{HEADER_OPENING}{folded} of {} lines nothing before marks as used; full output: {pointer} — {how}]",
         index.len()
-    ));
+    );
     let mut at = 0;
     for run in runs {
         out.push_str(text.get(index.span(at, run.start)).unwrap_or(""));
@@ -434,15 +460,11 @@ pub fn render(
         }
         let (first, last) = (run.start + 1, run.end);
         let n = run.len();
+        let _ = write!(out, "[… {n} lines hidden ({first}-{last}): ");
         if path {
-            out.push_str(&format!(
-                "[… {n} lines hidden ({first}-{last}): sed -n '{first},{last}p' …]\n"
-            ));
+            let _ = writeln!(out, "sed -n '{first},{last}p' …]");
         } else {
-            out.push_str(&format!(
-                "[… {n} lines hidden ({first}-{last}): read_spill offset={} limit={n} …]\n",
-                run.start
-            ));
+            let _ = writeln!(out, "read_spill offset={} limit={n} …]", run.start);
         }
         at = run.end;
     }
@@ -463,20 +485,20 @@ struct Laid {
     total: usize,
 }
 
-/// Folds laid out before, by the text's content key and a digest of its
+/// Folds laid out before, by a digest of the text's content key, its
 /// [`Arrival`] and the settings: a cache only (the text is still kept and
 /// the fold masked and counted on every call). Bounded by the bytes of the
 /// folds it holds (8 MiB): past that it starts over.
 #[derive(Debug, Default)]
 pub struct FoldCache {
-    entries: HashMap<(String, u128), Option<Laid>>,
+    entries: HashMap<u128, Option<Laid>>,
     bytes: usize,
 }
 
 const MAX_FOLD_CACHE_BYTES: usize = 8 << 20;
 
 impl FoldCache {
-    fn insert(&mut self, id: (String, u128), laid: Option<Laid>) {
+    fn insert(&mut self, id: u128, laid: Option<Laid>) {
         let size = 96 + laid.as_ref().map_or(0, |l| l.rendered.len());
         if self.bytes + size > MAX_FOLD_CACHE_BYTES {
             self.entries.clear();
@@ -506,17 +528,15 @@ pub(super) fn fold_one(
         return Ok(None);
     }
     let key = cx.content_key("tool", text);
-    let knobs = format!("{settings:?}|{cap}");
-    let id = (
-        key.clone(),
-        crate::hash::digest128(&[
-            &arrival.digest().to_le_bytes(),
-            knobs.as_bytes(),
-            cx.config.session.as_bytes(),
-            cx.config.spill.pointer_root.as_bytes(),
-            cx.meter.counter.name().as_bytes(),
-        ]),
-    );
+    let knobs = knobs(settings, cap);
+    let id = crate::hash::digest128(&[
+        key.as_bytes(),
+        &arrival.digest().to_le_bytes(),
+        &knobs,
+        cx.config.session.as_bytes(),
+        cx.config.spill.pointer_root.as_bytes(),
+        cx.meter.counter.name().as_bytes(),
+    ]);
     let laid = match cx.state.folds.entries.get(&id) {
         Some(laid) => laid.clone(),
         None => {
@@ -556,6 +576,26 @@ pub(super) fn fold_one(
             laid.total, laid.folded
         ),
     }))
+}
+
+/// The settings a fold depends on, as bytes for a cache key (no `Debug`
+/// text: that would pull float formatting into the wasm).
+fn knobs(settings: &SalienceConfig, cap: u64) -> Vec<u8> {
+    let counts = [
+        settings.min_lines,
+        settings.context,
+        settings.ends,
+        settings.min_run,
+        settings.recent_steps,
+    ];
+    let mut out: Vec<u8> = counts
+        .iter()
+        .flat_map(|n| (*n as u64).to_le_bytes())
+        .collect();
+    out.extend(settings.max_name_share.to_bits().to_le_bytes());
+    out.extend(cap.to_le_bytes());
+    out.extend([u8::from(settings.enabled), u8::from(settings.keep_views)]);
+    out
 }
 
 /// The fold of `text` with the pointer it is expected to get, when it pays.
