@@ -169,6 +169,8 @@ enum Laid {
         rendered: String,
         figures: Figures,
     },
+    /// A salience fold (`spill.salience`), under its own digest.
+    Folded(salience::Fold),
 }
 
 /// An excerpt's figures, for the change's detail.
@@ -208,8 +210,6 @@ pub struct ExcerptCache {
     /// The error signals last compiled, with the settings they were
     /// compiled from: a session's turns share them.
     signals: Option<(SignalSettings, std::sync::Arc<ErrorSignals>)>,
-    /// Salience folds laid out before.
-    folds: salience::FoldCache,
 }
 
 const MAX_EXCERPT_CACHE_BYTES: usize = 8 << 20;
@@ -265,6 +265,7 @@ impl ExcerptCache {
         let size = 96
             + match &laid {
                 Laid::Built { rendered, .. } => rendered.len(),
+                Laid::Folded(fold) => fold.rendered.len(),
                 _ => 0,
             };
         if self.bytes + size > MAX_EXCERPT_CACHE_BYTES {
@@ -372,7 +373,8 @@ fn spill_one(
             }
         };
         match laid {
-            Laid::Under | Laid::NotCheaper => return Ok(None),
+            // A fold is never held under an excerpt's digest.
+            Laid::Under | Laid::NotCheaper | Laid::Folded(_) => return Ok(None),
             Laid::Built {
                 before,
                 exact,

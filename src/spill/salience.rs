@@ -13,7 +13,6 @@
 //! output folds to the same bytes on every later request: nothing earlier is
 //! rewritten and the cached prefix holds.
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use crate::activity::check::{failing_test_id, is_error_line};
@@ -475,38 +474,18 @@ pub fn render(
     out
 }
 
-/// A fold laid out before, with the pointer it expected.
+/// A fold laid out before, with the pointer it expected: held in the
+/// spill stage's [`super::ExcerptCache`] (as [`super::Laid::Folded`]), by the
+/// text's content key and a digest of its [`Arrival`] and the settings: a
+/// cache only (the text is still kept and the fold masked and counted on
+/// every call).
 #[derive(Debug, Clone)]
-struct Laid {
+pub(super) struct Fold {
     pointer: String,
-    rendered: String,
+    pub(super) rendered: String,
     before: u64,
     folded: usize,
     total: usize,
-}
-
-/// Folds laid out before, by a digest of the text's content key, its
-/// [`Arrival`] and the settings: a cache only (the text is still kept and
-/// the fold masked and counted on every call). Bounded by the bytes of the
-/// folds it holds (8 MiB): past that it starts over.
-#[derive(Debug, Default)]
-pub struct FoldCache {
-    entries: HashMap<u128, Option<Laid>>,
-    bytes: usize,
-}
-
-const MAX_FOLD_CACHE_BYTES: usize = 8 << 20;
-
-impl FoldCache {
-    fn insert(&mut self, id: u128, laid: Option<Laid>) {
-        let size = 96 + laid.as_ref().map_or(0, |l| l.rendered.len());
-        if self.bytes + size > MAX_FOLD_CACHE_BYTES {
-            self.entries.clear();
-            self.bytes = 0;
-        }
-        self.bytes += size;
-        self.entries.insert(id, laid);
-    }
 }
 
 /// Folds one output at arrival: keeps `text` in the store and returns what
@@ -530,19 +509,25 @@ pub(super) fn fold_one(
     let key = cx.content_key("tool", text);
     let knobs = knobs(settings, cap);
     let id = crate::hash::digest128(&[
-        key.as_bytes(),
+        b"salience",
         &arrival.digest().to_le_bytes(),
         &knobs,
         cx.config.session.as_bytes(),
         cx.config.spill.pointer_root.as_bytes(),
         cx.meter.counter.name().as_bytes(),
     ]);
-    let laid = match cx.state.folds.entries.get(&id) {
-        Some(laid) => laid.clone(),
+    let id = (key.clone(), id);
+    let laid = match cx.state.get(&id) {
+        Some(super::Laid::Folded(fold)) => Some(fold),
+        // `NotCheaper`: laid out before, the fold did not pay.
+        Some(_) => None,
         None => {
-            let laid = lay_out(text, arrival, cx, cap, &key)?;
-            cx.state.folds.insert(id, laid.clone());
-            laid
+            let fold = lay_out(text, arrival, cx, cap, &key)?;
+            let laid = fold
+                .clone()
+                .map_or(super::Laid::NotCheaper, super::Laid::Folded);
+            cx.state.insert(id, laid);
+            fold
         }
     };
     let Some(laid) = laid else {
@@ -605,7 +590,7 @@ fn lay_out(
     cx: &mut StageContext<'_, super::ExcerptCache>,
     cap: u64,
     key: &str,
-) -> Result<Option<Laid>> {
+) -> Result<Option<Fold>> {
     let settings = &cx.config.spill.salience;
     let index = LineIndex::new(text);
     let runs = folds(text, &index, arrival, settings);
@@ -619,7 +604,7 @@ fn lay_out(
     if after >= before || after > cap {
         return Ok(None);
     }
-    Ok(Some(Laid {
+    Ok(Some(Fold {
         pointer,
         rendered,
         before,
