@@ -269,12 +269,10 @@ impl Arrival {
     /// A digest of everything the fold of an output depends on besides its
     /// text and the settings.
     pub fn digest(&self) -> u128 {
-        let mut joined = String::new();
-        for w in self.names.iter() {
-            joined.push_str(w);
-            joined.push('\0');
-        }
-        crate::hash::digest128(&[joined.as_bytes(), &[u8::from(self.view)]])
+        let view = [u8::from(self.view)];
+        let mut parts: Vec<&[u8]> = self.names.iter().map(str::as_bytes).collect();
+        parts.push(&view);
+        crate::hash::digest128(&parts)
     }
 }
 
@@ -563,24 +561,21 @@ pub(super) fn fold_one(
     }))
 }
 
-/// The settings a fold depends on, as bytes for a cache key (no `Debug`
-/// text: that would pull float formatting into the wasm).
+/// The settings a fold depends on, as bytes for a cache key (not their
+/// `Debug` text: formatting code in the wasm for a key no one reads).
 fn knobs(settings: &SalienceConfig, cap: u64) -> Vec<u8> {
-    let counts = [
-        settings.min_lines,
-        settings.context,
-        settings.ends,
-        settings.min_run,
-        settings.recent_steps,
+    let numbers = [
+        settings.min_lines as u64,
+        settings.context as u64,
+        settings.ends as u64,
+        settings.min_run as u64,
+        settings.recent_steps as u64,
+        settings.max_name_share.to_bits(),
+        cap,
+        u64::from(settings.enabled),
+        u64::from(settings.keep_views),
     ];
-    let mut out: Vec<u8> = counts
-        .iter()
-        .flat_map(|n| (*n as u64).to_le_bytes())
-        .collect();
-    out.extend(settings.max_name_share.to_bits().to_le_bytes());
-    out.extend(cap.to_le_bytes());
-    out.extend([u8::from(settings.enabled), u8::from(settings.keep_views)]);
-    out
+    numbers.iter().flat_map(|n| n.to_le_bytes()).collect()
 }
 
 /// The fold of `text` with the pointer it is expected to get, when it pays.
