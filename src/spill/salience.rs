@@ -438,17 +438,21 @@ pub fn render(
 ) -> String {
     let folded: usize = runs.iter().map(|r| r.len()).sum();
     let path = super::is_path_pointer(pointer);
-    let how = if path {
-        format!("print lines FIRST to LAST with sed -n 'FIRST,LASTp' '{pointer}'")
-    } else {
-        "read_spill (pointer, offset, limit) reads a fold back".to_string()
-    };
     let mut out = String::with_capacity(text.len() / 2 + 128);
-    let _ = writeln!(
+    let _ = write!(
         out,
-        "{HEADER_OPENING}{folded} of {} lines nothing before marks as used; full output: {pointer} — {how}]",
+        "{HEADER_OPENING}{folded} of {} lines nothing before marks as used; full output: {pointer} — ",
         index.len()
     );
+    if path {
+        let _ = write!(
+            out,
+            "print lines FIRST to LAST with sed -n 'FIRST,LASTp' '{pointer}'"
+        );
+    } else {
+        out.push_str("read_spill (pointer, offset, limit) reads a fold back");
+    }
+    out.push_str("]\n");
     let mut at = 0;
     for run in runs {
         out.push_str(text.get(index.span(at, run.start)).unwrap_or(""));
