@@ -41,10 +41,14 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
  * `excludeTools`, `spill.toolCaps` through every stage, about +5,500), errors
  * that say what they got (issue 50 item 7), the `base64` crate's decoder in
  * place of a hand-written one (issue 51, +640) and gemini's `parse_part` split
- * into four functions (+1,268), measured against 792,795 before them.
- * Lower it as the wasm shrinks.
+ * into four functions (+1,268), measured against 792,795 before them;
+ * raised to 819,800 plus about 1.5% when salience at arrival came (issue 54:
+ * `spill::salience`, its options and their reading, +11,266 after slimming
+ * its collections from +17,171), measured against 808,534 before it, itself
+ * 804,080 plus the stage contract, one file per options section (issue 51)
+ * and the several-tasks shares (issue 52), +4,454. Lower it as the wasm shrinks.
  */
-export const GZIP_CEILING = 816_200;
+export const GZIP_CEILING = 832_100;
 
 const SECTIONS = ['custom', 'type', 'import', 'function', 'table', 'memory', 'global', 'export', 'start', 'element', 'code', 'data', 'data count'];
 
